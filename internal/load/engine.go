@@ -1,0 +1,335 @@
+// Package load drives one HTTP endpoint with the embedded vegeta attacker and measures it honestly.
+//
+// Open loop (the default) sends at a constant rate whatever the server does, and measures each
+// latency from the moment the request was due, not the moment it left: a server that stalls is
+// charged for the requests that waited behind the stall (no coordinated omission). The engine checks
+// itself: it reports how late it sent and how much of the requested rate it achieved, and marks the
+// measurement invalid when it fell behind, instead of passing its own lag off as the server's.
+//
+// Closed loop keeps N connections busy back to back, as wrk, autocannon and k6 do; its latencies are
+// service times, not what a user at a given arrival rate would see.
+//
+// The engine knows nothing of Docker, scenarios or CSV: it takes a request, a check and a load
+// model, and returns a Result.
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/latency"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// Validity thresholds. They are part of what a result means, so they are constants, documented in
+// docs/results.md, not knobs.
+const (
+	// MinSuccessRatio is the share of requests that must succeed for a measurement to be valid.
+	MinSuccessRatio = 0.99
+	// MinAchievedRatio is the share of the requested rate the generator must actually send.
+	MinAchievedRatio = 0.99
+	// MaxLagShare is how late, relative to the measured p99 latency, the generator may send at p99:
+	// beyond it the generator's own delay is a visible part of the latency it reports.
+	MaxLagShare = 0.10
+	// LagFloor is the send lag always tolerated: timer and scheduler granularity of the generator.
+	LagFloor = time.Millisecond
+)
+
+// maxBody bounds how much of each answer is kept for the check; contract answers are a few KB.
+const maxBody = 1 << 20
+
+// Request is the HTTP request the engine sends on every hit.
+type Request struct {
+	Method string
+	URL    string
+	Header http.Header
+	Body   []byte
+}
+
+// Model is the load model: open loop at Rate requests per second, or closed loop over Connections.
+type Model struct {
+	Rate        int
+	Connections int
+	// ExpectedLatency sizes the open loop's in-flight limit (see InFlightLimit).
+	ExpectedLatency time.Duration
+}
+
+// Mode names a load model in results.
+type Mode string
+
+const (
+	Open   Mode = "open"
+	Closed Mode = "closed"
+)
+
+// Mode reports which loop the model runs.
+func (m Model) Mode() Mode {
+	if m.Connections > 0 {
+		return Closed
+	}
+	return Open
+}
+
+// InFlightLimit is how many requests may be outstanding at once: the worker and connection bound.
+// Open loop: twice the in-flight count Little's law predicts (rate × latency), with 100 ms of slack
+// for pauses, so the bound is reached only when the server falls well behind its expected latency.
+// Unbounded workers collapse the generator itself under a slow server.
+func (m Model) InFlightLimit() int {
+	if m.Mode() == Closed {
+		return m.Connections
+	}
+	n := math.Ceil(float64(m.Rate) * (m.ExpectedLatency + 100*time.Millisecond).Seconds() * 2)
+	return int(min(max(n, 16), 10000))
+}
+
+// Progress is reported about once a second during the measured phase.
+type Progress struct {
+	Elapsed, Duration   time.Duration
+	Completed, Failures int64
+}
+
+// Config is one measurement.
+type Config struct {
+	Request  Request
+	Check    Check
+	Model    Model
+	Warmup   time.Duration // load at the same model whose results are discarded
+	Duration time.Duration
+	Timeout  time.Duration // per request
+	Progress func(Progress)
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Model.Rate < 0 || c.Model.Connections < 0:
+		return errors.New("rate and connections must not be negative")
+	case c.Model.Rate > 0 && c.Model.Connections > 0:
+		return errors.New("set a rate (open loop) or connections (closed loop), not both")
+	case c.Model.Rate == 0 && c.Model.Connections == 0:
+		return errors.New("set a rate (open loop) or connections (closed loop)")
+	case c.Duration <= 0:
+		return errors.New("duration must be positive")
+	case c.Timeout <= 0:
+		return errors.New("timeout must be positive")
+	}
+	return RequireLoopback(c.Request.URL)
+}
+
+// RequireLoopback refuses a URL whose host is not a loopback address: iotbench sends load to
+// services on this machine only.
+func RequireLoopback(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("invalid URL %q: %v", raw, err)
+	}
+	if u.Scheme != "http" {
+		return fmt.Errorf("URL %q: only http:// is supported", raw)
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	return fmt.Errorf("URL %q: iotbench sends load to loopback only; use 127.0.0.1", raw)
+}
+
+// Result is one measured phase. Requests = Successes + Errors; Timeouts are part of Errors.
+type Result struct {
+	Mode          Mode
+	RequestedRate int // open loop
+	InFlightLimit int
+	PeakInFlight  int64
+	Duration      time.Duration
+
+	Requests, Successes, Errors, Timeouts int64
+	Codes                                 map[int]int64    // status code → count; 0 for transport errors
+	ErrorKinds                            map[string]int64 // a few distinct error messages, counted
+
+	// Latency of successful requests. Open loop: from the moment each request was due.
+	Latency latency.Summary
+	// SendLag is how late each request left against the open loop's schedule.
+	SendLag latency.Summary
+
+	Valid         bool
+	InvalidReason string
+}
+
+// AchievedRate is the rate at which requests were sent.
+func (r Result) AchievedRate() float64 { return float64(r.Requests) / r.Duration.Seconds() }
+
+// Throughput counts successes only: an error is never throughput.
+func (r Result) Throughput() float64 { return float64(r.Successes) / r.Duration.Seconds() }
+
+// SuccessRatio is Successes / Requests, 0 when nothing was sent.
+func (r Result) SuccessRatio() float64 {
+	if r.Requests == 0 {
+		return 0
+	}
+	return float64(r.Successes) / float64(r.Requests)
+}
+
+// Run warms up, then measures. It returns an error only when the measurement could not run at all
+// (bad config, cancelled); a measurement that ran but cannot be trusted is a Result with Valid false.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if err := cfg.validate(); err != nil {
+		return Result{}, err
+	}
+	client := newClient(cfg.Model.InFlightLimit(), cfg.Timeout)
+	defer client.CloseIdleConnections()
+
+	if cfg.Warmup > 0 {
+		if _, err := attack(ctx, client, cfg, cfg.Warmup, "warmup", nil); err != nil {
+			return Result{}, err
+		}
+	}
+	return attack(ctx, client, cfg, cfg.Duration, "measure", cfg.Progress)
+}
+
+// newClient is shared by the warm-up and the measured phase so that connections opened while warming
+// up serve the measurement.
+func newClient(conns int, timeout time.Duration) *http.Client {
+	return &http.Client{
+		Timeout: timeout,
+		Transport: &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:        conns,
+			MaxIdleConnsPerHost: conns,
+			MaxConnsPerHost:     conns,
+			IdleConnTimeout:     90 * time.Second,
+			DisableCompression:  true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+func attack(ctx context.Context, client *http.Client, cfg Config, du time.Duration, name string, progress func(Progress)) (Result, error) {
+	limit := cfg.Model.InFlightLimit()
+	mode := cfg.Model.Mode()
+	pacer := vegeta.ConstantPacer{} // zero value: as fast as the workers go (closed loop)
+	initialWorkers := limit
+	var interval time.Duration
+	if mode == Open {
+		pacer = vegeta.ConstantPacer{Freq: cfg.Model.Rate, Per: time.Second}
+		interval = time.Second / time.Duration(cfg.Model.Rate)
+		initialWorkers = min(limit, max(4, int(float64(cfg.Model.Rate)*cfg.Model.ExpectedLatency.Seconds())+1))
+	}
+	attacker := vegeta.NewAttacker(
+		vegeta.Client(client),
+		vegeta.Workers(uint64(initialWorkers)),
+		vegeta.MaxWorkers(uint64(limit)),
+		vegeta.MaxBody(maxBody),
+	)
+
+	var started, completed, peak atomic.Int64
+	tgt := vegeta.Target{Method: cfg.Request.Method, URL: cfg.Request.URL, Body: cfg.Request.Body, Header: cfg.Request.Header}
+	targeter := func(t *vegeta.Target) error {
+		*t = tgt
+		inFlight := started.Add(1) - completed.Load()
+		for p := peak.Load(); inFlight > p && !peak.CompareAndSwap(p, inFlight); p = peak.Load() {
+		}
+		return nil
+	}
+
+	stop := context.AfterFunc(ctx, func() { attacker.Stop() })
+	defer stop()
+
+	ceiling := 2*cfg.Timeout + du
+	lat, lag := latency.NewRecorder(ceiling), latency.NewRecorder(ceiling)
+	res := Result{
+		Mode: mode, InFlightLimit: limit, Duration: du,
+		Codes: map[int]int64{}, ErrorKinds: map[string]int64{},
+	}
+	if mode == Open {
+		res.RequestedRate = cfg.Model.Rate
+	}
+
+	began := time.Now() // vegeta stamps its own start within microseconds of this
+	nextReport := time.Second
+	for r := range attacker.Attack(targeter, pacer, du, name) {
+		completed.Add(1)
+		res.Requests++
+		done := r.Timestamp.Add(r.Latency)
+		took := r.Latency
+		if mode == Open {
+			due := began.Add(time.Duration(r.Seq+1) * interval) // ConstantPacer's schedule
+			if sendLag := r.Timestamp.Sub(due); sendLag > 0 {
+				lag.Record(sendLag)
+			} else {
+				lag.Record(0)
+			}
+			took = done.Sub(due)
+		}
+		res.Codes[int(r.Code)]++
+		switch {
+		case r.Error != "":
+			res.Errors++
+			kind := errorKind(r.Error)
+			if isTimeout(r.Error) {
+				res.Timeouts++
+			}
+			if _, seen := res.ErrorKinds[kind]; seen || len(res.ErrorKinds) < 10 {
+				res.ErrorKinds[kind]++
+			}
+		case r.Code < 200 || r.Code > 299 || !cfg.Check.Pass(r.Body):
+			res.Errors++
+		default:
+			res.Successes++
+			lat.Record(took)
+		}
+		if progress != nil {
+			if el := time.Since(began); el >= nextReport {
+				progress(Progress{Elapsed: el, Duration: du, Completed: res.Requests, Failures: res.Errors})
+				nextReport = el.Truncate(time.Second) + time.Second
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	// Counted when a request starts, before the previous completion is seen: can overshoot by a few.
+	res.PeakInFlight = min(peak.Load(), int64(limit))
+	res.Latency = lat.Summary()
+	if mode == Open {
+		res.SendLag = lag.Summary()
+	}
+	res.Valid, res.InvalidReason = judge(res)
+	return res, nil
+}
+
+// judge decides whether a measurement can be trusted, and says why not: the generator did not send
+// what was asked; the target failed; the generator's lateness is a visible part of the latencies.
+func judge(r Result) (bool, string) {
+	if r.Mode == Open {
+		if achieved := r.AchievedRate(); achieved < MinAchievedRatio*float64(r.RequestedRate) {
+			reason := fmt.Sprintf("generator sent %.0f rps of %d requested (%.1f%%)",
+				achieved, r.RequestedRate, 100*achieved/float64(r.RequestedRate))
+			if r.PeakInFlight >= int64(r.InFlightLimit) {
+				return false, reason + fmt.Sprintf(": all %d in-flight slots were busy, the target answered far slower than the expected latency (lower the rate or raise expected_latency)", r.InFlightLimit)
+			}
+			return false, reason + ": the load generator could not keep up (give it more CPU or lower the rate)"
+		}
+	}
+	if r.Requests == 0 {
+		return false, "no request completed"
+	}
+	if ratio := r.SuccessRatio(); ratio < MinSuccessRatio {
+		return false, fmt.Sprintf("success ratio %.4f below %.2f (%d errors, %d timeouts, codes %s)",
+			ratio, MinSuccessRatio, r.Errors, r.Timeouts, FormatCodes(r.Codes))
+	}
+	if r.Mode == Open {
+		allowed := max(LagFloor, time.Duration(MaxLagShare*float64(r.Latency.P99)))
+		if r.SendLag.P99 > allowed {
+			return false, fmt.Sprintf("generator sent late: p99 send lag %s exceeds %s; latencies would carry the generator's delay", r.SendLag.P99.Round(time.Microsecond), allowed.Round(time.Microsecond))
+		}
+	}
+	return true, ""
+}

@@ -1,0 +1,307 @@
+package load
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// stub is an in-process server with a fixed service time that fails every failEvery-th request
+// (0: never) with a 500, or answers a body without the check's marker when badBody is set.
+type stub struct {
+	delay     time.Duration
+	failEvery int64
+	badBody   bool
+	hits      atomic.Int64
+}
+
+func (s *stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := s.hits.Add(1)
+	_, _ = io.Copy(io.Discard, r.Body)
+	time.Sleep(s.delay)
+	if s.failEvery > 0 && n%s.failEvery == 0 {
+		http.Error(w, `{"error":"injected"}`, http.StatusInternalServerError)
+		return
+	}
+	if s.badBody {
+		_, _ = io.WriteString(w, `{"nope":1}`)
+		return
+	}
+	_, _ = io.WriteString(w, `{"id":1}`)
+}
+
+func serve(t *testing.T, s *stub) string {
+	t.Helper()
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func config(url string, m Model, d time.Duration) Config {
+	return Config{
+		Request:  Request{Method: http.MethodPost, URL: url, Body: []byte(`{"x":1}`)},
+		Check:    NewCheck(`"id"`),
+		Model:    m,
+		Duration: d,
+		Timeout:  5 * time.Second,
+	}
+}
+
+func TestOpenLoopKeepsRateAndMeasuresServiceTime(t *testing.T) {
+	url := serve(t, &stub{delay: 50 * time.Millisecond})
+	res, err := Run(context.Background(), config(url, Model{Rate: 300, ExpectedLatency: 50 * time.Millisecond}, 3*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.AchievedRate(); got < 0.99*300 || got > 1.01*300 {
+		t.Errorf("achieved %.1f rps, want 300 ±1%%", got)
+	}
+	if res.Latency.P50 < 50*time.Millisecond || res.Latency.P50 > 55*time.Millisecond {
+		t.Errorf("p50 = %v, want 50 ms plus a little", res.Latency.P50)
+	}
+	if !res.Valid || res.SuccessRatio() != 1 {
+		t.Errorf("valid=%v (%s) success=%v, want a valid, error-free result", res.Valid, res.InvalidReason, res.SuccessRatio())
+	}
+	if res.Mode != Open || res.RequestedRate != 300 {
+		t.Errorf("mode %s rate %d, want open at 300", res.Mode, res.RequestedRate)
+	}
+}
+
+func TestErrorsAreNeverThroughput(t *testing.T) {
+	cases := []struct {
+		name        string
+		server      *stub
+		wantRatio   float64
+		wantValid   bool
+		wantReason  string
+		wantCode500 bool
+	}{
+		{"no failures", &stub{delay: 50 * time.Millisecond}, 1, true, "", false},
+		{"every 10th fails", &stub{delay: 50 * time.Millisecond, failEvery: 10}, 0.9, false, "success ratio", true},
+		{"2xx without the expected body", &stub{delay: 50 * time.Millisecond, badBody: true}, 0, false, "success ratio", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Run(context.Background(), config(serve(t, c.server), Model{Rate: 200, ExpectedLatency: 50 * time.Millisecond}, 2*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := res.SuccessRatio() - c.wantRatio; diff < -0.01 || diff > 0.01 {
+				t.Errorf("success ratio %.3f, want %.2f", res.SuccessRatio(), c.wantRatio)
+			}
+			if res.Requests != res.Successes+res.Errors {
+				t.Errorf("requests %d != successes %d + errors %d", res.Requests, res.Successes, res.Errors)
+			}
+			if want := float64(res.Successes) / res.Duration.Seconds(); res.Throughput() != want {
+				t.Errorf("throughput %.1f counts more than successes (%.1f)", res.Throughput(), want)
+			}
+			if res.Valid != c.wantValid || !strings.Contains(res.InvalidReason, c.wantReason) {
+				t.Errorf("valid=%v reason=%q, want valid=%v reason containing %q", res.Valid, res.InvalidReason, c.wantValid, c.wantReason)
+			}
+			if got := res.Codes[500] > 0; got != c.wantCode500 {
+				t.Errorf("codes %v: 500 counted=%v, want %v", res.Codes, got, c.wantCode500)
+			}
+		})
+	}
+}
+
+func TestThirtyPercentFailingServerIsNeverValid(t *testing.T) {
+	// 3 of every 10 requests fail: n%10 is 1, 4 or 7.
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch n.Add(1) % 10 {
+		case 1, 4, 7:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		default:
+			_, _ = io.WriteString(w, `{"id":1}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	res, err := Run(context.Background(), config(srv.URL, Model{Rate: 500, ExpectedLatency: time.Millisecond}, 2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.SuccessRatio(); r < 0.69 || r > 0.71 {
+		t.Errorf("success ratio %.3f, want ≈0.70", r)
+	}
+	if res.Valid {
+		t.Error("a server failing 30% of requests was reported valid")
+	}
+	if res.Codes[503] == 0 {
+		t.Errorf("codes %v: the 503s were not counted", res.Codes)
+	}
+}
+
+func TestTimeoutsAreCountedAsErrors(t *testing.T) {
+	url := serve(t, &stub{delay: 400 * time.Millisecond})
+	cfg := config(url, Model{Rate: 50, ExpectedLatency: 400 * time.Millisecond}, time.Second)
+	cfg.Timeout = 100 * time.Millisecond
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Timeouts == 0 || res.Timeouts != res.Errors || res.Successes != 0 {
+		t.Errorf("timeouts %d errors %d successes %d, want every request timed out", res.Timeouts, res.Errors, res.Successes)
+	}
+	if res.Valid {
+		t.Error("all-timeout run reported valid")
+	}
+}
+
+func TestGeneratorThatFallsBehindIsInvalid(t *testing.T) {
+	cases := []struct {
+		name       string
+		server     *stub
+		model      Model
+		wantReason string
+	}{
+		{
+			// The target needs ~250 requests in flight; the expected latency allows ~200.
+			name:       "in-flight limit reached",
+			server:     &stub{delay: 500 * time.Millisecond},
+			model:      Model{Rate: 500, ExpectedLatency: time.Millisecond},
+			wantReason: "in-flight slots were busy",
+		},
+		{
+			// No generator on this machine sends a million requests a second.
+			name:       "rate beyond the generator",
+			server:     &stub{},
+			model:      Model{Rate: 1_000_000, ExpectedLatency: time.Millisecond},
+			wantReason: "generator sent",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Run(context.Background(), config(serve(t, c.server), c.model, 2*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Valid || !strings.Contains(res.InvalidReason, c.wantReason) {
+				t.Errorf("valid=%v reason=%q, want invalid with %q", res.Valid, res.InvalidReason, c.wantReason)
+			}
+			if res.PeakInFlight > int64(res.InFlightLimit) {
+				t.Errorf("peak in flight %d above the limit %d", res.PeakInFlight, res.InFlightLimit)
+			}
+		})
+	}
+}
+
+func TestLatencyCountsFromWhenTheRequestWasDue(t *testing.T) {
+	// A server that stalls every request for 300 ms during the first half second: in an open loop,
+	// requests due during the stall wait behind it, and their latency must include that wait.
+	start := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if time.Since(start) < 500*time.Millisecond {
+			time.Sleep(300 * time.Millisecond)
+		}
+		_, _ = io.WriteString(w, `{"id":1}`)
+	}))
+	t.Cleanup(srv.Close)
+	// Expected latency 1 ms: the in-flight limit (≈40) is far below what the stall needs (≈60).
+	res, err := Run(context.Background(), config(srv.URL, Model{Rate: 200, ExpectedLatency: time.Millisecond}, 2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SendLag.Max < 50*time.Millisecond {
+		t.Errorf("max send lag %v: the requests held back by the stall were not seen as late", res.SendLag.Max)
+	}
+	if res.Latency.Max < res.SendLag.Max {
+		t.Errorf("max latency %v below max send lag %v: latency ignores time spent waiting to be sent", res.Latency.Max, res.SendLag.Max)
+	}
+}
+
+func TestClosedLoopKeepsConnectionsBusy(t *testing.T) {
+	s := &stub{delay: 10 * time.Millisecond}
+	res, err := Run(context.Background(), config(serve(t, s), Model{Connections: 8}, 2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 8 connections × 100 requests/s each.
+	if got := res.Throughput(); got < 600 || got > 820 {
+		t.Errorf("throughput %.0f rps, want ≈800 with 8 connections at 10 ms", got)
+	}
+	if res.PeakInFlight > 8 || res.InFlightLimit != 8 {
+		t.Errorf("peak in flight %d (limit %d), want at most 8", res.PeakInFlight, res.InFlightLimit)
+	}
+	if res.Mode != Closed || !res.Valid {
+		t.Errorf("mode %s valid %v (%s), want a valid closed-loop result", res.Mode, res.Valid, res.InvalidReason)
+	}
+}
+
+func TestWarmupIsDiscarded(t *testing.T) {
+	s := &stub{delay: time.Millisecond}
+	cfg := config(serve(t, s), Model{Rate: 200, ExpectedLatency: time.Millisecond}, time.Second)
+	cfg.Warmup = time.Second
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits := s.hits.Load(); hits < 380 {
+		t.Errorf("server saw %d requests, want ≈400 (warm-up and measurement)", hits)
+	}
+	if res.Requests < 195 || res.Requests > 205 {
+		t.Errorf("result counts %d requests, want ≈200: the warm-up leaked into the measurement", res.Requests)
+	}
+}
+
+func TestCancelStopsPromptly(t *testing.T) {
+	url := serve(t, &stub{delay: time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	_, err := Run(ctx, config(url, Model{Rate: 100, ExpectedLatency: time.Millisecond}, time.Minute))
+	if err == nil {
+		t.Fatal("cancelled run returned no error")
+	}
+	if took := time.Since(begin); took > 3*time.Second {
+		t.Errorf("cancelled run took %v to return", took)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		mut  func(*Config)
+		want string
+	}{
+		{"both models", func(c *Config) { c.Model.Connections = 4 }, "not both"},
+		{"no model", func(c *Config) { c.Model.Rate = 0 }, "set a rate"},
+		{"no duration", func(c *Config) { c.Duration = 0 }, "duration"},
+		{"remote host", func(c *Config) { c.Request.URL = "http://10.0.0.1:8080/" }, "loopback only"},
+		{"https", func(c *Config) { c.Request.URL = "https://127.0.0.1/" }, "only http://"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := config("http://127.0.0.1:1/", Model{Rate: 10}, time.Second)
+			c.mut(&cfg)
+			_, err := Run(context.Background(), cfg)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestRequireLoopback(t *testing.T) {
+	cases := []struct {
+		url string
+		ok  bool
+	}{
+		{"http://127.0.0.1:8080/ingest", true},
+		{"http://localhost:8080/", true},
+		{"http://[::1]:8080/", true},
+		{"http://127.0.0.2:8080/", true},
+		{"http://192.168.1.1/", false},
+		{"http://example.org/", false},
+	}
+	for _, c := range cases {
+		if err := RequireLoopback(c.url); (err == nil) != c.ok {
+			t.Errorf("RequireLoopback(%q) = %v, want ok=%v", c.url, err, c.ok)
+		}
+	}
+}
