@@ -1,0 +1,339 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/docker/go-units"
+	"gopkg.in/yaml.v3"
+)
+
+// Load reads, parses and validates a scenario file.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v (pass the scenario matrix with --file)", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses and validates the content of a scenario file; path names it in errors and anchors
+// relative paths.
+func Parse(path string, data []byte) (*File, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fileError(path, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, fmt.Errorf("%s: the file is empty; it needs targets and scenarios (see docs/scenarios.md)", path)
+	}
+	root := doc.Content[0]
+	if errs := checkKeys(root, reflect.TypeFor[File](), "the file"); len(errs) > 0 {
+		return nil, located(path, errs)
+	}
+	f := &File{Path: path}
+	if err := root.Decode(f); err != nil {
+		return nil, fileError(path, err)
+	}
+	f.TargetOrder, f.ScenarioOrder = orderAndLines(root, f)
+	if errs := f.validate(); len(errs) > 0 {
+		return nil, located(path, errs)
+	}
+	return f, nil
+}
+
+// lineError is a problem at one line of the file.
+type lineError struct {
+	line int
+	msg  string
+}
+
+func (e lineError) Error() string { return e.msg }
+
+func errorf(line int, format string, args ...any) lineError {
+	return lineError{line, fmt.Sprintf(format, args...)}
+}
+
+func located(path string, errs []lineError) error {
+	slices.SortStableFunc(errs, func(a, b lineError) int { return a.line - b.line })
+	msgs := make([]error, len(errs))
+	for i, e := range errs {
+		msgs[i] = fmt.Errorf("%s:%d: %s", path, e.line, e.msg)
+	}
+	return errors.Join(msgs...)
+}
+
+var (
+	yamlLine      = regexp.MustCompile(`line (\d+): (.*)`)
+	yamlWrongType = regexp.MustCompile("cannot unmarshal !!\\w+ `(.*)` into (.*)")
+	typeNames     = map[string]string{
+		"int":           "a whole number",
+		"time.Duration": "a duration (e.g. 30s, 500ms)",
+		"string":        "a string",
+		"[]string":      "a list of strings (e.g. [a, b])",
+	}
+)
+
+// friendly says what a yaml type error means in the file's terms.
+func friendly(msg string) string {
+	m := yamlWrongType.FindStringSubmatch(msg)
+	if m == nil {
+		return "YAML syntax: " + msg
+	}
+	want := typeNames[m[2]]
+	if want == "" {
+		want = m[2]
+		if strings.HasPrefix(want, "map[") || strings.HasPrefix(want, "scenario.") {
+			want = "a mapping of keys to values"
+		}
+	}
+	return fmt.Sprintf("wrong type: %q should be %s", m[1], want)
+}
+
+// fileError rewrites yaml's "yaml: line 3: …" errors into "path:3: …".
+func fileError(path string, err error) error {
+	var te *yaml.TypeError
+	var lines []string
+	if errors.As(err, &te) {
+		lines = te.Errors
+	} else {
+		lines = []string{err.Error()}
+	}
+	msgs := make([]error, len(lines))
+	for i, l := range lines {
+		if m := yamlLine.FindStringSubmatch(l); m != nil {
+			msgs[i] = fmt.Errorf("%s:%s: %s", path, m[1], friendly(m[2]))
+		} else {
+			msgs[i] = fmt.Errorf("%s: %s", path, strings.TrimPrefix(l, "yaml: "))
+		}
+	}
+	return errors.Join(msgs...)
+}
+
+// checkKeys walks node against the yaml tags of t and reports every key t does not know.
+func checkKeys(node *yaml.Node, t reflect.Type, where string) []lineError {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if node.Kind != yaml.MappingNode {
+			return nil // the decoder reports the wrong type
+		}
+		fields := yamlFields(t)
+		var errs []lineError
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			k, v := node.Content[i], node.Content[i+1]
+			ft, ok := fields[k.Value]
+			if !ok {
+				errs = append(errs, errorf(k.Line, "unknown key %q in %s (known keys: %s)", k.Value, where, strings.Join(slices.Sorted(keysOf(fields)), ", ")))
+				continue
+			}
+			errs = append(errs, checkKeys(v, ft, fmt.Sprintf("%q of %s", k.Value, where))...)
+		}
+		return errs
+	case reflect.Map:
+		if node.Kind != yaml.MappingNode {
+			return nil
+		}
+		var errs []lineError
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			errs = append(errs, checkKeys(node.Content[i+1], t.Elem(), fmt.Sprintf("%q", node.Content[i].Value))...)
+		}
+		return errs
+	case reflect.Slice:
+		if node.Kind != yaml.SequenceNode {
+			return nil
+		}
+		var errs []lineError
+		for _, item := range node.Content {
+			errs = append(errs, checkKeys(item, t.Elem(), where)...)
+		}
+		return errs
+	}
+	return nil
+}
+
+// yamlFields maps the yaml keys of struct t to their types, descending into inline structs.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		switch {
+		case name == "-":
+		case opts == "inline":
+			for k, v := range yamlFields(f.Type) {
+				out[k] = v
+			}
+		case name != "":
+			out[name] = f.Type
+		}
+	}
+	return out
+}
+
+func keysOf[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// orderAndLines records the file order of targets and scenarios, and the line of each.
+func orderAndLines(root *yaml.Node, f *File) (targets, scenarios []string) {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		section, body := root.Content[i].Value, root.Content[i+1]
+		if body.Kind != yaml.MappingNode {
+			continue
+		}
+		for j := 0; j+1 < len(body.Content); j += 2 {
+			name, line := body.Content[j].Value, body.Content[j].Line
+			switch section {
+			case "targets":
+				if t := f.Targets[name]; t != nil {
+					t.Name, t.Line = name, line
+					targets = append(targets, name)
+				}
+			case "scenarios":
+				if s := f.Scenarios[name]; s != nil {
+					s.Name, s.Line = name, line
+					scenarios = append(scenarios, name)
+				}
+			}
+		}
+	}
+	return targets, scenarios
+}
+
+var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// validate checks what the types cannot, fills in defaults, and resolves paths against the file.
+func (f *File) validate() []lineError {
+	var errs []lineError
+	add := func(line int, format string, args ...any) { errs = append(errs, errorf(line, format, args...)) }
+	dir := filepath.Dir(f.Path)
+
+	if len(f.Targets) == 0 {
+		add(1, "no targets: add a \"targets:\" section (see docs/scenarios.md)")
+	}
+	if len(f.Scenarios) == 0 {
+		add(1, "no scenarios: add a \"scenarios:\" section (see docs/scenarios.md)")
+	}
+	ports := map[int]string{}
+	for _, name := range f.TargetOrder {
+		t := f.Targets[name]
+		if !validName.MatchString(name) {
+			add(t.Line, "target name %q: use lower-case letters, digits, '.', '_' and '-'", name)
+		}
+		if t.Build == "" {
+			add(t.Line, "target %q has no \"build\": give the folder holding its Dockerfile, e.g. targets/%s", name, name)
+		} else {
+			t.Build = filepath.Join(dir, t.Build)
+			if t.Dockerfile == "" {
+				t.Dockerfile = "Dockerfile"
+			}
+			if _, err := os.Stat(filepath.Join(t.Build, t.Dockerfile)); err != nil {
+				add(t.Line, "target %q: no %s in %s", name, t.Dockerfile, t.Build)
+			}
+		}
+		switch other, taken := ports[t.Port]; {
+		case t.Port < 1 || t.Port > 65535:
+			add(t.Line, "target %q needs a \"port\" between 1 and 65535, distinct from the other targets'", name)
+		case taken:
+			add(t.Line, "target %q: port %d is already used by target %q; every target listens on its own port", name, t.Port, other)
+		default:
+			ports[t.Port] = name
+		}
+		if t.Health == "" {
+			t.Health = defaultHealth
+		}
+		if !strings.HasPrefix(t.Health, "/") {
+			add(t.Line, "target %q: health %q must be a path starting with /", name, t.Health)
+		}
+		if t.StartupTimeout == 0 {
+			t.StartupTimeout = defaultStartupTimeout
+		}
+	}
+
+	defaults := f.Defaults.merged(builtin)
+	for _, name := range f.ScenarioOrder {
+		s := f.Scenarios[name]
+		line := s.Line
+		if !validName.MatchString(name) {
+			add(line, "scenario name %q: use lower-case letters, digits, '.', '_' and '-'", name)
+		}
+		s.Settings = s.Settings.merged(defaults)
+		r := &s.Request
+		if r.Method == "" {
+			r.Method = http.MethodGet
+		}
+		r.Method = strings.ToUpper(r.Method)
+		if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, r.Method) {
+			add(line, "scenario %q: method %q is not one of GET, POST, PUT, PATCH, DELETE", name, r.Method)
+		}
+		if !strings.HasPrefix(r.Path, "/") {
+			add(line, "scenario %q needs request.path, a path starting with / (e.g. /ingest)", name)
+		}
+		if r.BodyFile != "" {
+			r.BodyFile = filepath.Join(dir, r.BodyFile)
+			if _, err := os.Stat(r.BodyFile); err != nil {
+				add(line, "scenario %q: request.body_file: %v", name, err)
+			}
+		}
+		l := &s.Load
+		switch {
+		case l.Rate < 0 || l.Connections < 0:
+			add(line, "scenario %q: load.rate and load.connections must not be negative", name)
+		case l.Rate > 0 && l.Connections > 0:
+			add(line, "scenario %q: give load.rate (open loop) or load.connections (closed loop), not both", name)
+		case l.Rate == 0 && l.Connections == 0:
+			add(line, "scenario %q needs load.rate (requests per second, open loop) or load.connections (closed loop)", name)
+		}
+		if l.ExpectedLatency == 0 {
+			l.ExpectedLatency = defaultExpectedLatency
+		}
+		if l.Timeout == 0 {
+			l.Timeout = defaultTimeout
+		}
+		if s.Duration <= 0 {
+			add(line, "scenario %q: duration must be positive (e.g. 30s)", name)
+		}
+		if *s.Warmup < 0 {
+			add(line, "scenario %q: warmup must not be negative", name)
+		}
+		if s.Trials < 1 {
+			add(line, "scenario %q: trials must be at least 1", name)
+		}
+		if _, err := units.RAMInBytes(s.Memory); err != nil {
+			add(line, "scenario %q: memory %q is not a size (e.g. 1g, 512m)", name, s.Memory)
+		}
+		if s.CPUs != "" {
+			if _, err := ParseCPUSet(s.CPUs); err != nil {
+				add(line, "scenario %q: cpus: %v", name, err)
+			}
+		}
+		if len(s.Targets) == 0 {
+			add(line, "scenario %q lists no targets: add \"targets: [name, …]\"", name)
+		}
+		for _, t := range s.Targets {
+			if f.Targets[t] == nil {
+				add(line, "scenario %q: unknown target %q (known: %s)", name, t, strings.Join(f.TargetOrder, ", "))
+			}
+		}
+	}
+	if f.DefaultScenario != "" && f.Scenarios[f.DefaultScenario] == nil {
+		add(1, "default_scenario %q is not a scenario of this file", f.DefaultScenario)
+	}
+	return errs
+}

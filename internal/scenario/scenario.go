@@ -1,0 +1,118 @@
+// Package scenario reads the scenario matrix (scenarios.yaml): the targets that can be built and
+// started, and the scenarios that load them. Every mistake in the file is reported as
+// "file:line: what is wrong; what to do", and unknown keys are mistakes, not silently ignored.
+// The schema is documented in docs/scenarios.md.
+package scenario
+
+import (
+	"time"
+)
+
+// File is a parsed and validated scenario matrix.
+type File struct {
+	Path string `yaml:"-"`
+	// DefaultScenario runs when `iotbench run` names none.
+	DefaultScenario string               `yaml:"default_scenario"`
+	Defaults        Settings             `yaml:"defaults"`
+	Targets         map[string]*Target   `yaml:"targets"`
+	Scenarios       map[string]*Scenario `yaml:"scenarios"`
+
+	// TargetOrder and ScenarioOrder keep the order of the file.
+	TargetOrder   []string `yaml:"-"`
+	ScenarioOrder []string `yaml:"-"`
+}
+
+// Target is a server that can be built from a Dockerfile and started in a container.
+type Target struct {
+	Name string `yaml:"-"`
+	Line int    `yaml:"-"`
+
+	Description string `yaml:"description"`
+	// Build is the Docker build context, relative to the scenario file; targets that share one
+	// share one image and differ only in Env.
+	Build      string            `yaml:"build"`
+	Dockerfile string            `yaml:"dockerfile"`
+	BuildArgs  map[string]string `yaml:"build_args"`
+	Port       int               `yaml:"port"`
+	Env        map[string]string `yaml:"env"`
+	Health     string            `yaml:"health"`
+	// StartupTimeout bounds the wait for the health endpoint to answer 200.
+	StartupTimeout time.Duration `yaml:"startup_timeout"`
+}
+
+// Scenario is one experiment: a request, its load model and the targets it compares.
+type Scenario struct {
+	Name string `yaml:"-"`
+	Line int    `yaml:"-"`
+
+	Description string    `yaml:"description"`
+	Source      string    `yaml:"source"`
+	Request     Request   `yaml:"request"`
+	Check       Check     `yaml:"check"`
+	Load        LoadModel `yaml:"load"`
+	Targets     []string  `yaml:"targets"`
+	Settings    `yaml:",inline"`
+}
+
+// Request is what every hit sends.
+type Request struct {
+	Method   string            `yaml:"method"`
+	Path     string            `yaml:"path"`
+	BodyFile string            `yaml:"body_file"`
+	Headers  map[string]string `yaml:"headers"`
+}
+
+// Check is what a 2xx answer must contain to count as a success.
+type Check struct {
+	Contains []string `yaml:"contains"`
+}
+
+// LoadModel is the load model: open loop at Rate, or closed loop over Connections.
+type LoadModel struct {
+	Rate            int           `yaml:"rate"`
+	Connections     int           `yaml:"connections"`
+	ExpectedLatency time.Duration `yaml:"expected_latency"`
+	Timeout         time.Duration `yaml:"timeout"`
+}
+
+// Settings can be given in defaults and overridden per scenario.
+type Settings struct {
+	Warmup   *time.Duration `yaml:"warmup"`
+	Duration time.Duration  `yaml:"duration"`
+	Trials   int            `yaml:"trials"`
+	// CPUs is the cpuset of the target container ("1", "2-3"); empty: the automatic split.
+	CPUs   string `yaml:"cpus"`
+	Memory string `yaml:"memory"`
+}
+
+// merged returns s with every unset field taken from d.
+func (s Settings) merged(d Settings) Settings {
+	if s.Warmup == nil {
+		s.Warmup = d.Warmup
+	}
+	if s.Duration == 0 {
+		s.Duration = d.Duration
+	}
+	if s.Trials == 0 {
+		s.Trials = d.Trials
+	}
+	if s.CPUs == "" {
+		s.CPUs = d.CPUs
+	}
+	if s.Memory == "" {
+		s.Memory = d.Memory
+	}
+	return s
+}
+
+// Built-in defaults, used where neither the scenario nor the file's defaults say otherwise.
+var builtin = Settings{Warmup: ptr(10 * time.Second), Duration: 20 * time.Second, Trials: 3, Memory: "1g"}
+
+const (
+	defaultHealth          = "/health"
+	defaultStartupTimeout  = 120 * time.Second
+	defaultExpectedLatency = 100 * time.Millisecond
+	defaultTimeout         = 10 * time.Second
+)
+
+func ptr[T any](v T) *T { return &v }
