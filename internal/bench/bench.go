@@ -1,0 +1,184 @@
+// Package bench executes a plan: it builds the images, then for each cell starts a fresh target,
+// verifies it, loads it, records the row and removes the target, whatever happens.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/scenario"
+	"github.com/iotbench/iotbench/internal/target"
+)
+
+// Meta is what every row records about the machine and iotbench.
+type Meta struct {
+	Version, Commit, HostCPU, Kernel, DockerVersion string
+}
+
+// Runner runs plans.
+type Runner struct {
+	Lifecycle target.Lifecycle
+	// Log receives progress: one line per step, a line every few seconds during load.
+	Log io.Writer
+	// Record is called with each row as soon as its cell is done.
+	Record func(results.Row) error
+	Meta   Meta
+	// ProgressEvery is how often load progress is printed; 0 means 5 s.
+	ProgressEvery time.Duration
+}
+
+// Run measures every cell of p and returns the rows. It stops early only when ctx is cancelled
+// or a row cannot be recorded; a cell that fails is recorded as invalid and the run goes on.
+func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
+	images := map[string]string{}
+	for i, b := range p.Builds {
+		fmt.Fprintf(r.Log, "build %d/%d: %s from %s\n", i+1, len(p.Builds), b.Tag(), b.Context)
+		begin := time.Now()
+		id, err := r.Lifecycle.Build(ctx, b, &stepLines{w: r.Log})
+		if err != nil {
+			return nil, err
+		}
+		images[b.Tag()] = id
+		fmt.Fprintf(r.Log, "build %d/%d: done in %s\n", i+1, len(p.Builds), time.Since(begin).Round(100*time.Millisecond))
+	}
+	var rows []results.Row
+	for i, c := range p.Cells {
+		if err := ctx.Err(); err != nil {
+			return rows, err
+		}
+		fmt.Fprintf(r.Log, "[%d/%d] %s · %s · trial %d\n", i+1, len(p.Cells), c.Scenario, c.Target, c.Trial)
+		row, err := r.cell(ctx, p, c, images[c.Build.Tag()])
+		if err != nil {
+			return rows, err
+		}
+		if err := r.Record(row); err != nil {
+			return rows, fmt.Errorf("recording %s trial %d: %w", c.Target, c.Trial, err)
+		}
+		rows = append(rows, row)
+		if row.Valid {
+			fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, ms(row.LatencyP50), ms(row.LatencyP99))
+		} else {
+			fmt.Fprintf(r.Log, "  INVALID: %s\n", row.InvalidReason)
+		}
+	}
+	return rows, nil
+}
+
+// cell measures one cell. Errors are returned only for cancellation; failures become invalid rows.
+func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image string) (results.Row, error) {
+	row := results.Row{
+		Scenario: c.Scenario, Target: c.Target, Trial: c.Trial, Mode: string(c.Load.Model.Mode()),
+		RequestedRPS: c.Load.Model.Rate, Connections: c.Load.Model.InFlightLimit(),
+		Duration: c.Load.Duration, Warmup: c.Load.Warmup,
+		CPUSet: c.Spec.CPUSet, Memory: p.Memory, ImageID: image,
+		Version: r.Meta.Version, GitCommit: r.Meta.Commit, HostCPU: r.Meta.HostCPU,
+		Kernel: r.Meta.Kernel, DockerVersion: r.Meta.DockerVersion, StartedAt: time.Now(),
+	}
+	row.GeneratorCPUSet = scenario.FormatCPUSet(p.GeneratorCPUs)
+	fail := func(reason string) (results.Row, error) {
+		row.Valid, row.InvalidReason = false, reason
+		return row, nil
+	}
+
+	spec := c.Spec
+	spec.Image = image
+	begin := time.Now()
+	inst, err := r.Lifecycle.Start(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return row, ctx.Err()
+		}
+		fmt.Fprintf(r.Log, "  %v\n", err)
+		return fail("start failed: " + firstLine(err.Error()))
+	}
+	// Removal must happen even when ctx is cancelled (Ctrl-C).
+	defer func() {
+		if err := inst.Remove(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(r.Log, "  removing the %s container: %v\n", c.Target, err)
+		}
+	}()
+	row.TargetRuntime = string(bytes.TrimSpace(inst.Health()))
+	fmt.Fprintf(r.Log, "  healthy in %s; warm-up %s, then %s measured\n", time.Since(begin).Round(100*time.Millisecond), c.Load.Warmup, c.Load.Duration)
+
+	cfg := c.Load
+	cfg.Request.URL = inst.URL() + c.Path
+	if err := load.Verify(ctx, cfg.Request, cfg.Check, cfg.Timeout); err != nil {
+		if ctx.Err() != nil {
+			return row, ctx.Err()
+		}
+		fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
+		return fail("verification failed: " + err.Error())
+	}
+	every := r.ProgressEvery
+	if every == 0 {
+		every = 5 * time.Second
+	}
+	var last time.Duration
+	cfg.Progress = func(pr load.Progress) {
+		if pr.Elapsed-last >= every {
+			last = pr.Elapsed
+			fmt.Fprintf(r.Log, "  %s/%s: %d done, %d failed\n", pr.Elapsed.Truncate(time.Second), pr.Duration, pr.Completed, pr.Failures)
+		}
+	}
+	row.StartedAt = time.Now().Add(cfg.Warmup)
+	res, err := load.Run(ctx, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return row, ctx.Err()
+		}
+		return fail("load failed: " + err.Error())
+	}
+	fill(&row, res)
+	if !row.Valid && res.SuccessRatio() < load.MinSuccessRatio {
+		fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
+	}
+	return row, nil
+}
+
+func fill(row *results.Row, res load.Result) {
+	row.Mode = string(res.Mode)
+	row.Connections = res.InFlightLimit
+	row.PeakInFlight = res.PeakInFlight
+	row.AchievedRPS = res.AchievedRate()
+	row.ThroughputRPS = res.Throughput()
+	row.Requests, row.Successes, row.Errors, row.Timeouts = res.Requests, res.Successes, res.Errors, res.Timeouts
+	row.SuccessRatio = res.SuccessRatio()
+	row.StatusCodes = load.FormatCodes(res.Codes)
+	l := res.Latency
+	row.LatencyMean, row.LatencyP50, row.LatencyP90, row.LatencyP99, row.LatencyP999, row.LatencyMax = l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max
+	row.SendLagP99, row.SendLagMax = res.SendLag.P99, res.SendLag.Max
+	row.Valid, row.InvalidReason = res.Valid, res.InvalidReason
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// stepLines passes on the "Step n/m" lines of a classic build, so a long build shows progress
+// without its full output.
+type stepLines struct {
+	w    io.Writer
+	part string
+}
+
+func (s *stepLines) Write(p []byte) (int, error) {
+	text := s.part + string(p)
+	lines := strings.Split(text, "\n")
+	s.part = lines[len(lines)-1]
+	for _, l := range lines[:len(lines)-1] {
+		if strings.HasPrefix(l, "Step ") {
+			fmt.Fprintf(s.w, "  %s\n", l)
+		}
+	}
+	return len(p), nil
+}

@@ -1,0 +1,157 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/target"
+)
+
+// fakeLifecycle starts in-process servers in place of containers, and counts what it removes.
+type fakeLifecycle struct {
+	mu       sync.Mutex
+	handler  map[string]http.HandlerFunc // by target; missing: the start fails
+	started  int
+	removed  int
+	built    []string
+	onRemove func()
+}
+
+func (f *fakeLifecycle) Build(_ context.Context, b target.BuildSpec, _ io.Writer) (string, error) {
+	f.built = append(f.built, b.Tag())
+	return "sha256:" + b.Tag(), nil
+}
+
+func (f *fakeLifecycle) Start(_ context.Context, s target.Spec) (target.Instance, error) {
+	h, ok := f.handler[s.Target]
+	if !ok {
+		return nil, errors.New("the container exited (code 1)\nlast lines: boom")
+	}
+	f.mu.Lock()
+	f.started++
+	f.mu.Unlock()
+	return &fakeInstance{srv: httptest.NewServer(h), f: f}, nil
+}
+
+type fakeInstance struct {
+	srv *httptest.Server
+	f   *fakeLifecycle
+}
+
+func (i *fakeInstance) URL() string                      { return i.srv.URL }
+func (i *fakeInstance) Health() []byte                   { return []byte(`{"status":"UP"}`) }
+func (i *fakeInstance) Logs(context.Context, int) string { return "log line" }
+func (i *fakeInstance) Remove(context.Context) error {
+	i.srv.Close()
+	i.f.mu.Lock()
+	i.f.removed++
+	i.f.mu.Unlock()
+	return nil
+}
+
+// ok is a healthy target with a 50 ms service time, long enough that scheduling jitter of a busy
+// test machine stays well inside the generator's lag allowance.
+func ok(w http.ResponseWriter, _ *http.Request) {
+	time.Sleep(50 * time.Millisecond)
+	io.WriteString(w, `{"id":1}`)
+}
+
+// planFor plans one short open-loop cell per target.
+func planFor(targets ...string) *plan.Plan {
+	p := &plan.Plan{GeneratorCPUs: []int{0}, Memory: "1g"}
+	for i, t := range targets {
+		p.Cells = append(p.Cells, plan.Cell{
+			Scenario: "s", Target: t, Trial: 1, Build: target.BuildSpec{Context: "targets/" + t},
+			Spec: target.Spec{Target: t, CPUSet: "1"}, Path: "/x",
+			Load: load.Config{
+				Request: load.Request{Method: "GET"}, Check: load.NewCheck(`"id"`),
+				Model: load.Model{Rate: 100, ExpectedLatency: 50 * time.Millisecond}, Duration: time.Second, Timeout: time.Second,
+			},
+		})
+		if i == 0 || p.Cells[i].Build.Tag() != p.Cells[i-1].Build.Tag() {
+			p.Builds = append(p.Builds, p.Cells[i].Build)
+		}
+	}
+	return p
+}
+
+func run(t *testing.T, f *fakeLifecycle, p *plan.Plan, ctx context.Context) ([]results.Row, []results.Row, string, error) {
+	t.Helper()
+	var recorded []results.Row
+	var log strings.Builder
+	r := &Runner{
+		Lifecycle: f, Log: &log,
+		Record: func(row results.Row) error { recorded = append(recorded, row); return nil },
+		Meta:   Meta{Version: "test"},
+	}
+	rows, err := r.Run(ctx, p)
+	return rows, recorded, log.String(), err
+}
+
+func TestEveryCellIsRecordedAndRemoved(t *testing.T) {
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{
+		"good":   ok,
+		"broken": func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) },
+	}}
+	p := planFor("good", "broken", "crashing")
+	rows, recorded, log, err := run(t, f, p, context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || len(recorded) != 3 {
+		t.Fatalf("%d rows, %d recorded, want 3 each", len(rows), len(recorded))
+	}
+	want := []struct {
+		valid  bool
+		reason string
+	}{
+		{true, ""},
+		{false, "verification failed"},
+		{false, "start failed: the container exited (code 1)"},
+	}
+	for i, w := range want {
+		if rows[i].Valid != w.valid || !strings.Contains(rows[i].InvalidReason, w.reason) {
+			t.Errorf("row %s: valid=%v reason=%q, want valid=%v reason %q", rows[i].Target, rows[i].Valid, rows[i].InvalidReason, w.valid, w.reason)
+		}
+	}
+	if rows[0].ThroughputRPS < 90 || rows[0].ImageID != "sha256:iotbench/good:latest" || rows[0].GeneratorCPUSet != "0" || rows[0].Version != "test" {
+		t.Errorf("good row: %+v", rows[0])
+	}
+	if f.started != f.removed {
+		t.Errorf("started %d targets, removed %d", f.started, f.removed)
+	}
+	if !strings.Contains(log, "log line") {
+		t.Errorf("the failed verification did not show the target's log:\n%s", log)
+	}
+	if len(f.built) != 3 {
+		t.Errorf("built %v, want each distinct context once", f.built)
+	}
+}
+
+func TestCancelledRunStillRemovesTheTarget(t *testing.T) {
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"good": ok}}
+	p := planFor("good")
+	p.Cells[0].Load.Duration = time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	_, recorded, _, err := run(t, f, p, ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want the cancellation", err)
+	}
+	if len(recorded) != 0 {
+		t.Errorf("recorded %d rows for an interrupted cell", len(recorded))
+	}
+	if f.started != 1 || f.removed != 1 {
+		t.Errorf("started %d, removed %d: the interrupted target was left behind", f.started, f.removed)
+	}
+}

@@ -1,0 +1,180 @@
+// Package plan turns a scenario and the command line's overrides into the cells to measure: every
+// (target, trial) with the same settings, the images to build once, and the split of CPUs between
+// the targets and the load generator.
+package plan
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/docker/go-units"
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/scenario"
+	"github.com/iotbench/iotbench/internal/target"
+)
+
+// Overrides are the command line's changes to a scenario; zero values change nothing.
+type Overrides struct {
+	Targets           []string
+	Duration, Warmup  *time.Duration
+	Rate, Connections int
+	Trials            int
+	CPUs              string // the targets' cpuset
+	Memory            string
+}
+
+// Cell is one measurement: a fresh container of Target, loaded as Load says.
+type Cell struct {
+	Scenario string
+	Target   string
+	Trial    int
+	Build    target.BuildSpec
+	Spec     target.Spec // Image is set once the build is done
+	// Path is appended to the started target's URL to make Load.Request.URL.
+	Path string
+	Load load.Config
+}
+
+// Plan is everything one run measures. All cells share every setting but the target.
+type Plan struct {
+	Scenario      *scenario.Scenario
+	Cells         []Cell
+	Builds        []target.BuildSpec // distinct, in first-use order
+	TargetCPUs    []int
+	GeneratorCPUs []int
+	Memory        string
+}
+
+// Make plans scenario name of f. allowed is the CPUs this process may use.
+func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, error) {
+	s := f.Scenarios[name]
+	if s == nil {
+		return nil, fmt.Errorf("no scenario %q in %s (known: %s)", name, f.Path, strings.Join(f.ScenarioOrder, ", "))
+	}
+	targets := s.Targets
+	if len(o.Targets) > 0 {
+		for _, t := range o.Targets {
+			if f.Targets[t] == nil {
+				return nil, fmt.Errorf("--targets: unknown target %q (known: %s)", t, strings.Join(f.TargetOrder, ", "))
+			}
+		}
+		targets = o.Targets
+	}
+	settings := s.Settings
+	if o.Duration != nil {
+		settings.Duration = *o.Duration
+	}
+	if o.Warmup != nil {
+		settings.Warmup = o.Warmup
+	}
+	if o.Trials > 0 {
+		settings.Trials = o.Trials
+	}
+	if o.Memory != "" {
+		settings.Memory = o.Memory
+	}
+	if o.CPUs != "" {
+		settings.CPUs = o.CPUs
+	}
+	if settings.Duration <= 0 || *settings.Warmup < 0 {
+		return nil, fmt.Errorf("--duration must be positive and --warmup not negative")
+	}
+	memory, err := units.RAMInBytes(settings.Memory)
+	if err != nil || memory < 6<<20 {
+		return nil, fmt.Errorf("memory %q is not a size Docker accepts (at least 6m, e.g. 1g)", settings.Memory)
+	}
+	targetCPUs, generatorCPUs, err := SplitCPUs(allowed, settings.CPUs)
+	if err != nil {
+		return nil, err
+	}
+
+	model := load.Model{Rate: s.Load.Rate, Connections: s.Load.Connections, ExpectedLatency: s.Load.ExpectedLatency}
+	switch {
+	case o.Rate > 0 && o.Connections > 0:
+		return nil, fmt.Errorf("give --rate (open loop) or --connections (closed loop), not both")
+	case o.Rate > 0:
+		model.Rate, model.Connections = o.Rate, 0
+	case o.Connections > 0:
+		model.Rate, model.Connections = 0, o.Connections
+	}
+	req, err := request(s)
+	if err != nil {
+		return nil, err
+	}
+
+	p := &Plan{Scenario: s, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory}
+	// Trials are the outer loop: the targets take turns, so drift in the machine spreads evenly.
+	for trial := 1; trial <= settings.Trials; trial++ {
+		for _, name := range targets {
+			t := f.Targets[name]
+			b := target.BuildSpec{Context: t.Build, Dockerfile: t.Dockerfile, Args: t.BuildArgs}
+			if !slices.ContainsFunc(p.Builds, func(x target.BuildSpec) bool { return x.Tag() == b.Tag() }) {
+				p.Builds = append(p.Builds, b)
+			}
+			p.Cells = append(p.Cells, Cell{
+				Scenario: s.Name, Target: name, Trial: trial, Build: b, Path: s.Request.Path,
+				Spec: target.Spec{
+					Target: name, Port: t.Port, Env: t.Env, Health: t.Health, StartupTimeout: t.StartupTimeout,
+					CPUSet: scenario.FormatCPUSet(targetCPUs), Memory: memory,
+				},
+				Load: load.Config{
+					Request: req, Check: load.NewCheck(s.Check.Contains...), Model: model,
+					Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: s.Load.Timeout,
+				},
+			})
+		}
+	}
+	return p, nil
+}
+
+func request(s *scenario.Scenario) (load.Request, error) {
+	r := load.Request{Method: s.Request.Method, Header: http.Header{}}
+	for k, v := range s.Request.Headers {
+		r.Header.Set(k, v)
+	}
+	if s.Request.BodyFile != "" {
+		body, err := os.ReadFile(s.Request.BodyFile)
+		if err != nil {
+			return r, fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+		r.Body = body
+	}
+	return r, nil
+}
+
+// SplitCPUs gives the targets their cpuset and the generator the rest of allowed. With no cpuset
+// asked for, targets get the last quarter of the CPUs (at least one) and the generator the others:
+// on 2 cores, one each; on 8, the target 2 and the generator 6, so that the generator is never
+// the bottleneck.
+func SplitCPUs(allowed []int, asked string) (targetCPUs, generator []int, err error) {
+	allowed = slices.Sorted(slices.Values(allowed))
+	if asked == "" {
+		if len(allowed) < 2 {
+			return nil, nil, fmt.Errorf("iotbench needs at least 2 CPUs, one for the target and one for the load generator; this process may use %v", allowed)
+		}
+		k := max(1, len(allowed)/4)
+		return allowed[len(allowed)-k:], allowed[:len(allowed)-k], nil
+	}
+	targetCPUs, err = scenario.ParseCPUSet(asked)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--cpus: %w", err)
+	}
+	for _, c := range targetCPUs {
+		if !slices.Contains(allowed, c) {
+			return nil, nil, fmt.Errorf("--cpus %s: CPU %d is not available here (available: %s)", asked, c, scenario.FormatCPUSet(allowed))
+		}
+	}
+	for _, c := range allowed {
+		if !slices.Contains(targetCPUs, c) {
+			generator = append(generator, c)
+		}
+	}
+	if len(generator) == 0 {
+		return nil, nil, fmt.Errorf("--cpus %s leaves no CPU for the load generator (available: %s)", asked, scenario.FormatCPUSet(allowed))
+	}
+	return targetCPUs, generator, nil
+}

@@ -1,0 +1,113 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/scenario"
+)
+
+func TestSplitCPUs(t *testing.T) {
+	cases := []struct {
+		allowed       []int
+		asked         string
+		wantTarget    []int
+		wantGenerator []int
+		wantErr       string
+	}{
+		{[]int{0, 1}, "", []int{1}, []int{0}, ""},
+		{[]int{0, 1, 2, 3}, "", []int{3}, []int{0, 1, 2}, ""},
+		{[]int{0, 1, 2, 3, 4, 5, 6, 7}, "", []int{6, 7}, []int{0, 1, 2, 3, 4, 5}, ""},
+		{[]int{0, 1, 2, 3}, "2-3", []int{2, 3}, []int{0, 1}, ""},
+		{[]int{0}, "", nil, nil, "at least 2 CPUs"},
+		{[]int{0, 1}, "0-1", nil, nil, "no CPU for the load generator"},
+		{[]int{0, 1}, "5", nil, nil, "not available"},
+	}
+	for _, c := range cases {
+		tg, gen, err := SplitCPUs(c.allowed, c.asked)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("SplitCPUs(%v, %q) err = %v, want %q", c.allowed, c.asked, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(tg, c.wantTarget) || !slices.Equal(gen, c.wantGenerator) {
+			t.Errorf("SplitCPUs(%v, %q) = %v, %v, %v; want %v, %v", c.allowed, c.asked, tg, gen, err, c.wantTarget, c.wantGenerator)
+		}
+	}
+}
+
+func fixture(t *testing.T) *scenario.File {
+	t.Helper()
+	f, err := scenario.Load("../scenario/testdata/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestCellsInterleaveTrialsAndShareSettings(t *testing.T) {
+	p, err := Make(fixture(t), "s", Overrides{}, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, c := range p.Cells {
+		order = append(order, c.Target+"#"+string(rune('0'+c.Trial)))
+		if c.Spec.CPUSet != "1" || c.Spec.Memory != 1<<30 || c.Load.Duration != 5*time.Second || c.Load.Warmup != 0 {
+			t.Errorf("cell %s#%d: cpuset %q memory %d duration %v warmup %v", c.Target, c.Trial, c.Spec.CPUSet, c.Spec.Memory, c.Load.Duration, c.Load.Warmup)
+		}
+	}
+	if got := strings.Join(order, " "); got != "u#1 t#1 u#2 t#2" {
+		t.Errorf("cell order %s, want trials interleaved across targets", got)
+	}
+	if len(p.Builds) != 1 {
+		t.Errorf("%d builds, want 1: both targets share a build context", len(p.Builds))
+	}
+	if c := p.Cells[0]; c.Path != "/x" || c.Spec.Port != 9002 {
+		t.Errorf("path %s port %d", c.Path, c.Spec.Port)
+	}
+	if string(p.Cells[0].Load.Request.Body) != "{}\n" || p.Cells[0].Load.Request.Method != "POST" {
+		t.Errorf("request body %q method %s", p.Cells[0].Load.Request.Body, p.Cells[0].Load.Request.Method)
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	d := 2 * time.Second
+	p, err := Make(fixture(t), "s", Overrides{Targets: []string{"t"}, Duration: &d, Connections: 7, Trials: 1, Memory: "256m"}, []int{0, 1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Cells) != 1 {
+		t.Fatalf("%d cells, want 1", len(p.Cells))
+	}
+	c := p.Cells[0]
+	if c.Target != "t" || c.Load.Duration != d || c.Load.Model.Mode() != load.Closed || c.Load.Model.Connections != 7 || c.Spec.Memory != 256<<20 {
+		t.Errorf("overrides not applied: %+v", c)
+	}
+}
+
+func TestPlanErrors(t *testing.T) {
+	cases := []struct {
+		name     string
+		scenario string
+		o        Overrides
+		want     string
+	}{
+		{"unknown scenario", "nope", Overrides{}, `no scenario "nope"`},
+		{"unknown target", "s", Overrides{Targets: []string{"ghost"}}, `unknown target "ghost"`},
+		{"both models", "s", Overrides{Rate: 5, Connections: 5}, "not both"},
+		{"bad memory", "s", Overrides{Memory: "lots"}, "not a size"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Make(fixture(t), c.scenario, c.o, []int{0, 1})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want %q", err, c.want)
+			}
+		})
+	}
+}
