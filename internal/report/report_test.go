@@ -1,0 +1,51 @@
+package report
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func row(target string, trial int, tput float64, p99ms float64, valid bool, reason string) results.Row {
+	return results.Row{
+		Scenario: "io-heavy", Target: target, Trial: trial, Mode: "open", RequestedRPS: 1000, Connections: 300,
+		ThroughputRPS: tput, SuccessRatio: tput / 1000, LatencyP50: 50500 * time.Microsecond,
+		LatencyP99: time.Duration(p99ms * 1e6), LatencyP999: time.Duration(p99ms * 1.5e6), SendLagP99: 400 * time.Microsecond,
+		Duration: 20 * time.Second, Warmup: 10 * time.Second, CPUSet: "1", GeneratorCPUSet: "0", Memory: "1g",
+		Valid: valid, InvalidReason: reason,
+	}
+}
+
+func TestGolden(t *testing.T) {
+	cases := map[string][]results.Row{
+		"three-trials": {
+			row("spring-mvc-virtual", 1, 999.9, 55.2, true, ""), row("fastify", 1, 999.8, 61.7, true, ""),
+			row("spring-mvc-virtual", 2, 999.7, 54.1, true, ""), row("fastify", 2, 700.0, 2100, false, "success ratio 0.7000 below 0.99"),
+			row("spring-mvc-virtual", 3, 1000.0, 56.9, true, ""), row("fastify", 3, 999.9, 60.2, true, ""),
+		},
+		"one-trial": {row("fastify", 1, 999.8, 61.7, true, "")},
+	}
+	for name, rows := range cases {
+		t.Run(name, func(t *testing.T) {
+			var b strings.Builder
+			if err := Write(&b, rows); err != nil {
+				t.Fatal(err)
+			}
+			path := "testdata/" + name + ".golden"
+			if *update {
+				os.WriteFile(path, []byte(b.String()), 0o644)
+				return
+			}
+			want, _ := os.ReadFile(path)
+			if b.String() != string(want) {
+				t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+			}
+		})
+	}
+}
