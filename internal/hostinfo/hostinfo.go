@@ -15,11 +15,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Version is set at build time (-ldflags "-X …hostinfo.Version=…").
-var Version = "dev"
+// Version and BuildCommit are set at build time by the Makefile
+// (-ldflags "-X …/hostinfo.Version=… -X …/hostinfo.BuildCommit=…").
+var (
+	Version     = "dev"
+	BuildCommit = ""
+)
 
 // Commit is the VCS revision the binary was built from, "-dirty" when the tree had changes.
 func Commit() string {
+	if BuildCommit != "" {
+		return BuildCommit
+	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"

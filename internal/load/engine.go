@@ -252,7 +252,7 @@ func attack(ctx context.Context, client *http.Client, cfg Config, du time.Durati
 		res.RequestedRate = cfg.Model.Rate
 	}
 
-	began := time.Now() // vegeta stamps its own start within microseconds of this
+	began := time.Now() // vegeta stamps its own start within a microsecond of this
 	nextReport := time.Second
 	for r := range attacker.Attack(targeter, pacer, du, name) {
 		completed.Add(1)

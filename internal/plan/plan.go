@@ -6,6 +6,7 @@ package plan
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -177,4 +178,33 @@ func SplitCPUs(allowed []int, asked string) (targetCPUs, generator []int, err er
 		return nil, nil, fmt.Errorf("--cpus %s leaves no CPU for the load generator (available: %s)", asked, scenario.FormatCPUSet(allowed))
 	}
 	return targetCPUs, generator, nil
+}
+
+// AdHoc is the request and load of `iotbench run --url`, against a service already running.
+type AdHoc struct {
+	URL                       string
+	Request                   load.Request // URL ignored
+	Check                     load.Check
+	Model                     load.Model
+	Warmup, Duration, Timeout time.Duration
+	Trials                    int
+}
+
+// MakeAdHoc plans trials of one request against a running service. The service is not pinned
+// by iotbench: its CPUs are whatever it was started with.
+func MakeAdHoc(a AdHoc) (*Plan, error) {
+	if err := load.RequireLoopback(a.URL); err != nil {
+		return nil, err
+	}
+	u, _ := url.Parse(a.URL)
+	path := u.RequestURI()
+	name := u.Host
+	p := &Plan{Scenario: &scenario.Scenario{Name: "adhoc"}}
+	for trial := 1; trial <= max(1, a.Trials); trial++ {
+		p.Cells = append(p.Cells, Cell{
+			Scenario: "adhoc", Target: name, Trial: trial, Path: path,
+			Load: load.Config{Request: a.Request, Check: a.Check, Model: a.Model, Warmup: a.Warmup, Duration: a.Duration, Timeout: a.Timeout},
+		})
+	}
+	return p, nil
 }

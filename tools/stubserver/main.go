@@ -1,0 +1,32 @@
+// Command stubserver is an independent HTTP server with a fixed service time and an optional share
+// of failures: the yardstick for iotbench's own accuracy (make acceptance).
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:18999", "listen address (loopback)")
+	delay := flag.Duration("delay", 50*time.Millisecond, "service time of every request")
+	failPercent := flag.Int("fail-percent", 0, "answer 503 to this many of every 100 requests")
+	flag.Parse()
+	var n atomic.Int64
+	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		time.Sleep(*delay)
+		if int(n.Add(1)%100) < *failPercent {
+			http.Error(w, `{"error":"injected"}`, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, `{"id":1,"processingMs":50}`)
+	})
+	log.Printf("stubserver on %s: %s per request, %d%% failures", *addr, *delay, *failPercent)
+	log.Fatal(http.ListenAndServe(*addr, nil))
+}
