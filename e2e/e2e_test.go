@@ -1,0 +1,158 @@
+//go:build e2e
+
+// Package e2e drives the real iotbench binary against the real target images: build, start,
+// verify, load, CSV, removal. It needs a Docker engine and the root image (make docker).
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+func binary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("IOTBENCH_BIN")
+	if bin == "" {
+		t.Fatal("IOTBENCH_BIN is not set: run through `make e2e`")
+	}
+	return bin
+}
+
+// iotbench runs the binary from the repository root and returns its exit status and output.
+func iotbench(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, binary(t), args...)
+	cmd.Dir = ".."
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+func readRows(t *testing.T, dir string) []results.Row {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
+	if len(files) != 1 {
+		t.Fatalf("%d CSV files in %s, want 1", len(files), dir)
+	}
+	rows, err := results.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// leftovers lists containers iotbench created that still exist.
+func leftovers(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("docker", "ps", "-a", "-q", "--filter", "label=iotbench").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestIOHeavyOnTheFoundationTargets(t *testing.T) {
+	out := t.TempDir()
+	targets := []string{"spring-mvc-platform", "spring-mvc-virtual", "fastify"}
+	code, table, log := iotbench(t, context.Background(), "run", "--scenario", "io-heavy",
+		"--targets", strings.Join(targets, ","), "--trials", "1", "--warmup", "3s", "--duration", "4s",
+		"--rate", "200", "--out", out)
+	t.Log(log)
+	t.Log(table)
+	if code != 0 {
+		t.Fatalf("exit status %d, want 0 (all cells valid)", code)
+	}
+	rows := readRows(t, out)
+	if len(rows) != len(targets) {
+		t.Fatalf("%d rows, want %d", len(rows), len(targets))
+	}
+	for i, r := range rows {
+		if r.Target != targets[i] || r.Scenario != "io-heavy" || r.Trial != 1 || r.Mode != "open" {
+			t.Errorf("row %d: %s/%s trial %d mode %s", i, r.Scenario, r.Target, r.Trial, r.Mode)
+		}
+		if !r.Valid || r.SuccessRatio != 1 || r.Errors != 0 {
+			t.Errorf("%s: valid=%v success=%v errors=%d (%s)", r.Target, r.Valid, r.SuccessRatio, r.Errors, r.InvalidReason)
+		}
+		if r.ThroughputRPS < 190 || r.ThroughputRPS > 210 || r.Requests < 760 {
+			t.Errorf("%s: throughput %.1f rps over %d requests, want ≈200 rps for 4 s", r.Target, r.ThroughputRPS, r.Requests)
+		}
+		// /ingest waits 50 ms: a latency below that means the work was not done.
+		if r.LatencyP50 < 50*time.Millisecond || r.LatencyP50 > 500*time.Millisecond {
+			t.Errorf("%s: p50 %v, want just above the 50 ms wait", r.Target, r.LatencyP50)
+		}
+		if !strings.HasPrefix(r.ImageID, "sha256:") || r.CPUSet == "" || r.GeneratorCPUSet == "" || r.CPUSet == r.GeneratorCPUSet || r.Memory != "1g" {
+			t.Errorf("%s: settings image=%q cpuset=%q generator=%q memory=%q", r.Target, r.ImageID, r.CPUSet, r.GeneratorCPUSet, r.Memory)
+		}
+		if !strings.Contains(r.TargetRuntime, `"availableProcessors":1`) {
+			t.Errorf("%s: health %s: the target does not see exactly its one pinned CPU", r.Target, r.TargetRuntime)
+		}
+	}
+	threadModel := map[string]string{"spring-mvc-platform": `"threadModel":"platform"`, "spring-mvc-virtual": `"threadModel":"virtual"`}
+	for _, r := range rows {
+		if w, ok := threadModel[r.Target]; ok && !strings.Contains(r.TargetRuntime, w) {
+			t.Errorf("%s: health %s lacks %s", r.Target, r.TargetRuntime, w)
+		}
+	}
+	if left := leftovers(t); left != "" {
+		t.Errorf("containers left behind: %s", left)
+	}
+}
+
+func TestInterruptedRunRemovesItsContainer(t *testing.T) {
+	out := t.TempDir()
+	cmd := exec.Command(binary(t), "run", "--scenario", "io-heavy", "--targets", "fastify", "--trials", "1",
+		"--warmup", "0s", "--duration", "60s", "--rate", "100", "--out", out)
+	cmd.Dir = ".."
+	var log bytes.Buffer
+	cmd.Stderr = &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Interrupt once the load is under way, as a user's Ctrl-C would.
+	deadline := time.Now().Add(5 * time.Minute)
+	for !strings.Contains(log.String(), "healthy in") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("target never became healthy:\n%s", log.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	if left := leftovers(t); left == "" {
+		t.Fatal("no iotbench container while the run is under way")
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 {
+		t.Errorf("exit after Ctrl-C: %v, want status 1\n%s", err, log.String())
+	}
+	if left := leftovers(t); left != "" {
+		t.Errorf("containers left after Ctrl-C: %s", left)
+	}
+}
+
+func TestConfigErrorsExitWithTwo(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("targets:\n  x:\n    build: nowhere\n    port: 1\n    colour: red\n"), 0o644)
+	code, _, log := iotbench(t, context.Background(), "run", "--file", bad)
+	if code != 2 || !strings.Contains(log, bad+":5: unknown key \"colour\"") {
+		t.Errorf("exit %d, stderr %q; want 2 and the file:line of the unknown key", code, log)
+	}
+}
