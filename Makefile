@@ -30,8 +30,9 @@ lint:
 	$(GO) vet -tags e2e ./e2e/...
 
 # Unit tests, the load engine under the race detector, and the Docker side against real containers.
+# One package at a time (-p 1): timing assertions of the engine must not compete with other packages.
 unit:
-	IOTBENCH_REQUIRE_DOCKER=1 $(GO) test -race -count=1 ./...
+	IOTBENCH_REQUIRE_DOCKER=1 $(GO) test -race -p 1 -count=1 ./...
 
 # End to end: the real target images built and run through the iotbench binary.
 e2e: build

@@ -111,21 +111,15 @@ func TestEveryCellIsRecordedAndRemoved(t *testing.T) {
 	if len(rows) != 3 || len(recorded) != 3 {
 		t.Fatalf("%d rows, %d recorded, want 3 each", len(rows), len(recorded))
 	}
-	want := []struct {
-		valid  bool
-		reason string
-	}{
-		{true, ""},
-		{false, "verification failed"},
-		{false, "start failed: the container exited (code 1)"},
+	// The good cell's validity also depends on this machine's timing (the engine's tests cover
+	// that); here it must have been measured, error-free.
+	if r := rows[0]; r.SuccessRatio != 1 || r.Requests < 90 || r.ImageID != "sha256:iotbench/good:latest" || r.GeneratorCPUSet != "0" || r.Version != "test" || r.TargetRuntime != `{"status":"UP"}` {
+		t.Errorf("good row: %+v", r)
 	}
-	for i, w := range want {
-		if rows[i].Valid != w.valid || !strings.Contains(rows[i].InvalidReason, w.reason) {
-			t.Errorf("row %s: valid=%v reason=%q, want valid=%v reason %q", rows[i].Target, rows[i].Valid, rows[i].InvalidReason, w.valid, w.reason)
+	for i, reason := range []string{"verification failed", "start failed: the container exited (code 1)"} {
+		if r := rows[i+1]; r.Valid || !strings.Contains(r.InvalidReason, reason) {
+			t.Errorf("row %s: valid=%v reason=%q, want invalid with %q", r.Target, r.Valid, r.InvalidReason, reason)
 		}
-	}
-	if rows[0].ThroughputRPS < 90 || rows[0].ImageID != "sha256:iotbench/good:latest" || rows[0].GeneratorCPUSet != "0" || rows[0].Version != "test" {
-		t.Errorf("good row: %+v", rows[0])
 	}
 	if f.started != f.removed {
 		t.Errorf("started %d targets, removed %d", f.started, f.removed)

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+func streams() (Streams, *strings.Builder, *strings.Builder) {
+	var out, errOut strings.Builder
+	return Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, &out, &errOut
+}
+
+func TestRunFlagsFillOptions(t *testing.T) {
+	s, _, _ := streams()
+	var got *RunOptions
+	cmd := NewCmdRun(s, func(_ context.Context, o *RunOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--scenario", "io-heavy", "--targets", "a,b", "--duration", "30s", "--rate", "2000", "--cpus", "2-3", "--memory", "2g", "--header", "A:1", "--header", "B:2"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Scenario != "io-heavy" || strings.Join(got.Targets, ",") != "a,b" || got.Duration != 30*time.Second || got.Rate != 2000 ||
+		got.CPUs != "2-3" || got.Memory != "2g" || len(got.Headers) != 2 || got.File != "scenarios.yaml" || got.Out != "results" {
+		t.Errorf("options %+v", got)
+	}
+	if !got.set("duration") || got.set("warmup") {
+		t.Error("set() does not tell given flags from defaults")
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	var n atomic.Int64
+	healthy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(50 * time.Millisecond)
+		io.WriteString(w, `{"id":1}`)
+	}))
+	defer healthy.Close()
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if n.Add(1)%10 < 3 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, `{"id":1}`)
+	}))
+	defer failing.Close()
+	broken := filepath.Join(t.TempDir(), "broken.yaml")
+	os.WriteFile(broken, []byte("targets: {}\nscenarios: {}\nsurprise: 1\n"), 0o644)
+
+	cases := []struct {
+		name     string
+		args     []string
+		want     int
+		wantErr  string
+		wantRows int
+	}{
+		// Closed loop: its validity does not hang on this machine's scheduling, as an open loop's lag does.
+		{"valid ad-hoc run", []string{"run", "--url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--contains", `"id"`}, ExitOK, "", 1},
+		{"30% failing service", []string{"run", "--url", failing.URL + "/x", "--rate", "100", "--duration", "1s"}, ExitInvalid, "", 1},
+		{"remote URL", []string{"run", "--url", "http://192.0.2.1/x", "--rate", "10"}, ExitUsage, "loopback only", 0},
+		{"no load model", []string{"run", "--url", healthy.URL}, ExitUsage, "needs --rate", 0},
+		{"scenario flag with --url", []string{"run", "--url", healthy.URL, "--rate", "1", "--targets", "x"}, ExitUsage, "--targets belongs to scenario runs", 0},
+		{"unknown flag", []string{"run", "--rat", "5"}, ExitUsage, "unknown flag", 0},
+		{"broken scenario file", []string{"run", "--file", broken}, ExitUsage, broken + ":3: unknown key \"surprise\"", 0},
+		{"missing scenario file", []string{"list", "--file", "nope.yaml"}, ExitUsage, "nope.yaml", 0},
+		{"compare placeholder", []string{"compare", "a.csv", "b.csv"}, ExitUsage, "not implemented yet", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, _, errOut := streams()
+			out := t.TempDir()
+			args := c.args
+			if c.args[0] == "run" && c.wantRows > 0 {
+				args = append(args, "--out", out)
+			}
+			if got := Main(context.Background(), args, s); got != c.want {
+				t.Errorf("exit %d, want %d; stderr:\n%s", got, c.want, errOut)
+			}
+			if !strings.Contains(errOut.String(), c.wantErr) {
+				t.Errorf("stderr %q lacks %q", errOut, c.wantErr)
+			}
+			if c.wantRows > 0 {
+				files, _ := filepath.Glob(filepath.Join(out, "*.csv"))
+				if len(files) != 1 {
+					t.Fatalf("%d CSV files, want 1", len(files))
+				}
+				rows, err := results.ReadFile(files[0])
+				if err != nil || len(rows) != c.wantRows {
+					t.Errorf("%d rows (%v), want %d", len(rows), err, c.wantRows)
+				}
+			}
+		})
+	}
+}
+
+func TestListShowsScenariosAndTargets(t *testing.T) {
+	s, out, _ := streams()
+	if code := Main(context.Background(), []string{"list", "--file", "../../scenarios.yaml"}, s); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"* io-heavy", "POST", "/ingest", "spring-mvc-virtual", ":8083"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("list output lacks %q:\n%s", want, out)
+		}
+	}
+}
