@@ -114,6 +114,18 @@ func TestIOHeavyOnTheFoundationTargets(t *testing.T) {
 	}
 }
 
+// TestEveryTargetPassesTheContract verifies every target of scenarios.yaml, endpoint by endpoint.
+func TestEveryTargetPassesTheContract(t *testing.T) {
+	code, out, log := iotbench(t, context.Background(), "verify")
+	t.Log(log)
+	if code != 0 || !strings.Contains(out, "pass every contract check") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if left := leftovers(t); left != "" {
+		t.Errorf("containers left behind: %s", left)
+	}
+}
+
 func TestInterruptedRunRemovesItsContainer(t *testing.T) {
 	out := t.TempDir()
 	cmd := exec.Command(binary(t), "run", "--scenario", "io-heavy", "--targets", "fastify", "--trials", "1",

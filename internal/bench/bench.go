@@ -15,6 +15,7 @@ import (
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/iotbench/iotbench/internal/target"
+	"github.com/iotbench/iotbench/internal/verify"
 )
 
 // Meta is what every row records about the machine and iotbench.
@@ -37,16 +38,9 @@ type Runner struct {
 // Run measures every cell of p and returns the rows. It stops early only when ctx is cancelled
 // or a row cannot be recorded; a cell that fails is recorded as invalid and the run goes on.
 func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
-	images := map[string]string{}
-	for i, b := range p.Builds {
-		fmt.Fprintf(r.Log, "build %d/%d: %s from %s\n", i+1, len(p.Builds), b.Tag(), b.Context)
-		begin := time.Now()
-		id, err := r.Lifecycle.Build(ctx, b, &stepLines{w: r.Log})
-		if err != nil {
-			return nil, err
-		}
-		images[b.Tag()] = id
-		fmt.Fprintf(r.Log, "build %d/%d: done in %s\n", i+1, len(p.Builds), time.Since(begin).Round(100*time.Millisecond))
+	images, err := r.build(ctx, p)
+	if err != nil {
+		return nil, err
 	}
 	var rows []results.Row
 	for i, c := range p.Cells {
@@ -69,6 +63,66 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// build builds p's images and returns their ids by tag.
+func (r *Runner) build(ctx context.Context, p *plan.Plan) (map[string]string, error) {
+	images := map[string]string{}
+	for i, b := range p.Builds {
+		fmt.Fprintf(r.Log, "build %d/%d: %s from %s\n", i+1, len(p.Builds), b.Tag(), b.Context)
+		begin := time.Now()
+		id, err := r.Lifecycle.Build(ctx, b, &stepLines{w: r.Log})
+		if err != nil {
+			return nil, err
+		}
+		images[b.Tag()] = id
+		fmt.Fprintf(r.Log, "build %d/%d: done in %s\n", i+1, len(p.Builds), time.Since(begin).Round(100*time.Millisecond))
+	}
+	return images, nil
+}
+
+// Verify starts each target of p in turn and checks it against the contract. It returns the
+// names of the targets that failed.
+func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check) ([]string, error) {
+	images, err := r.build(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var failed []string
+	for i, c := range p.Cells {
+		fmt.Fprintf(r.Log, "[%d/%d] verifying %s\n", i+1, len(p.Cells), c.Target)
+		spec := c.Spec
+		spec.Image = images[c.Build.Tag()]
+		inst, err := r.Lifecycle.Start(ctx, spec)
+		if err != nil {
+			if ctx.Err() != nil {
+				return failed, ctx.Err()
+			}
+			fmt.Fprintf(r.Log, "  FAIL start: %v\n", err)
+			failed = append(failed, c.Target)
+			continue
+		}
+		ok := true
+		for _, res := range verify.Run(ctx, inst.URL(), checks) {
+			if res.Err != nil {
+				ok = false
+				fmt.Fprintf(r.Log, "  FAIL %s: %v\n", res.Check, res.Err)
+			} else {
+				fmt.Fprintf(r.Log, "  ok   %s\n", res.Check)
+			}
+		}
+		if !ok {
+			failed = append(failed, c.Target)
+			fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
+		}
+		if err := inst.Remove(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(r.Log, "  removing the %s container: %v\n", c.Target, err)
+		}
+		if ctx.Err() != nil {
+			return failed, ctx.Err()
+		}
+	}
+	return failed, nil
 }
 
 // cell measures one cell. Errors are returned only for cancellation; failures become invalid rows.
@@ -164,11 +218,12 @@ func firstLine(s string) string {
 	return line
 }
 
-// stepLines passes on the "Step n/m" lines of a classic build, so a long build shows progress
-// without its full output.
+// stepLines passes on the "Step n/m" lines of a classic build that do work, so a long build shows
+// progress and a cached one stays quiet.
 type stepLines struct {
-	w    io.Writer
-	part string
+	w       io.Writer
+	part    string
+	pending string
 }
 
 func (s *stepLines) Write(p []byte) (int, error) {
@@ -176,8 +231,14 @@ func (s *stepLines) Write(p []byte) (int, error) {
 	lines := strings.Split(text, "\n")
 	s.part = lines[len(lines)-1]
 	for _, l := range lines[:len(lines)-1] {
-		if strings.HasPrefix(l, "Step ") {
-			fmt.Fprintf(s.w, "  %s\n", l)
+		switch {
+		case strings.HasPrefix(l, "Step "):
+			s.pending = l
+		case s.pending != "" && strings.Contains(l, "Using cache"):
+			s.pending = ""
+		case s.pending != "" && strings.HasPrefix(l, " ---> "):
+			fmt.Fprintf(s.w, "  %s\n", s.pending)
+			s.pending = ""
 		}
 	}
 	return len(p), nil

@@ -149,3 +149,13 @@ func TestCancelledRunStillRemovesTheTarget(t *testing.T) {
 		t.Errorf("started %d, removed %d: the interrupted target was left behind", f.started, f.removed)
 	}
 }
+
+func TestBuildProgressShowsOnlyStepsThatRun(t *testing.T) {
+	var out strings.Builder
+	w := &stepLines{w: &out}
+	io.WriteString(w, "Step 1/3 : FROM debian:trixie\n ---> c1297cbae173\nStep 2/3 : RUN apt-get upd")
+	io.WriteString(w, "ate\n ---> Using cache\n ---> 2ab\nStep 3/3 : COPY src ./src\n ---> 9f1\n")
+	if got, want := out.String(), "  Step 1/3 : FROM debian:trixie\n  Step 3/3 : COPY src ./src\n"; got != want {
+		t.Errorf("progress:\n%q\nwant:\n%q", got, want)
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/iotbench/iotbench/internal/target"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // RunOptions are the flags of `iotbench run`.
@@ -96,7 +97,7 @@ With --url, load a service already listening on loopback instead (no Docker, not
 	f.StringVar(&o.CPUs, "cpus", "", "targets' cpuset, e.g. 1 or 2-3; the generator gets the other CPUs (default: the last quarter of the CPUs, at least one)")
 	f.StringVar(&o.Memory, "memory", "", "targets' memory limit, e.g. 1g (default: the scenario's)")
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
-	f.StringVar(&o.CABundle, "ca-bundle", envOr("IOTBENCH_CA_BUNDLE", target.DefaultCABundle), "PEM certificates image builds trust (for registries behind TLS inspection); empty for none [$IOTBENCH_CA_BUNDLE]")
+	addCABundleFlag(f, &o.CABundle)
 	f.StringVar(&o.URL, "url", "", "load this running service on loopback instead of a scenario")
 	f.StringVar(&o.Method, "method", "GET", "--url: HTTP method")
 	f.StringVar(&o.BodyFile, "body-file", "", "--url: request body")
@@ -107,11 +108,13 @@ With --url, load a service already listening on loopback instead (no Docker, not
 	return cmd
 }
 
-func envOr(key, fallback string) string {
-	if v, ok := os.LookupEnv(key); ok {
-		return v
+// addCABundleFlag adds --ca-bundle, shared by the commands that build images.
+func addCABundleFlag(f *pflag.FlagSet, v *string) {
+	def := target.DefaultCABundle
+	if env, ok := os.LookupEnv("IOTBENCH_CA_BUNDLE"); ok {
+		def = env
 	}
-	return fallback
+	f.StringVar(v, "ca-bundle", def, "PEM certificates image builds trust (for registries behind TLS inspection); empty for none [$IOTBENCH_CA_BUNDLE]")
 }
 
 func runRun(ctx context.Context, o *RunOptions) error {
@@ -192,11 +195,10 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, target.Lifecycle,
 	if err != nil {
 		return nil, nil, meta, nothing, usageError{err}
 	}
-	d, err := target.Connect(ctx)
+	d, err := connectDocker(ctx, o.CABundle)
 	if err != nil {
 		return nil, nil, meta, nothing, err
 	}
-	d.CABundle = o.CABundle
 	meta.DockerVersion = d.Version(ctx)
 	if err := hostinfo.PinProcess(p.GeneratorCPUs); err != nil {
 		d.Close()

@@ -111,23 +111,63 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	// Trials are the outer loop: the targets take turns, so drift in the machine spreads evenly.
 	for trial := 1; trial <= settings.Trials; trial++ {
 		for _, name := range targets {
-			t := f.Targets[name]
-			b := target.BuildSpec{Context: t.Build, Dockerfile: t.Dockerfile, Args: t.BuildArgs}
-			if !slices.ContainsFunc(p.Builds, func(x target.BuildSpec) bool { return x.Tag() == b.Tag() }) {
-				p.Builds = append(p.Builds, b)
-			}
+			b, spec := p.addTarget(f.Targets[name], memory)
 			p.Cells = append(p.Cells, Cell{
-				Scenario: s.Name, Target: name, Trial: trial, Build: b, Path: s.Request.Path,
-				Spec: target.Spec{
-					Target: name, Port: t.Port, Env: t.Env, Health: t.Health, StartupTimeout: t.StartupTimeout,
-					CPUSet: scenario.FormatCPUSet(targetCPUs), Memory: memory,
-				},
+				Scenario: s.Name, Target: name, Trial: trial, Build: b, Path: s.Request.Path, Spec: spec,
 				Load: load.Config{
 					Request: req, Check: load.NewCheck(s.Check.Contains...), Model: model,
 					Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: s.Load.Timeout,
 				},
 			})
 		}
+	}
+	return p, nil
+}
+
+// addTarget records t's image among the builds and returns it with t's container spec.
+func (p *Plan) addTarget(t *scenario.Target, memory int64) (target.BuildSpec, target.Spec) {
+	b := target.BuildSpec{Context: t.Build, Dockerfile: t.Dockerfile, Args: t.BuildArgs}
+	if !slices.ContainsFunc(p.Builds, func(x target.BuildSpec) bool { return x.Tag() == b.Tag() }) {
+		p.Builds = append(p.Builds, b)
+	}
+	return b, target.Spec{
+		Target: t.Name, Port: t.Port, Env: t.Env, Health: t.Health, StartupTimeout: t.StartupTimeout,
+		CPUSet: scenario.FormatCPUSet(p.TargetCPUs), Memory: memory,
+	}
+}
+
+// Targets plans one start of each named target (every target of f when names is empty) with the
+// CPU and memory settings of f's defaults, as `iotbench verify` does. Cells carry no load.
+func Targets(f *scenario.File, names []string, o Overrides, allowed []int) (*Plan, error) {
+	if len(names) == 0 {
+		names = f.TargetOrder
+	}
+	cpus, mem := f.Defaults.CPUs, f.Defaults.Memory
+	if o.CPUs != "" {
+		cpus = o.CPUs
+	}
+	if o.Memory != "" {
+		mem = o.Memory
+	}
+	if mem == "" {
+		mem = "1g"
+	}
+	memory, err := units.RAMInBytes(mem)
+	if err != nil {
+		return nil, fmt.Errorf("memory %q is not a size (e.g. 1g)", mem)
+	}
+	targetCPUs, generatorCPUs, err := SplitCPUs(allowed, cpus)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Scenario: &scenario.Scenario{Name: "verify"}, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: mem}
+	for _, name := range names {
+		t := f.Targets[name]
+		if t == nil {
+			return nil, fmt.Errorf("--targets: unknown target %q (known: %s)", name, strings.Join(f.TargetOrder, ", "))
+		}
+		b, spec := p.addTarget(t, memory)
+		p.Cells = append(p.Cells, Cell{Scenario: "verify", Target: name, Trial: 1, Build: b, Spec: spec})
 	}
 	return p, nil
 }

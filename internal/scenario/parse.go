@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -133,7 +134,7 @@ func checkKeys(node *yaml.Node, t reflect.Type, where string) []lineError {
 			k, v := node.Content[i], node.Content[i+1]
 			ft, ok := fields[k.Value]
 			if !ok {
-				errs = append(errs, errorf(k.Line, "unknown key %q in %s (known keys: %s)", k.Value, where, strings.Join(slices.Sorted(keysOf(fields)), ", ")))
+				errs = append(errs, errorf(k.Line, "unknown key %q in %s (known keys: %s)", k.Value, where, strings.Join(slices.Sorted(maps.Keys(fields)), ", ")))
 				continue
 			}
 			errs = append(errs, checkKeys(v, ft, fmt.Sprintf("%q of %s", k.Value, where))...)
@@ -178,16 +179,6 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 		}
 	}
 	return out
-}
-
-func keysOf[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // orderAndLines records the file order of targets and scenarios, and the line of each.

@@ -1,0 +1,247 @@
+// Package verify checks a running target against docs/contract.md, endpoint by endpoint, with the
+// exact values the contract fixes. A target that passes does the same work as the others.
+package verify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Check is one request and what its answer must be.
+type Check struct {
+	Name   string
+	Method string
+	Path   string
+	Body   []byte
+	Status int
+	// Expect inspects a successful answer; took is the request's duration.
+	Expect func(a answer) error
+}
+
+type answer struct {
+	body  []byte
+	json  map[string]any
+	ctype string
+	took  time.Duration
+}
+
+// Result is the outcome of one check.
+type Result struct {
+	Check string
+	Err   error
+}
+
+// Contract returns the contract's checks, in order; payload is the standard reading document.
+// The checks that store readings are counted, and the last check expects /stats to have grown by
+// exactly that many rows.
+func Contract(payload []byte) []Check {
+	var doc map[string]any
+	_ = json.Unmarshal(payload, &doc)
+	missingKey := without(doc, "metric66")
+	mean, minV, maxV, stddev := enrich(doc)
+	var rowsBefore float64
+	const inserts = 4 // /ingest, /ingest/fast, /ingest/realistic, /enterprise
+
+	post := func(name, path string, body []byte, status int, expect func(answer) error) Check {
+		return Check{Name: name, Method: http.MethodPost, Path: path, Body: body, Status: status, Expect: expect}
+	}
+	get := func(name, path string, status int, expect func(answer) error) Check {
+		return Check{Name: name, Method: http.MethodGet, Path: path, Status: status, Expect: expect}
+	}
+	return []Check{
+		get("health", "/health", 200, fields(map[string]any{"status": "UP"}, "runtime", "framework", "threadModel", "availableProcessors")),
+		get("stats before", "/stats", 200, func(a answer) error {
+			n, ok := a.json["rows"].(float64)
+			if !ok || n < 50 {
+				return fmt.Errorf("rows = %v, want at least the 50 seed readings", a.json["rows"])
+			}
+			rowsBefore = n
+			return nil
+		}),
+		post("ingest", "/ingest", payload, 200, all(fields(nil, "id"), atLeast("processingMs", 50), tookAtLeast(50*time.Millisecond))),
+		post("ingest rejects 69 fields", "/ingest", missingKey, 400, fields(nil, "error")),
+		post("ingest rejects non-JSON", "/ingest", []byte("not json"), 400, fields(nil, "error")),
+		post("ingest/fast", "/ingest/fast", payload, 200, fields(nil, "id")),
+		post("ingest/realistic", "/ingest/realistic", payload, 200, all(fields(map[string]any{"pi": 3.1396}, "id", "processingMs"),
+			near("mean", mean), near("min", minV), near("max", maxV), near("stddev", stddev))),
+		get("cpu", "/cpu", 200, fields(map[string]any{"pi": 3.141124, "trace": 50545.0, "primes": 9592.0})),
+		get("blocking 100 ms", "/blocking?ms=100", 200, all(fields(map[string]any{"waitedMs": 100.0}), tookAtLeast(100*time.Millisecond))),
+		get("blocking rejects -1", "/blocking?ms=-1", 400, fields(nil, "error")),
+		get("page", "/page", 200, func(a answer) error {
+			if !strings.HasPrefix(a.ctype, "text/html") {
+				return fmt.Errorf("Content-Type %q, want text/html", a.ctype)
+			}
+			if n := len(a.body); n < 5000 || n > 8500 {
+				return fmt.Errorf("%d bytes, want 5–8 KB", n)
+			}
+			if n := bytes.Count(a.body, []byte(`<tr class="reading">`)); n != 50 {
+				return fmt.Errorf(`%d <tr class="reading"> rows, want 50`, n)
+			}
+			return nil
+		}),
+		post("process-data fib(25)", "/process-data", []byte(`{"n":25}`), 200, fields(map[string]any{"n": 25.0, "result": 75025.0})),
+		post("process-data rejects 36", "/process-data", []byte(`{"n":36}`), 400, fields(nil, "error")),
+		get("enterprise", "/enterprise", 200, all(fields(map[string]any{"rows": 10.0, "bytes": 4096.0, "downstream": true}, "id", "cacheHit"), tookAtLeast(20*time.Millisecond))),
+		get("downstream", "/downstream", 200, all(fields(map[string]any{"ok": true}), tookAtLeast(20*time.Millisecond))),
+		get("stats after", "/stats", 200, func(a answer) error {
+			if n, _ := a.json["rows"].(float64); n != rowsBefore+inserts {
+				return fmt.Errorf("rows = %v, want %v (+%d stored by the checks above)", a.json["rows"], rowsBefore+inserts, inserts)
+			}
+			return nil
+		}),
+	}
+}
+
+// Run performs checks in order against baseURL and returns one Result per check.
+func Run(ctx context.Context, baseURL string, checks []Check) []Result {
+	hc := &http.Client{Timeout: 30 * time.Second}
+	out := make([]Result, len(checks))
+	for i, c := range checks {
+		out[i] = Result{Check: c.Name, Err: run(ctx, hc, baseURL, c)}
+	}
+	return out
+}
+
+func run(ctx context.Context, hc *http.Client, baseURL string, c Check) error {
+	req, err := http.NewRequestWithContext(ctx, c.Method, baseURL+c.Path, bytes.NewReader(c.Body))
+	if err != nil {
+		return err
+	}
+	if c.Body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	begin := time.Now()
+	res, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return err
+	}
+	a := answer{body: body, ctype: res.Header.Get("Content-Type"), took: time.Since(begin)}
+	if res.StatusCode != c.Status {
+		return fmt.Errorf("%s %s: status %d, want %d (body %s)", c.Method, c.Path, res.StatusCode, c.Status, excerpt(body))
+	}
+	if strings.HasPrefix(a.ctype, "application/json") {
+		if err := json.Unmarshal(body, &a.json); err != nil {
+			return fmt.Errorf("%s %s: body is not a JSON object: %v (%s)", c.Method, c.Path, err, excerpt(body))
+		}
+	} else if c.Path != "/page" {
+		return fmt.Errorf("%s %s: Content-Type %q, want application/json", c.Method, c.Path, a.ctype)
+	}
+	if err := c.Expect(a); err != nil {
+		return fmt.Errorf("%s %s: %w (body %s)", c.Method, c.Path, err, excerpt(body))
+	}
+	return nil
+}
+
+// fields requires each key of exact with that value, and each of present to exist.
+func fields(exact map[string]any, present ...string) func(answer) error {
+	return func(a answer) error {
+		for _, k := range slices.Sorted(maps.Keys(exact)) {
+			if got, ok := a.json[k]; !ok || got != exact[k] {
+				return fmt.Errorf("%s = %v, want %v", k, got, exact[k])
+			}
+		}
+		for _, k := range present {
+			if _, ok := a.json[k]; !ok {
+				return fmt.Errorf("no %q field", k)
+			}
+		}
+		return nil
+	}
+}
+
+func atLeast(key string, min float64) func(answer) error {
+	return func(a answer) error {
+		if v, ok := a.json[key].(float64); !ok || v < min {
+			return fmt.Errorf("%s = %v, want a number ≥ %v", key, a.json[key], min)
+		}
+		return nil
+	}
+}
+
+// near compares a float field with a relative tolerance: runtimes may round the last bits apart.
+func near(key string, want float64) func(answer) error {
+	return func(a answer) error {
+		v, ok := a.json[key].(float64)
+		if !ok || math.Abs(v-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			return fmt.Errorf("%s = %v, want %v", key, a.json[key], want)
+		}
+		return nil
+	}
+}
+
+func tookAtLeast(d time.Duration) func(answer) error {
+	return func(a answer) error {
+		if a.took < d {
+			return fmt.Errorf("answered in %v: the contract's %v wait was not done", a.took, d)
+		}
+		return nil
+	}
+}
+
+func all(fs ...func(answer) error) func(answer) error {
+	return func(a answer) error {
+		for _, f := range fs {
+			if err := f(a); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// enrich computes what /ingest/realistic must answer: mean, min, max and population standard
+// deviation of metric01…metric66.
+func enrich(doc map[string]any) (mean, lo, hi, stddev float64) {
+	var xs []float64
+	for i := 1; i <= 66; i++ {
+		if v, ok := doc[fmt.Sprintf("metric%02d", i)].(float64); ok {
+			xs = append(xs, v)
+		}
+	}
+	if len(xs) == 0 {
+		return
+	}
+	lo, hi = xs[0], xs[0]
+	for _, x := range xs {
+		mean += x
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	mean /= float64(len(xs))
+	for _, x := range xs {
+		stddev += (x - mean) * (x - mean)
+	}
+	return mean, lo, hi, math.Sqrt(stddev / float64(len(xs)))
+}
+
+func without(doc map[string]any, key string) []byte {
+	c := map[string]any{}
+	for k, v := range doc {
+		if k != key {
+			c[k] = v
+		}
+	}
+	b, _ := json.Marshal(c)
+	return b
+}
+
+func excerpt(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) > 160 {
+		return string(b[:160]) + "…"
+	}
+	return string(b)
+}
