@@ -168,3 +168,43 @@ func TestConfigErrorsExitWithTwo(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 and the file:line of the unknown key", code, log)
 	}
 }
+
+// jvmTargets are the JVM targets of scenarios.yaml.
+var jvmTargets = []string{"spring-mvc-platform", "spring-mvc-virtual", "spring-webflux", "spring-webflux-virtual",
+	"javalin-platform", "javalin-virtual", "ktor-coroutines"}
+
+// TestJVMTargetsUnderLoad runs every JVM target through a short io-heavy run (POST /ingest, open
+// loop) and a short blocking-500 run (GET /blocking, closed loop): verification, warm-up, load.
+func TestJVMTargetsUnderLoad(t *testing.T) {
+	for _, sc := range []struct {
+		name string
+		args []string
+	}{
+		{"io-heavy", []string{"--rate", "100"}},
+		{"blocking-500", []string{"--connections", "20"}},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			out := t.TempDir()
+			args := append([]string{"run", "--scenario", sc.name, "--targets", strings.Join(jvmTargets, ","),
+				"--trials", "1", "--warmup", "3s", "--duration", "3s", "--out", out}, sc.args...)
+			code, table, log := iotbench(t, context.Background(), args...)
+			t.Log(log)
+			t.Log(table)
+			if code != 0 {
+				t.Errorf("exit status %d, want 0 (all cells valid)", code)
+			}
+			rows := readRows(t, out)
+			if len(rows) != len(jvmTargets) {
+				t.Fatalf("%d rows, want %d", len(rows), len(jvmTargets))
+			}
+			for _, r := range rows {
+				if !r.Valid || r.Successes == 0 || !strings.Contains(r.TargetRuntime, `"gc":"G1`) {
+					t.Errorf("%s: valid=%v successes=%d (%s) runtime %s", r.Target, r.Valid, r.Successes, r.InvalidReason, r.TargetRuntime)
+				}
+			}
+		})
+	}
+	if left := leftovers(t); left != "" {
+		t.Errorf("containers left behind: %s", left)
+	}
+}

@@ -328,7 +328,11 @@ func judge(r Result) (bool, string) {
 	if r.Mode == Open {
 		allowed := max(LagFloor, time.Duration(MaxLagShare*float64(r.Latency.P99)))
 		if r.SendLag.P99 > allowed {
-			return false, fmt.Sprintf("generator sent late: p99 send lag %s exceeds %s; latencies would carry the generator's delay", r.SendLag.P99.Round(time.Microsecond), allowed.Round(time.Microsecond))
+			reason := fmt.Sprintf("generator sent late: p99 send lag %s exceeds %s", r.SendLag.P99.Round(time.Microsecond), allowed.Round(time.Microsecond))
+			if r.PeakInFlight >= int64(r.InFlightLimit) {
+				return false, reason + fmt.Sprintf(": all %d in-flight slots were busy at times, the target stalled far beyond the expected latency (raise expected_latency or lower the rate)", r.InFlightLimit)
+			}
+			return false, reason + ": the load generator was short of CPU; latencies would carry its delay"
 		}
 	}
 	return true, ""
