@@ -190,6 +190,9 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image stri
 		return fail("load failed: " + err.Error())
 	}
 	fill(&row, res)
+	for kind, n := range res.ErrorKinds {
+		fmt.Fprintf(r.Log, "  %d × %s\n", n, kind)
+	}
 	if !row.Valid && res.SuccessRatio() < load.MinSuccessRatio {
 		fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
 	}
