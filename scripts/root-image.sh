@@ -25,7 +25,12 @@ command -v debootstrap >/dev/null 2>&1 || \
 
 rootfs=$(mktemp -d /tmp/iotbench-rootfs.XXXXXX)
 trap 'as_root rm -rf "$rootfs"' EXIT
-as_root debootstrap --variant=minbase "$suite" "$rootfs" >&2
+log "debootstrap into $rootfs (a few minutes; log: $rootfs.log)"
+if ! as_root debootstrap --variant=minbase "$suite" "$rootfs" >"$rootfs.log" 2>&1; then
+  tail -n 30 "$rootfs.log" >&2
+  log "debootstrap failed; full log: $rootfs.log"
+  exit 1
+fi
 # Keep the image small, like the official one: no apt lists or caches.
 as_root rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/archives/*.deb
 as_root tar -C "$rootfs" -c . | docker import \
