@@ -163,7 +163,7 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image stri
 
 	cfg := c.Load
 	cfg.Request.URL = inst.URL() + c.Path
-	if err := load.Verify(ctx, cfg.Request, cfg.Check, cfg.Timeout); err != nil {
+	if err := verify.Request(ctx, cfg.Request, cfg.Check, cfg.Timeout); err != nil {
 		if ctx.Err() != nil {
 			return row, ctx.Err()
 		}

@@ -306,28 +306,6 @@ func TestRequireLoopback(t *testing.T) {
 	}
 }
 
-func TestVerify(t *testing.T) {
-	good := serve(t, &stub{})
-	bad := serve(t, &stub{badBody: true})
-	failing := serve(t, &stub{failEvery: 1})
-	cases := []struct {
-		name, url, want string
-	}{
-		{"passes", good, ""},
-		{"body without the marker", bad, `answered 200 {"nope":1}`},
-		{"server error", failing, "answered 500"},
-		{"nothing listening", "http://127.0.0.1:1/", "connection refused"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := Verify(context.Background(), Request{Method: "GET", URL: c.url}, NewCheck(`"id"`), time.Second)
-			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
-				t.Errorf("Verify = %v, want %q", err, c.want)
-			}
-		})
-	}
-}
-
 // TestJudge pins the validity rules on measured results, independent of this machine's timing.
 func TestJudge(t *testing.T) {
 	ms := time.Millisecond

@@ -9,6 +9,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/load"
 )
 
 func TestEnrichMatchesTheContract(t *testing.T) {
@@ -60,6 +63,37 @@ func TestChecksCatchWrongWork(t *testing.T) {
 			res := Run(context.Background(), srv.URL, []Check{check})[0]
 			if c.wantErr == "" && res.Err != nil || c.wantErr != "" && (res.Err == nil || !strings.Contains(res.Err.Error(), c.wantErr)) {
 				t.Errorf("err = %v, want %q", res.Err, c.wantErr)
+			}
+		})
+	}
+}
+
+func serveBody(t *testing.T, status int, body string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestRequest(t *testing.T) {
+	good := serveBody(t, 200, `{"id":1}`)
+	bad := serveBody(t, 200, `{"nope":1}`)
+	failing := serveBody(t, 500, `{"error":"x"}`)
+	cases := []struct {
+		name, url, want string
+	}{
+		{"passes", good, ""},
+		{"body without the marker", bad, `answered 200 {"nope":1}`},
+		{"server error", failing, "answered 500"},
+		{"nothing listening", "http://127.0.0.1:1/", "connection refused"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := Request(context.Background(), load.Request{Method: "GET", URL: c.url}, load.NewCheck(`"id"`), time.Second)
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("Verify = %v, want %q", err, c.want)
 			}
 		})
 	}
