@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 )
@@ -17,11 +18,16 @@ func main() {
 	delay := flag.Duration("delay", 50*time.Millisecond, "service time of every request")
 	failPercent := flag.Int("fail-percent", 0, "answer 503 to this many of every 100 requests")
 	flag.Parse()
+	// A yardstick must not pause: collect only when the heap nears 256 MiB.
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(256 << 20)
 	var n atomic.Int64
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		time.Sleep(*delay)
-		if int(n.Add(1)%100) < *failPercent {
+		// The last failPercent of every 100 requests fail: the first ones succeed, as a
+		// verification before load expects of a server that works most of the time.
+		if int(n.Add(1)%100) >= 100-*failPercent {
 			http.Error(w, `{"error":"injected"}`, http.StatusServiceUnavailable)
 			return
 		}
