@@ -1,0 +1,321 @@
+// Package target builds target images and runs target containers: pinned to a cpuset, limited in
+// memory, on the host network at their own loopback port, without extra privileges, and always
+// removed afterwards.
+package target
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+)
+
+// Label marks every container iotbench creates.
+const Label = "iotbench"
+
+// BuildSpec is one image to build.
+type BuildSpec struct {
+	Context    string // folder
+	Dockerfile string // inside Context
+	Args       map[string]string
+}
+
+// Tag is the image name for a build: iotbench/<folder>, with a suffix when build args are set so
+// that e.g. a JDK 21 build does not replace the JDK 25 one.
+func (b BuildSpec) Tag() string {
+	tag := "iotbench/" + filepath.Base(b.Context)
+	if len(b.Args) == 0 {
+		return tag + ":latest"
+	}
+	keys := make([]string, 0, len(b.Args))
+	for k := range b.Args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, strings.ToLower(k)+"-"+b.Args[k])
+	}
+	return tag + ":" + sanitizeTag(strings.Join(parts, "_"))
+}
+
+func sanitizeTag(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+			return r
+		}
+		return '-'
+	}, s)
+}
+
+// Spec is one container to start.
+type Spec struct {
+	Target         string
+	Image          string
+	Port           int
+	Env            map[string]string
+	Health         string
+	StartupTimeout time.Duration
+	CPUSet         string
+	Memory         int64
+}
+
+// Instance is a started target.
+type Instance interface {
+	// URL is the target's base URL on loopback.
+	URL() string
+	// Health is the body the health endpoint answered.
+	Health() []byte
+	// Logs returns the container's last lines of output.
+	Logs(ctx context.Context, lines int) string
+	// Remove stops and deletes the container.
+	Remove(ctx context.Context) error
+}
+
+// Lifecycle builds images and starts targets.
+type Lifecycle interface {
+	Build(ctx context.Context, b BuildSpec, log io.Writer) (imageID string, err error)
+	Start(ctx context.Context, s Spec) (Instance, error)
+}
+
+var _ Lifecycle = (*Docker)(nil)
+
+// Docker is the Lifecycle on a Docker engine.
+type Docker struct {
+	c *client.Client
+	// CABundle is the PEM bundle put into every build context (see CACertsDir); empty for none.
+	CABundle string
+}
+
+// Connect reaches the Docker engine the environment points at (DOCKER_HOST, or the local socket).
+func Connect(ctx context.Context) (*Docker, error) {
+	c, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := c.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("no Docker engine answers (%v): run `make docker` to install and start one", err)
+	}
+	return &Docker{c: c, CABundle: DefaultCABundle}, nil
+}
+
+// Close releases the client.
+func (d *Docker) Close() error { return d.c.Close() }
+
+// Version is the engine's version, e.g. "20.10.24".
+func (d *Docker) Version(ctx context.Context) string {
+	v, err := d.c.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return "unknown"
+	}
+	return v.Version
+}
+
+// Build builds b with the classic builder (Debian's docker.io has no BuildKit), on the host
+// network so that package managers reach their registries. The build log goes to log; on failure
+// its last lines are in the error.
+func (d *Docker) Build(ctx context.Context, b BuildSpec, log io.Writer) (string, error) {
+	tarball, err := buildContext(b.Context, d.CABundle)
+	if err != nil {
+		return "", err
+	}
+	args := map[string]*string{}
+	for k, v := range b.Args {
+		args[k] = &v
+	}
+	tag := b.Tag()
+	res, err := d.c.ImageBuild(ctx, tarball, client.ImageBuildOptions{
+		Tags:        []string{tag},
+		Dockerfile:  b.Dockerfile,
+		BuildArgs:   args,
+		NetworkMode: "host",
+		Remove:      true,
+		ForceRemove: true,
+	})
+	if err != nil {
+		return "", fmt.Errorf("building %s: %w", tag, err)
+	}
+	defer res.Body.Close()
+	tail := &lastLines{n: 30}
+	out := io.MultiWriter(log, tail)
+	dec := json.NewDecoder(res.Body)
+	for {
+		var msg struct {
+			Stream string `json:"stream"`
+			Error  string `json:"error"`
+		}
+		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return "", fmt.Errorf("building %s: reading the build output: %w", tag, err)
+		}
+		io.WriteString(out, msg.Stream)
+		if msg.Error != "" {
+			return "", fmt.Errorf("building %s from %s failed: %s\nlast lines of the build:\n%s", tag, b.Context, msg.Error, tail)
+		}
+	}
+	img, err := d.c.ImageInspect(ctx, tag)
+	if err != nil {
+		return "", fmt.Errorf("building %s: %w", tag, err)
+	}
+	return img.ID, nil
+}
+
+// Start runs s's image and waits until its health endpoint answers 200. On failure the container
+// is removed and the error carries its last log lines.
+func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
+	if err := portFree(s.Port); err != nil {
+		return nil, fmt.Errorf("target %s: %w", s.Target, err)
+	}
+	env := []string{"PORT=" + strconv.Itoa(s.Port)}
+	for k, v := range s.Env {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	created, err := d.c.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name: fmt.Sprintf("iotbench-%s-%d-%d", s.Target, os.Getpid(), time.Now().UnixNano()%1e6),
+		Config: &container.Config{
+			Image:  s.Image,
+			Env:    env,
+			Labels: map[string]string{Label: "1", Label + ".target": s.Target},
+		},
+		HostConfig: &container.HostConfig{
+			NetworkMode: "host",
+			Resources: container.Resources{
+				CpusetCpus: s.CPUSet,
+				Memory:     s.Memory,
+				MemorySwap: s.Memory, // no swap: a target out of memory fails instead of slowing down
+			},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the %s container: %w", s.Target, err)
+	}
+	inst := &dockerInstance{d: d, id: created.ID, url: fmt.Sprintf("http://127.0.0.1:%d", s.Port)}
+	if _, err := d.c.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
+		inst.Remove(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("starting the %s container: %w", s.Target, err)
+	}
+	if err := inst.waitHealthy(ctx, s); err != nil {
+		logs := inst.Logs(context.WithoutCancel(ctx), 30)
+		inst.Remove(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("target %s: %w\nlast lines of its log:\n%s", s.Target, err, logs)
+	}
+	return inst, nil
+}
+
+// portFree fails when something already listens on the target's port: load would reach it
+// instead of the target.
+func portFree(port int) error {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return fmt.Errorf("port %d on 127.0.0.1 is already in use: stop what listens there or give the target another port in scenarios.yaml", port)
+	}
+	return l.Close()
+}
+
+type dockerInstance struct {
+	d      *Docker
+	id     string
+	url    string
+	health []byte
+}
+
+func (i *dockerInstance) URL() string    { return i.url }
+func (i *dockerInstance) Health() []byte { return i.health }
+
+func (i *dockerInstance) waitHealthy(ctx context.Context, s Spec) error {
+	deadline := time.Now().Add(s.StartupTimeout)
+	hc := &http.Client{Timeout: 2 * time.Second}
+	for {
+		if body, ok := get(ctx, hc, i.url+s.Health); ok {
+			i.health = body
+			return nil
+		}
+		ins, err := i.d.c.ContainerInspect(ctx, i.id, client.ContainerInspectOptions{})
+		if err != nil {
+			return err
+		}
+		if st := ins.Container.State; st != nil && !st.Running {
+			return fmt.Errorf("the container exited (code %d) before %s answered", st.ExitCode, s.Health)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not answer 200 within %s (raise startup_timeout in scenarios.yaml if the target is just slow)", s.Health, s.StartupTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func get(ctx context.Context, hc *http.Client, url string) ([]byte, bool) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	res, err := hc.Do(req)
+	if err != nil {
+		return nil, false
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	return body, err == nil && res.StatusCode == http.StatusOK
+}
+
+func (i *dockerInstance) Logs(ctx context.Context, lines int) string {
+	rc, err := i.d.c.ContainerLogs(ctx, i.id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: strconv.Itoa(lines)})
+	if err != nil {
+		return fmt.Sprintf("(logs unavailable: %v)", err)
+	}
+	defer rc.Close()
+	var out bytes.Buffer
+	if _, err := stdcopy.StdCopy(&out, &out, rc); err != nil {
+		return fmt.Sprintf("(logs unavailable: %v)", err)
+	}
+	return strings.TrimRight(out.String(), "\n")
+}
+
+func (i *dockerInstance) Remove(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	_, err := i.d.c.ContainerRemove(ctx, i.id, client.ContainerRemoveOptions{Force: true})
+	return err
+}
+
+// lastLines keeps the last n lines written to it.
+type lastLines struct {
+	n     int
+	lines []string
+	part  string
+}
+
+func (l *lastLines) Write(p []byte) (int, error) {
+	text := l.part + string(p)
+	parts := strings.Split(text, "\n")
+	l.part = parts[len(parts)-1]
+	l.lines = append(l.lines, parts[:len(parts)-1]...)
+	if len(l.lines) > l.n {
+		l.lines = l.lines[len(l.lines)-l.n:]
+	}
+	return len(p), nil
+}
+
+func (l *lastLines) String() string {
+	return strings.Join(append(l.lines, l.part), "\n")
+}
