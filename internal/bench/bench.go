@@ -12,6 +12,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/iotbench/iotbench/internal/target"
@@ -57,7 +58,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 		}
 		rows = append(rows, row)
 		if row.Valid {
-			fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, ms(row.LatencyP50), ms(row.LatencyP99))
+			fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, report.Millis(row.LatencyP50), report.Millis(row.LatencyP99))
 		} else {
 			fmt.Fprintf(r.Log, "  INVALID: %s\n", row.InvalidReason)
 		}
@@ -213,8 +214,6 @@ func fill(row *results.Row, res load.Result) {
 	row.SendLagP99, row.SendLagMax = res.SendLag.P99, res.SendLag.Max
 	row.Valid, row.InvalidReason = res.Valid, res.InvalidReason
 }
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/1e6) }
 
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")

@@ -71,10 +71,10 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 		}
 		lag := "—"
 		if r.Mode == "open" {
-			lag = ms(r.SendLagP99)
+			lag = Millis(r.SendLagP99)
 		}
 		if err := t.Append(r.Target, fmt.Sprint(r.Trial), fmt.Sprintf("%.1f", r.ThroughputRPS), fmt.Sprintf("%.2f%%", 100*r.SuccessRatio),
-			ms(r.LatencyP50), ms(r.LatencyP99), ms(r.LatencyP999), lag, valid); err != nil {
+			Millis(r.LatencyP50), Millis(r.LatencyP99), Millis(r.LatencyP999), lag, valid); err != nil {
 			return err
 		}
 	}
@@ -110,7 +110,7 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 			}
 			err := s.Append(name, fmt.Sprintf("%d/%d", len(tput), trials[name]), fmt.Sprintf("%.1f", median(tput)),
 				fmt.Sprintf("%.1f–%.1f", slices.Min(tput), slices.Max(tput)),
-				ms(time.Duration(median(p50))), ms(time.Duration(median(p99))))
+				Millis(time.Duration(median(p50))), Millis(time.Duration(median(p99))))
 			if err != nil {
 				return err
 			}
@@ -162,7 +162,8 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-func ms(d time.Duration) string {
+// Millis writes a latency in milliseconds with three significant digits or so.
+func Millis(d time.Duration) string {
 	v := float64(d) / 1e6
 	switch {
 	case v >= 100:
