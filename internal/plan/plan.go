@@ -75,20 +75,10 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	if o.Trials > 0 {
 		settings.Trials = o.Trials
 	}
-	if o.Memory != "" {
-		settings.Memory = o.Memory
-	}
-	if o.CPUs != "" {
-		settings.CPUs = o.CPUs
-	}
 	if settings.Duration <= 0 || *settings.Warmup < 0 {
 		return nil, fmt.Errorf("--duration must be positive and --warmup not negative")
 	}
-	memory, err := units.RAMInBytes(settings.Memory)
-	if err != nil || memory < 6<<20 {
-		return nil, fmt.Errorf("memory %q is not a size Docker accepts (at least 6m, e.g. 1g)", settings.Memory)
-	}
-	targetCPUs, generatorCPUs, err := SplitCPUs(allowed, settings.CPUs)
+	settings, memory, targetCPUs, generatorCPUs, err := resources(settings, o, allowed)
 	if err != nil {
 		return nil, err
 	}
@@ -142,25 +132,11 @@ func Targets(f *scenario.File, names []string, o Overrides, allowed []int) (*Pla
 	if len(names) == 0 {
 		names = f.TargetOrder
 	}
-	cpus, mem := f.Defaults.CPUs, f.Defaults.Memory
-	if o.CPUs != "" {
-		cpus = o.CPUs
-	}
-	if o.Memory != "" {
-		mem = o.Memory
-	}
-	if mem == "" {
-		mem = "1g"
-	}
-	memory, err := units.RAMInBytes(mem)
-	if err != nil {
-		return nil, fmt.Errorf("memory %q is not a size (e.g. 1g)", mem)
-	}
-	targetCPUs, generatorCPUs, err := SplitCPUs(allowed, cpus)
+	settings, memory, targetCPUs, generatorCPUs, err := resources(f.Defaults, o, allowed)
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Scenario: &scenario.Scenario{Name: "verify"}, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: mem}
+	p := &Plan{Scenario: &scenario.Scenario{Name: "verify"}, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory}
 	for _, name := range names {
 		t := f.Targets[name]
 		if t == nil {
@@ -170,6 +146,23 @@ func Targets(f *scenario.File, names []string, o Overrides, allowed []int) (*Pla
 		p.Cells = append(p.Cells, Cell{Scenario: "verify", Target: name, Trial: 1, Build: b, Spec: spec})
 	}
 	return p, nil
+}
+
+// resources applies the command line's cpus and memory to settings and resolves them: the memory
+// limit in bytes and the CPUs of the targets and of the generator.
+func resources(settings scenario.Settings, o Overrides, allowed []int) (scenario.Settings, int64, []int, []int, error) {
+	if o.Memory != "" {
+		settings.Memory = o.Memory
+	}
+	if o.CPUs != "" {
+		settings.CPUs = o.CPUs
+	}
+	memory, err := units.RAMInBytes(settings.Memory)
+	if err != nil || memory < 6<<20 {
+		return settings, 0, nil, nil, fmt.Errorf("memory %q is not a size Docker accepts (at least 6m, e.g. 1g)", settings.Memory)
+	}
+	targetCPUs, generatorCPUs, err := SplitCPUs(allowed, settings.CPUs)
+	return settings, memory, targetCPUs, generatorCPUs, err
 }
 
 func request(s *scenario.Scenario) (load.Request, error) {

@@ -257,7 +257,9 @@ func (f *File) validate() []lineError {
 		}
 	}
 
-	defaults := f.Defaults.merged(builtin)
+	// After validation Defaults is complete: what a run uses when a scenario sets nothing.
+	f.Defaults = f.Defaults.merged(builtin)
+	defaults := f.Defaults
 	for _, name := range f.ScenarioOrder {
 		s := f.Scenarios[name]
 		line := s.Line
