@@ -121,7 +121,7 @@ func (p *Plan) addTarget(t *scenario.Target, memory int64) (target.BuildSpec, ta
 		p.Builds = append(p.Builds, b)
 	}
 	return b, target.Spec{
-		Target: t.Name, Port: t.Port, Env: t.Env, Health: t.Health, StartupTimeout: t.StartupTimeout,
+		Target: t.Name, Port: t.Port, Env: t.Env, Command: t.Command, Health: t.Health, StartupTimeout: t.StartupTimeout,
 		CPUSet: scenario.FormatCPUSet(p.TargetCPUs), Memory: memory,
 	}
 }

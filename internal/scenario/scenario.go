@@ -35,7 +35,9 @@ type Target struct {
 	BuildArgs  map[string]string `yaml:"build_args"`
 	Port       int               `yaml:"port"`
 	Env        map[string]string `yaml:"env"`
-	Health     string            `yaml:"health"`
+	// Command replaces the image's CMD: how one image runs the same app on another runtime.
+	Command []string `yaml:"command"`
+	Health  string   `yaml:"health"`
 	// StartupTimeout bounds the wait for the health endpoint to answer 200.
 	StartupTimeout time.Duration `yaml:"startup_timeout"`
 }

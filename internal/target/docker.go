@@ -68,6 +68,7 @@ type Spec struct {
 	Image          string
 	Port           int
 	Env            map[string]string
+	Command        []string // empty: the image's CMD
 	Health         string
 	StartupTimeout time.Duration
 	CPUSet         string
@@ -194,6 +195,7 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 		Config: &container.Config{
 			Image:  s.Image,
 			Env:    env,
+			Cmd:    s.Command,
 			Labels: map[string]string{Label: "1", Label + ".target": s.Target},
 		},
 		HostConfig: &container.HostConfig{
