@@ -44,13 +44,20 @@ const enterpriseReading = { ...standard, deviceId: 'enterprise' };
 const enterprisePayload = JSON.stringify(enterpriseReading);
 
 const cache = new Lru(1000);
+// The same file runs on Node (target fastify) and on Bun (fastify-bun). Bun sets process.versions.node
+// to the Node version it imitates, so it is told apart by its own global. Bun (JavaScriptCore) has no
+// heap ceiling to report: its GC sizes itself from the cgroup memory limit (see README.md).
+const onBun = typeof Bun !== 'undefined';
 const health = {
   status: 'UP',
-  runtime: `node ${process.versions.node}`,
+  runtime: onBun ? 'bun' : 'node',
+  version: onBun ? Bun.version : process.versions.node,
   framework: 'fastify',
+  frameworkVersion: null, // set once the app exists
   threadModel: 'event-loop',
   availableProcessors: os.availableParallelism(),
-  maxHeapBytes: v8.getHeapStatistics().heap_size_limit,
+  workers: 1,
+  maxHeapBytes: onBun ? null : v8.getHeapStatistics().heap_size_limit,
   gc: null,
 };
 
@@ -61,7 +68,9 @@ const app = Fastify({
   // reuses its connections across pauses between phases. Node never closes a connection after
   // N requests (maxRequestsPerSocket = 0).
   keepAliveTimeout: 65_000,
+  bodyLimit: 1 << 20, // 1 MiB: the payload sweep goes up to 256 KB (Fastify's default is exactly 1 MiB; stated, not assumed)
 });
+health.frameworkVersion = app.version;
 
 // JSON bodies: Fastify's own parser (secure-json-parse), but keep the text as received, which is
 // what the contract stores in `payload`.
@@ -212,4 +221,4 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
 }
 
 await app.listen({ port: PORT, host: '127.0.0.1' });
-console.log(`fastify ${app.version} on node ${process.versions.node} listening on 127.0.0.1:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
+console.log(`fastify ${app.version} on ${health.runtime} ${health.version} listening on 127.0.0.1:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);

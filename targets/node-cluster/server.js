@@ -1,0 +1,88 @@
+// iotbench target: Fastify 5 on Node 24 under node:cluster. The primary creates the shared SQLite
+// file (WAL) with the table and the 50 seeds, then forks one worker per CPU of the cpuset; each
+// worker runs the Fastify app (app.js) with its own connection. The contract is docs/contract.md.
+import cluster from 'node:cluster';
+import { readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+
+const HERE = import.meta.dirname;
+const DB_FILE = process.env.DB_FILE || join(os.tmpdir(), 'iotbench-readings.db');
+
+if (cluster.isPrimary) {
+  // sched_getaffinity: the cpuset's CPUs, not the host's (a CPU quota would not show here).
+  const workers = os.availableParallelism();
+  const heapMiB = workerHeapMiB(workers);
+  createDatabase();
+  cluster.setupPrimary({ execArgv: [...process.execArgv, `--max-old-space-size=${heapMiB}`] });
+  const env = { DB_FILE, CLUSTER_WORKERS: String(workers) };
+  for (let i = 0; i < workers; i++) cluster.fork(env);
+
+  let stopping = false;
+  // A worker that dies is replaced (what a production cluster does), and says so in the log.
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers).length === 0) process.exit(0);
+      return;
+    }
+    console.log(`worker ${worker.process.pid} exited (code ${code}, signal ${signal}); forking a new one`);
+    cluster.fork(env);
+  });
+  for (const signal of ['SIGTERM', 'SIGINT']) {
+    process.once(signal, () => {
+      stopping = true;
+      for (const worker of Object.values(cluster.workers)) worker.process.kill('SIGTERM');
+    });
+  }
+  console.log(`node-cluster primary ${process.pid}: ${workers} workers, --max-old-space-size=${heapMiB} each, database ${DB_FILE}`);
+} else {
+  await import('./app.js');
+}
+
+/**
+ * Old-space ceiling of each worker, in MiB: 75 % of the container's memory shared by the workers
+ * (the JVM targets' MaxRAMPercentage=75). V8 sizes each process's heap from the whole container
+ * memory, so without this N workers could together grow to N times what the cgroup allows.
+ */
+function workerHeapMiB(workers) {
+  const limit = Math.min(cgroupMemoryLimit() ?? Infinity, os.totalmem());
+  return Math.max(16, Math.floor((0.75 * limit) / workers / 2 ** 20));
+}
+
+/**
+ * The container's memory limit in bytes from its cgroup, or null when none can be read: cgroup v2's
+ * memory.max ("max" = none), else v1's memory.limit_in_bytes (this host's Docker 20.10 runs v1; an
+ * unlimited v1 cgroup reads as a huge number, which the min with the host's memory above absorbs).
+ */
+function cgroupMemoryLimit() {
+  for (const file of ['/sys/fs/cgroup/memory.max', '/sys/fs/cgroup/memory/memory.limit_in_bytes']) {
+    try {
+      const text = readFileSync(file, 'utf8').trim();
+      return text === 'max' ? null : Number(text);
+    } catch {
+      // not this cgroup version: try the next file
+    }
+  }
+  return null;
+}
+
+/** A fresh database file in WAL mode (one writer, readers never blocked), the table and the seeds. */
+function createDatabase() {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(DB_FILE + suffix, { force: true });
+  const db = new DatabaseSync(DB_FILE);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec(`CREATE TABLE readings (
+    id        INTEGER PRIMARY KEY AUTOINCREMENT,
+    device_id VARCHAR(64) NOT NULL,
+    ts        BIGINT      NOT NULL,
+    payload   TEXT        NOT NULL
+  )`);
+  const insert = db.prepare('INSERT INTO readings (device_id, ts, payload) VALUES (?, ?, ?)');
+  const standard = JSON.parse(readFileSync(join(HERE, 'iot-reading.json'), 'utf8'));
+  for (let i = 0; i < 50; i++) {
+    const seed = { ...standard, deviceId: `seed-${String(i).padStart(2, '0')}`, timestamp: 1763812800000 + i };
+    insert.run(seed.deviceId, seed.timestamp, JSON.stringify(seed));
+  }
+  db.close();
+}
