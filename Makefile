@@ -8,7 +8,7 @@ LDFLAGS := -X $(PKG)/internal/hostinfo.Version=$(VERSION) -X $(PKG)/internal/hos
 # Extra arguments for `make run`, e.g. make run ARGS="--scenario io-heavy --trials 5"
 ARGS    ?=
 
-.PHONY: build run test docker lint unit e2e acceptance clean
+.PHONY: build run test docker lint unit e2e acceptance bench-generator clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/iotbench
@@ -44,6 +44,11 @@ e2e: build
 acceptance: build
 	$(GO) build -o bin/stubserver ./tools/stubserver
 	scripts/acceptance.sh
+
+# The load generator against wrk, both against nginx on loopback, each pinned to its own core: a
+# table of figures (docs/generator.md), not pass/fail. ARGS="-step 10s -soak 10m" for longer.
+bench-generator:
+	scripts/bench-generator.sh $(ARGS)
 
 clean:
 	rm -rf bin

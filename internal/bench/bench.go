@@ -34,6 +34,9 @@ type Runner struct {
 	Meta   Meta
 	// ProgressEvery is how often load progress is printed; 0 means 5 s.
 	ProgressEvery time.Duration
+	// Seed shuffles the order of the targets within each round of trials (see ordered); every
+	// row records it, so that the order can be replayed.
+	Seed int64
 }
 
 // Run measures every cell of p and returns the rows. It stops early only when ctx is cancelled
@@ -44,7 +47,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 		return nil, err
 	}
 	var rows []results.Row
-	for i, c := range p.Cells {
+	for i, c := range ordered(p.Cells, r.Seed) {
 		if err := ctx.Err(); err != nil {
 			return rows, err
 		}
@@ -126,8 +129,8 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check
 	return failed, nil
 }
 
-// cell measures one cell. Errors are returned only for cancellation; failures become invalid rows.
-func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image string) (results.Row, error) {
+// newRow is c's row before any measurement: its settings and where it runs.
+func (r *Runner) newRow(p *plan.Plan, c plan.Cell, image string) results.Row {
 	row := results.Row{
 		Scenario: c.Scenario, Target: c.Target, Trial: c.Trial, Mode: string(c.Load.Model.Mode()),
 		RequestedRPS: c.Load.Model.Rate, Connections: c.Load.Model.InFlightLimit(),
@@ -135,8 +138,15 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image stri
 		CPUSet: c.Spec.CPUSet, Memory: p.Memory, ImageID: image,
 		Version: r.Meta.Version, GitCommit: r.Meta.Commit, HostCPU: r.Meta.HostCPU,
 		Kernel: r.Meta.Kernel, DockerVersion: r.Meta.DockerVersion, StartedAt: time.Now(),
+		Seed: r.Seed, PayloadSHA: payloadSHA(c),
 	}
 	row.GeneratorCPUSet = scenario.FormatCPUSet(p.GeneratorCPUs)
+	return row
+}
+
+// cell measures one cell. Errors are returned only for cancellation; failures become invalid rows.
+func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image string) (results.Row, error) {
+	row := r.newRow(p, c, image)
 	fail := func(reason string) (results.Row, error) {
 		row.Valid, row.InvalidReason = false, reason
 		return row, nil
@@ -160,16 +170,31 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image stri
 		}
 	}()
 	row.TargetRuntime = string(bytes.TrimSpace(inst.Health()))
+	cpus, _ := scenario.ParseCPUSet(c.Spec.CPUSet)
+	warn(&row, runtimeView(&row, inst.Health(), len(cpus), c.Spec.Memory)...)
+	m := newMeter(inst, &row)
+	defer m.discard()
 	fmt.Fprintf(r.Log, "  healthy in %s; warm-up %s, then %s measured\n", time.Since(begin).Round(100*time.Millisecond), c.Load.Warmup, c.Load.Duration)
 
 	cfg := c.Load
 	cfg.Request.URL = inst.URL() + c.Path
-	if err := verify.Request(ctx, cfg.Request, cfg.Check, cfg.Timeout); err != nil {
+	check := scenarioCheck(p)
+	if err := verifyCell(ctx, inst.URL(), cfg, check); err != nil {
 		if ctx.Err() != nil {
 			return row, ctx.Err()
 		}
 		fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
-		return fail("verification failed: " + err.Error())
+		return fail(results.VerifyFailed + ": " + err.Error())
+	}
+	// Stored rows are counted over the measured phase alone: the warm-up's requests have all
+	// finished when it starts.
+	var rowsBefore int64
+	var rowsErr error
+	cfg.Measuring = func() {
+		if check.StoresRows {
+			rowsBefore, rowsErr = verify.StoredRows(ctx, inst.URL())
+		}
+		m.start()
 	}
 	every := r.ProgressEvery
 	if every == 0 {
@@ -191,13 +216,61 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image stri
 		return fail("load failed: " + err.Error())
 	}
 	fill(&row, res)
+	m.stop(&row, generatorCPUs(p.GeneratorCPUs))
+	warn(&row, m.problems...)
 	for kind, n := range res.ErrorKinds {
 		fmt.Fprintf(r.Log, "  %d × %s\n", n, kind)
+	}
+	if check.StoresRows {
+		if err := storedRowsGrew(ctx, inst.URL(), rowsBefore, rowsErr, res); err != nil {
+			invalidate(&row, "stored rows: "+err.Error())
+		}
 	}
 	if !row.Valid && res.SuccessRatio() < load.MinSuccessRatio {
 		fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
 	}
 	return row, nil
+}
+
+// scenarioCheck is the check of p's scenario; none for a plan without one.
+func scenarioCheck(p *plan.Plan) scenario.Check {
+	if p.Scenario == nil {
+		return scenario.Check{}
+	}
+	return p.Scenario.Check
+}
+
+// verifyCell sends the scenario's request a few times before any load and checks the answers as
+// the scenario says; when the scenario stores rows, /stats must have grown by one per request.
+func verifyCell(ctx context.Context, baseURL string, cfg load.Config, check scenario.Check) error {
+	expect := verify.Expect{Check: cfg.Check, ContentType: check.ContentType, JSONFields: check.JSONFields, MinLatency: check.MinLatency}
+	if !check.StoresRows {
+		return verify.Request(ctx, cfg.Request, expect, cfg.Timeout)
+	}
+	before, err := verify.StoredRows(ctx, baseURL)
+	if err != nil {
+		return err
+	}
+	if err := verify.Request(ctx, cfg.Request, expect, cfg.Timeout); err != nil {
+		return err
+	}
+	after, err := verify.StoredRows(ctx, baseURL)
+	if err != nil {
+		return err
+	}
+	return verify.RowsGrew(before, after, verify.Tries, 0)
+}
+
+// storedRowsGrew checks /stats after the measured phase against its successes.
+func storedRowsGrew(ctx context.Context, baseURL string, before int64, beforeErr error, res load.Result) error {
+	if beforeErr != nil {
+		return beforeErr
+	}
+	after, err := verify.StoredRows(ctx, baseURL)
+	if err != nil {
+		return err
+	}
+	return verify.RowsGrew(before, after, res.Successes, res.Errors)
 }
 
 func fill(row *results.Row, res load.Result) {
@@ -213,6 +286,14 @@ func fill(row *results.Row, res load.Result) {
 	row.LatencyMean, row.LatencyP50, row.LatencyP90, row.LatencyP99, row.LatencyP999, row.LatencyMax = l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max
 	row.SendLagP99, row.SendLagMax = res.SendLag.P99, res.SendLag.Max
 	row.Valid, row.InvalidReason = res.Valid, res.InvalidReason
+}
+
+// invalidate marks row invalid for reason, after any reason it already has.
+func invalidate(row *results.Row, reason string) {
+	if !row.Valid && row.InvalidReason != "" {
+		reason = row.InvalidReason + "; " + reason
+	}
+	row.Valid, row.InvalidReason = false, reason
 }
 
 func firstLine(s string) string {

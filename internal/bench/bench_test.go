@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,7 +15,9 @@ import (
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/iotbench/iotbench/internal/target"
+	"github.com/iotbench/iotbench/internal/verify"
 )
 
 // fakeLifecycle starts in-process servers in place of containers, and counts what it removes.
@@ -111,13 +114,18 @@ func TestEveryCellIsRecordedAndRemoved(t *testing.T) {
 	if len(rows) != 3 || len(recorded) != 3 {
 		t.Fatalf("%d rows, %d recorded, want 3 each", len(rows), len(recorded))
 	}
+	// Targets take turns in a shuffled order: find each one's row.
+	byTarget := map[string]results.Row{}
+	for _, r := range rows {
+		byTarget[r.Target] = r
+	}
 	// The good cell's validity also depends on this machine's timing (the engine's tests cover
 	// that); here it must have been measured, error-free.
-	if r := rows[0]; r.SuccessRatio != 1 || r.Requests < 90 || r.ImageID != "sha256:iotbench/good:latest" || r.GeneratorCPUSet != "0" || r.Version != "test" || r.TargetRuntime != `{"status":"UP"}` {
+	if r := byTarget["good"]; r.SuccessRatio != 1 || r.Requests < 90 || r.ImageID != "sha256:iotbench/good:latest" || r.GeneratorCPUSet != "0" || r.Version != "test" || r.TargetRuntime != `{"status":"UP"}` {
 		t.Errorf("good row: %+v", r)
 	}
-	for i, reason := range []string{"verification failed", "start failed: the container exited (code 1)"} {
-		if r := rows[i+1]; r.Valid || !strings.Contains(r.InvalidReason, reason) {
+	for name, reason := range map[string]string{"broken": results.VerifyFailed + ": ", "crashing": "start failed: the container exited (code 1)"} {
+		if r := byTarget[name]; r.Valid || !strings.Contains(r.InvalidReason, reason) {
 			t.Errorf("row %s: valid=%v reason=%q, want invalid with %q", r.Target, r.Valid, r.InvalidReason, reason)
 		}
 	}
@@ -157,5 +165,75 @@ func TestBuildProgressShowsOnlyStepsThatRun(t *testing.T) {
 	io.WriteString(w, "ate\n ---> Using cache\n ---> 2ab\nStep 3/3 : COPY src ./src\n ---> 9f1\n")
 	if got, want := out.String(), "  Step 1/3 : FROM debian:trixie\n  Step 3/3 : COPY src ./src\n"; got != want {
 		t.Errorf("progress:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+// store is a target of the ingest kind: POST stores a row (unless it stops storing after
+// storeFirst writes, when storeFirst > 0) and answers after delay; GET /stats counts the rows.
+type store struct {
+	mu         sync.Mutex
+	rows       int64
+	writes     int64
+	storeFirst int64
+	delay      time.Duration
+}
+
+func (s *store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.URL.Path == "/stats" {
+		fmt.Fprintf(w, `{"rows":%d}`, s.rows)
+		return
+	}
+	s.writes++
+	if s.storeFirst == 0 || s.writes <= s.storeFirst {
+		s.rows++
+	}
+	s.mu.Unlock()
+	time.Sleep(s.delay)
+	s.mu.Lock()
+	fmt.Fprintf(w, `{"id":%d,"processingMs":50}`, s.writes)
+}
+
+func TestVerificationAndStoredRows(t *testing.T) {
+	ingest := scenario.Check{Contains: []string{`"id"`}, JSONFields: []string{"id", "processingMs"}, ContentType: "application/json",
+		MinLatency: 20 * time.Millisecond, StoresRows: true}
+	cases := []struct {
+		name   string
+		target *store
+		check  scenario.Check
+		want   string // in invalid_reason; empty: no verification or row problem
+	}{
+		{"stores every row", &store{delay: 25 * time.Millisecond}, ingest, ""},
+		{"answers 200 without storing", &store{delay: 25 * time.Millisecond, storeFirst: -1}, ingest,
+			results.VerifyFailed + ": /stats rows grew by 0"},
+		// ≈30 warm-up writes, then it stores ≈30 of the ≈100 measured ones.
+		{"stops storing under load", &store{delay: 25 * time.Millisecond, storeFirst: verify.Tries + 60}, ingest,
+			"did not store"},
+		{"skips the work", &store{}, ingest, results.VerifyFailed + ": POST"},
+		{"not storing goes unseen where the scenario does not write", &store{delay: 25 * time.Millisecond, storeFirst: -1},
+			scenario.Check{Contains: []string{`"id"`}}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": c.target.ServeHTTP}}
+			p := planFor("t")
+			p.Scenario = &scenario.Scenario{Name: "s", Check: c.check}
+			p.Cells[0].Load.Request.Method = http.MethodPost
+			p.Cells[0].Load.Warmup = 300 * time.Millisecond
+			rows, _, _, err := run(t, f, p, context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			reason := rows[0].InvalidReason
+			if c.want == "" && (strings.HasPrefix(reason, results.VerifyFailed) || strings.Contains(reason, "stored rows")) ||
+				c.want != "" && (rows[0].Valid || !strings.Contains(reason, c.want)) {
+				t.Errorf("valid=%v reason=%q, want %q", rows[0].Valid, reason, c.want)
+			}
+			if strings.HasPrefix(c.want, results.VerifyFailed) && rows[0].Requests != 0 {
+				t.Errorf("a target that failed verification was loaded: %d requests", rows[0].Requests)
+			}
+		})
 	}
 }

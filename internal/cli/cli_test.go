@@ -69,9 +69,12 @@ func TestExitCodes(t *testing.T) {
 		{"no load model", []string{"run", "--url", healthy.URL}, ExitUsage, "needs --rate", 0},
 		{"scenario flag with --url", []string{"run", "--url", healthy.URL, "--rate", "1", "--targets", "x"}, ExitUsage, "--targets belongs to scenario runs", 0},
 		{"unknown flag", []string{"run", "--rat", "5"}, ExitUsage, "unknown flag", 0},
+		{"--slo without --find-max", []string{"run", "--url", healthy.URL, "--rate", "1", "--slo", "p99<1s"}, ExitUsage, "--slo belongs to --find-max", 0},
+		{"an SLO iotbench cannot check", []string{"run", "--url", healthy.URL, "--rate", "1", "--find-max", "--slo", "p95<1s"}, ExitUsage, `--slo term "p95<1s"`, 0},
+		{"--find-max on a closed loop", []string{"run", "--url", healthy.URL, "--connections", "4", "--find-max"}, ExitUsage, "open-loop rate", 0},
 		{"broken scenario file", []string{"run", "--file", broken}, ExitUsage, broken + ":3: unknown key \"surprise\"", 0},
 		{"missing scenario file", []string{"list", "--file", "nope.yaml"}, ExitUsage, "nope.yaml", 0},
-		{"compare placeholder", []string{"compare", "a.csv", "b.csv"}, ExitUsage, "not implemented yet", 0},
+		{"compare a missing file", []string{"compare", "a.csv", "b.csv"}, ExitUsage, "a.csv", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

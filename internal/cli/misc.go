@@ -8,18 +8,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// NewCmdCompare builds `iotbench compare`, which arrives with the statistics work.
-func NewCmdCompare(Streams) *cobra.Command {
-	return &cobra.Command{
-		Use:     "compare OLD.csv NEW.csv",
-		Short:   "Compare two results files (not implemented yet)",
-		Example: "  iotbench compare results/old.csv results/new.csv",
-		RunE: func(*cobra.Command, []string) error {
-			return usagef("compare is not implemented yet: it arrives with the statistics work; until then read the CSVs (docs/results.md)")
-		},
-	}
-}
-
 // NewCmdVersion builds `iotbench version`.
 func NewCmdVersion(s Streams) *cobra.Command {
 	return &cobra.Command{

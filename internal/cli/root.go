@@ -55,7 +55,7 @@ Exit status: 0 every cell valid; 1 a cell failed or is invalid; 2 usage or confi
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(NewCmdRun(s, nil), NewCmdVerify(s), NewCmdList(s), NewCmdCompare(s), NewCmdVersion(s))
+	root.AddCommand(NewCmdRun(s, nil), NewCmdVerify(s), NewCmdList(s), NewCmdCompare(s, nil), NewCmdVersion(s))
 	return root
 }
 

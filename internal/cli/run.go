@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -35,6 +37,7 @@ type RunOptions struct {
 	Rate     int
 	Conns    int
 	Trials   int
+	Seed     int64
 	CPUs     string
 	Memory   string
 	Out      string
@@ -48,6 +51,12 @@ type RunOptions struct {
 	Contains        []string
 	ExpectedLatency time.Duration
 	Timeout         time.Duration
+
+	// --find-max: search each target's maximum sustainable rate instead of measuring at one.
+	FindMax    bool
+	SLO        string
+	Step       time.Duration
+	Resolution int
 
 	// set records which flags the user gave, so that only those override the scenario.
 	set func(name string) bool
@@ -73,6 +82,9 @@ With --url, load a service already listening on loopback instead (no Docker, not
   # closed loop, 100 connections, as the published wrk/k6 runs did
   iotbench run --scenario blocking-500 --connections 100
 
+  # each target's maximum sustainable rate, and its latency at 50/75/90% of it
+  iotbench run --scenario io-heavy --targets spring-mvc-platform,javalin-platform --find-max --slo 'p99<100ms,errors<0.1%'
+
   # a service of your own on loopback
   iotbench run --url http://127.0.0.1:8080/ingest --method POST --body-file payloads/iot-reading.json \
     --header Content-Type:application/json --rate 2000 --duration 20s --expected-latency 50ms`,
@@ -94,6 +106,7 @@ With --url, load a service already listening on loopback instead (no Docker, not
 	f.IntVar(&o.Rate, "rate", 0, "open loop: requests per second (default: the scenario's)")
 	f.IntVar(&o.Conns, "connections", 0, "closed loop: connections sending back to back, instead of a rate")
 	f.IntVar(&o.Trials, "trials", 0, "trials per target, each in a fresh container (default: the scenario's)")
+	f.Int64Var(&o.Seed, "seed", 0, "shuffles the targets' order in each round of trials; every row records it (default: a new one each run)")
 	f.StringVar(&o.CPUs, "cpus", "", "targets' cpuset, e.g. 1 or 2-3; the generator gets the other CPUs (default: the last quarter of the CPUs, at least one)")
 	f.StringVar(&o.Memory, "memory", "", "targets' memory limit, e.g. 1g (default: the scenario's)")
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
@@ -105,6 +118,10 @@ With --url, load a service already listening on loopback instead (no Docker, not
 	f.StringArrayVar(&o.Contains, "contains", nil, "--url: a successful body must contain this (repeatable)")
 	f.DurationVar(&o.ExpectedLatency, "expected-latency", 100*time.Millisecond, "--url: expected latency, sizes the in-flight bound")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "--url: per-request timeout")
+	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest open-loop rate meeting --slo (ramp from --rate, then bisect)")
+	f.StringVar(&o.SLO, "slo", "p99<100ms,errors<0.1%", "--find-max: what every step must meet")
+	f.DurationVar(&o.Step, "step", 10*time.Second, "--find-max: how long each rate is held")
+	f.IntVar(&o.Resolution, "resolution", 25, "--find-max: precision of the maximum, rps")
 	return cmd
 }
 
@@ -118,6 +135,10 @@ func addCABundleFlag(f *pflag.FlagSet, v *string) {
 }
 
 func runRun(ctx context.Context, o *RunOptions) error {
+	search, err := o.maxSearch()
+	if err != nil {
+		return err
+	}
 	p, lifecycle, meta, cleanup, err := o.prepare(ctx)
 	if err != nil {
 		return err
@@ -134,13 +155,22 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	}
 	defer w.Close()
 	fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Scenario.Name, len(p.Cells), path)
+	warnGeneratorCapacity(o.Streams.ErrOut, p, meta.HostCPU)
 
 	// The generator allocates per request, and a collection on its one core delays the schedule:
 	// measured at 2,000 rps, p99 send lag 4.0 ms with GOGC=400, 1.9 ms when the heap may grow to
 	// 1 GiB before the first collection (every ~50 s at that rate, against a live heap of MBs).
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	r := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut, Record: w.Write, Meta: meta}
+	seed := o.Seed
+	if !o.set("seed") {
+		seed = rand.Int64()
+	}
+	fmt.Fprintf(o.Streams.ErrOut, "targets take turns in an order shuffled by seed %d (--seed %d replays it)\n", seed, seed)
+	r := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut, Record: w.Write, Meta: meta, Seed: seed}
+	if search != nil {
+		return runFindMax(ctx, o, r, p, search)
+	}
 	rows, runErr := r.Run(ctx, p)
 	if len(rows) > 0 {
 		if err := report.Write(o.Streams.Out, rows); err != nil {
@@ -249,4 +279,20 @@ func (o *RunOptions) adHocPlan() (*plan.Plan, error) {
 		return nil, usagef("give --rate (open loop) or --connections (closed loop), not both")
 	}
 	return p, nil
+}
+
+// warnGeneratorCapacity warns when the plan's rate is above what the load generator sustained on
+// this machine when `make bench-generator` last measured it (internal/load.Capacity).
+func warnGeneratorCapacity(w io.Writer, p *plan.Plan, hostCPU string) {
+	if len(p.Cells) == 0 {
+		return
+	}
+	cpus := len(p.GeneratorCPUs)
+	if cpus == 0 { // --url: not pinned
+		allowed, _ := hostinfo.AllowedCPUs()
+		cpus = len(allowed)
+	}
+	if msg := load.CapacityWarning(p.Cells[0].Load.Model.Rate, cpus, hostCPU); msg != "" {
+		fmt.Fprintln(w, "warning:", msg)
+	}
 }

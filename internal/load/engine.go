@@ -104,6 +104,9 @@ type Config struct {
 	Duration time.Duration
 	Timeout  time.Duration // per request
 	Progress func(Progress)
+	// Measuring, when set, is called once between the warm-up and the measured phase, with no
+	// request in flight: what is observed over the measured phase alone starts there.
+	Measuring func()
 }
 
 func (c Config) validate() error {
@@ -183,50 +186,51 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.validate(); err != nil {
 		return Result{}, err
 	}
-	client := newClient(cfg.Model.InFlightLimit(), cfg.Timeout)
+	client := newClient(cfg.Timeout)
 	defer client.CloseIdleConnections()
 
 	if cfg.Warmup > 0 {
-		if _, err := attack(ctx, client, cfg, cfg.Warmup, "warmup", nil); err != nil {
+		if _, err := attack(ctx, client, cfg, cfg.Warmup, nil); err != nil {
 			return Result{}, err
 		}
 	}
-	return attack(ctx, client, cfg, cfg.Duration, "measure", cfg.Progress)
+	if cfg.Measuring != nil {
+		cfg.Measuring()
+	}
+	return attack(ctx, client, cfg, cfg.Duration, cfg.Progress)
 }
 
 // newClient is shared by the warm-up and the measured phase so that connections opened while warming
-// up serve the measurement.
-func newClient(conns int, timeout time.Duration) *http.Client {
+// up serve the measurement. The transport bounds each request's time (a Client.Timeout would cost
+// a goroutine per request with a transport other than net/http's) and opens at most one
+// connection per vegeta worker, whose number is bounded by the in-flight limit.
+func newClient(timeout time.Duration) *http.Client {
 	return &http.Client{
-		Timeout: timeout,
-		Transport: &http.Transport{
-			DialContext:         (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConns:        conns,
-			MaxIdleConnsPerHost: conns,
-			MaxConnsPerHost:     conns,
-			IdleConnTimeout:     90 * time.Second,
-			DisableCompression:  true,
-		},
+		Transport:     newTransport(timeout),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 
-func attack(ctx context.Context, client *http.Client, cfg Config, du time.Duration, name string, progress func(Progress)) (Result, error) {
+func attack(ctx context.Context, client *http.Client, cfg Config, du time.Duration, progress func(Progress)) (Result, error) {
 	limit := cfg.Model.InFlightLimit()
-	mode := cfg.Model.Mode()
-	pacer := vegeta.ConstantPacer{} // zero value: as fast as the workers go (closed loop)
+	var pace vegeta.Pacer = vegeta.ConstantPacer{} // zero value: as fast as the workers go (closed loop)
+	var schedule *pacer
 	initialWorkers := limit
-	var interval time.Duration
-	if mode == Open {
-		pacer = vegeta.ConstantPacer{Freq: cfg.Model.Rate, Per: time.Second}
-		interval = time.Second / time.Duration(cfg.Model.Rate)
+	if cfg.Model.Mode() == Open {
+		schedule = newPacer(cfg.Model.Rate)
+		defer schedule.close()
+		pace = schedule
 		initialWorkers = min(limit, max(4, int(float64(cfg.Model.Rate)*cfg.Model.ExpectedLatency.Seconds())+1))
+	}
+	keep := int64(maxBody)
+	if len(cfg.Check.Contains) == 0 {
+		keep = 0 // nothing to check: the answer is read to its end and dropped
 	}
 	attacker := vegeta.NewAttacker(
 		vegeta.Client(client),
 		vegeta.Workers(uint64(initialWorkers)),
 		vegeta.MaxWorkers(uint64(limit)),
-		vegeta.MaxBody(maxBody),
+		vegeta.MaxBody(keep),
 	)
 
 	var started, completed, peak atomic.Int64
@@ -242,52 +246,16 @@ func attack(ctx context.Context, client *http.Client, cfg Config, du time.Durati
 	stop := context.AfterFunc(ctx, func() { attacker.Stop() })
 	defer stop()
 
-	ceiling := 2*cfg.Timeout + du
-	lat, lag := latency.NewRecorder(ceiling), latency.NewRecorder(ceiling)
-	res := Result{
-		Mode: mode, InFlightLimit: limit, Duration: du,
-		Codes: map[int]int64{}, ErrorKinds: map[string]int64{},
-	}
-	if mode == Open {
-		res.RequestedRate = cfg.Model.Rate
-	}
-
 	began := time.Now() // vegeta stamps its own start within a microsecond of this
+	t := newTally(cfg, du, began, schedule)
 	nextReport := time.Second
-	for r := range attacker.Attack(targeter, pacer, du, name) {
+	// Unnamed: vegeta would send an attack's name in a header of every request.
+	for r := range attacker.Attack(targeter, pace, du, "") {
 		completed.Add(1)
-		res.Requests++
-		done := r.Timestamp.Add(r.Latency)
-		took := r.Latency
-		if mode == Open {
-			due := began.Add(time.Duration(r.Seq+1) * interval) // ConstantPacer's schedule
-			if sendLag := r.Timestamp.Sub(due); sendLag > 0 {
-				lag.Record(sendLag)
-			} else {
-				lag.Record(0)
-			}
-			took = done.Sub(due)
-		}
-		res.Codes[int(r.Code)]++
-		switch {
-		case r.Error != "":
-			res.Errors++
-			kind := errorKind(r.Error)
-			if isTimeout(r.Error) {
-				res.Timeouts++
-			}
-			if _, seen := res.ErrorKinds[kind]; seen || len(res.ErrorKinds) < 10 {
-				res.ErrorKinds[kind]++
-			}
-		case r.Code < 200 || r.Code > 299 || !cfg.Check.Pass(r.Body):
-			res.Errors++
-		default:
-			res.Successes++
-			lat.Record(took)
-		}
+		t.add(r)
 		if progress != nil {
 			if el := time.Since(began); el >= nextReport {
-				progress(Progress{Elapsed: el, Duration: du, Completed: res.Requests, Failures: res.Errors})
+				progress(Progress{Elapsed: el, Duration: du, Completed: t.res.Requests, Failures: t.res.Errors})
 				nextReport = el.Truncate(time.Second) + time.Second
 			}
 		}
@@ -295,14 +263,75 @@ func attack(ctx context.Context, client *http.Client, cfg Config, du time.Durati
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	res := t.result()
 	// Counted when a request starts, before the previous completion is seen: can overshoot by a few.
 	res.PeakInFlight = min(peak.Load(), int64(limit))
-	res.Latency = lat.Summary()
-	if mode == Open {
-		res.SendLag = lag.Summary()
-	}
 	res.Valid, res.InvalidReason = judge(res)
 	return res, nil
+}
+
+// tally counts results as they arrive. add allocates nothing for a success or for an error already
+// seen, so that the generator's own bookkeeping makes no garbage per request.
+type tally struct {
+	res      Result
+	check    Check
+	lat, lag *latency.Recorder
+	began    time.Time
+	schedule *pacer // open loop: when each request was due; nil in closed loop
+}
+
+func newTally(cfg Config, du time.Duration, began time.Time, schedule *pacer) *tally {
+	ceiling := 2*cfg.Timeout + du
+	t := &tally{
+		res: Result{
+			Mode: cfg.Model.Mode(), InFlightLimit: cfg.Model.InFlightLimit(), Duration: du,
+			Codes: map[int]int64{}, ErrorKinds: map[string]int64{},
+		},
+		check: cfg.Check,
+		lat:   latency.NewRecorder(ceiling), lag: latency.NewRecorder(ceiling),
+		began: began, schedule: schedule,
+	}
+	if schedule != nil {
+		t.res.RequestedRate = cfg.Model.Rate
+	}
+	return t
+}
+
+func (t *tally) add(r *vegeta.Result) {
+	res := &t.res
+	res.Requests++
+	took := r.Latency
+	if t.schedule != nil {
+		due := t.began.Add(t.schedule.due(r.Seq))
+		t.lag.Record(max(r.Timestamp.Sub(due), 0))
+		took = r.Timestamp.Add(r.Latency).Sub(due)
+	}
+	res.Codes[int(r.Code)]++
+	switch {
+	case r.Error != "":
+		res.Errors++
+		kind := errorKind(r.Error)
+		if isTimeout(r.Error) {
+			res.Timeouts++
+		}
+		if _, seen := res.ErrorKinds[kind]; seen || len(res.ErrorKinds) < 10 {
+			res.ErrorKinds[kind]++
+		}
+	case r.Code < 200 || r.Code > 299 || !t.check.Pass(r.Body):
+		res.Errors++
+	default:
+		res.Successes++
+		t.lat.Record(took)
+	}
+}
+
+func (t *tally) result() Result {
+	res := t.res
+	res.Latency = t.lat.Summary()
+	if t.schedule != nil {
+		res.SendLag = t.lag.Summary()
+	}
+	return res
 }
 
 // judge decides whether a measurement can be trusted, and says why not: the generator did not send

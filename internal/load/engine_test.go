@@ -237,9 +237,14 @@ func TestWarmupIsDiscarded(t *testing.T) {
 	s := &stub{delay: time.Millisecond}
 	cfg := config(serve(t, s), Model{Rate: 200, ExpectedLatency: time.Millisecond}, time.Second)
 	cfg.Warmup = time.Second
+	var hitsAtMeasuring int64 = -1
+	cfg.Measuring = func() { hitsAtMeasuring = s.hits.Load() }
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if warm := s.hits.Load() - res.Requests; hitsAtMeasuring != warm {
+		t.Errorf("Measuring saw %d hits, want the %d of the warm-up: it must run between the phases", hitsAtMeasuring, warm)
 	}
 	if hits := s.hits.Load(); hits < 380 {
 		t.Errorf("server saw %d requests, want ≈400 (warm-up and measurement)", hits)

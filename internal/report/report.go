@@ -15,8 +15,12 @@ import (
 )
 
 // MinTrialsToRank is the number of valid trials per target below which the report refuses to
-// rank targets: one trial measures the machine's noise as much as the target.
-const MinTrialsToRank = 3
+// rank targets: the Mann–Whitney test that tells a difference from a tie needs 4 a side to reach
+// p < 0.05 at all, and one spare trial leaves room for noise.
+const MinTrialsToRank = 5
+
+// NoisyCI is the relative half-width of a 95% interval above which a median is flagged as noisy.
+const NoisyCI = 0.10
 
 // Write renders rows, grouped by scenario in the order they appear.
 func Write(w io.Writer, rows []results.Row) error {
@@ -66,7 +70,10 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 	t := newTable(w, "target", "trial", "throughput rps", "success", "p50", "p99", "p99.9", "send lag p99", "valid")
 	for _, r := range rows {
 		valid := "yes"
-		if !r.Valid {
+		switch {
+		case r.VerifyFailed():
+			valid = results.VerifyFailed
+		case !r.Valid:
 			valid = "NO"
 		}
 		lag := "—"
@@ -81,56 +88,17 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	if err := writeResources(w, rows); err != nil {
+		return err
+	}
 
 	var targets []string
-	trials := map[string]int{}
 	for _, r := range rows {
 		if !slices.Contains(targets, r.Target) {
 			targets = append(targets, r.Target)
 		}
-		trials[r.Target]++
 	}
-	var notes []string
-	if slices.ContainsFunc(targets, func(t string) bool { return trials[t] > 1 }) {
-		s := newTable(w, "target", "valid trials", "median throughput", "throughput range", "median p50", "median p99")
-		for _, name := range targets {
-			var tput, p50, p99 []float64
-			for _, r := range rows {
-				if r.Target == name && r.Valid {
-					tput = append(tput, r.ThroughputRPS)
-					p50 = append(p50, float64(r.LatencyP50))
-					p99 = append(p99, float64(r.LatencyP99))
-				}
-			}
-			if len(tput) == 0 {
-				if err := s.Append(name, fmt.Sprintf("0/%d", trials[name]), "—", "—", "—", "—"); err != nil {
-					return err
-				}
-				continue
-			}
-			err := s.Append(name, fmt.Sprintf("%d/%d", len(tput), trials[name]), fmt.Sprintf("%.1f", median(tput)),
-				fmt.Sprintf("%.1f–%.1f", slices.Min(tput), slices.Max(tput)),
-				Millis(time.Duration(median(p50))), Millis(time.Duration(median(p99))))
-			if err != nil {
-				return err
-			}
-		}
-		if err := s.Render(); err != nil {
-			return err
-		}
-	}
-	for _, name := range targets {
-		valid := 0
-		for _, r := range rows {
-			if r.Target == name && r.Valid {
-				valid++
-			}
-		}
-		if valid < MinTrialsToRank {
-			notes = append(notes, fmt.Sprintf("%s has %d valid trial(s): fewer than %d, so its differences from the others are not a ranking (run with --trials %d or more)", name, valid, MinTrialsToRank, MinTrialsToRank))
-			break
-		}
-	}
+	notes := summaries(w, first, targets, rows)
 	if first.Mode == "closed" {
 		notes = append(notes, "closed loop: latencies are service times under that concurrency, not what users arriving at a steady rate would see")
 	} else {
@@ -141,6 +109,7 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 			notes = append(notes, fmt.Sprintf("%s trial %d is invalid: %s", r.Target, r.Trial, r.InvalidReason))
 		}
 	}
+	notes = append(notes, warningNotes(rows)...)
 	for _, n := range notes {
 		fmt.Fprintf(w, "  • %s\n", n)
 	}
@@ -152,14 +121,6 @@ func loadModel(r results.Row) string {
 		return fmt.Sprintf("closed loop, %d connections", r.Connections)
 	}
 	return fmt.Sprintf("open loop at %d rps (at most %d in flight)", r.RequestedRPS, r.Connections)
-}
-
-func median(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
 }
 
 // Millis writes a latency in milliseconds with three significant digits or so.

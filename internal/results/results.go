@@ -4,14 +4,21 @@
 package results
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
+
+// VerifyFailed starts the invalid_reason of a cell whose target failed verification before load:
+// it was never loaded, so its row has no measurement.
+const VerifyFailed = "verify-failed"
 
 // Row is one measured cell and the settings that produced it.
 type Row struct {
@@ -48,7 +55,31 @@ type Row struct {
 	HostCPU         string
 	Kernel          string
 	DockerVersion   string
+
+	// Seed shuffled the order of the targets in every round of trials; the run's rows share it.
+	Seed int64
+	// PayloadSHA identifies what every request sent and what its answer had to contain.
+	PayloadSHA string
+
+	// The target's resources over the measured phase, from its own cgroup; zero when not measured.
+	Startup                time.Duration // container start → first 200 on its health endpoint
+	ImageSize              int64         // bytes
+	CPUCores               float64       // mean cores busy
+	CPUPercent             float64       // of the target's cpuset
+	MemoryPeak, MemoryMean int64         // bytes, page cache excluded
+	RPSPerCore, RPSPerGiB  float64       // throughput per core used, per GiB of peak memory
+	// The load generator's own CPU over the measured phase (this process's rusage).
+	GeneratorCPUCores, GeneratorCPUPercent float64
+	// What the target's runtime believes it has, from /health; 0 when it did not say.
+	RuntimeProcessors int
+	RuntimeMaxHeap    int64
+	// Warnings say why a valid row may still mislead (a busy generator, a runtime that sees other
+	// limits than it was given); "; "-separated.
+	Warnings string
 }
+
+// VerifyFailed reports whether the cell's target failed verification and was not loaded.
+func (r Row) VerifyFailed() bool { return strings.HasPrefix(r.InvalidReason, VerifyFailed+":") }
 
 // codec reads and writes one field of a Row as CSV text.
 type codec struct {
@@ -59,6 +90,8 @@ type codec struct {
 type column struct {
 	name string
 	codec
+	// since is the schema version that added the column: files of older versions lack it.
+	since int
 }
 
 func str(f func(*Row) *string) codec {
@@ -69,36 +102,54 @@ func integer[T int | int64](f func(*Row) *T) codec {
 	return codec{func(r *Row) string { return strconv.FormatInt(int64(*f(r)), 10) },
 		func(r *Row, v string) error {
 			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return errors.New("a whole number")
+			}
 			*f(r) = T(n)
-			return err
+			return nil
 		}}
+}
+
+// finite parses a number that a results file can hold: no NaN, no infinity.
+func finite(v string) (float64, error) {
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, errors.New("a finite number")
+	}
+	return x, nil
+}
+
+// duration converts a number of units (1e6 for milliseconds) to a Duration, refusing what a
+// Duration cannot hold.
+func duration(v string, unit float64, round time.Duration) (time.Duration, error) {
+	x, err := finite(v)
+	if err != nil || math.Abs(x*unit) > math.MaxInt64/2 {
+		return 0, errors.New("a duration iotbench could have measured")
+	}
+	return time.Duration(x * unit).Round(round), nil
 }
 
 func float(prec int, f func(*Row) *float64) codec {
 	return codec{func(r *Row) string { return strconv.FormatFloat(*f(r), 'f', prec, 64) },
-		func(r *Row, v string) (err error) { *f(r), err = strconv.ParseFloat(v, 64); return err }}
+		func(r *Row, v string) (err error) { *f(r), err = finite(v); return err }}
 }
 
 // millis writes durations in milliseconds with microsecond resolution.
 func millis(f func(*Row) *time.Duration) codec {
 	return codec{func(r *Row) string { return strconv.FormatFloat(float64(*f(r))/1e6, 'f', 3, 64) },
-		func(r *Row, v string) error {
-			ms, err := strconv.ParseFloat(v, 64)
-			*f(r) = time.Duration(ms * 1e6).Round(time.Microsecond)
-			return err
-		}}
+		func(r *Row, v string) (err error) { *f(r), err = duration(v, 1e6, time.Microsecond); return err }}
 }
 
 func seconds(f func(*Row) *time.Duration) codec {
 	return codec{func(r *Row) string { return strconv.FormatFloat(f(r).Seconds(), 'f', -1, 64) },
-		func(r *Row, v string) error {
-			s, err := strconv.ParseFloat(v, 64)
-			*f(r) = time.Duration(s * 1e9).Round(time.Millisecond)
-			return err
-		}}
+		func(r *Row, v string) (err error) { *f(r), err = duration(v, 1e9, time.Millisecond); return err }}
 }
 
-func col(name string, c codec) column { return column{name, c} }
+func col(name string, c codec) column { return column{name, c, 1} }
+
+// SchemaVersion is the version of the columns this iotbench writes. A file records it in its
+// schema_version column (files without that column are version 1); a newer one is refused.
+const SchemaVersion = 3
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -124,14 +175,25 @@ var columns = []column{
 	col("duration_s", seconds(func(r *Row) *time.Duration { return &r.Duration })),
 	col("warmup_s", seconds(func(r *Row) *time.Duration { return &r.Warmup })),
 	col("valid", codec{func(r *Row) string { return strconv.FormatBool(r.Valid) },
-		func(r *Row, v string) (err error) { r.Valid, err = strconv.ParseBool(v); return err }}),
+		func(r *Row, v string) error {
+			if v != "true" && v != "false" {
+				return errors.New("true or false")
+			}
+			r.Valid = v == "true"
+			return nil
+		}}),
 	col("invalid_reason", str(func(r *Row) *string { return &r.InvalidReason })),
 	col("send_lag_p99_ms", millis(func(r *Row) *time.Duration { return &r.SendLagP99 })),
 	col("send_lag_max_ms", millis(func(r *Row) *time.Duration { return &r.SendLagMax })),
 	col("peak_in_flight", integer(func(r *Row) *int64 { return &r.PeakInFlight })),
 	col("status_codes", str(func(r *Row) *string { return &r.StatusCodes })),
 	col("started_at", codec{func(r *Row) string { return r.StartedAt.UTC().Format(time.RFC3339) },
-		func(r *Row, v string) (err error) { r.StartedAt, err = time.Parse(time.RFC3339, v); return err }}),
+		func(r *Row, v string) (err error) {
+			if r.StartedAt, err = time.Parse(time.RFC3339, v); err != nil {
+				return errors.New("a time like 2026-01-02T15:04:05Z")
+			}
+			return nil
+		}}),
 	col("cpuset", str(func(r *Row) *string { return &r.CPUSet })),
 	col("generator_cpuset", str(func(r *Row) *string { return &r.GeneratorCPUSet })),
 	col("memory", str(func(r *Row) *string { return &r.Memory })),
@@ -142,6 +204,24 @@ var columns = []column{
 	col("host_cpu", str(func(r *Row) *string { return &r.HostCPU })),
 	col("kernel", str(func(r *Row) *string { return &r.Kernel })),
 	col("docker_version", str(func(r *Row) *string { return &r.DockerVersion })),
+	{"seed", integer(func(r *Row) *int64 { return &r.Seed }), 2},
+	{"payload_sha256", str(func(r *Row) *string { return &r.PayloadSHA }), 2},
+	// Written from the row's settings (see Fingerprint); read back only to be checked for shape.
+	{"fingerprint", codec{func(r *Row) string { return r.Fingerprint() }, func(*Row, string) error { return nil }}, 2},
+	{"schema_version", codec{func(*Row) string { return strconv.Itoa(SchemaVersion) }, func(*Row, string) error { return nil }}, 2},
+	{"startup_ms", millis(func(r *Row) *time.Duration { return &r.Startup }), 3},
+	{"image_size_bytes", integer(func(r *Row) *int64 { return &r.ImageSize }), 3},
+	{"cpu_cores", float(3, func(r *Row) *float64 { return &r.CPUCores }), 3},
+	{"cpu_percent_of_cpuset", float(1, func(r *Row) *float64 { return &r.CPUPercent }), 3},
+	{"memory_peak_bytes", integer(func(r *Row) *int64 { return &r.MemoryPeak }), 3},
+	{"memory_mean_bytes", integer(func(r *Row) *int64 { return &r.MemoryMean }), 3},
+	{"rps_per_core", float(1, func(r *Row) *float64 { return &r.RPSPerCore }), 3},
+	{"rps_per_gib", float(1, func(r *Row) *float64 { return &r.RPSPerGiB }), 3},
+	{"generator_cpu_cores", float(3, func(r *Row) *float64 { return &r.GeneratorCPUCores }), 3},
+	{"generator_cpu_percent", float(1, func(r *Row) *float64 { return &r.GeneratorCPUPercent }), 3},
+	{"runtime_processors", integer(func(r *Row) *int { return &r.RuntimeProcessors }), 3},
+	{"runtime_max_heap_bytes", integer(func(r *Row) *int64 { return &r.RuntimeMaxHeap }), 3},
+	{"warnings", str(func(r *Row) *string { return &r.Warnings }), 3},
 }
 
 // Header is the CSV header line's fields.
@@ -174,12 +254,15 @@ func Create(path string) (*Writer, error) {
 }
 
 // Write appends one row and makes it durable.
-func (w *Writer) Write(r Row) error {
+func (w *Writer) Write(r Row) error { return w.write(record(r)) }
+
+// record is r's CSV fields in column order.
+func record(r Row) []string {
 	rec := make([]string, len(columns))
 	for i, c := range columns {
 		rec[i] = c.get(&r)
 	}
-	return w.write(rec)
+	return rec
 }
 
 func (w *Writer) write(rec []string) error {
@@ -196,44 +279,137 @@ func (w *Writer) write(rec []string) error {
 // Close closes the file.
 func (w *Writer) Close() error { return w.f.Close() }
 
-// Read parses a results CSV. Columns it does not know are ignored, so that newer files stay
-// readable; a missing known column is an error naming it.
+// ParseError is what is wrong with a results file, and where.
+type ParseError struct {
+	Line int // 1-based; the header is line 1
+	Msg  string
+}
+
+func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
+
+func parseErr(line int, format string, args ...any) error {
+	return &ParseError{Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Read parses a results CSV. Columns it does not know are ignored, so that files with more
+// columns stay readable; a missing column, a newer schema version, a malformed value or a row cut
+// off mid-way is a *ParseError naming the line.
 func Read(r io.Reader) ([]Row, error) {
-	cr := csv.NewReader(r)
-	head, err := cr.Read()
+	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("reading the header: %w", err)
+		return nil, err
+	}
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.FieldsPerRecord = -1 // counted below, with a clearer message
+	head, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, parseErr(1, "empty file: not an iotbench results file")
+	}
+	if err != nil {
+		return nil, csvErr(err)
 	}
 	index := map[string]int{}
 	for i, name := range head {
+		if _, dup := index[name]; dup {
+			return nil, parseErr(1, "column %s appears twice in the header", name)
+		}
 		index[name] = i
 	}
-	var missing []string
-	for _, c := range columns {
-		if _, ok := index[c.name]; !ok {
-			missing = append(missing, c.name)
-		}
+	if _, ok := index["scenario"]; !ok {
+		return nil, parseErr(1, "not an iotbench results file: the header has no scenario column (it starts %q)", strings.Join(head[:min(3, len(head))], ","))
 	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("not an iotbench results file: missing columns %v", missing)
-	}
+
 	var rows []Row
-	for line := 2; ; line++ {
+	version := 0
+	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			return rows, nil
+			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, csvErr(err)
+		}
+		line, _ := cr.FieldPos(0)
+		cutOff := len(data) > 0 && data[len(data)-1] != '\n' && cr.InputOffset() == int64(len(data))
+		if cutOff {
+			return nil, parseErr(line, "the last row is cut off (no line end): the run that wrote it stopped mid-row; delete that line to use the others")
+		}
+		if len(rec) != len(head) {
+			return nil, parseErr(line, "%d fields, but the header has %d", len(rec), len(head))
+		}
+		v, err := rowVersion(rec, index)
+		if err != nil {
+			return nil, parseErr(line, "%v", err)
+		}
+		if version == 0 {
+			version = v
+			if err := checkColumns(index, version); err != nil {
+				return nil, err
+			}
+		} else if v != version {
+			return nil, parseErr(line, "schema_version %d, but the first row has %d: one file holds rows of one schema", v, version)
 		}
 		var row Row
 		for _, c := range columns {
-			if err := c.set(&row, rec[index[c.name]]); err != nil {
-				return nil, fmt.Errorf("line %d, column %s: %w", line, c.name, err)
+			i, ok := index[c.name]
+			if !ok {
+				continue // newer than this file
+			}
+			if err := c.set(&row, rec[i]); err != nil {
+				return nil, parseErr(line, "column %s: %q is not %v", c.name, rec[i], err)
 			}
 		}
 		rows = append(rows, row)
 	}
+	if version == 0 {
+		if err := checkColumns(index, 1); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// rowVersion is the schema version a row says it has: 1 for files from before the column.
+func rowVersion(rec []string, index map[string]int) (int, error) {
+	i, ok := index["schema_version"]
+	if !ok {
+		return 1, nil
+	}
+	v, err := strconv.Atoi(rec[i])
+	switch {
+	case err != nil || v < 1:
+		return 0, fmt.Errorf("schema_version %q is not a version number", rec[i])
+	case v > SchemaVersion:
+		return 0, fmt.Errorf("schema_version %d is newer than this iotbench reads (%d): use the iotbench that wrote the file, or a newer one", v, SchemaVersion)
+	}
+	return v, nil
+}
+
+// checkColumns reports the columns a file of the given version must have and lacks.
+func checkColumns(index map[string]int, version int) error {
+	var missing []string
+	for _, c := range columns {
+		if _, ok := index[c.name]; !ok && c.since <= version {
+			missing = append(missing, c.name)
+		}
+	}
+	if len(missing) > 0 {
+		return parseErr(1, "not an iotbench results file of schema %d: the header lacks %s", version, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// csvErr turns encoding/csv's error into a ParseError at its line.
+func csvErr(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		msg := pe.Err.Error()
+		if errors.Is(pe.Err, csv.ErrQuote) {
+			msg += " (a row cut off inside a quoted field?)"
+		}
+		return parseErr(pe.Line, "%s", msg)
+	}
+	return err
 }
 
 // ReadFile reads a results CSV from disk.
@@ -244,6 +420,10 @@ func ReadFile(path string) ([]Row, error) {
 	}
 	defer f.Close()
 	rows, err := Read(f)
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return nil, fmt.Errorf("%s:%d: %s", path, pe.Line, pe.Msg)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -79,6 +79,7 @@ var (
 		"time.Duration": "a duration (e.g. 30s, 500ms)",
 		"string":        "a string",
 		"[]string":      "a list of strings (e.g. [a, b])",
+		"bool":          "true or false",
 	}
 )
 
@@ -292,6 +293,17 @@ func (f *File) validate() []lineError {
 			add(line, "scenario %q: give load.rate (open loop) or load.connections (closed loop), not both", name)
 		case l.Rate == 0 && l.Connections == 0:
 			add(line, "scenario %q needs load.rate (requests per second, open loop) or load.connections (closed loop)", name)
+		}
+		c := &s.Check
+		if c.MinLatency < 0 {
+			add(line, "scenario %q: check.min_latency must not be negative", name)
+		}
+		if len(c.JSONFields) > 0 {
+			if c.ContentType == "" {
+				c.ContentType = "application/json"
+			} else if c.ContentType != "application/json" {
+				add(line, "scenario %q: check.json_fields needs a JSON answer, but check.content_type is %q; drop one of them", name, c.ContentType)
+			}
 		}
 		if l.ExpectedLatency == 0 {
 			l.ExpectedLatency = defaultExpectedLatency

@@ -64,6 +64,10 @@ func TestValidFileGetsDefaultsAndOrder(t *testing.T) {
 		{"expected latency default", s.Load.ExpectedLatency, 100 * time.Millisecond},
 		{"scenario line", s.Line, 14},
 		{"target line", f.Targets["u"].Line, 10},
+		{"json_fields imply a JSON answer", f.Scenarios["c"].Check.ContentType, "application/json"},
+		{"min_latency", f.Scenarios["c"].Check.MinLatency, 50 * time.Millisecond},
+		{"stores_rows", f.Scenarios["c"].Check.StoresRows, true},
+		{"no content type asked", s.Check.ContentType, ""},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

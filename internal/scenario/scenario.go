@@ -64,9 +64,20 @@ type Request struct {
 	Headers  map[string]string `yaml:"headers"`
 }
 
-// Check is what a 2xx answer must contain to count as a success.
+// Check is what a 2xx answer must contain to count as a success (Contains, on every response),
+// and what verification before load checks once more thoroughly (the rest).
 type Check struct {
 	Contains []string `yaml:"contains"`
+	// ContentType is the media type the answer must declare, e.g. text/html; JSONFields implies
+	// application/json.
+	ContentType string `yaml:"content_type"`
+	// JSONFields must each be present, and not null, in the JSON object answered.
+	JSONFields []string `yaml:"json_fields"`
+	// MinLatency is the least time the endpoint's work takes (a contract wait): an answer that
+	// comes sooner skipped the work.
+	MinLatency time.Duration `yaml:"min_latency"`
+	// StoresRows says each success stores one reading: /stats must grow by the successes.
+	StoresRows bool `yaml:"stores_rows"`
 }
 
 // LoadModel is the load model: open loop at Rate, or closed loop over Connections.

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -85,6 +86,17 @@ type Instance interface {
 	Logs(ctx context.Context, lines int) string
 	// Remove stops and deletes the container.
 	Remove(ctx context.Context) error
+}
+
+// Observed is an Instance in a container whose resources iotbench can read.
+type Observed interface {
+	Instance
+	// Resources reads the container's own cgroup counters.
+	Resources() (resources.Source, error)
+	// Startup is the time from the container's start to the first 200 of its health endpoint.
+	Startup() time.Duration
+	// ImageSize is the size of the container's image, in bytes.
+	ImageSize() int64
 }
 
 // Lifecycle builds images and starts targets.
@@ -211,6 +223,7 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 		return nil, fmt.Errorf("creating the %s container: %w", s.Target, err)
 	}
 	inst := &dockerInstance{d: d, id: created.ID, url: fmt.Sprintf("http://127.0.0.1:%d", s.Port)}
+	begin := time.Now()
 	if _, err := d.c.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		inst.Remove(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("starting the %s container: %w", s.Target, err)
@@ -219,6 +232,10 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 		logs := inst.Logs(context.WithoutCancel(ctx), 30)
 		inst.Remove(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("target %s: %w\nlast lines of its log:\n%s", s.Target, err, logs)
+	}
+	inst.startup = time.Since(begin)
+	if img, err := d.c.ImageInspect(ctx, s.Image); err == nil {
+		inst.imageSize = img.Size
 	}
 	return inst, nil
 }
@@ -234,14 +251,33 @@ func portFree(port int) error {
 }
 
 type dockerInstance struct {
-	d      *Docker
-	id     string
-	url    string
-	health []byte
+	d         *Docker
+	id        string
+	url       string
+	health    []byte
+	startup   time.Duration
+	imageSize int64
 }
 
-func (i *dockerInstance) URL() string    { return i.url }
-func (i *dockerInstance) Health() []byte { return i.health }
+var _ Observed = (*dockerInstance)(nil)
+
+func (i *dockerInstance) URL() string            { return i.url }
+func (i *dockerInstance) Health() []byte         { return i.health }
+func (i *dockerInstance) Startup() time.Duration { return i.startup }
+func (i *dockerInstance) ImageSize() int64       { return i.imageSize }
+
+// Resources finds the container's cgroup through its init process; it needs the engine on this
+// machine (DOCKER_HOST on loopback or the local socket), as every target does.
+func (i *dockerInstance) Resources() (resources.Source, error) {
+	ins, err := i.d.c.ContainerInspect(context.Background(), i.id, client.ContainerInspectOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if ins.Container.State == nil || ins.Container.State.Pid == 0 {
+		return nil, fmt.Errorf("container %.12s has no running process", i.id)
+	}
+	return resources.CgroupOf("/sys/fs/cgroup", "/proc", ins.Container.State.Pid)
+}
 
 func (i *dockerInstance) waitHealthy(ctx context.Context, s Spec) error {
 	deadline := time.Now().Add(s.StartupTimeout)

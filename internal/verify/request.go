@@ -3,34 +3,139 @@ package verify
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
 )
 
-// Request sends req once and checks the answer as the load will: a 2xx whose body passes check.
-// A target that fails it is not loaded: its throughput would be errors.
-func Request(ctx context.Context, req load.Request, check load.Check, timeout time.Duration) error {
+// Expect is what a scenario's answer must be before any load is sent: more than the load's
+// per-response substring check, since it runs only a few times.
+type Expect struct {
+	// Check is what every response of the load must pass; verification applies it too.
+	Check load.Check
+	// ContentType is the media type the answer must declare; empty accepts any.
+	ContentType string
+	// JSONFields must each be present, and not null, in the JSON object answered.
+	JSONFields []string
+	// MinLatency is the least time the endpoint's work takes: a sooner answer skipped it.
+	MinLatency time.Duration
+}
+
+// Tries is how many requests verification sends: one answer could pass by chance (a cache, a
+// first-request path), three in a row do the same work every time.
+const Tries = 3
+
+// Request sends req Tries times and checks every answer against e. A target that fails is not
+// loaded: its throughput would be errors, or work it does not do.
+func Request(ctx context.Context, req load.Request, e Expect, timeout time.Duration) error {
 	if err := load.RequireLoopback(req.URL); err != nil {
 		return err
 	}
+	hc := &http.Client{Timeout: timeout}
+	for try := 1; try <= Tries; try++ {
+		if err := once(ctx, hc, req, e); err != nil {
+			return fmt.Errorf("%s %s, request %d of %d: %w", req.Method, req.URL, try, Tries, err)
+		}
+	}
+	return nil
+}
+
+func once(ctx context.Context, hc *http.Client, req load.Request, e Expect) error {
 	hr, err := http.NewRequestWithContext(ctx, req.Method, req.URL, bytes.NewReader(req.Body))
 	if err != nil {
 		return err
 	}
 	hr.Header = req.Header.Clone()
-	res, err := (&http.Client{Timeout: timeout}).Do(hr)
+	begin := time.Now()
+	res, err := hc.Do(hr)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", req.Method, req.URL, err)
+		return err
 	}
 	defer res.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	if res.StatusCode < 200 || res.StatusCode > 299 || !check.Pass(body) {
-		return fmt.Errorf("%s %s answered %d %s, which does not pass the check (must contain %q)",
-			req.Method, req.URL, res.StatusCode, excerpt(body), check.Contains)
+	body, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	took := time.Since(begin)
+	if err != nil {
+		return fmt.Errorf("reading the answer: %w", err)
+	}
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return fmt.Errorf("answered %d %s", res.StatusCode, excerpt(body))
+	}
+	if !e.Check.Pass(body) {
+		return fmt.Errorf("answered %s, which does not contain %s (check.contains)", excerpt(body), quoted(e.Check.Contains))
+	}
+	if e.ContentType != "" {
+		got, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
+		if got != e.ContentType {
+			return fmt.Errorf("Content-Type %q, want %s (check.content_type)", res.Header.Get("Content-Type"), e.ContentType)
+		}
+	}
+	if len(e.JSONFields) > 0 {
+		var doc map[string]any
+		if err := json.Unmarshal(body, &doc); err != nil {
+			return fmt.Errorf("answer is not a JSON object (%v): %s", err, excerpt(body))
+		}
+		for _, f := range e.JSONFields {
+			if doc[f] == nil {
+				return fmt.Errorf("answer has no %q field (check.json_fields): %s", f, excerpt(body))
+			}
+		}
+	}
+	if took < e.MinLatency {
+		return fmt.Errorf("answered in %s, sooner than the %s its work takes (check.min_latency): the work was skipped", took.Round(time.Microsecond), e.MinLatency)
+	}
+	return nil
+}
+
+func quoted(subs [][]byte) string {
+	var b bytes.Buffer
+	for i, s := range subs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", s)
+	}
+	return b.String()
+}
+
+// StoredRows reads how many readings the target holds, from GET /stats (docs/contract.md).
+func StoredRows(ctx context.Context, baseURL string) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/stats", nil)
+	if err != nil {
+		return 0, err
+	}
+	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("GET /stats: %w", err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	var stats struct {
+		Rows *int64 `json:"rows"`
+	}
+	if res.StatusCode != http.StatusOK || json.Unmarshal(body, &stats) != nil || stats.Rows == nil {
+		return 0, fmt.Errorf(`GET /stats answered %d %s, want 200 {"rows":n}`, res.StatusCode, excerpt(body))
+	}
+	return *stats.Rows, nil
+}
+
+// RowsGrew checks that the rows stored grew as the successful writes say: by at least successes,
+// and by at most successes + failures (a request that timed out may still have stored its row).
+func RowsGrew(before, after, successes, failures int64) error {
+	grew := after - before
+	want := fmt.Sprintf("%d", successes)
+	if failures > 0 {
+		want = fmt.Sprintf("%d to %d (%d successes, %d failed requests that may have stored)", successes, successes+failures, successes, failures)
+	}
+	switch {
+	case grew < successes:
+		return fmt.Errorf("/stats rows grew by %d (%d → %d), want %s: the target answered writes it did not store", grew, before, after, want)
+	case grew > successes+failures:
+		return fmt.Errorf("/stats rows grew by %d (%d → %d), want %s: something else wrote to the target", grew, before, after, want)
 	}
 	return nil
 }

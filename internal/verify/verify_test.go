@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,8 +69,13 @@ func TestChecksCatchWrongWork(t *testing.T) {
 	}
 }
 
-func serveBody(t *testing.T, status int, body string) string {
+// serve answers every request with status, Content-Type ctype and body, after delay.
+func serve(t *testing.T, status int, ctype, body string, delay time.Duration) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(delay)
+		if ctype != "" {
+			w.Header().Set("Content-Type", ctype)
+		}
 		w.WriteHeader(status)
 		io.WriteString(w, body)
 	}))
@@ -77,23 +83,91 @@ func serveBody(t *testing.T, status int, body string) string {
 	return srv.URL
 }
 
-func TestRequest(t *testing.T) {
-	good := serveBody(t, 200, `{"id":1}`)
-	bad := serveBody(t, 200, `{"nope":1}`)
-	failing := serveBody(t, 500, `{"error":"x"}`)
+func TestRequestCatchesBrokenTargets(t *testing.T) {
+	const ingest = `{"id":7,"processingMs":50.2}`
+	jsonType := "application/json; charset=utf-8"
+	asIngest := Expect{Check: load.NewCheck(`"processingMs"`), ContentType: "application/json",
+		JSONFields: []string{"id", "processingMs"}, MinLatency: 50 * time.Millisecond}
 	cases := []struct {
-		name, url, want string
+		name   string
+		url    string
+		expect Expect
+		want   string
 	}{
-		{"passes", good, ""},
-		{"body without the marker", bad, `answered 200 {"nope":1}`},
-		{"server error", failing, "answered 500"},
-		{"nothing listening", "http://127.0.0.1:1/", "connection refused"},
+		{"a target that does the work", serve(t, 200, jsonType, ingest, 55*time.Millisecond), asIngest, ""},
+		{"skipping the sleep", serve(t, 200, jsonType, ingest, 0), asIngest, "sooner than the 50ms its work takes"},
+		{"truncated JSON", serve(t, 200, jsonType, `{"id":7,"processingMs":50`, 55*time.Millisecond), asIngest, "not a JSON object"},
+		{"a field missing", serve(t, 200, jsonType, `{"processingMs":50,"ID":7}`, 55*time.Millisecond), asIngest, `no "id" field`},
+		{"a null field", serve(t, 200, jsonType, `{"processingMs":50,"id":null}`, 55*time.Millisecond), asIngest, `no "id" field`},
+		{"JSON sent as text", serve(t, 200, "text/plain", ingest, 55*time.Millisecond), asIngest, `Content-Type "text/plain"`},
+		{"body without the marker", serve(t, 200, jsonType, `{"nope":1}`, 0), Expect{Check: load.NewCheck(`"id"`)}, `does not contain "\"id\""`},
+		{"server error", serve(t, 500, jsonType, `{"error":"x"}`, 0), Expect{}, "answered 500"},
+		{"nothing listening", "http://127.0.0.1:1/", Expect{}, "connection refused"},
+		{"a page", serve(t, 200, "text/html;charset=UTF-8", `<table><tr class="reading">`, 0),
+			Expect{Check: load.NewCheck(`<tr class="reading">`), ContentType: "text/html"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := Request(context.Background(), load.Request{Method: "GET", URL: c.url}, load.NewCheck(`"id"`), time.Second)
+			err := Request(context.Background(), load.Request{Method: "POST", URL: c.url}, c.expect, time.Second)
 			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
-				t.Errorf("Verify = %v, want %q", err, c.want)
+				t.Errorf("Request = %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestRequestSendsEveryTry(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		// Only the first answer is right: one lucky answer must not pass.
+		if n.Add(1) == 1 {
+			io.WriteString(w, `{"id":1}`)
+		}
+	}))
+	defer srv.Close()
+	err := Request(context.Background(), load.Request{Method: "GET", URL: srv.URL}, Expect{Check: load.NewCheck(`"id"`)}, time.Second)
+	if err == nil || !strings.Contains(err.Error(), "request 2 of 3") {
+		t.Errorf("Request = %v, want the second request named", err)
+	}
+}
+
+func TestStoredRows(t *testing.T) {
+	cases := []struct {
+		name, url string
+		want      int64
+		wantErr   string
+	}{
+		{"rows", serve(t, 200, "application/json", `{"rows":57}`, 0), 57, ""},
+		{"no rows field", serve(t, 200, "application/json", `{"count":57}`, 0), 0, `want 200 {"rows":n}`},
+		{"not found", serve(t, 404, "text/plain", `no`, 0), 0, "answered 404"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := StoredRows(context.Background(), c.url)
+			if got != c.want || c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+				t.Errorf("StoredRows = %d, %v; want %d, %q", got, err, c.want, c.wantErr)
+			}
+		})
+	}
+}
+
+func TestRowsGrew(t *testing.T) {
+	cases := []struct {
+		name                               string
+		before, after, successes, failures int64
+		want                               string
+	}{
+		{"every success stored", 50, 150, 100, 0, ""},
+		{"timed-out requests that stored", 50, 152, 100, 5, ""},
+		{"200 without storing", 50, 50, 100, 0, "did not store"},
+		{"one row short", 50, 149, 100, 5, "did not store"},
+		{"more rows than requests", 50, 160, 100, 5, "something else wrote"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := RowsGrew(c.before, c.after, c.successes, c.failures)
+			if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("RowsGrew = %v, want %q", err, c.want)
 			}
 		})
 	}

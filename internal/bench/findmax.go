@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/maxrate"
+	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/scenario"
+)
+
+// MaxSearch is how `run --find-max` searches each target.
+type MaxSearch struct {
+	SLO    maxrate.SLO
+	Search maxrate.Config
+	// Step is how long each rate is held; the SLO must hold over the whole step.
+	Step time.Duration
+	// Cooldown separates steps, so that work queued by an overloaded step does not spill into the
+	// next one.
+	Cooldown time.Duration
+}
+
+// FindMaxSuffix ends the scenario name of find-max rows: their rates differ from step to step, so
+// they are never compared with a scenario's fixed-rate rows.
+const FindMaxSuffix = ".find-max"
+
+// FindMax searches each target of p, in a fresh container each, for the highest open-loop rate
+// meeting m.SLO: the container is verified, warmed up at the first rate, then loaded step by step.
+// Every step is recorded as a row: requested_rps is its rate; it is valid when it met the SLO.
+func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxrate.Outcome, error) {
+	images, err := r.build(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var out []maxrate.Outcome
+	var done []string
+	for _, c := range p.Cells {
+		if slices.Contains(done, c.Target) {
+			continue // one search per target, whatever the trials
+		}
+		done = append(done, c.Target)
+		fmt.Fprintf(r.Log, "[%d] find-max · %s · %s\n", len(done), c.Scenario, c.Target)
+		res, err := r.findMax(ctx, p, c, images[c.Build.Tag()], m)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image string, m MaxSearch) (maxrate.Outcome, error) {
+	out := maxrate.Outcome{Target: c.Target}
+	c.Scenario += FindMaxSuffix
+	spec := c.Spec
+	spec.Image = image
+	inst, err := r.Lifecycle.Start(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		out.Failed = "start failed: " + firstLine(err.Error())
+		return out, nil
+	}
+	defer func() {
+		if err := inst.Remove(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(r.Log, "  removing the %s container: %v\n", c.Target, err)
+		}
+	}()
+	base := c.Load
+	base.Request.URL = inst.URL() + c.Path
+	if err := verifyCell(ctx, inst.URL(), base, scenarioCheck(p)); err != nil {
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		out.Failed = results.VerifyFailed + ": " + err.Error()
+		row := r.newRow(p, c, image)
+		row.InvalidReason = out.Failed
+		return out, r.Record(row)
+	}
+	if base.Warmup > 0 {
+		fmt.Fprintf(r.Log, "  warm-up %s at %d rps\n", base.Warmup, m.Search.Start)
+		warm := stepConfig(base, m.Search.Start, base.Warmup)
+		if _, err := load.Run(ctx, warm); err != nil {
+			return out, err
+		}
+	}
+	cpus, _ := scenario.ParseCPUSet(c.Spec.CPUSet)
+	steps := 0
+	probe := func(ctx context.Context, rate int) (maxrate.Step, error) {
+		if steps > 0 && m.Cooldown > 0 {
+			select {
+			case <-ctx.Done():
+				return maxrate.Step{}, ctx.Err()
+			case <-time.After(m.Cooldown):
+			}
+		}
+		steps++
+		cfg := stepConfig(base, rate, m.Step)
+		row := r.newRow(p, plan.Cell{Scenario: c.Scenario, Target: c.Target, Trial: steps, Spec: c.Spec, Path: c.Path, Load: cfg}, image)
+		row.TargetRuntime = string(bytes.TrimSpace(inst.Health()))
+		warn(&row, runtimeView(&row, inst.Health(), len(cpus), c.Spec.Memory)...)
+		meter := newMeter(inst, &row)
+		defer meter.discard()
+		cfg.Measuring = meter.start
+		row.StartedAt = time.Now()
+		res, err := load.Run(ctx, cfg)
+		if err != nil {
+			return maxrate.Step{}, err
+		}
+		fill(&row, res)
+		meter.stop(&row, generatorCPUs(p.GeneratorCPUs))
+		warn(&row, meter.problems...)
+		s, generatorLate := toStep(res, rate, m.Step, m.SLO)
+		s.Rate = rate
+		m.SLO.Judge(&s)
+		switch {
+		case s.GeneratorLimited:
+			row.Valid, row.InvalidReason = false, "generator-limited: "+generatorLate
+		case s.Failed != "":
+			row.Valid, row.InvalidReason = false, "slo not met: "+s.Failed
+		default:
+			row.Valid, row.InvalidReason = true, ""
+		}
+		verdict := "meets the SLO"
+		if !row.Valid {
+			verdict = row.InvalidReason
+		}
+		fmt.Fprintf(r.Log, "  %6d rps: p50 %s p99 %s, %.3f%% errors: %s\n", rate, s.P50.Round(100*time.Microsecond), s.P99.Round(100*time.Microsecond), 100*s.ErrorRatio, verdict)
+		return s, r.Record(row)
+	}
+	res, err := maxrate.Find(ctx, m.Search, m.SLO, probe)
+	out.Result = res
+	return out, err
+}
+
+// stepConfig is base at an open-loop rate for du, with no warm-up of its own.
+func stepConfig(base load.Config, rate int, du time.Duration) load.Config {
+	cfg := base
+	cfg.Model = load.Model{Rate: rate, ExpectedLatency: base.Model.ExpectedLatency}
+	cfg.Warmup, cfg.Duration = 0, du
+	cfg.Measuring, cfg.Progress = nil, nil
+	return cfg
+}
+
+// toStep turns a measured step into what the search judges. Requests the generator could not send
+// because every in-flight slot was taken count as errors: users arrived and were not served. A step
+// the generator could not send on time, with slots free, is the generator's limit, not the
+// target's; its lateness matters against the SLO's own bound. generatorLate says how it fell short.
+func toStep(res load.Result, rate int, du time.Duration, slo maxrate.SLO) (s maxrate.Step, generatorLate string) {
+	s = maxrate.Step{P50: res.Latency.P50, P99: res.Latency.P99, Throughput: res.Throughput()}
+	if res.Requests > 0 {
+		s.ErrorRatio = float64(res.Errors) / float64(res.Requests)
+	}
+	due := float64(rate) * du.Seconds()
+	slotsBusy := res.PeakInFlight >= int64(res.InFlightLimit)
+	if slotsBusy && due > 0 {
+		s.ErrorRatio = max(s.ErrorRatio, 1-float64(res.Successes)/due)
+	}
+	bound := slo.P99
+	if bound == 0 {
+		bound = res.Latency.P99
+	}
+	lagAllowed := max(load.LagFloor, time.Duration(load.MaxLagShare*float64(bound)))
+	switch {
+	case slotsBusy:
+	case res.AchievedRate() < load.MinAchievedRatio*float64(rate):
+		generatorLate = fmt.Sprintf("sent %.0f of %d rps with in-flight slots free", res.AchievedRate(), rate)
+	case res.SendLag.P99 > lagAllowed:
+		generatorLate = fmt.Sprintf("p99 send lag %s above %s, 10%% of the latency bound", res.SendLag.P99.Round(10*time.Microsecond), lagAllowed)
+	}
+	s.GeneratorLimited = generatorLate != ""
+	return s, generatorLate
+}

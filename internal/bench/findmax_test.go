@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/latency"
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/maxrate"
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+func TestToStep(t *testing.T) {
+	slo := maxrate.SLO{P99: 100 * time.Millisecond, MaxErrors: 0.001}
+	base := load.Result{Mode: load.Open, RequestedRate: 100, InFlightLimit: 40, Duration: 10 * time.Second,
+		Latency: latency.Summary{P50: 20 * time.Millisecond, P99: 50 * time.Millisecond}}
+	cases := []struct {
+		name          string
+		mod           func(*load.Result)
+		wantErrors    float64
+		wantGenerator bool
+	}{
+		{"all served", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5 }, 0, false},
+		{"errors", func(r *load.Result) { r.Requests, r.Successes, r.Errors, r.PeakInFlight = 1000, 990, 10, 5 }, 0.01, false},
+		{"slots full: unsent requests are unserved users", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 40 }, 0.4, false},
+		{"generator short with slots free", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 5 }, 0, true},
+		{"generator late against the SLO's bound", func(r *load.Result) {
+			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
+			r.SendLag.P99 = 12 * time.Millisecond
+		}, 0, true},
+		{"lag within 10% of the bound", func(r *load.Result) {
+			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
+			r.SendLag.P99 = 8 * time.Millisecond
+		}, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := base
+			c.mod(&r)
+			s, _ := toStep(r, 100, 10*time.Second, slo)
+			if d := s.ErrorRatio - c.wantErrors; d > 1e-9 || d < -1e-9 || s.GeneratorLimited != c.wantGenerator {
+				t.Errorf("errors %.4f generator-limited %v, want %.4f %v", s.ErrorRatio, s.GeneratorLimited, c.wantErrors, c.wantGenerator)
+			}
+		})
+	}
+}
+
+// limited serves at most slots requests at once, each taking service: capacity slots/service.
+func limited(slots int, service time.Duration) http.HandlerFunc {
+	sem := make(chan struct{}, slots)
+	return func(w http.ResponseWriter, r *http.Request) {
+		sem <- struct{}{}
+		time.Sleep(service)
+		<-sem
+		io.WriteString(w, `{"id":1}`)
+	}
+}
+
+func TestFindMaxRecordsEveryStep(t *testing.T) {
+	// 8 slots × 50 ms: 160 rps at most. Over a 0.5 s step a rate r above it queues (r − 160) / 2
+	// requests, drained at 160 rps: p99 ≈ 50 ms + the last one's wait stays below 200 ms up to
+	// r ≈ 208. Long service times leave the generator 20 ms of lag on a busy test machine.
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}} // "down" fails to start
+	p := planFor("t", "down")
+	var rows []results.Row
+	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
+		Search: maxrate.Config{Start: 20, Resolution: 20, Limit: 3200}, Step: 500 * time.Millisecond, Cooldown: 50 * time.Millisecond}
+	found, err := r.FindMax(context.Background(), p, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 2 || found[1].Failed == "" || !strings.HasPrefix(found[1].Failed, "start failed") {
+		t.Fatalf("results %+v, want the second target's start failure", found)
+	}
+	res := found[0]
+	t.Logf("max %d rps, first failed %d, %d steps, generator-limited %v", res.Max, res.FirstFailed, len(res.Steps), res.GeneratorLimited)
+	switch last := rows[len(rows)-1]; {
+	case res.GeneratorLimited:
+		// A starved test machine: the search must stop at the generator's limit, say so, and
+		// report only rates below it.
+		if !strings.HasPrefix(last.InvalidReason, "generator-limited: ") || res.Max >= last.RequestedRPS || len(res.Fractions) != 0 {
+			t.Errorf("generator-limited search: max %d, last step %d rps %q, %d fractions", res.Max, last.RequestedRPS, last.InvalidReason, len(res.Fractions))
+		}
+	case res.Max < 120 || res.Max > 220 || res.FirstFailed == 0 || res.FirstFailed-res.Max > 20:
+		t.Errorf("max %d, first failed %d: want a maximum near 160–208 rps, within 20 of a failing step", res.Max, res.FirstFailed)
+	case len(res.Fractions) != 3 || res.Fractions[2].Rate != res.Max*9/10:
+		t.Errorf("fractions %+v of max %d", res.Fractions, res.Max)
+	}
+	if want := len(res.Steps) + len(res.Fractions); len(rows) != want {
+		t.Errorf("%d rows recorded, want one per step (%d)", len(rows), want)
+	}
+	for i, row := range rows {
+		t.Logf("step %d: %d rps, p99 %v, lag p99 %v, peak %d/%d, achieved %.1f: %s", i+1, row.RequestedRPS, row.LatencyP99, row.SendLagP99, row.PeakInFlight, row.Connections, row.AchievedRPS, row.InvalidReason)
+		if row.Scenario != "s"+FindMaxSuffix || row.Trial != i+1 || row.Mode != "open" || row.Requests == 0 {
+			t.Errorf("row %d: scenario %q trial %d mode %s requests %d", i, row.Scenario, row.Trial, row.Mode, row.Requests)
+		}
+		if i < len(res.Steps) && row.RequestedRPS != res.Steps[i].Rate {
+			t.Errorf("row %d at %d rps, step at %d", i, row.RequestedRPS, res.Steps[i].Rate)
+		}
+	}
+	if f.started != f.removed || f.started != 1 {
+		t.Errorf("started %d, removed %d: one container per target searched", f.started, f.removed)
+	}
+}

@@ -1,0 +1,167 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/resources"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/scenario"
+	"github.com/iotbench/iotbench/internal/target"
+)
+
+// SampleEvery is how often the target's memory is sampled during the measured phase; its CPU is
+// a counter, exact whatever the interval.
+const SampleEvery = 200 * time.Millisecond
+
+// GeneratorSuspect is the share of its CPUs above which the generator's own delays may be in the
+// latencies it reports, even when its send lag passed.
+const GeneratorSuspect = 0.90
+
+// meter observes the measured phase: the target's resources, when its instance can be observed,
+// and the generator's own CPU.
+type meter struct {
+	src      resources.Source
+	watch    *resources.Watch
+	genCPU   time.Duration
+	began    time.Time
+	problems []string
+}
+
+// newMeter prepares what can be read of inst; a target whose resources cannot be read is still
+// measured, with a warning.
+func newMeter(inst target.Instance, row *results.Row) *meter {
+	m := &meter{}
+	obs, ok := inst.(target.Observed)
+	if !ok {
+		return m
+	}
+	row.Startup, row.ImageSize = obs.Startup(), obs.ImageSize()
+	src, err := obs.Resources()
+	if err != nil {
+		m.problems = append(m.problems, "target resources not measured: "+err.Error())
+		return m
+	}
+	m.src = src
+	return m
+}
+
+// start begins the measured phase.
+func (m *meter) start() {
+	m.began = time.Now()
+	m.genCPU, _ = resources.ProcessCPU()
+	if m.src == nil {
+		return
+	}
+	w, err := resources.Start(m.src, SampleEvery)
+	if err != nil {
+		m.problems = append(m.problems, "target resources not measured: "+err.Error())
+		return
+	}
+	m.watch = w
+}
+
+// stop ends the measured phase and fills row; generatorCPUs is how many CPUs the generator had.
+func (m *meter) stop(row *results.Row, generatorCPUs int) {
+	if m.began.IsZero() {
+		return // the load never reached its measured phase
+	}
+	wall := time.Since(m.began)
+	if now, err := resources.ProcessCPU(); err == nil && wall > 0 {
+		row.GeneratorCPUCores = float64(now-m.genCPU) / float64(wall)
+		row.GeneratorCPUPercent = 100 * row.GeneratorCPUCores / float64(generatorCPUs)
+		if w := generatorWarning(row.GeneratorCPUCores, generatorCPUs); w != "" {
+			m.problems = append(m.problems, w)
+		}
+	}
+	if m.watch != nil {
+		u, err := m.watch.Stop()
+		m.watch = nil
+		if err != nil {
+			m.problems = append(m.problems, "target resources not measured: "+err.Error())
+		} else {
+			fillUsage(row, u)
+		}
+	}
+}
+
+// discard stops sampling when the phase did not end normally (cancelled, load failed).
+func (m *meter) discard() {
+	if m.watch != nil {
+		m.watch.Stop()
+		m.watch = nil
+	}
+}
+
+func fillUsage(row *results.Row, u resources.Usage) {
+	row.CPUCores = u.CPUCores
+	if cpus, err := scenario.ParseCPUSet(row.CPUSet); err == nil && len(cpus) > 0 {
+		row.CPUPercent = 100 * u.CPUCores / float64(len(cpus))
+	}
+	row.MemoryPeak, row.MemoryMean = int64(u.MemoryPeak), int64(u.MemoryMean)
+	if u.CPUCores > 0 {
+		row.RPSPerCore = row.ThroughputRPS / u.CPUCores
+	}
+	if u.MemoryPeak > 0 {
+		row.RPSPerGiB = row.ThroughputRPS / (float64(u.MemoryPeak) / (1 << 30))
+	}
+}
+
+// generatorWarning marks a cell whose generator used more than GeneratorSuspect of its CPUs.
+func generatorWarning(cores float64, cpus int) string {
+	if cores <= GeneratorSuspect*float64(cpus) {
+		return ""
+	}
+	return fmt.Sprintf("suspect: the generator used %.0f%% of its %d CPU(s), so its own delays may be in the latencies", 100*cores/float64(cpus), cpus)
+}
+
+// generatorCPUs is how many CPUs the generator may use: its cpuset, or this process's when it
+// was not pinned (a run against a service on loopback).
+func generatorCPUs(pinned []int) int {
+	if len(pinned) > 0 {
+		return len(pinned)
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// runtimeView records what the target's runtime believes it has (its /health answer) and says
+// where that differs from what it was given: a runtime sizing its thread pools or heap for
+// resources it does not have. cpus is the cpuset's size, memory the limit in bytes (0: none).
+func runtimeView(row *results.Row, health []byte, cpus int, memory int64) []string {
+	var h struct {
+		AvailableProcessors *int   `json:"availableProcessors"`
+		MaxHeapBytes        *int64 `json:"maxHeapBytes"`
+	}
+	if json.Unmarshal(health, &h) != nil {
+		return nil
+	}
+	var warnings []string
+	if h.AvailableProcessors != nil {
+		row.RuntimeProcessors = *h.AvailableProcessors
+		if cpus > 0 && *h.AvailableProcessors != cpus {
+			warnings = append(warnings, fmt.Sprintf("the runtime sees %d processor(s) but its cpuset has %d", *h.AvailableProcessors, cpus))
+		}
+	}
+	if h.MaxHeapBytes != nil {
+		row.RuntimeMaxHeap = *h.MaxHeapBytes
+		if memory > 0 && *h.MaxHeapBytes > memory {
+			warnings = append(warnings, fmt.Sprintf("the runtime's max heap (%d MiB) exceeds the memory limit (%d MiB)", *h.MaxHeapBytes>>20, memory>>20))
+		}
+	}
+	return warnings
+}
+
+// warn adds warnings to row's.
+func warn(row *results.Row, warnings ...string) {
+	if len(warnings) == 0 {
+		return
+	}
+	all := warnings
+	if row.Warnings != "" {
+		all = append([]string{row.Warnings}, warnings...)
+	}
+	row.Warnings = strings.Join(all, "; ")
+}

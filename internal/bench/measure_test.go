@@ -1,0 +1,151 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/resources"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/target"
+)
+
+func TestRuntimeView(t *testing.T) {
+	cases := []struct {
+		name        string
+		health      string
+		cpus        int
+		memory      int64
+		wantProcs   int
+		wantHeap    int64
+		wantWarning string
+	}{
+		{"as given", `{"availableProcessors":1,"maxHeapBytes":805306368}`, 1, 1 << 30, 1, 805306368, ""},
+		{"host cores seen", `{"availableProcessors":2,"maxHeapBytes":null}`, 1, 1 << 30, 2, 0, "sees 2 processor(s) but its cpuset has 1"},
+		{"heap above the limit", `{"availableProcessors":1,"maxHeapBytes":2147483648}`, 1, 1 << 30, 1, 2 << 30, "max heap (2048 MiB) exceeds the memory limit (1024 MiB)"},
+		{"says nothing", `{"status":"UP"}`, 1, 1 << 30, 0, 0, ""},
+		{"not JSON", `UP`, 1, 1 << 30, 0, 0, ""},
+		{"no cpuset or limit (a service on loopback)", `{"availableProcessors":8,"maxHeapBytes":9999999999}`, 0, 0, 8, 9999999999, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var row results.Row
+			w := runtimeView(&row, []byte(c.health), c.cpus, c.memory)
+			got := strings.Join(w, "; ")
+			if row.RuntimeProcessors != c.wantProcs || row.RuntimeMaxHeap != c.wantHeap ||
+				c.wantWarning == "" && got != "" || c.wantWarning != "" && !strings.Contains(got, c.wantWarning) {
+				t.Errorf("processors %d heap %d warnings %q; want %d, %d, %q", row.RuntimeProcessors, row.RuntimeMaxHeap, got, c.wantProcs, c.wantHeap, c.wantWarning)
+			}
+		})
+	}
+}
+
+func TestGeneratorWarning(t *testing.T) {
+	cases := []struct {
+		cores float64
+		cpus  int
+		want  string
+	}{
+		{0.5, 1, ""},
+		{0.9, 1, ""},
+		{0.95, 1, "suspect: the generator used 95% of its 1 CPU(s)"},
+		{1.5, 3, ""},
+		{2.9, 3, "used 97% of its 3 CPU(s)"},
+	}
+	for _, c := range cases {
+		if got := generatorWarning(c.cores, c.cpus); c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("generatorWarning(%v, %d) = %q, want %q", c.cores, c.cpus, got, c.want)
+		}
+	}
+}
+
+// steady is a container using cores CPUs and a fixed memory.
+type steady struct {
+	mu     sync.Mutex
+	start  time.Time
+	cores  float64
+	memory uint64
+}
+
+func (s *steady) Sample() (resources.Sample, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if s.start.IsZero() {
+		s.start = now
+	}
+	return resources.Sample{At: now, CPU: time.Duration(s.cores * float64(now.Sub(s.start))), Memory: s.memory}, nil
+}
+
+// observedLifecycle starts fake instances whose resources can be read.
+type observedLifecycle struct {
+	fakeLifecycle
+	src    resources.Source
+	srcErr error
+	health string
+}
+
+type observedInstance struct {
+	*fakeInstance
+	l *observedLifecycle
+}
+
+func (i observedInstance) Resources() (resources.Source, error) { return i.l.src, i.l.srcErr }
+func (i observedInstance) Startup() time.Duration               { return 1500 * time.Millisecond }
+func (i observedInstance) ImageSize() int64                     { return 400 << 20 }
+func (i observedInstance) Health() []byte                       { return []byte(i.l.health) }
+
+func (l *observedLifecycle) Start(ctx context.Context, s target.Spec) (target.Instance, error) {
+	inst, err := l.fakeLifecycle.Start(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	return observedInstance{inst.(*fakeInstance), l}, nil
+}
+
+func TestResourcesAreRecorded(t *testing.T) {
+	l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": ok}},
+		src: &steady{cores: 0.5, memory: 100 << 20}, health: `{"status":"UP","availableProcessors":2}`}
+	var recorded []results.Row
+	r := &Runner{Lifecycle: l, Log: &strings.Builder{}, Record: func(row results.Row) error { recorded = append(recorded, row); return nil }}
+	rows, err := r.Run(context.Background(), planFor("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := rows[0]
+	if row.CPUCores < 0.45 || row.CPUCores > 0.55 || row.CPUPercent < 45 || row.CPUPercent > 55 {
+		t.Errorf("CPU %.3f cores, %.1f%% of cpuset 1; want 0.5 and 50%%", row.CPUCores, row.CPUPercent)
+	}
+	if row.MemoryPeak != 100<<20 || row.MemoryMean != 100<<20 {
+		t.Errorf("memory peak %d mean %d, want 100 MiB", row.MemoryPeak, row.MemoryMean)
+	}
+	if want := row.ThroughputRPS / row.CPUCores; row.RPSPerCore != want || row.RPSPerGiB != row.ThroughputRPS*10.24 {
+		t.Errorf("per core %.1f (want %.1f), per GiB %.1f (want %.1f)", row.RPSPerCore, want, row.RPSPerGiB, row.ThroughputRPS*10.24)
+	}
+	if row.Startup != 1500*time.Millisecond || row.ImageSize != 400<<20 {
+		t.Errorf("startup %v, image %d", row.Startup, row.ImageSize)
+	}
+	if row.GeneratorCPUCores <= 0 {
+		t.Errorf("generator CPU %.3f: not measured", row.GeneratorCPUCores)
+	}
+	if row.RuntimeProcessors != 2 || !strings.Contains(row.Warnings, "sees 2 processor(s) but its cpuset has 1") {
+		t.Errorf("runtime processors %d, warnings %q", row.RuntimeProcessors, row.Warnings)
+	}
+}
+
+func TestUnreadableResourcesAreAWarningNotAFailure(t *testing.T) {
+	l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": ok}},
+		srcErr: errors.New("no cgroup"), health: `{}`}
+	r := &Runner{Lifecycle: l, Log: &strings.Builder{}, Record: func(results.Row) error { return nil }}
+	rows, err := r.Run(context.Background(), planFor("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows[0].Requests == 0 || !strings.Contains(rows[0].Warnings, "target resources not measured: no cgroup") {
+		t.Errorf("requests %d, warnings %q", rows[0].Requests, rows[0].Warnings)
+	}
+}

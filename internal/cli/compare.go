@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/iotbench/iotbench/internal/compare"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/stats"
+	"github.com/spf13/cobra"
+)
+
+// CompareOptions are the arguments and flags of `iotbench compare`.
+type CompareOptions struct {
+	Streams Streams
+
+	Old, New      string
+	Alpha         float64
+	Format        string
+	FailOn        string
+	AllowMismatch []string
+}
+
+// errGateFailed is returned when a significant change passes a --fail-on limit.
+var errGateFailed = errors.New("the gate failed: a significant change passes a --fail-on limit")
+
+// NewCmdCompare builds `iotbench compare`; runF replaces the behaviour in tests.
+func NewCmdCompare(s Streams, runF func(*CompareOptions) error) *cobra.Command {
+	o := &CompareOptions{Streams: s}
+	cmd := &cobra.Command{
+		Use:   "compare OLD.csv NEW.csv",
+		Short: "Compare two results files cell by cell, with confidence intervals and significance",
+		Long: `Compare the cells (scenario, target) that two results files share. For each metric, throughput
+(rps), success (%), p50, p99 and p99.9 (ms), and the target's cpu (cores) and peak memory (MiB)
+where recorded, it prints the median of each file's valid trials with
+its 95% confidence interval (order statistics, as benchstat), the change, and the Mann–Whitney U
+p-value; "~" means the difference is not significant at --alpha. With fewer than 4 valid trials
+a side nothing can be significant, and with fewer than 6 the interval is ±∞.
+
+Cells whose rows were measured differently (load model, duration, warm-up, payload, number of
+target CPUs, memory, image, iotbench version, host CPU: the fingerprint, docs/results.md) are
+refused, naming the field, unless --allow-mismatch allows it.
+
+Exit status: 0 compared, and no --fail-on limit passed; 1 a significant change passes a --fail-on
+limit (or, under a gate, a cell has no valid trial left in NEW); 2 unreadable input, a bad flag,
+or a refused cell.`,
+		Example: `  iotbench compare results/base.csv results/candidate.csv
+
+  # a CI gate: fail on a significant throughput drop of 5% or more, or a p99 rise of 10% or more
+  iotbench compare --fail-on 'throughput:-5%,p99:+10%' base.csv candidate.csv
+
+  # a pull-request comment; the targets' images differ on purpose
+  iotbench compare --format markdown --allow-mismatch=image_id base.csv candidate.csv`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usagef("compare takes two results files, OLD.csv and NEW.csv; got %d argument(s)", len(args))
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			o.Old, o.New = args[0], args[1]
+			if runF != nil {
+				return runF(o)
+			}
+			return runCompare(o)
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&o.Alpha, "alpha", stats.DefaultAlpha, "significance level: a change is significant when the Mann–Whitney p-value is below it")
+	f.StringVar(&o.Format, "format", "text", "output: "+strings.Join(compare.Formats, ", "))
+	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when a significant change passes a limit: metric:signed percent, comma-separated, e.g. 'throughput:-5%,p99:+10%'")
+	f.StringSliceVar(&o.AllowMismatch, "allow-mismatch", nil, "compare cells whose rows differ in these fingerprint fields (alone: any field), and mark them")
+	f.Lookup("allow-mismatch").NoOptDefVal = "*"
+	return cmd
+}
+
+func runCompare(o *CompareOptions) error {
+	if !(o.Alpha > 0 && o.Alpha < 1) {
+		return usagef("--alpha %v: give a level between 0 and 1, e.g. 0.05", o.Alpha)
+	}
+	if !slices.Contains(compare.Formats, o.Format) {
+		return usagef("--format %q: one of %s", o.Format, strings.Join(compare.Formats, ", "))
+	}
+	opts := compare.Options{Alpha: o.Alpha, AllowMismatch: o.AllowMismatch}
+	if o.FailOn != "" {
+		gates, err := compare.ParseGates(o.FailOn)
+		if err != nil {
+			return usageError{err}
+		}
+		opts.Gates = gates
+	}
+	known := append(fingerprintFieldNames(), "*")
+	for _, f := range o.AllowMismatch {
+		if !slices.Contains(known, f) {
+			return usagef("--allow-mismatch %q: not a fingerprint field (fields: %s)", f, strings.Join(known[:len(known)-1], ", "))
+		}
+	}
+	old, err := results.ReadFile(o.Old)
+	if err != nil {
+		return usageError{err}
+	}
+	new, err := results.ReadFile(o.New)
+	if err != nil {
+		return usageError{err}
+	}
+	if len(old) == 0 || len(new) == 0 {
+		empty := o.Old
+		if len(old) > 0 {
+			empty = o.New
+		}
+		return usagef("%s has no rows: nothing to compare", empty)
+	}
+	res := compare.Compare(o.Old, old, o.New, new, opts)
+	if err := compare.Write(o.Streams.Out, res, o.Format); err != nil {
+		return err
+	}
+	if o.Format == "csv" {
+		for _, n := range res.Notes() {
+			fmt.Fprintf(o.Streams.ErrOut, "%s\n", n)
+		}
+	}
+	if refused := res.Refused(); len(refused) > 0 {
+		var names []string
+		for _, c := range refused {
+			names = append(names, c.Name())
+		}
+		return usagef("%d cell(s) not compared because their rows were measured differently: %s (see the notes)", len(refused), strings.Join(names, ", "))
+	}
+	if len(res.Cells) == 0 {
+		return usagef("%s and %s share no cell (scenario, target): nothing to compare", o.Old, o.New)
+	}
+	if len(res.Failures()) > 0 {
+		return errGateFailed
+	}
+	return nil
+}
+
+func fingerprintFieldNames() []string {
+	var names []string
+	for _, f := range (results.Row{}).FingerprintFields() {
+		names = append(names, f.Name)
+	}
+	return names
+}

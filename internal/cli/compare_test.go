@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestCompareGolden runs `iotbench compare` on the files of testdata/compare and checks its whole
+// behaviour, output, messages and exit status, against a golden file per case (-update rewrites
+// them). The files are a stub server loaded closed-loop: base-20ms and again-20ms the same server
+// measured twice, slower-30ms the same with a 30 ms service time.
+func TestCompareGolden(t *testing.T) {
+	cases := []struct{ name, args string }{
+		{"same-server", "base-20ms.csv again-20ms.csv"},
+		{"same-server-gated", "--fail-on throughput:-5%,p50:+5% base-20ms.csv again-20ms.csv"},
+		{"slower-gated", "--fail-on throughput:-5%,p50:+5% base-20ms.csv slower-30ms.csv"},
+		{"slower-gate-not-reached", "--fail-on throughput:-40%,p99:+60% base-20ms.csv slower-30ms.csv"},
+		{"slower-markdown", "--format markdown --fail-on throughput:-5% base-20ms.csv slower-30ms.csv"},
+		{"slower-csv", "--format csv base-20ms.csv slower-30ms.csv"},
+		{"slower-json", "--format json --fail-on p50:+5% base-20ms.csv slower-30ms.csv"},
+		{"single-trials", "--fail-on throughput:-5% single-20ms.csv single-30ms.csv"},
+		{"alpha-0.001", "--alpha 0.001 base-20ms.csv slower-30ms.csv"},
+		{"memory-differs", "base-20ms.csv slower-2g.csv"},
+		{"memory-allowed", "--allow-mismatch=memory base-20ms.csv slower-2g.csv"},
+		{"any-allowed", "--allow-mismatch base-20ms.csv slower-2g.csv"},
+		{"invalid-trial", "base-20ms.csv one-invalid.csv"},
+		{"gate-without-sign", "--fail-on throughput:5% base-20ms.csv slower-30ms.csv"},
+		{"gate-unknown-metric", "--fail-on latency:+5% base-20ms.csv slower-30ms.csv"},
+		{"allow-unknown-field", "--allow-mismatch=colour base-20ms.csv slower-2g.csv"},
+		{"cut-off-file", "base-20ms.csv ../../../results/testdata/read/cut-off.csv"},
+		{"newer-schema", "../../../results/testdata/read/newer-schema.csv base-20ms.csv"},
+		{"not-results", "base-20ms.csv ../../../results/testdata/read/not-ours.csv"},
+		{"one-argument", "base-20ms.csv"},
+		{"bad-format", "--format xml base-20ms.csv again-20ms.csv"},
+	}
+	wd, _ := os.Getwd()
+	dir := filepath.Join(wd, "testdata", "compare")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Chdir(dir)
+			s, out, errOut := streams()
+			code := Main(context.Background(), append([]string{"compare"}, strings.Fields(c.args)...), s)
+			got := fmt.Sprintf("$ iotbench compare %s\n%s--- stderr\n%s--- exit %d\n", c.args, out, errOut, code)
+			golden := c.name + ".golden"
+			if *update {
+				os.WriteFile(golden, []byte(got), 0o644)
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to write it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("got:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}
+
+func TestCompareFlagsFillOptions(t *testing.T) {
+	s, _, _ := streams()
+	var got *CompareOptions
+	cmd := NewCmdCompare(s, func(o *CompareOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--alpha", "0.01", "--format", "json", "--fail-on", "p99:+10%", "--allow-mismatch", "a.csv", "b.csv"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Old != "a.csv" || got.New != "b.csv" || got.Alpha != 0.01 || got.Format != "json" || got.FailOn != "p99:+10%" ||
+		strings.Join(got.AllowMismatch, ",") != "*" {
+		t.Errorf("options %+v", got)
+	}
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/bench"
+	"github.com/iotbench/iotbench/internal/maxrate"
+	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/report"
+)
+
+// maxRateLimit bounds the search: the generator's in-flight bound caps what one machine can send
+// well below it.
+const maxRateLimit = 50000
+
+// maxSearch reads the --find-max flags; nil when the run measures at one rate.
+func (o *RunOptions) maxSearch() (*bench.MaxSearch, error) {
+	if !o.FindMax {
+		for _, name := range []string{"slo", "step", "resolution"} {
+			if o.set(name) {
+				return nil, usagef("--%s belongs to --find-max", name)
+			}
+		}
+		return nil, nil
+	}
+	if o.Conns > 0 {
+		return nil, usagef("--find-max searches an open-loop rate: drop --connections (--rate sets where the search starts)")
+	}
+	slo, err := maxrate.ParseSLO(o.SLO)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if o.Step <= 0 {
+		return nil, usagef("--step must be positive (e.g. 10s)")
+	}
+	if o.Resolution < 1 {
+		return nil, usagef("--resolution must be at least 1 rps")
+	}
+	return &bench.MaxSearch{SLO: slo, Step: o.Step, Cooldown: 2 * time.Second,
+		Search: maxrate.Config{Resolution: o.Resolution, Limit: maxRateLimit}}, nil
+}
+
+// runFindMax searches every target of p and reports their maxima. The search starts at --rate,
+// else the scenario's rate, else 100 rps.
+func runFindMax(ctx context.Context, o *RunOptions, r *bench.Runner, p *plan.Plan, m *bench.MaxSearch) error {
+	start := p.Cells[0].Load.Model.Rate
+	if start == 0 {
+		start = 100
+	}
+	m.Search.Start = start
+	m.Search.Limit = max(m.Search.Limit, start)
+	found, err := r.FindMax(ctx, p, *m)
+	if len(found) > 0 {
+		if werr := report.WriteMax(o.Streams.Out, p.Scenario.Name, p.Scenario.Name+bench.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, found); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	for _, f := range found {
+		if f.Failed != "" || f.Max == 0 {
+			return errInvalidCells
+		}
+	}
+	return nil
+}

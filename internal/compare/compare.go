@@ -1,0 +1,293 @@
+// Package compare compares two results files cell by cell, the way benchstat compares benchmark
+// runs: cells are matched by (scenario, target); for each metric it gives the median of the valid
+// trials of each file with its 95% confidence interval, the change, and the Mann–Whitney U
+// p-value, and calls a change significant only when p < alpha. Cells whose rows were measured
+// differently (their fingerprints differ) are refused unless the differing fields are allowed.
+// A gate (--fail-on) turns significant changes past a threshold into a failure.
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/stats"
+)
+
+// Options say how to compare.
+type Options struct {
+	Alpha float64
+	// AllowMismatch lists the fingerprint fields that may differ; "*" allows any.
+	AllowMismatch []string
+	Gates         []Gate
+}
+
+func (o Options) allowed(field string) bool {
+	return slices.Contains(o.AllowMismatch, "*") || slices.Contains(o.AllowMismatch, field)
+}
+
+// Gate fails the comparison when a metric changes significantly by Percent or more in its
+// direction: throughput:-5% fails on a significant drop of 5% or more, p99:+10% on a rise of 10%.
+type Gate struct {
+	Metric  string
+	Percent float64 // signed
+}
+
+func (g Gate) String() string {
+	sign := "+"
+	if math.Signbit(g.Percent) {
+		sign = "-"
+	}
+	return g.Metric + ":" + sign + strconv.FormatFloat(math.Abs(g.Percent), 'f', -1, 64) + "%"
+}
+
+// passedBy reports whether a change of pct percent goes past the gate.
+func (g Gate) passedBy(pct float64) bool {
+	if math.Signbit(g.Percent) {
+		return pct <= g.Percent
+	}
+	return pct >= g.Percent
+}
+
+// ParseGates reads "metric:±N%,…".
+func ParseGates(spec string) ([]Gate, error) {
+	var gates []Gate
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, limit, ok := strings.Cut(part, ":")
+		if !ok {
+			return nil, fmt.Errorf("--fail-on %q: write metric:signed percent, e.g. throughput:-5%%", part)
+		}
+		if _, known := results.MetricNamed(name); !known {
+			return nil, fmt.Errorf("--fail-on %q: unknown metric %q (metrics: %s)", part, name, metricNames())
+		}
+		num, isPct := strings.CutSuffix(limit, "%")
+		pct, err := strconv.ParseFloat(num, 64)
+		if !isPct || err != nil || (num[0] != '+' && num[0] != '-') || math.IsInf(pct, 0) || math.IsNaN(pct) {
+			return nil, fmt.Errorf("--fail-on %q: the limit must be a signed percent: -5%% fails on a drop of 5%% or more, +10%% on a rise of 10%% or more", part)
+		}
+		if num[0] == '-' {
+			pct = -math.Abs(pct) // keep the sign of "-0%"
+		}
+		gates = append(gates, Gate{Metric: name, Percent: pct})
+	}
+	if len(gates) == 0 {
+		return nil, fmt.Errorf("--fail-on %q names no gate: e.g. throughput:-5%%,p99:+10%%", spec)
+	}
+	return gates, nil
+}
+
+func metricNames() string {
+	var names []string
+	for _, m := range results.Metrics {
+		names = append(names, m.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Mismatch is a fingerprint field whose values differ between or within the files.
+type Mismatch struct {
+	Field string `json:"field"`
+	// Old and New are the values, several joined by " | " when a file's trials disagree.
+	Old string `json:"old"`
+	New string `json:"new"`
+}
+
+// Change is one metric of one cell, old against new.
+type Change struct {
+	Metric     results.Metric
+	Old, New   stats.Summary
+	Percent    float64 // (new/old - 1) × 100; NaN when old is 0
+	Comparison stats.Comparison
+	// Failed is the gate this change fails, if any.
+	Failed *Gate
+}
+
+// Significant reports whether the difference is significant at alpha.
+func (c Change) Significant() bool { return c.Comparison.Significant() }
+
+// Cell is one (scenario, target) present in both files.
+type Cell struct {
+	Scenario, Target     string
+	OldTrials, NewTrials int // all trials
+	OldValid, NewValid   int
+	Mismatches           []Mismatch
+	// Refused is set when a mismatch is not allowed: the cell is not compared.
+	Refused bool
+	// Changes is empty when the cell is refused or a side has no valid trial.
+	Changes []Change
+	// NoValidNew is set when old had valid trials and new has none: a failure under a gate.
+	NoValidNew bool
+}
+
+// Name is "scenario/target".
+func (c Cell) Name() string { return c.Scenario + "/" + c.Target }
+
+// Result is the comparison of two files.
+type Result struct {
+	OldFile, NewFile string
+	Alpha            float64
+	Gates            []Gate
+	Cells            []Cell
+	OnlyOld, OnlyNew []string // cells in one file only, "scenario/target"
+}
+
+// Failures are the gate's verdicts against the comparison, one line each.
+func (r Result) Failures() []string {
+	var out []string
+	for _, c := range r.Cells {
+		if c.NoValidNew && len(r.Gates) > 0 {
+			out = append(out, fmt.Sprintf("%s: no valid trial in %s (%d in %s)", c.Name(), r.NewFile, c.OldValid, r.OldFile))
+		}
+		for _, ch := range c.Changes {
+			if ch.Failed != nil {
+				out = append(out, fmt.Sprintf("%s: %s %s (p=%.3f) passes %s", c.Name(), ch.Metric.Name, formatPercent(ch.Percent), ch.Comparison.P, ch.Failed))
+			}
+		}
+	}
+	return out
+}
+
+// Refused are the cells not compared because they were measured differently.
+func (r Result) Refused() []Cell {
+	var out []Cell
+	for _, c := range r.Cells {
+		if c.Refused {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+type key struct{ scenario, target string }
+
+// group collects rows by cell, keeping the order of first appearance.
+func group(rows []results.Row) ([]key, map[key][]results.Row) {
+	var order []key
+	by := map[key][]results.Row{}
+	for _, r := range rows {
+		k := key{r.Scenario, r.Target}
+		if _, seen := by[k]; !seen {
+			order = append(order, k)
+		}
+		by[k] = append(by[k], r)
+	}
+	return order, by
+}
+
+// Compare compares the cells of two files.
+func Compare(oldFile string, old []results.Row, newFile string, new []results.Row, o Options) Result {
+	res := Result{OldFile: oldFile, NewFile: newFile, Alpha: o.Alpha, Gates: o.Gates}
+	oldOrder, oldBy := group(old)
+	newOrder, newBy := group(new)
+	for _, k := range oldOrder {
+		if _, ok := newBy[k]; !ok {
+			res.OnlyOld = append(res.OnlyOld, k.scenario+"/"+k.target)
+			continue
+		}
+		res.Cells = append(res.Cells, compareCell(k, oldBy[k], newBy[k], o))
+	}
+	for _, k := range newOrder {
+		if _, ok := oldBy[k]; !ok {
+			res.OnlyNew = append(res.OnlyNew, k.scenario+"/"+k.target)
+		}
+	}
+	return res
+}
+
+func compareCell(k key, old, new []results.Row, o Options) Cell {
+	c := Cell{Scenario: k.scenario, Target: k.target, OldTrials: len(old), NewTrials: len(new)}
+	c.Mismatches = mismatches(old, new)
+	for _, m := range c.Mismatches {
+		if !o.allowed(m.Field) {
+			c.Refused = true
+		}
+	}
+	oldValid, newValid := valid(old), valid(new)
+	c.OldValid, c.NewValid = len(oldValid), len(newValid)
+	if c.Refused {
+		return c
+	}
+	if len(newValid) == 0 && len(oldValid) > 0 {
+		c.NoValidNew = true
+	}
+	if len(oldValid) == 0 || len(newValid) == 0 {
+		return c
+	}
+	for _, m := range results.Metrics {
+		a, b := values(oldValid, m), values(newValid, m)
+		if m.Optional && allZero(a) && allZero(b) {
+			continue // not recorded
+		}
+		ch := Change{Metric: m, Old: stats.Summarize(a), New: stats.Summarize(b), Comparison: stats.Compare(a, b, o.Alpha)}
+		ch.Percent = math.NaN()
+		if ch.Old.Median != 0 {
+			ch.Percent = (ch.New.Median/ch.Old.Median - 1) * 100
+		}
+		if ch.Significant() && !math.IsNaN(ch.Percent) {
+			for _, g := range o.Gates {
+				if g.Metric == m.Name && g.passedBy(ch.Percent) {
+					ch.Failed = &g
+					break
+				}
+			}
+		}
+		c.Changes = append(c.Changes, ch)
+	}
+	return c
+}
+
+func allZero(xs []float64) bool {
+	for _, x := range xs {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func valid(rows []results.Row) []results.Row {
+	var out []results.Row
+	for _, r := range rows {
+		if r.Valid {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func values(rows []results.Row, m results.Metric) []float64 {
+	out := make([]float64, len(rows))
+	for i, r := range rows {
+		out[i] = m.Value(r)
+	}
+	return out
+}
+
+// mismatches lists the fingerprint fields not equal across all rows of both files.
+func mismatches(old, new []results.Row) []Mismatch {
+	distinct := func(rows []results.Row, i int) []string {
+		var vs []string
+		for _, r := range rows {
+			if v := r.FingerprintFields()[i].Value; !slices.Contains(vs, v) {
+				vs = append(vs, v)
+			}
+		}
+		return vs
+	}
+	var out []Mismatch
+	for i, f := range old[0].FingerprintFields() {
+		a, b := distinct(old, i), distinct(new, i)
+		if len(a) == 1 && len(b) == 1 && a[0] == b[0] {
+			continue
+		}
+		out = append(out, Mismatch{Field: f.Name, Old: strings.Join(a, " | "), New: strings.Join(b, " | ")})
+	}
+	return out
+}

@@ -1,0 +1,120 @@
+package compare
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+func TestParseGates(t *testing.T) {
+	cases := []struct {
+		spec, want, err string
+	}{
+		{"throughput:-5%,p99:+10%", "throughput:-5% p99:+10%", ""},
+		{" p99.9:+2.5% ", "p99.9:+2.5%", ""},
+		{"success:-0%", "success:-0%", ""},
+		{"throughput:5%", "", "signed percent"},
+		{"throughput:-5", "", "signed percent"},
+		{"throughput", "", "metric:signed percent"},
+		{"latency:+5%", "", `unknown metric "latency"`},
+		{",", "", "names no gate"},
+	}
+	for _, c := range cases {
+		gates, err := ParseGates(c.spec)
+		var got []string
+		for _, g := range gates {
+			got = append(got, g.String())
+		}
+		if strings.Join(got, " ") != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("ParseGates(%q) = %v, %v; want %q, error with %q", c.spec, got, err, c.want, c.err)
+		}
+	}
+}
+
+func TestGateDirection(t *testing.T) {
+	drop, rise := Gate{"throughput", -5}, Gate{"p99", 10}
+	for _, c := range []struct {
+		g    Gate
+		pct  float64
+		want bool
+	}{{drop, -5, true}, {drop, -4.9, false}, {drop, 30, false}, {rise, 10, true}, {rise, 9.99, false}, {rise, -50, false}} {
+		if got := c.g.passedBy(c.pct); got != c.want {
+			t.Errorf("%s passedBy(%v) = %v, want %v", c.g, c.pct, got, c.want)
+		}
+	}
+}
+
+func trials(n int, p50 time.Duration, valid bool) []results.Row {
+	var rows []results.Row
+	for i := 1; i <= n; i++ {
+		d := p50 + time.Duration(i)*100*time.Microsecond
+		rows = append(rows, results.Row{Scenario: "s", Target: "t", Trial: i, Mode: "closed", Connections: 20,
+			ThroughputRPS: 20 / d.Seconds(), SuccessRatio: 1, LatencyP50: d, LatencyP99: d, LatencyP999: d,
+			Duration: time.Second, Memory: "1g", Valid: valid})
+	}
+	return rows
+}
+
+func TestNoValidTrialLeftFailsAGate(t *testing.T) {
+	gates, _ := ParseGates("p99:+10%")
+	r := Compare("old.csv", trials(5, 20*time.Millisecond, true), "new.csv", trials(5, 20*time.Millisecond, false), Options{Alpha: 0.05, Gates: gates})
+	if f := r.Failures(); len(f) != 1 || !strings.Contains(f[0], "no valid trial in new.csv") {
+		t.Errorf("failures %v, want the cell without valid trials", f)
+	}
+	if f := Compare("old.csv", trials(5, 20*time.Millisecond, true), "new.csv", trials(5, 20*time.Millisecond, false), Options{Alpha: 0.05}).Failures(); len(f) != 0 {
+		t.Errorf("failures %v without a gate", f)
+	}
+}
+
+func TestTrialsThatDisagreeWithinAFileAreAMismatch(t *testing.T) {
+	old := trials(5, 20*time.Millisecond, true)
+	new := trials(5, 30*time.Millisecond, true)
+	new[2].Memory = "2g"
+	r := Compare("old.csv", old, "new.csv", new, Options{Alpha: 0.05})
+	c := r.Cells[0]
+	if !c.Refused || len(c.Mismatches) != 1 || c.Mismatches[0] != (Mismatch{"memory", "1g", "1g | 2g"}) || len(c.Changes) != 0 {
+		t.Errorf("cell %+v, want refused on memory 1g | 2g", c)
+	}
+	if r := Compare("old.csv", old, "new.csv", new, Options{Alpha: 0.05, AllowMismatch: []string{"memory"}}); r.Cells[0].Refused || len(r.Cells[0].Changes) == 0 {
+		t.Errorf("--allow-mismatch=memory still refused: %+v", r.Cells[0])
+	}
+}
+
+func TestRegressionIsSignificantAndFailsTheGate(t *testing.T) {
+	gates, _ := ParseGates("throughput:-5%,p50:+5%")
+	r := Compare("old.csv", trials(5, 20*time.Millisecond, true), "new.csv", trials(5, 30*time.Millisecond, true), Options{Alpha: 0.05, Gates: gates})
+	failed := map[string]bool{}
+	for _, ch := range r.Cells[0].Changes {
+		if ch.Failed != nil {
+			failed[ch.Metric.Name] = true
+		}
+		if ch.Metric.Name == "success" && ch.Significant() {
+			t.Error("equal success ratios called a significant change")
+		}
+	}
+	if !failed["throughput"] || !failed["p50"] || len(failed) != 2 {
+		t.Errorf("gates failed on %v, want throughput and p50", failed)
+	}
+}
+
+func TestResourcesAreComparedOnlyWhenRecorded(t *testing.T) {
+	names := func(r Result) string {
+		var s []string
+		for _, ch := range r.Cells[0].Changes {
+			s = append(s, ch.Metric.Name)
+		}
+		return strings.Join(s, " ")
+	}
+	old, new := trials(5, 20*time.Millisecond, true), trials(5, 20*time.Millisecond, true)
+	if got := names(Compare("a", old, "b", new, Options{Alpha: 0.05})); got != "throughput success p50 p99 p99.9" {
+		t.Errorf("without resources: %s", got)
+	}
+	for i := range new {
+		new[i].CPUCores, new[i].MemoryPeak = 0.9, 300<<20
+	}
+	if got := names(Compare("a", old, "b", new, Options{Alpha: 0.05})); got != "throughput success p50 p99 p99.9 cpu memory" {
+		t.Errorf("with resources in one file: %s", got)
+	}
+}

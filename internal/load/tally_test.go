@@ -1,0 +1,36 @@
+package load
+
+import (
+	"testing"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// TestTallyAllocatesNothingPerResult: the generator's own bookkeeping must not make garbage per
+// request, or its collections delay the schedule it is measuring.
+func TestTallyAllocatesNothingPerResult(t *testing.T) {
+	cfg := Config{Check: NewCheck(`"id"`), Model: Model{Rate: 1000, ExpectedLatency: time.Millisecond}, Timeout: time.Second}
+	began := time.Now()
+	tl := newTally(cfg, time.Second, began, &pacer{rate: 1000})
+	ok := &vegeta.Result{Code: 200, Body: []byte(`{"id":1}`), Timestamp: began.Add(time.Millisecond), Latency: 2 * time.Millisecond}
+	failed := &vegeta.Result{Code: 500, Error: "500 Internal Server Error", Timestamp: began.Add(time.Millisecond), Latency: time.Millisecond}
+	timedOut := &vegeta.Result{Error: `Post "http://127.0.0.1:1/": ` + errTimeout.Error(), Timestamp: began.Add(time.Millisecond), Latency: time.Second}
+	for _, r := range []*vegeta.Result{ok, failed, timedOut} {
+		tl.add(r) // the first of each kind creates its map entries
+		if allocs := testing.AllocsPerRun(1000, func() { tl.add(r) }); allocs != 0 {
+			t.Errorf("adding a result with code %d error %q allocates %.1f times, want 0", r.Code, r.Error, allocs)
+		}
+	}
+	// Each kind added once, then 1001 times by AllocsPerRun (its runs and one warm-up).
+	res := tl.result()
+	if res.Requests != 3006 || res.Successes != 1002 || res.Timeouts != 1002 || res.Codes[500] != 1002 {
+		t.Errorf("counted %d requests, %d successes, %d timeouts, codes %v; want 3006, 1002, 1002, 500:1002",
+			res.Requests, res.Successes, res.Timeouts, res.Codes)
+	}
+	// Due at 1 ms, sent at 1 ms, answered 2 ms later: 2 ms from the due time, no lag (the
+	// recorder's floor is 1 µs).
+	if res.Latency.P50 != 2*time.Millisecond || res.SendLag.Max > time.Microsecond {
+		t.Errorf("latency p50 %v, send lag max %v; want 2ms and none", res.Latency.P50, res.SendLag.Max)
+	}
+}

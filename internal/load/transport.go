@@ -1,0 +1,267 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// transport is the HTTP/1.1 client the engine hands to vegeta: keep-alive connections, each
+// carrying one request at a time, written and read by the goroutine that sends the request.
+//
+// net/http's Transport runs a reader and a writer goroutine per connection and passes every
+// request and answer between them and the caller over channels; on the generator's one core that
+// bookkeeping cost about a third of the CPU of each request (docs/generator.md). The framing here
+// is still net/http's own (Request.Write, ReadResponse, their body readers): only the connection
+// handling is ours, and the number of connections is bounded by vegeta's workers, one per worker
+// at most.
+type transport struct {
+	timeout time.Duration // whole request: connect, write, answer and body
+	// checkIdle: a connection idle longer than this is checked before reuse, since the server
+	// may have closed it meanwhile (keep-alive timeouts are seconds, not less).
+	checkIdle time.Duration
+
+	mu     sync.Mutex
+	idle   []*conn // most recently used last: a busy set of connections stays warm
+	closed bool
+}
+
+type conn struct {
+	nc       net.Conn
+	br       *bufio.Reader
+	bw       *bufio.Writer
+	lastUsed time.Time
+}
+
+// errTimeout replaces the network's own timeout errors, which name the connection's ports and so
+// would count the same cause once per connection.
+var errTimeout = errors.New("timeout: no complete answer within the request timeout")
+
+func newTransport(timeout time.Duration) *transport {
+	return &transport{timeout: timeout, checkIdle: time.Second}
+}
+
+// RoundTrip sends req on an idle connection or a new one and reads the answer's head; the body is
+// read by the caller, and closing it hands the connection back.
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	now := time.Now()
+	deadline := now.Add(t.timeout)
+	for {
+		c, reused, err := t.get(req, now, deadline)
+		if err != nil {
+			return nil, plainError(err)
+		}
+		resp, err := c.roundTrip(req, deadline)
+		if err == nil {
+			resp.Body = &connBody{rc: resp.Body, c: c, t: t, reuse: !resp.Close}
+			return resp, nil
+		}
+		c.nc.Close()
+		// A reused connection the server closed while it was idle fails before any answer:
+		// as net/http does, send again on a new one when that cannot do the work twice.
+		var closed peerClosed
+		if reused && errors.As(err, &closed) && replayable(req) {
+			if req, err = rewind(req); err == nil {
+				continue
+			}
+		}
+		return nil, plainError(err)
+	}
+}
+
+// peerClosed is a connection found closed by the server before any byte of an answer.
+type peerClosed struct{ err error }
+
+func (e peerClosed) Error() string { return e.err.Error() }
+func (e peerClosed) Unwrap() error { return e.err }
+
+// closedOr marks err as the peer having closed the connection, when it says so.
+func closedOr(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return peerClosed{err}
+	}
+	return err
+}
+
+func (c *conn) roundTrip(req *http.Request, deadline time.Time) (*http.Response, error) {
+	if err := c.nc.SetDeadline(deadline); err != nil {
+		return nil, err
+	}
+	if err := req.Write(c.bw); err != nil {
+		return nil, err
+	}
+	if err := c.bw.Flush(); err != nil {
+		return nil, closedOr(err)
+	}
+	if _, err := c.br.Peek(1); err != nil {
+		return nil, closedOr(err)
+	}
+	for {
+		resp, err := http.ReadResponse(c.br, req)
+		if err != nil {
+			return nil, err
+		}
+		// An interim answer (103 Early Hints) precedes the real one.
+		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+			continue
+		}
+		return resp, nil
+	}
+}
+
+// get pops the most recently used idle connection that is still open, or dials a new one.
+func (t *transport) get(req *http.Request, now, deadline time.Time) (*conn, bool, error) {
+	for {
+		t.mu.Lock()
+		n := len(t.idle)
+		if n == 0 {
+			t.mu.Unlock()
+			break
+		}
+		c := t.idle[n-1]
+		t.idle[n-1] = nil
+		t.idle = t.idle[:n-1]
+		t.mu.Unlock()
+		if now.Sub(c.lastUsed) < t.checkIdle || c.open() {
+			c.lastUsed = now
+			return c, true, nil
+		}
+		c.nc.Close()
+	}
+	d := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}
+	nc, err := d.DialContext(req.Context(), "tcp", canonicalAddr(req))
+	if err != nil {
+		return nil, false, err
+	}
+	return &conn{nc: nc, br: bufio.NewReader(nc), bw: bufio.NewWriter(nc), lastUsed: now}, false, nil
+}
+
+// open tells whether the peer has not closed an idle connection: a read that would block means
+// nothing arrived, neither data nor the end of the stream.
+func (c *conn) open() bool {
+	sc, ok := c.nc.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	alive := false
+	var buf [1]byte
+	err = raw.Read(func(fd uintptr) bool {
+		n, err := syscall.Read(int(fd), buf[:])
+		alive = n < 0 && errors.Is(err, syscall.EAGAIN)
+		return true // never wait: this is a check
+	})
+	return err == nil && alive
+}
+
+func (t *transport) put(c *conn) {
+	t.mu.Lock()
+	if !t.closed {
+		t.idle = append(t.idle, c)
+		c = nil
+	}
+	t.mu.Unlock()
+	if c != nil {
+		c.nc.Close()
+	}
+}
+
+// CloseIdleConnections closes the idle connections, and from then on every connection handed
+// back: http.Client.CloseIdleConnections calls it when the measurement is over.
+func (t *transport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle, t.closed = nil, true
+	t.mu.Unlock()
+	for _, c := range idle {
+		c.nc.Close()
+	}
+}
+
+// connBody hands the connection back once the answer's body is read and closed; net/http's body
+// reader reads what is left of it on Close, so the next answer starts where it should.
+type connBody struct {
+	rc    io.ReadCloser
+	c     *conn
+	t     *transport
+	reuse bool
+	done  bool
+}
+
+func (b *connBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil && err != io.EOF {
+		err = plainError(err)
+	}
+	return n, err
+}
+
+func (b *connBody) Close() error {
+	if b.done {
+		return nil
+	}
+	b.done = true
+	err := b.rc.Close()
+	if err == nil && b.reuse {
+		b.t.put(b.c)
+	} else {
+		b.c.nc.Close()
+	}
+	return err
+}
+
+// replayable is net/http's rule: methods that do nothing twice, or a request that says so.
+func replayable(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	}
+	_, key := req.Header["Idempotency-Key"]
+	_, xkey := req.Header["X-Idempotency-Key"]
+	return (key || xkey) && (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil)
+}
+
+// rewind is req with its body from the start again.
+func rewind(req *http.Request) (*http.Request, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return req, nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	r := *req
+	r.Body = body
+	return &r, nil
+}
+
+func canonicalAddr(req *http.Request) string {
+	if req.URL.Port() != "" {
+		return req.URL.Host
+	}
+	return net.JoinHostPort(req.URL.Hostname(), "80")
+}
+
+// plainError drops what differs between connections (local ports) from a network error, so that
+// errors of one cause count once in the results.
+func plainError(err error) error {
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return errTimeout
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		return fmt.Errorf("%s: %w", op.Op, op.Err)
+	}
+	return err
+}

@@ -1,0 +1,200 @@
+package maxrate
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseSLO(t *testing.T) {
+	cases := []struct {
+		text    string
+		p99     time.Duration
+		errs    float64
+		wantErr string
+	}{
+		{"p99<100ms,errors<0.1%", 100 * time.Millisecond, 0.001, ""},
+		{" p99 < 2s ", 2 * time.Second, -1, ""},
+		{"errors<1%", 0, 0.01, ""},
+		{"", 0, 0, "--slo is empty"},
+		{"p95<100ms", 0, 0, `term "p95<100ms": write p99<DURATION or errors<PERCENT%`},
+		{"p99<100", 0, 0, `"100" is not a positive duration`},
+		{"errors<0.1", 0, 0, "give errors as a percentage above 0"},
+		{"errors<0%", 0, 0, "give errors as a percentage above 0"},
+	}
+	for _, c := range cases {
+		t.Run(c.text, func(t *testing.T) {
+			slo, err := ParseSLO(c.text)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Errorf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || slo.P99 != c.p99 || math.Abs(slo.MaxErrors-c.errs) > 1e-12 {
+				t.Errorf("ParseSLO = %+v, %v; want p99 %v errors %v", slo, err, c.p99, c.errs)
+			}
+		})
+	}
+}
+
+// queue simulates a target of the given capacity: p99 grows as 1/(1-load) (a single queue), errors
+// appear past capacity, and noise spreads the p99 by ± that share.
+type queue struct {
+	capacity  float64
+	service   time.Duration
+	noise     float64
+	rng       *rand.Rand
+	generator int // rates above this the generator cannot send (0: no limit)
+	probes    []int
+}
+
+func (q *queue) probe(_ context.Context, rate int) (Step, error) {
+	q.probes = append(q.probes, rate)
+	if q.generator > 0 && rate > q.generator {
+		return Step{GeneratorLimited: true}, nil
+	}
+	rho := float64(rate) / q.capacity
+	if rho >= 1 {
+		return Step{P99: 10 * time.Second, ErrorRatio: 1 - 1/rho}, nil
+	}
+	p99 := float64(q.service) / (1 - rho)
+	if q.noise > 0 {
+		p99 *= 1 + q.noise*(2*q.rng.Float64()-1)
+	}
+	return Step{P50: q.service, P99: time.Duration(p99), Throughput: float64(rate)}, nil
+}
+
+var slo100 = SLO{P99: 100 * time.Millisecond, MaxErrors: 0.001}
+
+func TestFindLandsOnTheSLOBoundary(t *testing.T) {
+	// p99 = 10 ms / (1 − rate/1000) reaches 100 ms at 900 rps.
+	q := &queue{capacity: 1000, service: 10 * time.Millisecond}
+	res, err := Find(context.Background(), Config{Start: 100, Resolution: 10, Limit: 100000}, slo100, q.probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Max < 890 || res.Max >= 900 || res.FirstFailed < 900 || res.FirstFailed-res.Max > 10 {
+		t.Errorf("max %d, first failed %d; want the last rate below 900 within 10 of a failing one (steps %v)", res.Max, res.FirstFailed, q.probes)
+	}
+	if got := q.probes[:5]; got[0] != 100 || got[1] != 200 || got[2] != 400 || got[3] != 800 || got[4] != 1600 {
+		t.Errorf("ramp %v, want doubling from 100", got)
+	}
+	if len(res.Fractions) != 3 {
+		t.Fatalf("%d fraction steps, want 3", len(res.Fractions))
+	}
+	for i, f := range Fractions {
+		if want := int(f * float64(res.Max)); res.Fractions[i].Rate != want || res.Fractions[i].Failed != "" {
+			t.Errorf("fraction %.2f: rate %d failed %q, want %d meeting the SLO", f, res.Fractions[i].Rate, res.Fractions[i].Failed, want)
+		}
+	}
+	for _, s := range res.Steps {
+		if met := s.Failed == ""; met != (s.Rate < 900) {
+			t.Errorf("step at %d: failed %q", s.Rate, s.Failed)
+		}
+	}
+}
+
+func TestRepeatedSearchesLandWithinTheResolution(t *testing.T) {
+	// ±2% noise on p99 moves the boundary by a few rps; two searches must agree within the step.
+	var found []int
+	for seed := range uint64(6) {
+		q := &queue{capacity: 1000, service: 10 * time.Millisecond, noise: 0.02, rng: rand.New(rand.NewPCG(seed, 1))}
+		res, err := Find(context.Background(), Config{Start: 50, Resolution: 25, Limit: 5000}, slo100, q.probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found = append(found, res.Max)
+	}
+	lo, hi := found[0], found[0]
+	for _, m := range found {
+		lo, hi = min(lo, m), max(hi, m)
+	}
+	if hi-lo > 25 {
+		t.Errorf("maxima %v spread over %d rps, want within the 25 rps resolution", found, hi-lo)
+	}
+}
+
+func TestFindEdges(t *testing.T) {
+	cases := []struct {
+		name          string
+		q             *queue
+		cfg           Config
+		wantMax       int
+		wantGenerator bool
+	}{
+		// p99 reaches 100 ms at 90 rps.
+		{"start already too fast: bisect below it", &queue{capacity: 100, service: 10 * time.Millisecond}, Config{Start: 400, Resolution: 5, Limit: 1000}, 85, false},
+		{"limit reached without failing", &queue{capacity: 1e9, service: time.Millisecond}, Config{Start: 100, Resolution: 5, Limit: 700}, 700, false},
+		{"generator cannot send more", &queue{capacity: 1e9, service: time.Millisecond, generator: 1000}, Config{Start: 100, Resolution: 5, Limit: 100000}, 800, true},
+		{"nothing meets the SLO", &queue{capacity: 1e9, service: time.Second}, Config{Start: 10, Resolution: 2, Limit: 100}, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Find(context.Background(), c.cfg, slo100, c.q.probe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.wantMax > 0 && (res.Max > c.wantMax+c.cfg.Resolution || res.Max < c.wantMax-c.cfg.Resolution) || c.wantMax == 0 && res.Max != 0 || res.GeneratorLimited != c.wantGenerator {
+				t.Errorf("max %d generator-limited %v, want %d±%d, %v (steps %v)", res.Max, res.GeneratorLimited, c.wantMax, c.cfg.Resolution, c.wantGenerator, c.q.probes)
+			}
+			if res.Max == 0 && len(res.Fractions) != 0 {
+				t.Errorf("fractions of nothing measured: %v", res.Fractions)
+			}
+		})
+	}
+}
+
+func TestFindStopsOnProbeError(t *testing.T) {
+	stop := errors.New("cancelled")
+	calls := 0
+	_, err := Find(context.Background(), Config{Start: 1, Resolution: 1, Limit: 1 << 20}, slo100, func(context.Context, int) (Step, error) {
+		calls++
+		if calls == 3 {
+			return Step{}, stop
+		}
+		return Step{P99: time.Millisecond}, nil
+	})
+	if !errors.Is(err, stop) || calls != 3 {
+		t.Errorf("err %v after %d probes, want the probe's error at once", err, calls)
+	}
+	if _, err := Find(context.Background(), Config{Start: 0, Resolution: 1, Limit: 10}, slo100, nil); err == nil {
+		t.Error("a search starting at rate 0 ran")
+	}
+}
+
+func TestALuckyStepIsNotBelieved(t *testing.T) {
+	q := &queue{capacity: 1000, service: 10 * time.Millisecond}
+	lucky := map[int]bool{}
+	// Every rate from 900 to 1000 passes the first time it is tried, as a quiet moment would let it.
+	probe := func(ctx context.Context, rate int) (Step, error) {
+		if rate >= 900 && rate <= 1000 && !lucky[rate] {
+			lucky[rate] = true
+			return Step{P99: 50 * time.Millisecond}, nil
+		}
+		return q.probe(ctx, rate)
+	}
+	res, err := Find(context.Background(), Config{Start: 125, Resolution: 10, Limit: 100000}, slo100, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lucky) == 0 {
+		t.Fatalf("the search never tried a lucky rate (steps %v)", res.Steps)
+	}
+	if res.Max < 880 || res.Max >= 900 {
+		t.Errorf("max %d after lucky passes at %v, want the sustained boundary just below 900", res.Max, lucky)
+	}
+	passes := 0
+	for _, s := range res.Steps {
+		if s.Rate == res.Max && s.Failed == "" {
+			passes++
+		}
+	}
+	if passes < 2 {
+		t.Errorf("max %d passed %d time(s), want at least 2", res.Max, passes)
+	}
+}

@@ -1,0 +1,39 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/maxrate"
+)
+
+func TestWriteMax(t *testing.T) {
+	slo, _ := maxrate.ParseSLO("p99<100ms,errors<0.1%")
+	found := []maxrate.Outcome{
+		{Target: "spring", Result: maxrate.Result{Max: 800, FirstFailed: 825,
+			Steps: []maxrate.Step{{Rate: 800}},
+			Fractions: []maxrate.Step{
+				{Rate: 400, P50: 52 * time.Millisecond, P99: 61 * time.Millisecond},
+				{Rate: 600, P50: 53 * time.Millisecond, P99: 70 * time.Millisecond},
+				{Rate: 720, P50: 55 * time.Millisecond, P99: 88 * time.Millisecond}}}},
+		{Target: "broken", Failed: "verify-failed: POST /ingest: answer is not a JSON object"},
+		{Target: "starved", Result: maxrate.Result{Max: 400, GeneratorLimited: true, Steps: []maxrate.Step{{Rate: 400}, {Rate: 800}}}},
+	}
+	var b strings.Builder
+	if err := WriteMax(&b, "io-heavy", "io-heavy.find-max", slo, 10*time.Second, 25, found); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"meeting p99<100ms,errors<0.1% for a whole 10s step (resolution 25 rps)",
+		"│ spring  │     800 │           825 │ 52.0 ms / 61.0 ms │ 53.0 ms / 70.0 ms │ 55.0 ms / 88.0 ms │",
+		"broken: not searched: verify-failed",
+		"│ starved │   ≥ 400 │",
+		"starved: the generator could not send 800 rps on time",
+		"scenario io-heavy.find-max",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}

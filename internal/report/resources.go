@@ -1,0 +1,45 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+// writeResources renders what each cell's target used, when any was measured: the cost of its
+// throughput, next to the throughput itself.
+func writeResources(w io.Writer, rows []results.Row) error {
+	if !slices.ContainsFunc(rows, measured) {
+		return nil
+	}
+	t := newTable(w, "target", "trial", "cpu cores", "of cpuset", "peak mem", "mean mem", "rps/core", "rps/GiB", "startup", "image", "generator cpu")
+	for _, r := range rows {
+		if !measured(r) {
+			continue
+		}
+		err := t.Append(r.Target, fmt.Sprint(r.Trial), fmt.Sprintf("%.2f", r.CPUCores), fmt.Sprintf("%.0f%%", r.CPUPercent),
+			mib(r.MemoryPeak), mib(r.MemoryMean), fmt.Sprintf("%.0f", r.RPSPerCore), fmt.Sprintf("%.0f", r.RPSPerGiB),
+			Millis(r.Startup), mib(r.ImageSize), fmt.Sprintf("%.0f%%", r.GeneratorCPUPercent))
+		if err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+func measured(r results.Row) bool { return r.MemoryPeak > 0 }
+
+func mib(bytes int64) string { return fmt.Sprintf("%.0f MiB", float64(bytes)/(1<<20)) }
+
+// warningNotes are the rows' warnings, one note per row.
+func warningNotes(rows []results.Row) []string {
+	var notes []string
+	for _, r := range rows {
+		if r.Warnings != "" {
+			notes = append(notes, fmt.Sprintf("%s trial %d: %s", r.Target, r.Trial, r.Warnings))
+		}
+	}
+	return notes
+}

@@ -1,0 +1,48 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+func TestResourcesVerificationAndWarningsAreShown(t *testing.T) {
+	measuredRow := results.Row{Scenario: "s", Target: "spring", Trial: 1, Mode: "open", Valid: true, ThroughputRPS: 500,
+		CPUCores: 0.5, CPUPercent: 50, MemoryPeak: 300 << 20, MemoryMean: 250 << 20, RPSPerCore: 1000, RPSPerGiB: 1706.7,
+		Startup: 2500 * time.Millisecond, ImageSize: 400 << 20, GeneratorCPUPercent: 95,
+		Warnings: "suspect: the generator used 95% of its 1 CPU(s)"}
+	broken := results.Row{Scenario: "s", Target: "broken", Trial: 1, Mode: "open",
+		InvalidReason: results.VerifyFailed + ": POST http://127.0.0.1:1/ingest: answer is not a JSON object"}
+	cases := []struct {
+		name    string
+		rows    []results.Row
+		want    []string
+		notWant []string
+	}{
+		{"measured", []results.Row{measuredRow},
+			[]string{"cpu cores", "0.50", "50%", "300 MiB", "250 MiB", "1000", "1707", "2500 ms", "400 MiB", "95%",
+				"spring trial 1: suspect: the generator used 95% of its 1 CPU(s)"}, nil},
+		{"verification failed", []results.Row{broken},
+			[]string{"verify-failed │", "broken trial 1 is invalid: verify-failed: POST"}, []string{"cpu cores", "   NO │"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := Write(&b, c.rows); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range c.want {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("report lacks %q:\n%s", want, b.String())
+				}
+			}
+			for _, not := range c.notWant {
+				if strings.Contains(b.String(), not) {
+					t.Errorf("report has %q:\n%s", not, b.String())
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,159 @@
+package resources
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// tree writes files (path → content) under a temporary directory and returns it.
+func tree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, content := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestCgroupOfReadsBothVersions(t *testing.T) {
+	cases := []struct {
+		name       string
+		files      map[string]string
+		wantCPU    time.Duration
+		wantMemory uint64
+		wantErr    string
+	}{
+		{"v1, as Docker's cgroupfs driver lays it out", map[string]string{
+			"proc/42/cgroup":                              "4:memory:/docker/abc\n3:cpuset:/docker/abc\n2:cpu,cpuacct:/docker/abc\n0::/docker/abc\n",
+			"sys/cpuacct/docker/abc/cpuacct.usage":        "1500000000\n",
+			"sys/memory/docker/abc/memory.usage_in_bytes": "104857600\n",
+			"sys/memory/docker/abc/memory.stat":           "cache 30000000\ninactive_file 999\ntotal_inactive_file 4857600\n",
+		}, 1500 * time.Millisecond, 100_000_000, ""},
+		{"v2, systemd driver", map[string]string{
+			"proc/42/cgroup":                                   "0::/system.slice/docker-abc.scope\n",
+			"sys/cgroup.controllers":                           "cpuset cpu memory\n",
+			"sys/system.slice/docker-abc.scope/cpu.stat":       "usage_usec 2500000\nuser_usec 2000000\n",
+			"sys/system.slice/docker-abc.scope/memory.current": "52428800\n",
+			"sys/system.slice/docker-abc.scope/memory.stat":    "anon 1\nfile 9\ninactive_file 2428800\n",
+		}, 2500 * time.Millisecond, 50_000_000, ""},
+		{"v1 without the memory controller", map[string]string{
+			"proc/42/cgroup": "2:cpu,cpuacct:/docker/abc\n",
+		}, 0, 0, "no cpuacct or memory cgroup"},
+		{"no such process", map[string]string{}, 0, 0, "finding the container's cgroup"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := tree(t, c.files)
+			cg, err := CgroupOf(filepath.Join(dir, "sys"), filepath.Join(dir, "proc"), 42)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := cg.Sample()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.CPU != c.wantCPU || s.Memory != c.wantMemory {
+				t.Errorf("sample CPU %v memory %d, want %v and %d (usage minus inactive file pages)", s.CPU, s.Memory, c.wantCPU, c.wantMemory)
+			}
+		})
+	}
+}
+
+// script is a Source whose CPU counter grows at cores × wall time and whose memory plays back mem.
+type script struct {
+	mu    sync.Mutex
+	start time.Time
+	i     int
+	mem   []uint64
+	cores float64
+}
+
+func (s *script) Sample() (Sample, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if s.start.IsZero() {
+		s.start = now
+	}
+	m := s.mem[min(s.i, len(s.mem)-1)]
+	s.i++
+	return Sample{At: now, CPU: time.Hour + time.Duration(s.cores*float64(now.Sub(s.start))), Memory: m}, nil
+}
+
+func TestWatchComputesCoresPeakAndMean(t *testing.T) {
+	src := &script{cores: 0.75, mem: []uint64{100, 300, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200}}
+	w, err := Start(src, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	u, err := w.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.CPUCores < 0.74 || u.CPUCores > 0.76 {
+		t.Errorf("CPU %.3f cores, want 0.75: the CPU counter's growth over the wall time, not its total", u.CPUCores)
+	}
+	if u.MemoryPeak != 300 {
+		t.Errorf("peak %d, want 300", u.MemoryPeak)
+	}
+	if u.Samples < 5 {
+		t.Errorf("%d samples in 150 ms at 20 ms, want ≈8", u.Samples)
+	}
+	var sum uint64
+	for _, m := range src.mem[:u.Samples] {
+		sum += m
+	}
+	if want := sum / uint64(u.Samples); u.MemoryMean != want {
+		t.Errorf("mean %d, want %d", u.MemoryMean, want)
+	}
+}
+
+type failing struct{ after int }
+
+func (f *failing) Sample() (Sample, error) {
+	if f.after--; f.after < 0 {
+		return Sample{}, os.ErrNotExist
+	}
+	return Sample{At: time.Now()}, nil
+}
+
+func TestWatchReportsAContainerThatWentAway(t *testing.T) {
+	w, err := Start(&failing{after: 1}, time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if _, err := w.Stop(); err == nil {
+		t.Error("a watch whose samples failed reported usage")
+	}
+}
+
+func TestProcessCPUGrowsWithWork(t *testing.T) {
+	before, err := ProcessCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+	}
+	after, _ := ProcessCPU()
+	if after-before < 30*time.Millisecond {
+		t.Errorf("50 ms of busy loop added %v of CPU", after-before)
+	}
+}

@@ -1,0 +1,53 @@
+package results
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/scenario"
+)
+
+// Field is one setting of a row, named as its CSV column.
+type Field struct{ Name, Value string }
+
+// FingerprintFields are the settings that must be equal for two rows to be comparable, named as
+// their columns, in a fixed order: the load model and its numbers, how long it ran, what it sent,
+// the target's resources and image, and what measured it on which CPU. The cpuset itself may
+// differ; its size may not (target_cpus).
+func (r Row) FingerprintFields() []Field {
+	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
+	return []Field{
+		{"mode", r.Mode},
+		{"requested_rps", strconv.Itoa(r.RequestedRPS)},
+		{"connections", strconv.Itoa(r.Connections)},
+		{"duration_s", secs(r.Duration)},
+		{"warmup_s", secs(r.Warmup)},
+		{"payload_sha256", r.PayloadSHA},
+		{"target_cpus", strconv.Itoa(cpuCount(r.CPUSet))},
+		{"memory", r.Memory},
+		{"image_id", r.ImageID},
+		{"iotbench_version", r.Version},
+		{"host_cpu", r.HostCPU},
+	}
+}
+
+// Fingerprint is a short hash of FingerprintFields: rows with equal fingerprints were measured
+// the same way and can be compared.
+func (r Row) Fingerprint() string {
+	h := sha256.New()
+	for _, f := range r.FingerprintFields() {
+		h.Write([]byte(f.Name + "=" + f.Value + "\n"))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// cpuCount is the size of a cpuset, 0 when it is empty (a service iotbench did not start).
+func cpuCount(set string) int {
+	cpus, err := scenario.ParseCPUSet(set)
+	if err != nil {
+		return 0
+	}
+	return len(cpus)
+}

@@ -1,0 +1,312 @@
+// Command benchgen measures iotbench's load generator against wrk, so that a benchmark never
+// measures its own generator without knowing it (`make bench-generator`, docs/generator.md).
+//
+// It starts nginx on loopback pinned to one CPU, serving a small static answer from memory, and on
+// another CPU runs, one after the other: wrk with one connection (the floor: what a request costs
+// the server and the kernel when nothing queues), wrk with 64 connections (the reference
+// throughput), iotbench's engine closed loop with 64 connections, and its engine open loop at rising
+// rates. Each step prints the client's throughput, the share of the requested rate it achieved, the
+// CPU the client and the server used, p50/p99 and what they add over the floor, and the ratio to
+// wrk's throughput. Figures, not pass/fail. The highest open-loop rate sustained is saved for
+// `iotbench run`, which warns before a run asking for more.
+//
+// The engine runs in this process, pinned and with the garbage collector set as `iotbench run`
+// sets them; wrk runs pinned with taskset to the same CPU.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/hostinfo"
+	"github.com/iotbench/iotbench/internal/load"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+type options struct {
+	nginx, wrk           string
+	serverCPU, clientCPU int
+	step, warmup         time.Duration
+	rates                []int
+	conns                int
+	soak                 time.Duration
+	soakRate             int
+	save                 bool
+	cpuProfile           string
+}
+
+func parseFlags() (options, error) {
+	o := options{}
+	cpus, err := hostinfo.AllowedCPUs()
+	if err != nil {
+		return o, err
+	}
+	if len(cpus) < 2 {
+		return o, fmt.Errorf("benchgen needs 2 CPUs, one for nginx and one for the client; this process may use %v", cpus)
+	}
+	rates := "5000,10000,15000,20000,25000"
+	flag.StringVar(&o.nginx, "nginx", lookPath("nginx", "/usr/sbin/nginx"), "nginx binary")
+	flag.StringVar(&o.wrk, "wrk", lookPath("wrk", "/usr/bin/wrk"), "wrk binary")
+	// The split iotbench run makes on this machine: the server on the last CPU, the client on the first.
+	flag.IntVar(&o.serverCPU, "server-cpu", cpus[len(cpus)-1], "CPU nginx is pinned to")
+	flag.IntVar(&o.clientCPU, "client-cpu", cpus[0], "CPU wrk and the engine are pinned to")
+	flag.DurationVar(&o.step, "step", 3*time.Second, "measured time of each step (whole seconds: wrk's unit)")
+	flag.DurationVar(&o.warmup, "warmup", time.Second, "engine warm-up before each step, discarded")
+	flag.StringVar(&rates, "rates", rates, "open-loop rates to try, comma-separated, rising")
+	flag.IntVar(&o.conns, "connections", 64, "connections of the closed-loop steps")
+	flag.DurationVar(&o.soak, "soak", 0, "then run open loop this long and print resident memory every minute (10m: the memory check)")
+	flag.IntVar(&o.soakRate, "soak-rate", 0, "rate of the soak (default: half the highest rate sustained)")
+	flag.BoolVar(&o.save, "save", true, "save the highest rate sustained for iotbench run's warning")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the engine's steps to this file (go tool pprof)")
+	flag.Parse()
+	for _, f := range strings.Split(rates, ",") {
+		r, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || r <= 0 {
+			return o, fmt.Errorf("-rates %q: want positive integers separated by commas", rates)
+		}
+		o.rates = append(o.rates, r)
+	}
+	switch {
+	case o.serverCPU == o.clientCPU:
+		return o, fmt.Errorf("-server-cpu and -client-cpu are both %d: the client must not share the server's CPU", o.serverCPU)
+	case !slices.Contains(cpus, o.serverCPU) || !slices.Contains(cpus, o.clientCPU):
+		return o, fmt.Errorf("-server-cpu %d and -client-cpu %d must be among the CPUs this process may use, %v", o.serverCPU, o.clientCPU, cpus)
+	case o.step < time.Second || o.step%time.Second != 0:
+		return o, fmt.Errorf("-step %s: give whole seconds, at least 1s (wrk counts in seconds)", o.step)
+	case o.conns <= 0:
+		return o, fmt.Errorf("-connections must be positive")
+	}
+	return o, nil
+}
+
+func lookPath(name, fallback string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return fallback
+}
+
+func run() int {
+	o, err := parseFlags()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchgen:", err)
+		return 2
+	}
+	for _, bin := range []string{o.nginx, o.wrk} {
+		if _, err := os.Stat(bin); err != nil {
+			fmt.Fprintf(os.Stderr, "benchgen: %v: install Debian's nginx and wrk (scripts/bench-generator.sh does, as root)\n", err)
+			return 2
+		}
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+
+	// As iotbench run: every thread of the engine on the client CPU, the collector held back.
+	if err := hostinfo.PinProcess([]int{o.clientCPU}); err != nil {
+		fmt.Fprintln(os.Stderr, "benchgen:", err)
+		return 1
+	}
+	defer load.GeneratorGC()()
+
+	srv, err := startNginx(o.nginx, o.serverCPU)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchgen:", err)
+		return 1
+	}
+	defer srv.stop()
+	fmt.Fprintf(os.Stderr, "nginx on %s pinned to CPU %d (pid %d); client on CPU %d; %s per step\n",
+		srv.URL, o.serverCPU, srv.cmd.Process.Pid, o.clientCPU, o.step)
+
+	rows, err := measure(ctx, o, srv)
+	if len(rows) > 0 {
+		printTable(os.Stdout, rows)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(os.Stderr, "benchgen: interrupted; nginx stopped")
+			return 1
+		}
+		fmt.Fprintln(os.Stderr, "benchgen:", err)
+		return 1
+	}
+	capacity := capacityOf(rows, o)
+	if o.save {
+		if path, err := load.CapacityFile(); err != nil {
+			fmt.Fprintln(os.Stderr, "benchgen: not saving the capacity:", err)
+		} else if err := load.SaveCapacity(path, capacity); err != nil {
+			fmt.Fprintln(os.Stderr, "benchgen: not saving the capacity:", err)
+		} else {
+			fmt.Fprintf(os.Stderr, "capacity saved to %s for iotbench run\n", path)
+		}
+	}
+	if o.soak > 0 {
+		rate := o.soakRate
+		if rate == 0 {
+			rate = max(capacity.Rate/2, 1000)
+		}
+		if err := soak(ctx, os.Stdout, srv.URL, rate, o.soak); err != nil {
+			fmt.Fprintln(os.Stderr, "benchgen:", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// row is one step of the table.
+type row struct {
+	client    string
+	load      string
+	requested int // open loop
+	rps       float64
+	achieved  float64 // share of requested, open loop
+	clientCPU float64 // cores
+	serverCPU float64
+	p50, p99  time.Duration
+	lagP99    time.Duration
+	valid     string
+	isWrk64   bool
+	isFloor   bool
+	isEngine  bool
+	isOpen    bool
+}
+
+func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
+	var rows []row
+	for _, c := range []int{1, o.conns} {
+		before := srv.cpu()
+		r, err := runWrk(ctx, o.wrk, o.clientCPU, c, o.step, srv.URL)
+		if err != nil {
+			return rows, err
+		}
+		valid := "yes"
+		if r.Errors > 0 {
+			valid = fmt.Sprintf("%d errors", r.Errors)
+		}
+		rows = append(rows, row{
+			client: "wrk", load: fmt.Sprintf("closed %d", c), rps: r.RPS,
+			clientCPU: cores(r.CPU, r.Wall), serverCPU: cores(srv.cpu()-before, r.Wall),
+			p50: r.P50, p99: r.P99, valid: valid, isFloor: c == 1, isWrk64: c == o.conns,
+		})
+		fmt.Fprintf(os.Stderr, "wrk -c%d: %.0f rps\n", c, r.RPS)
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return rows, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return rows, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	models := []load.Model{{Connections: o.conns}}
+	for _, r := range o.rates {
+		models = append(models, load.Model{Rate: r, ExpectedLatency: time.Millisecond})
+	}
+	for _, m := range models {
+		e, err := runEngine(ctx, srv, m, o.warmup, o.step)
+		if err != nil {
+			return rows, err
+		}
+		res := e.res
+		r := row{
+			client: "iotbench", rps: res.Throughput(),
+			clientCPU: cores(e.cpu, e.wall), serverCPU: cores(e.serverCPU, e.wall),
+			p50: res.Latency.P50, p99: res.Latency.P99, valid: "yes", isEngine: true,
+		}
+		if !res.Valid {
+			r.valid = "no: " + res.InvalidReason
+		}
+		if m.Mode() == load.Open {
+			r.load = fmt.Sprintf("open %d", m.Rate)
+			r.requested, r.isOpen, r.lagP99 = m.Rate, true, res.SendLag.P99
+			r.achieved = res.AchievedRate() / float64(m.Rate)
+		} else {
+			r.load = fmt.Sprintf("closed %d", m.Connections)
+		}
+		rows = append(rows, r)
+		fmt.Fprintf(os.Stderr, "iotbench %s: %.0f rps\n", r.load, r.rps)
+	}
+	return rows, nil
+}
+
+type engineResult struct {
+	res                  load.Result
+	cpu, serverCPU, wall time.Duration
+}
+
+// runEngine measures one load model with the engine, counting CPU over the measured phase only.
+func runEngine(ctx context.Context, srv *nginx, m load.Model, warmup, d time.Duration) (engineResult, error) {
+	var e engineResult
+	var cpu0, server0 time.Duration
+	var began time.Time
+	// Each step starts from an empty heap, as a run's first cell does.
+	runtime.GC()
+	res, err := load.Run(ctx, load.Config{
+		Request:  load.Request{Method: "GET", URL: srv.URL},
+		Check:    load.NewCheck(`"id"`),
+		Model:    m,
+		Warmup:   warmup,
+		Duration: d,
+		Timeout:  5 * time.Second,
+		Measuring: func() {
+			cpu0, server0, began = processCPU(), srv.cpu(), time.Now()
+		},
+	})
+	if err != nil {
+		return e, err
+	}
+	e.res, e.wall = res, time.Since(began)
+	e.cpu, e.serverCPU = processCPU()-cpu0, srv.cpu()-server0
+	return e, nil
+}
+
+// processCPU is the user and system time of this whole process so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func cores(cpu, wall time.Duration) float64 {
+	if wall <= 0 {
+		return 0
+	}
+	return cpu.Seconds() / wall.Seconds()
+}
+
+// capacityOf is the highest open-loop rate the engine sustained: valid, and at least 99.5% of it
+// sent. Rates above one that failed do not count: a pass there is noise.
+func capacityOf(rows []row, o options) load.Capacity {
+	c := load.Capacity{CPUs: 1, HostCPU: hostinfo.CPUModel(), Commit: hostinfo.Commit(), Measured: time.Now().UTC(), AtLeast: true}
+	for _, r := range rows {
+		switch {
+		case r.isEngine && !r.isOpen:
+			c.ClosedLoopRPS = r.rps
+		case r.isOpen && c.AtLeast:
+			if r.valid == "yes" && r.achieved >= 0.995 {
+				c.Rate = r.requested
+			} else {
+				c.AtLeast = false
+			}
+		}
+	}
+	return c
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// printTable writes one line per step. "added" is a latency minus wrk's with one connection (the
+// floor: nginx and the kernel with nothing queued), ×wrk the throughput over wrk's at the same
+// number of connections, or over wrk's closed-loop throughput for open-loop steps.
+func printTable(w io.Writer, rows []row) {
+	var floor, wrk row
+	for _, r := range rows {
+		switch {
+		case r.isFloor:
+			floor = r
+		case r.isWrk64:
+			wrk = r
+		}
+	}
+	header := []any{"client", "load", "rps", "achieved", "client CPU", "CPU/request", "server CPU", "p50", "p99", "p50 added", "p99 added", "send lag p99", "×wrk", "valid"}
+	align := make([]tw.Align, len(header))
+	for i := range align {
+		align[i] = tw.AlignRight
+	}
+	align[0], align[1], align[len(align)-1] = tw.AlignLeft, tw.AlignLeft, tw.AlignLeft
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderConfig(tw.CellConfig{
+			Formatting: tw.CellFormatting{AutoFormat: tw.Off},
+			Padding:    tw.CellPadding{Global: tw.PaddingDefault},
+		}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+	)
+	t.Header(header...)
+	var notes []string
+	for _, r := range rows {
+		achieved, lag := "—", "—"
+		if r.isOpen {
+			achieved = fmt.Sprintf("%.2f%%", 100*r.achieved)
+			lag = micros(r.lagP99)
+		}
+		added50, added99 := "floor", "floor"
+		if !r.isFloor && floor.p50 > 0 {
+			added50, added99 = signedMicros(r.p50-floor.p50), signedMicros(r.p99-floor.p99)
+		}
+		ratio := "—"
+		if r.client != "wrk" && wrk.rps > 0 {
+			ratio = fmt.Sprintf("%.2f", r.rps/wrk.rps)
+		}
+		valid := r.valid
+		if len(valid) > 3 {
+			notes = append(notes, fmt.Sprintf("%s %s: %s", r.client, r.load, valid))
+			valid = fmt.Sprintf("no (%d)", len(notes))
+		}
+		_ = t.Append(r.client, r.load, fmt.Sprintf("%.0f", r.rps), achieved,
+			fmt.Sprintf("%.0f%%", 100*r.clientCPU), perRequest(r.clientCPU, r.rps), fmt.Sprintf("%.0f%%", 100*r.serverCPU),
+			micros(r.p50), micros(r.p99), added50, added99, lag, ratio, valid)
+	}
+	_ = t.Render()
+	for i, n := range notes {
+		fmt.Fprintf(w, "  (%d) %s\n", i+1, n)
+	}
+	fmt.Fprintln(w, "  added: over wrk with 1 connection (nothing queued); CPU: share of one core over the measured phase, and per request; open loop: latency from each request's due time")
+}
+
+// perRequest is the client's CPU time per request: what bounds its throughput on one core.
+func perRequest(cores, rps float64) string {
+	if rps <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f µs", 1e6*cores/rps)
+}
+
+// micros writes a latency to the microsecond below 10 ms, where the figures of this table live.
+func micros(d time.Duration) string {
+	switch {
+	case d < time.Millisecond && d > -time.Millisecond:
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	case d < 10*time.Millisecond && d > -10*time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+	}
+	return fmt.Sprintf("%.1f ms", float64(d)/1e6)
+}
+
+func signedMicros(d time.Duration) string {
+	if d >= 0 {
+		return "+" + micros(d)
+	}
+	return micros(d)
+}
