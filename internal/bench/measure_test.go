@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -123,7 +124,8 @@ func TestResourcesAreRecorded(t *testing.T) {
 	if row.MemoryPeak != 100<<20 || row.MemoryMean != 100<<20 {
 		t.Errorf("memory peak %d mean %d, want 100 MiB", row.MemoryPeak, row.MemoryMean)
 	}
-	if want := row.ThroughputRPS / row.CPUCores; row.RPSPerCore != want || row.RPSPerGiB != row.ThroughputRPS*10.24 {
+	// 100 MiB is 1/10.24 GiB.
+	if want := row.ThroughputRPS / row.CPUCores; row.RPSPerCore != want || math.Abs(row.RPSPerGiB-row.ThroughputRPS*10.24) > 1e-6 {
 		t.Errorf("per core %.1f (want %.1f), per GiB %.1f (want %.1f)", row.RPSPerCore, want, row.RPSPerGiB, row.ThroughputRPS*10.24)
 	}
 	if row.Startup != 1500*time.Millisecond || row.ImageSize != 400<<20 {

@@ -224,7 +224,7 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, target.Lifecycle,
 	if err != nil {
 		return nil, nil, meta, nothing, err
 	}
-	p, err := plan.Make(f, name, over, allowed)
+	p, err := makePlan(f, name, over, allowed)
 	if err != nil {
 		return nil, nil, meta, nothing, usageError{err}
 	}

@@ -39,6 +39,9 @@ type conn struct {
 	br       *bufio.Reader
 	bw       *bufio.Writer
 	lastUsed time.Time
+	// body is the answer being read: one at a time, so one per connection rather than one
+	// allocated per request. Its reader closes it once (vegeta does), then it is the next one's.
+	body connBody
 }
 
 // errTimeout replaces the network's own timeout errors, which name the connection's ports and so
@@ -61,7 +64,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err := c.roundTrip(req, deadline)
 		if err == nil {
-			resp.Body = &connBody{rc: resp.Body, c: c, t: t, reuse: !resp.Close}
+			c.body = connBody{rc: resp.Body, c: c, t: t, reuse: !resp.Close}
+			resp.Body = &c.body
 			return resp, nil
 		}
 		c.nc.Close()

@@ -117,8 +117,8 @@ func TestWatchComputesCoresPeakAndMean(t *testing.T) {
 		t.Errorf("%d samples in 150 ms at 20 ms, want ≈8", u.Samples)
 	}
 	var sum uint64
-	for _, m := range src.mem[:u.Samples] {
-		sum += m
+	for i := range u.Samples {
+		sum += src.mem[min(i, len(src.mem)-1)]
 	}
 	if want := sum / uint64(u.Samples); u.MemoryMean != want {
 		t.Errorf("mean %d, want %d", u.MemoryMean, want)

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/docker/go-units"
+	"github.com/iotbench/iotbench/internal/payload"
 	"gopkg.in/yaml.v3"
 )
 
@@ -285,6 +286,9 @@ func (f *File) validate() []lineError {
 				add(line, "scenario %q: request.body_file: %v", name, err)
 			}
 		}
+		for _, e := range r.parseSizes() {
+			add(line, "scenario %q: %s", name, e)
+		}
 		l := &s.Load
 		switch {
 		case l.Rate < 0 || l.Connections < 0:
@@ -339,6 +343,42 @@ func (f *File) validate() []lineError {
 	}
 	if f.DefaultScenario != "" && f.Scenarios[f.DefaultScenario] == nil {
 		add(1, "default_scenario %q is not a scenario of this file", f.DefaultScenario)
+	}
+	return errs
+}
+
+// parseSizes checks a payload sweep and fills r.Sizes; it returns what is wrong.
+func (r *Request) parseSizes() []string {
+	if len(r.BodySizes) == 0 {
+		if r.PadField != "" {
+			return []string{"request.pad_field is set but request.body_sizes is not: give the sizes to sweep (e.g. [16k, 256k])"}
+		}
+		return nil
+	}
+	if r.BodyFile == "" || r.PadField == "" {
+		return []string{"request.body_sizes needs request.body_file (a JSON object) and request.pad_field (its string field that grows)"}
+	}
+	body, err := os.ReadFile(r.BodyFile)
+	if err != nil {
+		return nil // reported for body_file
+	}
+	var errs []string
+	for _, text := range r.BodySizes {
+		label := strings.ToLower(text)
+		n, err := units.RAMInBytes(text)
+		switch {
+		case err != nil || n <= 0 || !validName.MatchString(label):
+			errs = append(errs, fmt.Sprintf("request.body_sizes: %q is not a size (e.g. 1536, 16k, 256k)", text))
+			continue
+		case slices.ContainsFunc(r.Sizes, func(s PayloadSize) bool { return s.Label == label }):
+			errs = append(errs, fmt.Sprintf("request.body_sizes: %q is listed twice", text))
+			continue
+		}
+		if _, err := payload.Pad(body, r.PadField, int(n)); err != nil {
+			errs = append(errs, fmt.Sprintf("request.body_sizes: %s: %v", text, err))
+			continue
+		}
+		r.Sizes = append(r.Sizes, PayloadSize{Label: label, Bytes: int(n)})
 	}
 	return errs
 }

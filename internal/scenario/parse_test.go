@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,7 +51,7 @@ func TestValidFileGetsDefaultsAndOrder(t *testing.T) {
 		got, want any
 	}{
 		{"target order", strings.Join(f.TargetOrder, ","), "t,u"},
-		{"scenario order", strings.Join(f.ScenarioOrder, ","), "s,c"},
+		{"scenario order", strings.Join(f.ScenarioOrder, ","), "s,c,w"},
 		{"method upper-cased", s.Request.Method, "POST"},
 		{"body file resolved", s.Request.BodyFile, filepath.Join("testdata", "body.json")},
 		{"build resolved", f.Targets["t"].Build, filepath.Join("testdata", "ctx/t")},
@@ -68,6 +69,8 @@ func TestValidFileGetsDefaultsAndOrder(t *testing.T) {
 		{"min_latency", f.Scenarios["c"].Check.MinLatency, 50 * time.Millisecond},
 		{"stores_rows", f.Scenarios["c"].Check.StoresRows, true},
 		{"no content type asked", s.Check.ContentType, ""},
+		{"payload sizes", fmt.Sprint(f.Scenarios["w"].Request.Sizes), "[{1k 1024} {16k 16384}]"},
+		{"no payload sweep", len(s.Request.Sizes), 0},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

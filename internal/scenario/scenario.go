@@ -62,6 +62,17 @@ type Request struct {
 	Path     string            `yaml:"path"`
 	BodyFile string            `yaml:"body_file"`
 	Headers  map[string]string `yaml:"headers"`
+	// BodySizes sweeps the payload: the scenario runs once per size, its body (a JSON object)
+	// grown to that size by padding the string field PadField. Sizes is the parsed form.
+	BodySizes []string      `yaml:"body_sizes"`
+	PadField  string        `yaml:"pad_field"`
+	Sizes     []PayloadSize `yaml:"-"`
+}
+
+// PayloadSize is one size of a payload sweep.
+type PayloadSize struct {
+	Label string // as written, lower-case: names the scenario run at this size (<scenario>.<label>)
+	Bytes int
 }
 
 // Check is what a 2xx answer must contain to count as a success (Contains, on every response),
