@@ -171,40 +171,48 @@ func TestConfigErrorsExitWithTwo(t *testing.T) {
 	}
 }
 
-// jvmTargets are the JVM targets of scenarios.yaml.
-var jvmTargets = []string{"spring-mvc-platform", "spring-mvc-virtual", "spring-webflux", "spring-webflux-virtual",
-	"javalin-platform", "javalin-virtual", "ktor-coroutines"}
+// families are the targets of scenarios.yaml by runtime: what each reports at /health, and the two
+// scenarios (one open loop, one closed loop) that prove each chain under load.
+var families = []struct {
+	name      string
+	targets   []string
+	runtime   string // substring of every target's /health
+	scenarios [][]string
+}{
+	{"jvm", []string{"spring-mvc-platform", "spring-mvc-virtual", "spring-webflux", "spring-webflux-virtual",
+		"javalin-platform", "javalin-virtual", "ktor-coroutines"}, `"gc":"G1`,
+		[][]string{{"io-heavy", "--rate", "100"}, {"blocking-500", "--connections", "20"}}},
+	{"js", []string{"express", "fastify", "fastify-bun", "koa", "nestjs", "nestjs-bun", "bun-native",
+		"node-cluster", "node-workers", "node-blocking"}, `"runtime":`,
+		[][]string{{"io-heavy-js", "--rate", "100"}, {"process-data", "--connections", "20"}}},
+}
 
-// TestJVMTargetsUnderLoad runs every JVM target through a short io-heavy run (POST /ingest, open
-// loop) and a short blocking-500 run (GET /blocking, closed loop): verification, warm-up, load.
-func TestJVMTargetsUnderLoad(t *testing.T) {
-	for _, sc := range []struct {
-		name string
-		args []string
-	}{
-		{"io-heavy", []string{"--rate", "100"}},
-		{"blocking-500", []string{"--connections", "20"}},
-	} {
-		t.Run(sc.name, func(t *testing.T) {
-			out := t.TempDir()
-			args := append([]string{"run", "--scenario", sc.name, "--targets", strings.Join(jvmTargets, ","),
-				"--trials", "1", "--warmup", "3s", "--duration", "3s", "--out", out}, sc.args...)
-			code, table, log := iotbench(t, context.Background(), args...)
-			t.Log(log)
-			t.Log(table)
-			if code != 0 {
-				t.Errorf("exit status %d, want 0 (all cells valid)", code)
-			}
-			rows := readRows(t, out)
-			if len(rows) != len(jvmTargets) {
-				t.Fatalf("%d rows, want %d", len(rows), len(jvmTargets))
-			}
-			for _, r := range rows {
-				if !r.Valid || r.Successes == 0 || !strings.Contains(r.TargetRuntime, `"gc":"G1`) {
-					t.Errorf("%s: valid=%v successes=%d (%s) runtime %s", r.Target, r.Valid, r.Successes, r.InvalidReason, r.TargetRuntime)
+// TestTargetsUnderLoad runs every target through a short open-loop and a short closed-loop run:
+// verification, warm-up, load, stored-row check.
+func TestTargetsUnderLoad(t *testing.T) {
+	for _, f := range families {
+		for _, sc := range f.scenarios {
+			t.Run(f.name+"/"+sc[0], func(t *testing.T) {
+				out := t.TempDir()
+				args := append([]string{"run", "--scenario", sc[0], "--targets", strings.Join(f.targets, ","),
+					"--trials", "1", "--warmup", "3s", "--duration", "3s", "--out", out}, sc[1:]...)
+				code, table, log := iotbench(t, context.Background(), args...)
+				t.Log(log)
+				t.Log(table)
+				if code != 0 {
+					t.Errorf("exit status %d, want 0 (all cells valid)", code)
 				}
-			}
-		})
+				rows := readRows(t, out)
+				if len(rows) != len(f.targets) {
+					t.Fatalf("%d rows, want %d", len(rows), len(f.targets))
+				}
+				for _, r := range rows {
+					if !r.Valid || r.Successes == 0 || !strings.Contains(r.TargetRuntime, f.runtime) {
+						t.Errorf("%s: valid=%v successes=%d (%s) runtime %s", r.Target, r.Valid, r.Successes, r.InvalidReason, r.TargetRuntime)
+					}
+				}
+			})
+		}
 	}
 	if left := leftovers(t); left != "" {
 		t.Errorf("containers left behind: %s", left)
