@@ -94,6 +94,8 @@ func TestTags(t *testing.T) {
 	}{
 		{BuildSpec{Context: "targets/spring-mvc"}, "iotbench/spring-mvc:latest"},
 		{BuildSpec{Context: "targets/spring-mvc", Args: map[string]string{"JDK": "21"}}, "iotbench/spring-mvc:jdk-21"},
+		{BuildSpec{Context: "targets/js", Dockerfile: "express/Dockerfile"}, "iotbench/js-express:latest"},
+		{BuildSpec{Context: "targets/js", Dockerfile: "Dockerfile"}, "iotbench/js:latest"},
 		{BuildSpec{Context: "x", Args: map[string]string{"B": "2", "A": "a/b"}}, "iotbench/x:a-a-b_b-2"},
 	}
 	for _, c := range cases {

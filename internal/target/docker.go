@@ -35,10 +35,14 @@ type BuildSpec struct {
 	Args       map[string]string
 }
 
-// Tag is the image name for a build: iotbench/<folder>, with a suffix when build args are set so
-// that e.g. a JDK 21 build does not replace the JDK 25 one.
+// Tag is the image name for a build: iotbench/<folder>, or iotbench/<folder>-<subfolder> when the
+// Dockerfile sits in a subfolder of a shared context (targets/js with express/Dockerfile), with a
+// suffix when build args are set so that e.g. a JDK 21 build does not replace the JDK 25 one.
 func (b BuildSpec) Tag() string {
 	tag := "iotbench/" + filepath.Base(b.Context)
+	if dir := filepath.Dir(b.Dockerfile); dir != "." {
+		tag += "-" + strings.ReplaceAll(filepath.ToSlash(dir), "/", "-")
+	}
 	if len(b.Args) == 0 {
 		return tag + ":latest"
 	}
