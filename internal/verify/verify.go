@@ -67,7 +67,9 @@ func Contract(payload []byte) []Check {
 			rowsBefore = n
 			return nil
 		}),
-		post("ingest", "/ingest", payload, 200, all(fields(nil, "id"), atLeast("processingMs", 50), tookAtLeast(50*time.Millisecond))),
+		// The client's clock proves the 50 ms wait; the target's own processingMs may read up to 1 ms
+		// short, because Node's timers count whole milliseconds of loop time (seen: 49.81).
+		post("ingest", "/ingest", payload, 200, all(fields(nil, "id"), atLeast("processingMs", 49), tookAtLeast(50*time.Millisecond))),
 		post("ingest rejects 69 fields", "/ingest", missingKey, 400, fields(nil, "error")),
 		post("ingest rejects non-JSON", "/ingest", []byte("not json"), 400, fields(nil, "error")),
 		post("ingest/fast", "/ingest/fast", payload, 200, fields(nil, "id")),

@@ -1,0 +1,225 @@
+// iotbench target: Bun's own HTTP server (Bun.serve with routes) and bun:sqlite. No framework,
+// no dependencies. One process, one event loop. The contract is docs/contract.md.
+import { Database } from 'bun:sqlite';
+import { unlink } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+
+import { CREATE_TABLE, enterprisePayload, enterpriseReading, pageRow, seedRows, SQL } from '../contract/readings.js';
+import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, validateReading } from '../contract/work.js';
+
+const PORT = Number(process.env.PORT ?? 8080);
+const DOWNSTREAM_URL = process.env.DOWNSTREAM_URL || `http://127.0.0.1:${PORT}/downstream`;
+
+// ---- database: bun:sqlite, in memory, the contract's table and 50 seeds, statements prepared once ----
+const db = new Database(':memory:', { strict: true });
+db.run(CREATE_TABLE);
+const insertReading = db.prepare(SQL.insert);
+const selectPage = db.prepare(SQL.page);
+const selectLatest10 = db.prepare(SQL.latest10);
+const countReadings = db.prepare(SQL.count);
+
+const insert = (deviceId, ts, payload) => Number(insertReading.run(deviceId, ts, payload).lastInsertRowid);
+for (const row of seedRows()) insert(...row);
+
+const cache = new Lru(1000);
+const health = {
+  status: 'UP',
+  runtime: 'bun',
+  version: Bun.version,
+  framework: 'bun-native',
+  threadModel: 'event-loop',
+  availableProcessors: os.availableParallelism(),
+  workers: 1,
+  // JavaScriptCore has no heap ceiling to set or report; its GC sizes itself from the cgroup limit.
+  maxHeapBytes: null,
+  gc: null,
+};
+
+// ---- helpers ----
+class HttpError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** The body as received (stored in `payload`) and its parse. */
+async function readJson(request) {
+  const text = await request.text();
+  try {
+    return { text, body: JSON.parse(text) };
+  } catch (error) {
+    throw new HttpError(400, `body is not valid JSON: ${error.message}`);
+  }
+}
+
+function validReading(body) {
+  const problem = validateReading(body);
+  if (problem) throw new HttpError(400, problem);
+  return body;
+}
+
+const escapes = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escapeHtml = (value) => String(value).replace(/[&<>"']/g, (c) => escapes[c]);
+
+/** /page: a plain template literal, HTML-escaped: Bun ships no template engine, this is its idiom. */
+function renderPage(readings) {
+  const rows = readings
+    .map(
+      (r) =>
+        `<tr class="reading"><td>${escapeHtml(r.id)}</td><td>${escapeHtml(r.deviceId)}</td><td>${escapeHtml(r.timestamp)}</td>` +
+        `<td>${escapeHtml(r.metric01)}</td><td>${escapeHtml(r.metric02)}</td><td>${escapeHtml(r.metric03)}</td></tr>\n`,
+    )
+    .join('');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>iotbench: latest readings</title>
+</head>
+<body>
+<h1>Latest ${readings.length} readings</h1>
+<table>
+<thead><tr><th>id</th><th>deviceId</th><th>timestamp</th><th>metric01</th><th>metric02</th><th>metric03</th></tr></thead>
+<tbody>
+${rows}</tbody>
+</table>
+</body>
+</html>
+`;
+}
+
+// ---- the routes ----
+const routes = {
+  '/health': { GET: () => Response.json(health) },
+
+  '/ingest': {
+    POST: async (request) => {
+      const start = performance.now();
+      const { text, body } = await readJson(request);
+      validReading(body);
+      const id = insert(body.deviceId, body.timestamp, text);
+      await Bun.sleep(50);
+      return Response.json({ id, processingMs: performance.now() - start });
+    },
+  },
+
+  '/ingest/fast': {
+    POST: async (request) => {
+      const { text, body } = await readJson(request);
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+        throw new HttpError(400, 'body must be a JSON object');
+      }
+      return Response.json({ id: insert(body.deviceId, body.timestamp, text) });
+    },
+  },
+
+  '/ingest/realistic': {
+    POST: async (request) => {
+      const start = performance.now();
+      const { text, body } = await readJson(request);
+      validReading(body);
+      const id = insert(body.deviceId, body.timestamp, text);
+      const { mean, min, max, stddev } = enrich(body);
+      const pi = monteCarloPi(10_000);
+      return Response.json({ id, processingMs: performance.now() - start, mean, min, max, stddev, pi });
+    },
+  },
+
+  '/cpu': {
+    GET: () => Response.json({ pi: monteCarloPi(1_000_000), trace: matrixTrace(), primes: countPrimes(100_000) }),
+  },
+
+  '/blocking': {
+    GET: async (request) => {
+      const raw = new URL(request.url).searchParams.get('ms');
+      let ms = 500;
+      if (raw !== null) {
+        ms = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
+        if (!(ms >= 0 && ms <= 10_000)) throw new HttpError(400, 'ms must be an integer from 0 to 10000');
+      }
+      await Bun.sleep(ms);
+      return Response.json({ waitedMs: ms });
+    },
+  },
+
+  '/page': {
+    GET: () => {
+      const readings = selectPage.all().map(pageRow);
+      return new Response(renderPage(readings), { headers: { 'Content-Type': 'text/html; charset=utf-8' } });
+    },
+  },
+
+  '/process-data': {
+    POST: async (request) => {
+      const { body } = await readJson(request);
+      const n = body?.n;
+      if (!Number.isInteger(n) || n < 1 || n > 35) throw new HttpError(400, 'n must be an integer from 1 to 35');
+      return Response.json({ n, result: fib(n) });
+    },
+  },
+
+  '/enterprise': {
+    GET: async () => {
+      // 1. insert
+      const id = insert(enterpriseReading.deviceId, enterpriseReading.timestamp, enterprisePayload);
+      // 2. select the latest 10
+      const rows = selectLatest10.all();
+      // 3. file: write 4,096 bytes, read back, delete
+      const json = JSON.stringify(rows);
+      const content = json + ' '.repeat(Math.max(0, 4096 - Buffer.byteLength(json)));
+      const file = join(os.tmpdir(), `iotbench-enterprise-${process.pid}-${id}.json`);
+      await Bun.write(file, content);
+      const bytes = (await Bun.file(file).bytes()).length;
+      await unlink(file);
+      // 4. downstream call
+      const response = await fetch(DOWNSTREAM_URL);
+      const downstreamBody = await response.json();
+      if (!response.ok) throw new Error(`downstream answered ${response.status}`);
+      // 5. LRU cache
+      const key = `device:${id % 100}`;
+      const cacheHit = cache.get(key) !== undefined;
+      if (!cacheHit) cache.set(key, rows);
+      return Response.json({ id, rows: rows.length, bytes, downstream: downstreamBody?.ok === true, cacheHit });
+    },
+  },
+
+  '/downstream': {
+    GET: async () => {
+      await Bun.sleep(20);
+      return Response.json({ ok: true });
+    },
+  },
+
+  '/stats': { GET: () => Response.json({ rows: countReadings.get().n }) },
+};
+
+const server = Bun.serve({
+  hostname: '127.0.0.1',
+  port: PORT,
+  development: false,
+  // Idle keep-alive connections stay open 65 s, as on the Node targets (Bun's default is 10 s).
+  idleTimeout: 65,
+  // 1 MiB, stated: the payload sweep goes up to 256 KB (Bun's default is 128 MiB).
+  maxRequestBodySize: 1 << 20,
+  routes,
+  // Paths no route names, and methods a route does not list.
+  fetch: (request) =>
+    Response.json({ error: `no route ${request.method} ${new URL(request.url).pathname}` }, { status: 404 }),
+  error: (error) => {
+    const status = error instanceof HttpError ? error.status : 500;
+    return Response.json({ error: error.message }, { status });
+  },
+});
+
+for (const signal of ['SIGTERM', 'SIGINT']) {
+  process.once(signal, () => {
+    server.stop(true).then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}
+
+console.log(`bun-native on bun ${Bun.version} listening on ${server.hostname}:${server.port} (started in ${Math.round(performance.now())} ms)`);

@@ -1,0 +1,27 @@
+import { setTimeout as wait } from 'node:timers/promises';
+
+import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+
+import { countPrimes, fib, matrixTrace, monteCarloPi } from '../../contract/work.js';
+import { FibInputPipe, WaitMsPipe } from './pipes';
+
+/** CPU work and waits, no database. */
+@Controller()
+export class WorkController {
+  @Get('cpu')
+  cpu() {
+    return { pi: monteCarloPi(1_000_000), trace: matrixTrace(), primes: countPrimes(100_000) };
+  }
+
+  @Get('blocking')
+  async blocking(@Query('ms', WaitMsPipe) ms: number) {
+    await wait(ms);
+    return { waitedMs: ms };
+  }
+
+  @Post('process-data')
+  @HttpCode(200)
+  processData(@Body(FibInputPipe) n: number) {
+    return { n, result: fib(n) };
+  }
+}
