@@ -1,0 +1,51 @@
+package iotbench.contract;
+
+/** The contract's JSON answers (docs/contract.md, "Endpoints"), as the Java apps write them with Jackson. */
+public final class Answers {
+    private Answers() {
+    }
+
+    public record Ingested(long id, double processingMs) {
+    }
+
+    public record Fast(long id) {
+    }
+
+    public record Realistic(long id, double processingMs, double mean, double min, double max, double stddev,
+                            double pi) {
+        /** {@code startNanos}: System.nanoTime() when the handler started. */
+        public static Realistic of(long id, long startNanos, Enrichment e) {
+            return new Realistic(id, elapsedMs(startNanos), e.mean(), e.min(), e.max(), e.stddev(), e.pi());
+        }
+    }
+
+    public record Cpu(double pi, long trace, int primes) {
+        /** GET /cpu's work, in the contract's order. */
+        public static Cpu compute() {
+            double pi = Work.monteCarloPi(1_000_000);
+            double trace = Work.matrixTrace();
+            int primes = Work.countPrimes(100_000);
+            return new Cpu(pi, (long) trace, primes);
+        }
+    }
+
+    public record Waited(long waitedMs) {
+    }
+
+    public record Fib(int n, long result) {
+    }
+
+    public record Ok(boolean ok) {
+    }
+
+    public record Stats(long rows) {
+    }
+
+    public record EnterpriseDone(long id, int rows, int bytes, boolean downstream, boolean cacheHit) {
+    }
+
+    /** Milliseconds since {@code startNanos} (System.nanoTime()): the answers' processingMs. */
+    public static double elapsedMs(long startNanos) {
+        return (System.nanoTime() - startNanos) / 1_000_000.0;
+    }
+}

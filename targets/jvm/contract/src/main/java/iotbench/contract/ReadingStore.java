@@ -1,0 +1,98 @@
+package iotbench.contract;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+import javax.sql.DataSource;
+
+/**
+ * The readings table over plain JDBC prepared statements (the apps give it their HikariCP pool of 10 on H2).
+ * Autocommit is on and every method borrows a connection for its one statement and gives it back at once
+ * (try-with-resources), so no connection is ever held across a wait. Every method blocks: an app that must
+ * not block its threads calls it from its blocking side (ktor: Dispatchers.IO).
+ */
+public final class ReadingStore {
+    private final DataSource dataSource;
+
+    public ReadingStore(DataSource dataSource) {
+        this.dataSource = dataSource;
+    }
+
+    /** Creates the table and stores the 50 seed readings; call it before the server listens. */
+    public void createAndSeed(StandardReading standard) throws SQLException {
+        try (Connection con = dataSource.getConnection()) {
+            try (Statement st = con.createStatement()) {
+                st.execute(Sql.CREATE_TABLE);
+            }
+            try (PreparedStatement ps = con.prepareStatement(Sql.INSERT)) {
+                for (StandardReading.Seed seed : standard.seeds()) {
+                    ps.setString(1, seed.deviceId());
+                    ps.setLong(2, seed.ts());
+                    ps.setString(3, seed.payload());
+                    ps.addBatch();
+                }
+                ps.executeBatch();
+            }
+        }
+    }
+
+    public long insert(String deviceId, long ts, String payload) throws SQLException {
+        try (Connection con = dataSource.getConnection();
+             PreparedStatement ps = con.prepareStatement(Sql.INSERT, new String[] {Sql.ID_COLUMN})) {
+            ps.setString(1, deviceId);
+            ps.setLong(2, ts);
+            ps.setString(3, payload);
+            ps.executeUpdate();
+            try (ResultSet keys = ps.getGeneratedKeys()) {
+                if (!keys.next()) {
+                    throw new SQLException("insert returned no id");
+                }
+                return keys.getLong(1);
+            }
+        }
+    }
+
+    public List<Row> latest(int limit) throws SQLException {
+        try (Connection con = dataSource.getConnection();
+             PreparedStatement ps = con.prepareStatement(Sql.LATEST)) {
+            ps.setInt(1, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                List<Row> rows = new ArrayList<>(limit);
+                while (rs.next()) {
+                    rows.add(new Row(rs.getLong(1), rs.getString(2), rs.getLong(3), rs.getString(4)));
+                }
+                return rows;
+            }
+        }
+    }
+
+    public List<Summary> latestSummaries(int limit) throws SQLException {
+        try (Connection con = dataSource.getConnection();
+             PreparedStatement ps = con.prepareStatement(Sql.LATEST_SUMMARIES)) {
+            ps.setInt(1, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+                List<Summary> rows = new ArrayList<>(limit);
+                while (rs.next()) {
+                    rows.add(new Summary(rs.getLong(1), rs.getString(2), rs.getLong(3)));
+                }
+                return rows;
+            }
+        }
+    }
+
+    public long count() throws SQLException {
+        try (Connection con = dataSource.getConnection();
+             PreparedStatement ps = con.prepareStatement(Sql.COUNT);
+             ResultSet rs = ps.executeQuery()) {
+            if (!rs.next()) {
+                throw new SQLException("COUNT(*) returned no row");
+            }
+            return rs.getLong(1);
+        }
+    }
+}

@@ -1,0 +1,5 @@
+package iotbench.contract;
+
+/** A stored reading: /page's query. */
+public record Row(long id, String deviceId, long ts, String payload) {
+}

@@ -1,0 +1,89 @@
+package iotbench.ktor
+
+import io.ktor.client.HttpClient
+import io.ktor.client.engine.cio.CIO
+import io.ktor.client.engine.cio.endpoint
+import io.ktor.serialization.kotlinx.json.json
+import io.ktor.server.application.Application
+import io.ktor.server.application.ApplicationStopped
+import io.ktor.server.application.install
+import io.ktor.server.engine.connector
+import io.ktor.server.engine.embeddedServer
+import io.ktor.server.netty.Netty
+import io.ktor.server.plugins.contentnegotiation.ContentNegotiation
+import io.ktor.server.routing.routing
+import io.netty.channel.epoll.Epoll
+import kotlinx.serialization.Serializable
+
+/** The Netty engine's thread groups as configured (Ktor's defaults), reported by /health. */
+@Serializable
+data class EngineInfo(
+    val engine: String,
+    val transport: String,
+    val connectionGroupSize: Int,
+    val workerGroupSize: Int,
+    val callGroupSize: Int,
+)
+
+/**
+ * Environment: PORT (default 8080), DOWNSTREAM_URL (default http://127.0.0.1:$PORT/downstream). Nothing else.
+ * The table and its 50 seeds are created before the server binds its port.
+ */
+fun main() {
+    val port = System.getenv("PORT")?.takeIf { it.isNotBlank() }?.trim()?.toInt() ?: 8080
+    val downstreamUrl = System.getenv("DOWNSTREAM_URL")?.takeIf { it.isNotBlank() }
+        ?: "http://127.0.0.1:$port/downstream"
+    val store = Database.create()
+
+    lateinit var engineInfo: EngineInfo
+    embeddedServer(Netty, configure = {
+        connector {
+            host = "127.0.0.1"
+            this.port = port
+        }
+        // Thread groups, runningLimit, timeouts: Ktor's defaults, on purpose (README.md, "Tuning").
+        // connectionGroupSize = workerGroupSize = availableProcessors / 2 + 1, callGroupSize = availableProcessors.
+        engineInfo = EngineInfo(
+            engine = "netty",
+            transport = if (Epoll.isAvailable()) "epoll" else "nio",
+            connectionGroupSize = connectionGroupSize,
+            workerGroupSize = workerGroupSize,
+            callGroupSize = callGroupSize,
+        )
+    }) {
+        module(store, downstreamUrl, engineInfo)
+    }.start(wait = true)
+}
+
+fun Application.module(store: Database, downstreamUrl: String, engineInfo: EngineInfo) {
+    // JSON: kotlinx.serialization through ContentNegotiation (Ktor's default JSON converter).
+    install(ContentNegotiation) { json() }
+    installErrorPages()
+
+    // One shared client for the downstream call of /enterprise: Ktor's HttpClient on the CIO engine
+    // (connection pool with keep-alive). The values are CIO's defaults, written out to be visible.
+    val client = HttpClient(CIO) {
+        expectSuccess = false
+        engine {
+            requestTimeout = 15_000
+            maxConnectionsCount = 1000
+            endpoint {
+                connectTimeout = 5_000
+                keepAliveTime = 5_000
+                maxConnectionsPerRoute = 100
+            }
+        }
+    }
+    monitor.subscribe(ApplicationStopped) {
+        client.close()
+        store.close()
+    }
+
+    routing {
+        healthRoutes(engineInfo)
+        ingestRoutes(store)
+        workRoutes(store)
+        pageRoutes(store)
+        enterpriseRoutes(store, client, downstreamUrl)
+    }
+}

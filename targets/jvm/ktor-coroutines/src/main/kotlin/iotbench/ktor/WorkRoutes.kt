@@ -1,0 +1,60 @@
+package iotbench.ktor
+
+import io.ktor.server.request.receiveText
+import iotbench.contract.ReadingValidator
+import iotbench.contract.Work
+import io.ktor.server.response.respond
+import io.ktor.server.routing.Route
+import io.ktor.server.routing.get
+import io.ktor.server.routing.post
+import kotlinx.coroutines.delay
+import kotlinx.serialization.Serializable
+import kotlinx.serialization.json.JsonObject
+import kotlinx.serialization.json.JsonPrimitive
+
+@Serializable
+data class Cpu(val pi: Double, val trace: Long, val primes: Int)
+
+@Serializable
+data class Waited(val waitedMs: Long)
+
+@Serializable
+data class Fib(val n: Int, val result: Long)
+
+@Serializable
+data class Ok(val ok: Boolean)
+
+@Serializable
+data class Stats(val rows: Long)
+
+fun Route.workRoutes(store: Database) {
+    // CPU work runs right in the handler, i.e. on the call's coroutine on its Netty call-group thread.
+    get("/cpu") {
+        val pi = Work.monteCarloPi(1_000_000)
+        val trace = Work.matrixTrace()
+        val primes = Work.countPrimes(100_000)
+        call.respond(Cpu(pi, trace.toLong(), primes))
+    }
+
+    get("/blocking") {
+        val ms = ReadingValidator.blockingMs(call.request.queryParameters["ms"])
+        delay(ms) // a timer, not a blocked thread
+        call.respond(Waited(ms))
+    }
+
+    post("/process-data") {
+        val n = (Readings.parse(call.receiveText()) as? JsonObject)?.get("n") as? JsonPrimitive
+        val k = n?.takeIf { Readings.isNumber(it) && Readings.isJsonInteger(it.content) }?.content?.toIntOrNull()
+        if (k == null || k < 1 || k > 35) throw BadRequest("n must be an integer from 1 to 35")
+        call.respond(Fib(k, Work.fib(k)))
+    }
+
+    get("/downstream") {
+        delay(20)
+        call.respond(Ok(true))
+    }
+
+    get("/stats") {
+        call.respond(Stats(store.count()))
+    }
+}

@@ -1,8 +1,0 @@
-package iotbench.springmvc;
-
-/** A malformed request: answered 400 {"error": message} by {@link ApiExceptionHandler}. */
-public class BadRequestException extends RuntimeException {
-    public BadRequestException(String message) {
-        super(message, null, false, false);
-    }
-}
