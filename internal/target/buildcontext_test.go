@@ -92,8 +92,8 @@ func TestTags(t *testing.T) {
 		b    BuildSpec
 		want string
 	}{
-		{BuildSpec{Context: "targets/spring-mvc"}, "iotbench/spring-mvc:latest"},
-		{BuildSpec{Context: "targets/spring-mvc", Args: map[string]string{"JDK": "21"}}, "iotbench/spring-mvc:jdk-21"},
+		{BuildSpec{Context: "targets/tools"}, "iotbench/tools:latest"},
+		{BuildSpec{Context: "targets/jvm", Dockerfile: "spring-mvc/Dockerfile", Args: map[string]string{"JDK": "21"}}, "iotbench/jvm-spring-mvc:jdk-21"},
 		{BuildSpec{Context: "targets/js", Dockerfile: "express/Dockerfile"}, "iotbench/js-express:latest"},
 		{BuildSpec{Context: "targets/js", Dockerfile: "Dockerfile"}, "iotbench/js:latest"},
 		{BuildSpec{Context: "x", Args: map[string]string{"B": "2", "A": "a/b"}}, "iotbench/x:a-a-b_b-2"},
