@@ -48,7 +48,7 @@ acceptance: build
 # The load generator against wrk, both against nginx on loopback, each pinned to its own core: a
 # table of figures (docs/generator.md), not pass/fail. ARGS="-step 10s -soak 10m" for longer.
 bench-generator:
-	scripts/bench-generator.sh $(ARGS)
+	LDFLAGS="$(LDFLAGS)" scripts/bench-generator.sh $(ARGS)
 
 clean:
 	rm -rf bin

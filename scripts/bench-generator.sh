@@ -29,5 +29,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 mkdir -p bin
-${GO:-go} build -o bin/benchgen ./tools/benchgen
+# LDFLAGS from the Makefile stamp the commit into the saved capacity figure.
+${GO:-go} build -ldflags "${LDFLAGS:-}" -o bin/benchgen ./tools/benchgen
 exec bin/benchgen "$@"

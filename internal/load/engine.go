@@ -217,9 +217,9 @@ func attack(ctx context.Context, client *http.Client, cfg Config, du time.Durati
 	var schedule *pacer
 	initialWorkers := limit
 	if cfg.Model.Mode() == Open {
-		schedule = newPacer(cfg.Model.Rate)
-		defer schedule.close()
+		schedule = &pacer{rate: uint64(cfg.Model.Rate)}
 		pace = schedule
+		defer startHeartbeat(heartbeatPeriod)()
 		initialWorkers = min(limit, max(4, int(float64(cfg.Model.Rate)*cfg.Model.ExpectedLatency.Seconds())+1))
 	}
 	keep := int64(maxBody)
@@ -246,8 +246,11 @@ func attack(ctx context.Context, client *http.Client, cfg Config, du time.Durati
 	stop := context.AfterFunc(ctx, func() { attacker.Stop() })
 	defer stop()
 
-	began := time.Now() // vegeta stamps its own start within a microsecond of this
-	t := newTally(cfg, du, began, schedule)
+	t := newTally(cfg, du, schedule)
+	// Taken last before Attack: vegeta stamps its own start within a microsecond of this, and the
+	// schedule charged to every request counts from it.
+	began := time.Now()
+	t.began = began
 	nextReport := time.Second
 	// Unnamed: vegeta would send an attack's name in a header of every request.
 	for r := range attacker.Attack(targeter, pace, du, "") {
@@ -280,7 +283,7 @@ type tally struct {
 	schedule *pacer // open loop: when each request was due; nil in closed loop
 }
 
-func newTally(cfg Config, du time.Duration, began time.Time, schedule *pacer) *tally {
+func newTally(cfg Config, du time.Duration, schedule *pacer) *tally {
 	ceiling := 2*cfg.Timeout + du
 	t := &tally{
 		res: Result{
@@ -289,7 +292,7 @@ func newTally(cfg Config, du time.Duration, began time.Time, schedule *pacer) *t
 		},
 		check: cfg.Check,
 		lat:   latency.NewRecorder(ceiling), lag: latency.NewRecorder(ceiling),
-		began: began, schedule: schedule,
+		schedule: schedule,
 	}
 	if schedule != nil {
 		t.res.RequestedRate = cfg.Model.Rate

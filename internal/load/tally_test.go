@@ -12,7 +12,8 @@ import (
 func TestTallyAllocatesNothingPerResult(t *testing.T) {
 	cfg := Config{Check: NewCheck(`"id"`), Model: Model{Rate: 1000, ExpectedLatency: time.Millisecond}, Timeout: time.Second}
 	began := time.Now()
-	tl := newTally(cfg, time.Second, began, &pacer{rate: 1000})
+	tl := newTally(cfg, time.Second, &pacer{rate: 1000})
+	tl.began = began
 	ok := &vegeta.Result{Code: 200, Body: []byte(`{"id":1}`), Timestamp: began.Add(time.Millisecond), Latency: 2 * time.Millisecond}
 	failed := &vegeta.Result{Code: 500, Error: "500 Internal Server Error", Timestamp: began.Add(time.Millisecond), Latency: time.Millisecond}
 	timedOut := &vegeta.Result{Error: `Post "http://127.0.0.1:1/": ` + errTimeout.Error(), Timestamp: began.Add(time.Millisecond), Latency: time.Second}

@@ -66,8 +66,9 @@ func startNginx(bin string, cpu int) (*nginx, error) {
 	}
 	cmd := exec.Command("taskset", "-c", strconv.Itoa(cpu), bin, "-p", dir, "-c", conf)
 	// Its own process group: a Ctrl-C at the terminal reaches this program, which stops nginx
-	// itself, and nginx is not left half-stopped by a signal it got first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// itself, and nginx is not left half-stopped by a signal it got first. Should this program
+	// die without stopping it (killed, or SIGPIPE from `| head`), the kernel tells nginx to stop.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// wrk 4.1.0's output, as printed on this machine.
+const wrkOutput = `Running 2s test @ http://127.0.0.1:18777/
+  1 threads and 64 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     3.95ms    7.11ms  58.08ms   90.47%
+    Req/Sec    27.21k     7.48k   39.69k    65.00%
+  Latency Distribution
+     50%  968.00us
+     75%    4.00ms
+     90%   10.80ms
+     99%   36.52ms
+  55630 requests in 2.07s, 9.50MB read
+%sRequests/sec:  26933.94
+Transfer/sec:      4.60MB
+`
+
+func TestParseWrk(t *testing.T) {
+	cases := []struct {
+		name       string
+		extra      string
+		wantErrors int64
+	}{
+		{"clean", "", 0},
+		{"socket errors", "  Socket errors: connect 0, read 3, write 1, timeout 2\n", 6},
+		{"non-2xx", "  Non-2xx or 3xx responses: 12\n", 12},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := parseWrk(strings.Replace(wrkOutput, "%s", c.extra, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.RPS != 26933.94 || r.P50 != 968*time.Microsecond || r.P99 != 36520*time.Microsecond || r.Errors != c.wantErrors {
+				t.Errorf("got %+v, want 26933.94 rps, p50 968µs, p99 36.52ms, %d errors", r, c.wantErrors)
+			}
+		})
+	}
+	if _, err := parseWrk("wrk: invalid URL\n"); err == nil || !strings.Contains(err.Error(), "--latency") {
+		t.Errorf("output without figures: err = %v", err)
+	}
+}
+
+func TestStatCPU(t *testing.T) {
+	// Fields 14 and 15 (utime, stime) are 150 and 50 ticks; the name holds a space and a ')'.
+	stat := "4242 (nginx: w) rker) S 1 4242 4242 0 -1 4194624 300 0 0 0 150 50 0 0 20 0 1 0 100 1000 200"
+	if got := statCPU(stat); got != 2*time.Second {
+		t.Errorf("statCPU = %v, want 2s (200 ticks)", got)
+	}
+}
+
+func TestCapacityOf(t *testing.T) {
+	ms := time.Millisecond
+	open := func(rate int, achieved float64, p50 time.Duration) row {
+		return row{client: "iotbench", isEngine: true, isOpen: true, requested: rate, achieved: achieved, p50: p50}
+	}
+	cases := []struct {
+		name        string
+		rows        []row
+		wantRate    int
+		wantAtLeast bool
+	}{
+		{"all sustained", []row{open(5000, 1, ms/4), open(10000, 0.999, ms/2)}, 10000, true},
+		{"sends too little", []row{open(5000, 1, ms/4), open(10000, 0.99, ms/4)}, 5000, false},
+		{"queues behind itself", []row{open(5000, 1, ms/4), open(10000, 1, 40*ms)}, 5000, false},
+		{"a pass above a failure is noise", []row{open(5000, 1, ms/4), open(10000, 1, 40*ms), open(15000, 1, ms/4)}, 5000, false},
+		{"none sustained", []row{open(5000, 0.5, ms/4)}, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rows := append([]row{{client: "wrk", isFloor: true, p50: ms / 8}, {client: "iotbench", isEngine: true, rps: 30000}}, c.rows...)
+			got := capacityOf(rows)
+			if got.Rate != c.wantRate || got.AtLeast != c.wantAtLeast || got.ClosedLoopRPS != 30000 || got.CPUs != 1 {
+				t.Errorf("capacity %+v, want rate %d at least %v, closed 30000 on 1 CPU", got, c.wantRate, c.wantAtLeast)
+			}
+		})
+	}
+}
