@@ -166,7 +166,7 @@ func toStep(res load.Result, rate int, du time.Duration, slo maxrate.SLO) (s max
 	if bound == 0 {
 		bound = res.Latency.P99
 	}
-	lagAllowed := max(load.LagFloor, time.Duration(load.MaxLagShare*float64(bound)))
+	lagAllowed := load.LagAllowed(bound, res.ExpectedLatency)
 	switch {
 	case slotsBusy:
 	case res.AchievedRate() < load.MinAchievedRatio*float64(rate):

@@ -16,7 +16,7 @@ import (
 
 func TestToStep(t *testing.T) {
 	slo := maxrate.SLO{P99: 100 * time.Millisecond, MaxErrors: 0.001}
-	base := load.Result{Mode: load.Open, RequestedRate: 100, InFlightLimit: 40, Duration: 10 * time.Second,
+	base := load.Result{Mode: load.Open, RequestedRate: 100, ExpectedLatency: 100 * time.Millisecond, InFlightLimit: 40, Duration: 10 * time.Second,
 		Latency: latency.Summary{P50: 20 * time.Millisecond, P99: 50 * time.Millisecond}}
 	cases := []struct {
 		name          string

@@ -315,7 +315,7 @@ func TestRequireLoopback(t *testing.T) {
 func TestJudge(t *testing.T) {
 	ms := time.Millisecond
 	open := func(mut func(*Result)) Result {
-		r := Result{Mode: Open, RequestedRate: 1000, InFlightLimit: 300, PeakInFlight: 60, Duration: 10 * time.Second,
+		r := Result{Mode: Open, RequestedRate: 1000, ExpectedLatency: 100 * ms, InFlightLimit: 300, PeakInFlight: 60, Duration: 10 * time.Second,
 			Requests: 10000, Successes: 10000, Codes: map[int]int64{200: 10000}}
 		r.Latency.P99 = 60 * ms
 		r.SendLag.P99 = ms
@@ -336,6 +336,7 @@ func TestJudge(t *testing.T) {
 		{"errors", open(func(r *Result) { r.Successes, r.Errors = 9800, 200 }), "success ratio 0.9800"},
 		{"late by more than 10% of p99", open(func(r *Result) { r.SendLag.P99 = 7 * ms }), "send lag 7ms exceeds 6ms: the load generator was short of CPU"},
 		{"late because the target filled every slot", open(func(r *Result) { r.SendLag.P99, r.PeakInFlight = 7*ms, 300 }), "all 300 in-flight slots were busy at times"},
+		{"p99 inflated by a saturated generator does not raise the bar", open(func(r *Result) { r.Latency.P99, r.SendLag.P99 = 200*ms, 15*ms }), "send lag 15ms exceeds 10ms"},
 		{"late within the 1 ms floor", open(func(r *Result) { r.Latency.P99, r.SendLag.P99 = 2*ms, ms }), ""},
 		{"nothing completed", open(func(r *Result) { r.RequestedRate, r.Requests, r.Successes = 0, 0, 0 }), "no request completed"},
 		{"closed loop ignores schedule", Result{Mode: Closed, Duration: time.Second, Requests: 5, Successes: 5, SendLag: open(nil).SendLag}, ""},
