@@ -221,7 +221,7 @@ func compareCell(k key, old, new []results.Row, o Options) Cell {
 		return c
 	}
 	for _, m := range results.Metrics {
-		a, b := values(oldValid, m), values(newValid, m)
+		a, b := m.Of(oldValid), m.Of(newValid)
 		if m.Optional && allZero(a) && allZero(b) {
 			continue // not recorded
 		}
@@ -258,14 +258,6 @@ func valid(rows []results.Row) []results.Row {
 		if r.Valid {
 			out = append(out, r)
 		}
-	}
-	return out
-}
-
-func values(rows []results.Row, m results.Metric) []float64 {
-	out := make([]float64, len(rows))
-	for i, r := range rows {
-		out[i] = m.Value(r)
 	}
 	return out
 }

@@ -67,7 +67,7 @@ func summaries(w io.Writer, first results.Row, targets []string, rows []results.
 				continue
 			}
 			m, _ := results.MetricNamed(mname)
-			s := stats.Summarize(values(valid[name], m))
+			s := stats.Summarize(m.Of(valid[name]))
 			line = append(line, formatMedian(s, m))
 			infinite = infinite || !s.Finite()
 			if sp := s.Spread(); s.Finite() && sp > NoisyCI {
@@ -88,14 +88,6 @@ func summaries(w io.Writer, first results.Row, targets []string, rows []results.
 		notes = append(notes, fmt.Sprintf("±∞: with fewer than %d valid trials a median has no 95%% confidence interval (run with --trials %d or more)", stats.MinTrialsForCI, stats.MinTrialsForCI))
 	}
 	return notes
-}
-
-func values(rows []results.Row, m results.Metric) []float64 {
-	out := make([]float64, len(rows))
-	for i, r := range rows {
-		out[i] = m.Value(r)
-	}
-	return out
 }
 
 func formatMedian(s stats.Summary, m results.Metric) string {
@@ -135,7 +127,7 @@ func rank(targets []string, valid map[string][]results.Row, m results.Metric) (m
 	}
 	median := map[string]float64{}
 	for _, t := range ranked {
-		median[t] = stats.Summarize(values(valid[t], m)).Median
+		median[t] = stats.Summarize(m.Of(valid[t])).Median
 	}
 	slices.SortStableFunc(ranked, func(a, b string) int {
 		d := median[a] - median[b]
@@ -154,7 +146,7 @@ func rank(targets []string, valid map[string][]results.Row, m results.Metric) (m
 	size := map[int]int{}
 	leader := ""
 	for i, t := range ranked {
-		if leader == "" || stats.Compare(values(valid[leader], m), values(valid[t], m), stats.DefaultAlpha).Significant() {
+		if leader == "" || stats.Compare(m.Of(valid[leader]), m.Of(valid[t]), stats.DefaultAlpha).Significant() {
 			leader = t
 			position[t] = i + 1
 		} else {

@@ -27,6 +27,15 @@ var Metrics = []Metric{
 	{"memory", "MiB", false, func(r Row) float64 { return float64(r.MemoryPeak) / (1 << 20) }, true},
 }
 
+// Of is m's figure for each row, in order.
+func (m Metric) Of(rows []Row) []float64 {
+	out := make([]float64, len(rows))
+	for i, r := range rows {
+		out[i] = m.Value(r)
+	}
+	return out
+}
+
 // MetricNamed returns the metric called name.
 func MetricNamed(name string) (Metric, bool) {
 	for _, m := range Metrics {
