@@ -3,7 +3,9 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -114,6 +116,10 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 			return maxrate.Step{}, err
 		}
 		fill(&row, res)
+		if res.Successes == 0 && !answers(ctx, inst.URL()+c.Spec.Health) {
+			// Out of memory, typically: every later step would fail the same way and say nothing.
+			return maxrate.Step{}, fmt.Errorf("%w at %d rps; last lines of its log:\n%s", errTargetDown, rate, inst.Logs(context.WithoutCancel(ctx), 20))
+		}
 		meter.stop(&row, generatorCPUs(p.GeneratorCPUs))
 		warn(&row, meter.problems...)
 		s, generatorLate := toStep(res, rate, m.Step, m.SLO)
@@ -136,7 +142,29 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 	}
 	res, err := maxrate.Find(ctx, m.Search, m.SLO, probe)
 	out.Result = res
+	if errors.Is(err, errTargetDown) {
+		fmt.Fprintf(r.Log, "  %v\n", err)
+		out.Failed, err = firstLine(err.Error()), nil
+	}
 	return out, err
+}
+
+var errTargetDown = errors.New("the target stopped answering its health check")
+
+// answers reports whether url answers 200 within a couple of seconds.
+func answers(ctx context.Context, url string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // stepConfig is base at an open-loop rate for du, with no warm-up of its own.

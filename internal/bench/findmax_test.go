@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,5 +106,32 @@ func TestFindMaxRecordsEveryStep(t *testing.T) {
 	}
 	if f.started != f.removed || f.started != 1 {
 		t.Errorf("started %d, removed %d: one container per target searched", f.started, f.removed)
+	}
+}
+
+func TestFindMaxStopsWhenTheTargetDies(t *testing.T) {
+	// After 40 requests every answer, health included, is a dropped connection: a target killed
+	// for running out of memory. The search must end there, not bisect through failing steps.
+	var served atomic.Int64
+	dies := func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) > 40 {
+			panic(http.ErrAbortHandler)
+		}
+		io.WriteString(w, `{"id":1}`)
+	}
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": dies}}
+	var rows []results.Row
+	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
+		Search: maxrate.Config{Start: 20, Resolution: 20, Limit: 3200}, Step: 500 * time.Millisecond}
+	found, err := r.FindMax(context.Background(), planFor("t"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || !strings.Contains(found[0].Failed, "stopped answering") {
+		t.Fatalf("results %+v, want the search ended by the target's death", found)
+	}
+	if len(rows) > 4 {
+		t.Errorf("%d steps recorded: the search went on after the target died", len(rows))
 	}
 }

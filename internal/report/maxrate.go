@@ -24,7 +24,7 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 		cells := []any{r.Target, "—", "—"}
 		switch {
 		case r.Failed != "":
-			notes = append(notes, fmt.Sprintf("%s: not searched: %s", r.Target, r.Failed))
+			notes = append(notes, fmt.Sprintf("%s: no result: %s", r.Target, r.Failed))
 		case r.Max == 0 && !r.GeneratorLimited:
 			notes = append(notes, fmt.Sprintf("%s: no rate down to the resolution met the SLO", r.Target))
 		default:

@@ -27,7 +27,7 @@ func TestWriteMax(t *testing.T) {
 	for _, want := range []string{
 		"meeting p99<100ms,errors<0.1% for a whole 10s step (resolution 25 rps)",
 		"│ spring  │     800 │           825 │ 52.0 ms / 61.0 ms │ 53.0 ms / 70.0 ms │ 55.0 ms / 88.0 ms │",
-		"broken: not searched: verify-failed",
+		"broken: no result: verify-failed",
 		"│ starved │   ≥ 400 │",
 		"starved: the generator could not send 800 rps on time",
 		"scenario io-heavy.find-max",
