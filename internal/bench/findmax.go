@@ -118,7 +118,8 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 		fill(&row, res)
 		if res.Successes == 0 && !answers(ctx, inst.URL()+c.Spec.Health) {
 			// Out of memory, typically: every later step would fail the same way and say nothing.
-			return maxrate.Step{}, fmt.Errorf("%w at %d rps; last lines of its log:\n%s", errTargetDown, rate, inst.Logs(context.WithoutCancel(ctx), 20))
+			fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
+			return maxrate.Step{}, fmt.Errorf("%w at %d rps (out of memory? its log is above)", errTargetDown, rate)
 		}
 		meter.stop(&row, generatorCPUs(p.GeneratorCPUs))
 		warn(&row, meter.problems...)
@@ -143,8 +144,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 	res, err := maxrate.Find(ctx, m.Search, m.SLO, probe)
 	out.Result = res
 	if errors.Is(err, errTargetDown) {
-		fmt.Fprintf(r.Log, "  %v\n", err)
-		out.Failed, err = firstLine(err.Error()), nil
+		out.Failed, err = err.Error(), nil
 	}
 	return out, err
 }
