@@ -59,8 +59,9 @@ func TestStatCPU(t *testing.T) {
 func TestCapacityOf(t *testing.T) {
 	ms := time.Millisecond
 	open := func(rate int, achieved float64, p50 time.Duration) row {
-		return row{client: "iotbench", isEngine: true, isOpen: true, requested: rate, achieved: achieved, p50: p50}
+		return row{client: "iotbench", isEngine: true, isOpen: true, requested: rate, achieved: achieved, p50: p50, valid: "yes"}
 	}
+	late := func(r row) row { r.valid = "no: generator sent late"; return r }
 	cases := []struct {
 		name        string
 		rows        []row
@@ -71,6 +72,7 @@ func TestCapacityOf(t *testing.T) {
 		{"sends too little", []row{open(5000, 1, ms/4), open(10000, 0.99, ms/4)}, 5000, false},
 		{"queues behind itself", []row{open(5000, 1, ms/4), open(10000, 1, 40*ms)}, 5000, false},
 		{"a pass above a failure is noise", []row{open(5000, 1, ms/4), open(10000, 1, 40*ms), open(15000, 1, ms/4)}, 5000, false},
+		{"judged invalid by the engine", []row{open(5000, 1, ms/4), late(open(10000, 1, ms/4))}, 5000, false},
 		{"none sustained", []row{open(5000, 0.5, ms/4)}, 0, false},
 	}
 	for _, c := range cases {

@@ -329,11 +329,9 @@ func cores(cpu, wall time.Duration) float64 {
 // generator counts as queueing requests behind its own work.
 const queueingAllowed = time.Millisecond
 
-// capacityOf is the highest open-loop rate the engine sustained: at least 99.5% of it sent, and
-// its median latency within queueingAllowed of the floor's. Not the engine's validity verdict:
-// its send-lag rule, relative to a p99 the generator itself inflates, passes a saturated generator
-// and fails a p99 lag of 1.02 ms at a rate it sends easily. Rates above one that failed do not
-// count: a pass there is noise.
+// capacityOf is the highest open-loop rate the engine sustained: judged valid by the engine's own
+// rules (what iotbench run would accept), at least 99.5% of it sent, and its median latency within
+// queueingAllowed of the floor's. Rates above one that failed do not count: a pass there is noise.
 func capacityOf(rows []row) load.Capacity {
 	c := load.Capacity{CPUs: 1, HostCPU: hostinfo.CPUModel(), Commit: hostinfo.Commit(), Measured: time.Now().UTC(), AtLeast: true}
 	var floor time.Duration
@@ -344,7 +342,7 @@ func capacityOf(rows []row) load.Capacity {
 		case r.isEngine && !r.isOpen:
 			c.ClosedLoopRPS = r.rps
 		case r.isOpen && c.AtLeast:
-			if r.achieved >= 0.995 && r.p50-floor <= queueingAllowed {
+			if r.valid == "yes" && r.achieved >= 0.995 && r.p50-floor <= queueingAllowed {
 				c.Rate = r.requested
 			} else {
 				c.AtLeast = false
