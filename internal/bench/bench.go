@@ -3,7 +3,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -169,10 +168,7 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image stri
 			fmt.Fprintf(r.Log, "  removing the %s container: %v\n", c.Target, err)
 		}
 	}()
-	row.TargetRuntime = string(bytes.TrimSpace(inst.Health()))
-	cpus, _ := scenario.ParseCPUSet(c.Spec.CPUSet)
-	warn(&row, runtimeView(&row, inst.Health(), len(cpus), c.Spec.Memory)...)
-	m := newMeter(inst, &row)
+	m := observe(&row, inst, c.Spec)
 	defer m.discard()
 	fmt.Fprintf(r.Log, "  healthy in %s; warm-up %s, then %s measured\n", time.Since(begin).Round(100*time.Millisecond), c.Load.Warmup, c.Load.Duration)
 
@@ -215,9 +211,7 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image stri
 		}
 		return fail("load failed: " + err.Error())
 	}
-	fill(&row, res)
-	m.stop(&row, generatorCPUs(p.GeneratorCPUs))
-	warn(&row, m.problems...)
+	m.record(&row, res, p.GeneratorCPUs)
 	for kind, n := range res.ErrorKinds {
 		fmt.Fprintf(r.Log, "  %d × %s\n", n, kind)
 	}

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/scenario"
 )
 
 // MaxSearch is how `run --find-max` searches each target.
@@ -92,7 +90,6 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 			return out, err
 		}
 	}
-	cpus, _ := scenario.ParseCPUSet(c.Spec.CPUSet)
 	steps := 0
 	probe := func(ctx context.Context, rate int) (maxrate.Step, error) {
 		if steps > 0 && m.Cooldown > 0 {
@@ -105,9 +102,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 		steps++
 		cfg := stepConfig(base, rate, m.Step)
 		row := r.newRow(p, plan.Cell{Scenario: c.Scenario, Target: c.Target, Trial: steps, Spec: c.Spec, Path: c.Path, Load: cfg}, image)
-		row.TargetRuntime = string(bytes.TrimSpace(inst.Health()))
-		warn(&row, runtimeView(&row, inst.Health(), len(cpus), c.Spec.Memory)...)
-		meter := newMeter(inst, &row)
+		meter := observe(&row, inst, c.Spec)
 		defer meter.discard()
 		cfg.Measuring = meter.start
 		row.StartedAt = time.Now()
@@ -115,14 +110,12 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 		if err != nil {
 			return maxrate.Step{}, err
 		}
-		fill(&row, res)
+		meter.record(&row, res, p.GeneratorCPUs)
 		if res.Successes == 0 && !answers(ctx, inst.URL()+c.Spec.Health) {
 			// Out of memory, typically: every later step would fail the same way and say nothing.
 			fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
 			return maxrate.Step{}, fmt.Errorf("%w at %d rps (out of memory? its log is above)", errTargetDown, rate)
 		}
-		meter.stop(&row, generatorCPUs(p.GeneratorCPUs))
-		warn(&row, meter.problems...)
 		s, generatorLate := toStep(res, rate, m.Step, m.SLO)
 		s.Rate = rate
 		m.SLO.Judge(&s)

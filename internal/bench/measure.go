@@ -1,12 +1,14 @@
 package bench
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/scenario"
@@ -47,6 +49,22 @@ func newMeter(inst target.Instance, row *results.Row) *meter {
 	}
 	m.src = src
 	return m
+}
+
+// observe records in row what the target says of itself, with a warning where that differs from
+// the cpuset and memory it was given, and returns the meter of its measured phase.
+func observe(row *results.Row, inst target.Instance, spec target.Spec) *meter {
+	row.TargetRuntime = string(bytes.TrimSpace(inst.Health()))
+	cpus, _ := scenario.ParseCPUSet(spec.CPUSet)
+	warn(row, runtimeView(row, inst.Health(), len(cpus), spec.Memory)...)
+	return newMeter(inst, row)
+}
+
+// record fills row with res and with what m observed over the measured phase.
+func (m *meter) record(row *results.Row, res load.Result, generatorCPUSet []int) {
+	fill(row, res)
+	m.stop(row, generatorCPUs(generatorCPUSet))
+	warn(row, m.problems...)
 }
 
 // start begins the measured phase.
