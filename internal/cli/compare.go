@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -18,6 +19,7 @@ type CompareOptions struct {
 
 	Old, New      string
 	Alpha         float64
+	NoisePct      float64
 	Format        string
 	FailOn        string
 	AllowMismatch []string
@@ -36,8 +38,10 @@ func NewCmdCompare(s Streams, runF func(*CompareOptions) error) *cobra.Command {
 (rps), success (%), p50, p99 and p99.9 (ms), and the target's cpu (cores) and peak memory (MiB)
 where recorded, it prints the median of each file's valid trials with
 its 95% confidence interval (order statistics, as benchstat), the change, and the Mann–Whitney U
-p-value; "~" means the difference is not significant at --alpha. With fewer than 4 valid trials
-a side nothing can be significant, and with fewer than 6 the interval is ±∞.
+p-value; "~" means the difference is not significant at --alpha, or smaller than --noise: two runs
+of one server made one after the other drift by a percent or two, and with five or more trials a
+side such drift is "significant" without meaning anything. With fewer than 4 valid trials a side
+nothing can be significant, and with fewer than 6 the interval is ±∞.
 
 Cells whose rows were measured differently (load model, duration, warm-up, payload, number of
 target CPUs, memory, image, iotbench version, host CPU: the fingerprint, docs/results.md) are
@@ -69,6 +73,7 @@ or a refused cell.`,
 	}
 	f := cmd.Flags()
 	f.Float64Var(&o.Alpha, "alpha", stats.DefaultAlpha, "significance level: a change is significant when the Mann–Whitney p-value is below it")
+	f.Float64Var(&o.NoisePct, "noise", 3, "noise threshold in percent: a change of the median smaller than this is never significant")
 	f.StringVar(&o.Format, "format", "text", "output: "+strings.Join(compare.Formats, ", "))
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when a significant change passes a limit: metric:signed percent, comma-separated, e.g. 'throughput:-5%,p99:+10%'")
 	f.StringSliceVar(&o.AllowMismatch, "allow-mismatch", nil, "compare cells whose rows differ in these fingerprint fields (alone: any field), and mark them")
@@ -83,11 +88,19 @@ func runCompare(o *CompareOptions) error {
 	if !slices.Contains(compare.Formats, o.Format) {
 		return usagef("--format %q: one of %s", o.Format, strings.Join(compare.Formats, ", "))
 	}
-	opts := compare.Options{Alpha: o.Alpha, AllowMismatch: o.AllowMismatch}
+	if !(o.NoisePct >= 0 && o.NoisePct < 100) {
+		return usagef("--noise %v: give a percent from 0 to 100, e.g. 3", o.NoisePct)
+	}
+	opts := compare.Options{Alpha: o.Alpha, NoisePct: o.NoisePct, AllowMismatch: o.AllowMismatch}
 	if o.FailOn != "" {
 		gates, err := compare.ParseGates(o.FailOn)
 		if err != nil {
 			return usageError{err}
+		}
+		for _, g := range gates {
+			if math.Abs(g.Percent) < o.NoisePct {
+				return usagef("--fail-on %s: the limit is under the %g%% noise threshold, so smaller changes would be called noise and it would act as a %g%% limit; give --noise %g or a limit of %g%% or more", g, o.NoisePct, o.NoisePct, math.Abs(g.Percent), o.NoisePct)
+			}
 		}
 		opts.Gates = gates
 	}

@@ -15,7 +15,8 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // TestCompareGolden runs `iotbench compare` on the files of testdata/compare and checks its whole
 // behaviour, output, messages and exit status, against a golden file per case (-update rewrites
 // them). The files are a stub server loaded closed-loop: base-20ms and again-20ms the same server
-// measured twice, slower-30ms the same with a 30 ms service time.
+// measured twice, slower-30ms the same with a 30 ms service time; drift-a-20ms and drift-b-20ms
+// another same-server pair whose p99 drifted by 1.75% with p = 0.008.
 func TestCompareGolden(t *testing.T) {
 	cases := []struct{ name, args string }{
 		{"same-server", "base-20ms.csv again-20ms.csv"},
@@ -26,6 +27,9 @@ func TestCompareGolden(t *testing.T) {
 		{"slower-csv", "--format csv base-20ms.csv slower-30ms.csv"},
 		{"slower-json", "--format json --fail-on p50:+5% base-20ms.csv slower-30ms.csv"},
 		{"single-trials", "--fail-on throughput:-5% single-20ms.csv single-30ms.csv"},
+		{"drift-within-noise", "drift-a-20ms.csv drift-b-20ms.csv"},
+		{"drift-without-noise", "--noise 0 drift-a-20ms.csv drift-b-20ms.csv"},
+		{"gate-under-noise", "--fail-on p99:-1% drift-a-20ms.csv drift-b-20ms.csv"},
 		{"alpha-0.001", "--alpha 0.001 base-20ms.csv slower-30ms.csv"},
 		{"memory-differs", "base-20ms.csv slower-2g.csv"},
 		{"memory-allowed", "--allow-mismatch=memory base-20ms.csv slower-2g.csv"},

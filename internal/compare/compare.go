@@ -1,7 +1,9 @@
 // Package compare compares two results files cell by cell, the way benchstat compares benchmark
 // runs: cells are matched by (scenario, target); for each metric it gives the median of the valid
 // trials of each file with its 95% confidence interval, the change, and the Mann–Whitney U
-// p-value, and calls a change significant only when p < alpha. Cells whose rows were measured
+// p-value, and calls a change significant only when p < alpha and the change is at least the
+// noise threshold (as Criterion.rs does: back-to-back runs of one server on one machine drift by a
+// percent or two, and with several trials a side such drift reaches p < alpha). Cells whose rows were measured
 // differently (their fingerprints differ) are refused unless the differing fields are allowed.
 // A gate (--fail-on) turns significant changes past a threshold into a failure.
 package compare
@@ -20,6 +22,8 @@ import (
 // Options say how to compare.
 type Options struct {
 	Alpha float64
+	// NoisePct is the smallest change, in percent of the old median, that can be significant.
+	NoisePct float64
 	// AllowMismatch lists the fingerprint fields that may differ; "*" allows any.
 	AllowMismatch []string
 	Gates         []Gate
@@ -105,12 +109,14 @@ type Change struct {
 	Old, New   stats.Summary
 	Percent    float64 // (new/old - 1) × 100; NaN when old is 0
 	Comparison stats.Comparison
+	// WithinNoise is set when p < alpha but the change is smaller than the noise threshold.
+	WithinNoise bool
 	// Failed is the gate this change fails, if any.
 	Failed *Gate
 }
 
-// Significant reports whether the difference is significant at alpha.
-func (c Change) Significant() bool { return c.Comparison.Significant() }
+// Significant reports whether the difference is significant at alpha and not within the noise.
+func (c Change) Significant() bool { return c.Comparison.Significant() && !c.WithinNoise }
 
 // Cell is one (scenario, target) present in both files.
 type Cell struct {
@@ -133,6 +139,7 @@ func (c Cell) Name() string { return c.Scenario + "/" + c.Target }
 type Result struct {
 	OldFile, NewFile string
 	Alpha            float64
+	NoisePct         float64
 	Gates            []Gate
 	Cells            []Cell
 	OnlyOld, OnlyNew []string // cells in one file only, "scenario/target"
@@ -183,7 +190,7 @@ func group(rows []results.Row) ([]key, map[key][]results.Row) {
 
 // Compare compares the cells of two files.
 func Compare(oldFile string, old []results.Row, newFile string, new []results.Row, o Options) Result {
-	res := Result{OldFile: oldFile, NewFile: newFile, Alpha: o.Alpha, Gates: o.Gates}
+	res := Result{OldFile: oldFile, NewFile: newFile, Alpha: o.Alpha, NoisePct: o.NoisePct, Gates: o.Gates}
 	oldOrder, oldBy := group(old)
 	newOrder, newBy := group(new)
 	for _, k := range oldOrder {
@@ -229,6 +236,7 @@ func compareCell(k key, old, new []results.Row, o Options) Cell {
 		ch.Percent = math.NaN()
 		if ch.Old.Median != 0 {
 			ch.Percent = (ch.New.Median/ch.Old.Median - 1) * 100
+			ch.WithinNoise = ch.Comparison.Significant() && math.Abs(ch.Percent) < o.NoisePct
 		}
 		if ch.Significant() && !math.IsNaN(ch.Percent) {
 			for _, g := range o.Gates {

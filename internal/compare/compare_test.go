@@ -118,3 +118,43 @@ func TestResourcesAreComparedOnlyWhenRecorded(t *testing.T) {
 		t.Errorf("with resources in one file: %s", got)
 	}
 }
+
+// A shift that separates every trial (p = 0.008 with 5 a side) is significant only when it is at
+// least the noise threshold.
+func TestNoiseThreshold(t *testing.T) {
+	base := 20 * time.Millisecond
+	for _, c := range []struct {
+		name       string
+		shift      time.Duration // of every new trial over the slowest old one: 200 µs moves the median p50 +2%, 2 ms +11%
+		noise      float64
+		wantSignif bool
+		wantNoise  bool
+	}{
+		{"2% under a 3% threshold", 200 * time.Microsecond, 3, false, true},
+		{"2% without a threshold", 200 * time.Microsecond, 0, true, false},
+		{"11% over a 3% threshold", 2 * time.Millisecond, 3, true, false},
+		{"no shift", 0, 3, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			old := trials(5, base, true)
+			new := trials(5, base+c.shift, true)
+			if c.shift > 0 {
+				// every new trial above every old one
+				for i := range new {
+					new[i].LatencyP50 = old[len(old)-1].LatencyP50 + c.shift + time.Duration(i)*time.Microsecond
+				}
+			}
+			gates, _ := ParseGates("p50:+0.5%")
+			r := Compare("old.csv", old, "new.csv", new, Options{Alpha: 0.05, NoisePct: c.noise, Gates: gates})
+			for _, ch := range r.Cells[0].Changes {
+				if ch.Metric.Name != "p50" {
+					continue
+				}
+				if ch.Significant() != c.wantSignif || ch.WithinNoise != c.wantNoise || (ch.Failed != nil) != c.wantSignif {
+					t.Errorf("p50 %+.2f%% p=%.3f: significant %v within noise %v failed %v; want %v, %v, %v",
+						ch.Percent, ch.Comparison.P, ch.Significant(), ch.WithinNoise, ch.Failed, c.wantSignif, c.wantNoise, c.wantSignif)
+				}
+			}
+		})
+	}
+}

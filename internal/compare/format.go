@@ -197,7 +197,7 @@ func short(v string) string {
 }
 
 func heading(r Result) string {
-	return fmt.Sprintf("old %s, new %s: median ± 95%% confidence interval of the valid trials; ~ no significant difference (Mann–Whitney, alpha %g)", r.OldFile, r.NewFile, r.Alpha)
+	return fmt.Sprintf("old %s, new %s: median ± 95%% confidence interval of the valid trials; ~ no significant difference (Mann–Whitney, alpha %g) or a change under the %g%% noise threshold", r.OldFile, r.NewFile, r.Alpha, r.NoisePct)
 }
 
 func writeText(w io.Writer, r Result) error {
@@ -259,7 +259,7 @@ func writeMarkdown(w io.Writer, r Result) error {
 // csvHeader is the layout of --format csv: one line per (cell, metric); an interval bound is
 // empty when infinite, change_pct when the old median is 0.
 var csvHeader = []string{"scenario", "target", "metric", "unit", "old_median", "old_lo", "old_hi", "old_n",
-	"new_median", "new_lo", "new_hi", "new_n", "change_pct", "p_value", "significant", "gate_failed", "mismatch"}
+	"new_median", "new_lo", "new_hi", "new_n", "change_pct", "p_value", "significant", "within_noise", "gate_failed", "mismatch"}
 
 func writeCSV(w io.Writer, r Result) error {
 	cw := csv.NewWriter(w)
@@ -283,7 +283,7 @@ func writeCSV(w io.Writer, r Result) error {
 			cw.Write([]string{c.Scenario, c.Target, ch.Metric.Name, ch.Metric.Unit,
 				num(ch.Old.Median), num(ch.Old.Lo), num(ch.Old.Hi), strconv.Itoa(ch.Old.N),
 				num(ch.New.Median), num(ch.New.Lo), num(ch.New.Hi), strconv.Itoa(ch.New.N),
-				num(ch.Percent), num(ch.Comparison.P), strconv.FormatBool(ch.Significant()), failed, strings.Join(mism, " ")})
+				num(ch.Percent), num(ch.Comparison.P), strconv.FormatBool(ch.Significant()), strconv.FormatBool(ch.WithinNoise), failed, strings.Join(mism, " ")})
 		}
 	}
 	cw.Flush()
@@ -305,6 +305,7 @@ type jsonChange struct {
 	ChangePct   *float64    `json:"change_pct"`
 	P           float64     `json:"p"`
 	Significant bool        `json:"significant"`
+	WithinNoise bool        `json:"within_noise"`
 	GateFailed  string      `json:"gate_failed,omitempty"`
 }
 
@@ -332,13 +333,14 @@ func writeJSON(w io.Writer, r Result) error {
 		Old     string     `json:"old"`
 		New     string     `json:"new"`
 		Alpha   float64    `json:"alpha"`
+		Noise   float64    `json:"noise_pct"`
 		Gates   []string   `json:"gates"`
 		Cells   []jsonCell `json:"cells"`
 		OnlyOld []string   `json:"only_old"`
 		OnlyNew []string   `json:"only_new"`
 		Failed  []string   `json:"failed"`
 		Notes   []string   `json:"notes"`
-	}{Old: r.OldFile, New: r.NewFile, Alpha: r.Alpha, Gates: []string{}, Cells: []jsonCell{},
+	}{Old: r.OldFile, New: r.NewFile, Alpha: r.Alpha, Noise: r.NoisePct, Gates: []string{}, Cells: []jsonCell{},
 		OnlyOld: nonNil(r.OnlyOld), OnlyNew: nonNil(r.OnlyNew), Failed: nonNil(r.Failures()), Notes: nonNil(r.Notes())}
 	for _, g := range r.Gates {
 		out.Gates = append(out.Gates, g.String())
@@ -351,7 +353,7 @@ func writeJSON(w io.Writer, r Result) error {
 		}
 		for _, ch := range c.Changes {
 			jch := jsonChange{Metric: ch.Metric.Name, Unit: ch.Metric.Unit, Old: sum(ch.Old), New: sum(ch.New),
-				ChangePct: finite(ch.Percent), P: ch.Comparison.P, Significant: ch.Significant()}
+				ChangePct: finite(ch.Percent), P: ch.Comparison.P, Significant: ch.Significant(), WithinNoise: ch.WithinNoise}
 			if ch.Failed != nil {
 				jch.GateFailed = ch.Failed.String()
 			}
