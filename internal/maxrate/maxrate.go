@@ -1,7 +1,8 @@
 // Package maxrate finds a target's maximum sustainable rate: the highest open-loop arrival rate at
 // which a whole step of load meets a service-level objective (SLO). It ramps the rate up by
-// doubling until a step fails, then bisects between the last step that met the SLO and the first
-// that did not, down to a given resolution. The search is a pure function of a Probe, which runs
+// doubling until a rate fails, then bisects between the last rate that met the SLO and the first
+// that did not, down to a given resolution; each verdict near the boundary is a vote of up to three
+// steps. The search is a pure function of a Probe, which runs
 // one step, so it is tested against a simulated target.
 package maxrate
 
@@ -96,9 +97,9 @@ type Config struct {
 
 // Result is the search's outcome.
 type Result struct {
-	// Max is the highest rate whose whole step met the SLO, twice; 0 when none did.
+	// Max is the highest rate that met the SLO in two whole steps before failing two; 0 when none did.
 	Max int
-	// FirstFailed is the lowest rate seen failing (0: none failed up to Limit).
+	// FirstFailed is the lowest rate that failed two steps (0: none failed up to Limit).
 	FirstFailed int
 	// GeneratorLimited says the search stopped because the generator could not send a rate on
 	// time: Max passed once but is not confirmed, and higher rates were not measured.
@@ -120,42 +121,69 @@ type Outcome struct {
 // Fractions of the maximum at which latency is reported.
 var Fractions = []float64{0.50, 0.75, 0.90}
 
-// Find searches for the maximum sustainable rate. The rate it reports met the SLO twice: a step
-// that passes by luck (a quiet moment, a collection that fell just after it) is run again before it
-// is believed, and when the repeat fails the search goes on below it.
+// Find searches for the maximum sustainable rate. A single step is weak evidence either way: a
+// quiet moment lets a rate above the boundary pass, a collector pause or a neighbour's burst makes
+// one below it fail. So a rate is judged by a vote: it meets the SLO when two of its steps do before
+// two fail (at most three steps). The ramp runs one step per rate and calls a vote only when a step
+// fails; every rate bisection tries is voted on, and so is the final maximum before it is reported.
 func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error) {
 	if cfg.Start < 1 || cfg.Resolution < 1 || cfg.Limit < cfg.Start {
 		return Result{}, fmt.Errorf("search needs 1 ≤ start (%d) ≤ limit (%d) and a resolution ≥ 1 (%d)", cfg.Start, cfg.Limit, cfg.Resolution)
 	}
 	var res Result
-	step := func(rate int) (bool, error) {
+	tally := map[int][2]int{} // rate → steps that met the SLO, steps that did not
+	step := func(rate int) error {
 		s, err := probe(ctx, rate)
 		if err != nil {
-			return false, err
+			return err
 		}
 		s.Rate = rate
 		slo.Judge(&s)
 		res.Steps = append(res.Steps, s)
-		if s.GeneratorLimited {
+		t := tally[rate]
+		switch {
+		case s.GeneratorLimited:
 			res.GeneratorLimited = true
-			return false, nil
+		case s.Failed != "":
+			t[1]++
+		default:
+			t[0]++
 		}
-		if s.Failed != "" {
-			if res.FirstFailed == 0 || rate < res.FirstFailed {
-				res.FirstFailed = rate
+		tally[rate] = t
+		return nil
+	}
+	// vote runs steps at rate until two agree, counting the steps it already had.
+	vote := func(rate int) (bool, error) {
+		for {
+			t := tally[rate]
+			if t[0] >= 2 || t[1] >= 2 {
+				if t[1] >= 2 && (res.FirstFailed == 0 || rate < res.FirstFailed) {
+					res.FirstFailed = rate
+				}
+				return t[0] >= 2, nil
 			}
-			return false, nil
+			if err := step(rate); err != nil || res.GeneratorLimited {
+				return false, err
+			}
 		}
-		return true, nil
+	}
+	stopped := func(err error, good int) (Result, error) {
+		res.Max = good // GeneratorLimited says the search stopped short and good may not be confirmed
+		return res, err
 	}
 
-	// Ramp: double until a step fails or the limit is met (then bad stays 0: nothing failed).
+	// Ramp: double until a rate fails its vote or the limit is met (then bad stays 0).
 	good, bad := 0, 0
 	for rate := cfg.Start; ; rate = min(2*rate, cfg.Limit) {
-		ok, err := step(rate)
-		if err != nil || res.GeneratorLimited {
-			res.Max = good
-			return res, err
+		if err := step(rate); err != nil || res.GeneratorLimited {
+			return stopped(err, good)
+		}
+		ok := tally[rate][1] == 0
+		if !ok {
+			var err error
+			if ok, err = vote(rate); err != nil || res.GeneratorLimited {
+				return stopped(err, good)
+			}
 		}
 		if !ok {
 			bad = rate
@@ -170,10 +198,9 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 		// Bisect between the last good rate (0: none yet) and the first bad one.
 		for bad > 0 && bad-good > cfg.Resolution {
 			mid := good + (bad-good)/2
-			ok, err := step(mid)
+			ok, err := vote(mid)
 			if err != nil || res.GeneratorLimited {
-				res.Max = good
-				return res, err
+				return stopped(err, good)
 			}
 			if ok {
 				good = mid
@@ -184,35 +211,25 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 		if good == 0 {
 			break
 		}
-		ok, err := step(good) // the repeat
+		ok, err := vote(good) // a rate the ramp passed once is confirmed here
 		if err != nil || res.GeneratorLimited {
-			res.Max = good // passed once; GeneratorLimited says the search stopped short
-			return res, err
+			return stopped(err, good)
 		}
 		if ok {
 			break
 		}
-		bad, good = good, passedBelow(res.Steps, good)
+		bad, good = good, notFailedBelow(tally, good)
 	}
 	res.Max = good
 	return finish(ctx, res, probe, slo)
 }
 
-// passedBelow is the highest rate below limit at which no step failed; 0 when there is none.
-func passedBelow(steps []Step, limit int) int {
+// notFailedBelow is the highest rate below limit that was tried and not voted down; 0 when there is none.
+func notFailedBelow(tally map[int][2]int, limit int) int {
 	best := 0
-	for _, s := range steps {
-		if s.Rate >= limit || s.Rate <= best {
-			continue
-		}
-		clean := true
-		for _, o := range steps {
-			if o.Rate == s.Rate && (o.Failed != "" || o.GeneratorLimited) {
-				clean = false
-			}
-		}
-		if clean {
-			best = s.Rate
+	for rate, t := range tally {
+		if rate < limit && rate > best && t[1] < 2 && t[0] > 0 {
+			best = rate
 		}
 	}
 	return best
