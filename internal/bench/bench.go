@@ -184,12 +184,9 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image stri
 	}
 	// Stored rows are counted over the measured phase alone: the warm-up's requests have all
 	// finished when it starts.
-	var rowsBefore int64
-	var rowsErr error
+	rows := countRows(check.StoresRows, inst.URL())
 	cfg.Measuring = func() {
-		if check.StoresRows {
-			rowsBefore, rowsErr = verify.StoredRows(ctx, inst.URL())
-		}
+		rows.start(ctx)
 		m.start()
 	}
 	every := r.ProgressEvery
@@ -215,10 +212,8 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image stri
 	for kind, n := range res.ErrorKinds {
 		fmt.Fprintf(r.Log, "  %d × %s\n", n, kind)
 	}
-	if check.StoresRows {
-		if err := storedRowsGrew(ctx, inst.URL(), rowsBefore, rowsErr, res); err != nil {
-			invalidate(&row, "stored rows: "+err.Error())
-		}
+	if err := rows.check(ctx, res); err != nil {
+		invalidate(&row, "stored rows: "+err.Error())
 	}
 	if !row.Valid && res.SuccessRatio() < load.MinSuccessRatio {
 		fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
@@ -255,16 +250,40 @@ func verifyCell(ctx context.Context, baseURL string, cfg load.Config, check scen
 	return verify.RowsGrew(before, after, verify.Tries, 0)
 }
 
-// storedRowsGrew checks /stats after the measured phase against its successes.
-func storedRowsGrew(ctx context.Context, baseURL string, before int64, beforeErr error, res load.Result) error {
-	if beforeErr != nil {
-		return beforeErr
+// storedRows counts the rows a target stores over a measured phase; nil when the scenario stores none.
+type storedRows struct {
+	url    string
+	before int64
+	err    error
+}
+
+func countRows(stores bool, baseURL string) *storedRows {
+	if !stores {
+		return nil
 	}
-	after, err := verify.StoredRows(ctx, baseURL)
+	return &storedRows{url: baseURL}
+}
+
+// start reads /stats as the measured phase begins.
+func (s *storedRows) start(ctx context.Context) {
+	if s != nil {
+		s.before, s.err = verify.StoredRows(ctx, s.url)
+	}
+}
+
+// check reads /stats after the measured phase and holds the growth against its writes.
+func (s *storedRows) check(ctx context.Context, res load.Result) error {
+	if s == nil {
+		return nil
+	}
+	if s.err != nil {
+		return s.err
+	}
+	after, err := verify.StoredRows(ctx, s.url)
 	if err != nil {
 		return err
 	}
-	return verify.RowsGrew(before, after, res.Successes, res.Errors)
+	return verify.RowsGrew(s.before, after, res.Successes, res.Errors)
 }
 
 func fill(row *results.Row, res load.Result) {

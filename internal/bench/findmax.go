@@ -12,6 +12,7 @@ import (
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/verify"
 )
 
 // MaxSearch is how `run --find-max` searches each target.
@@ -65,6 +66,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 			return out, ctx.Err()
 		}
 		out.Failed = "start failed: " + firstLine(err.Error())
+		fmt.Fprintf(r.Log, "  %s\n", err)
 		return out, nil
 	}
 	defer func() {
@@ -74,11 +76,13 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 	}()
 	base := c.Load
 	base.Request.URL = inst.URL() + c.Path
-	if err := verifyCell(ctx, inst.URL(), base, scenarioCheck(p)); err != nil {
+	check := scenarioCheck(p)
+	if err := verifyCell(ctx, inst.URL(), base, check); err != nil {
 		if ctx.Err() != nil {
 			return out, ctx.Err()
 		}
 		out.Failed = results.VerifyFailed + ": " + err.Error()
+		fmt.Fprintf(r.Log, "  %s\n  last lines of the target's log:\n%s\n", out.Failed, inst.Logs(context.WithoutCancel(ctx), 20))
 		row := r.newRow(p, c, image)
 		row.InvalidReason = out.Failed
 		return out, r.Record(row)
@@ -104,13 +108,27 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 		row := r.newRow(p, plan.Cell{Scenario: c.Scenario, Target: c.Target, Trial: steps, Spec: c.Spec, Path: c.Path, Load: cfg}, image)
 		meter := observe(&row, inst, c.Spec)
 		defer meter.discard()
-		cfg.Measuring = meter.start
+		rows := countRows(check.StoresRows, inst.URL())
+		cfg.Measuring = func() {
+			rows.start(ctx)
+			meter.start()
+		}
 		row.StartedAt = time.Now()
 		res, err := load.Run(ctx, cfg)
 		if err != nil {
 			return maxrate.Step{}, err
 		}
 		meter.record(&row, res, p.GeneratorCPUs)
+		// Fewer rows than successes is a target faking its work: the search ends. More rows is
+		// work an overloaded step left queued and finished during this one, so it is not held
+		// against the step.
+		if err := rows.check(ctx, res); errors.Is(err, verify.ErrUnstored) {
+			row.Valid, row.InvalidReason = false, "stored rows: "+err.Error()
+			if rerr := r.Record(row); rerr != nil {
+				return maxrate.Step{}, rerr
+			}
+			return maxrate.Step{}, fmt.Errorf("%w at %d rps: %v", errTargetFaked, rate, err)
+		}
 		if res.Successes == 0 && !answers(ctx, inst.URL()+c.Spec.Health) {
 			// Out of memory, typically: every later step would fail the same way and say nothing.
 			fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
@@ -136,13 +154,16 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 	}
 	res, err := maxrate.Find(ctx, m.Search, m.SLO, probe)
 	out.Result = res
-	if errors.Is(err, errTargetDown) {
+	if errors.Is(err, errTargetDown) || errors.Is(err, errTargetFaked) {
 		out.Failed, err = err.Error(), nil
 	}
 	return out, err
 }
 
-var errTargetDown = errors.New("the target stopped answering its health check")
+var (
+	errTargetDown  = errors.New("the target stopped answering its health check")
+	errTargetFaked = errors.New("stored-row check failed")
+)
 
 // answers reports whether url answers 200 within a couple of seconds.
 func answers(ctx context.Context, url string) bool {

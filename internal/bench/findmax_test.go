@@ -13,6 +13,8 @@ import (
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/scenario"
+	"github.com/iotbench/iotbench/internal/verify"
 )
 
 func TestToStep(t *testing.T) {
@@ -133,5 +135,29 @@ func TestFindMaxStopsWhenTheTargetDies(t *testing.T) {
 	}
 	if len(rows) > 4 {
 		t.Errorf("%d steps recorded: the search went on after the target died", len(rows))
+	}
+}
+
+func TestFindMaxEndsOnATargetThatStopsStoring(t *testing.T) {
+	// Verification's writes are stored, then every later write is answered and dropped: the first
+	// step must catch it and end the search.
+	s := &store{delay: 5 * time.Millisecond, storeFirst: verify.Tries}
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": s.ServeHTTP}}
+	p := planFor("t")
+	p.Scenario = &scenario.Scenario{Name: "s", Check: scenario.Check{Contains: []string{`"id"`}, StoresRows: true}}
+	p.Cells[0].Load.Request.Method = http.MethodPost
+	var rows []results.Row
+	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
+		Search: maxrate.Config{Start: 20, Resolution: 20, Limit: 3200}, Step: 500 * time.Millisecond}
+	found, err := r.FindMax(context.Background(), p, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || !strings.Contains(found[0].Failed, "did not store") || len(rows) != 1 {
+		t.Fatalf("outcome %+v after %d step(s), want the search ended at the first step by the stored-row check", found, len(rows))
+	}
+	if rows[0].Valid || !strings.HasPrefix(rows[0].InvalidReason, "stored rows: ") {
+		t.Errorf("step row valid=%v reason %q, want invalid by the stored-row check", rows[0].Valid, rows[0].InvalidReason)
 	}
 }

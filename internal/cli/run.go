@@ -153,19 +153,24 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		return err
 	}
 	defer w.Close()
-	fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Scenario.Name, len(p.Cells), path)
 	warnGeneratorCapacity(o.Streams.ErrOut, p, meta.HostCPU)
-
 	defer load.GeneratorGC()()
+	if search != nil {
+		targets := map[string]bool{}
+		for _, c := range p.Cells {
+			targets[c.Target] = true
+		}
+		fmt.Fprintf(o.Streams.ErrOut, "%s: find-max on %d target(s) in turn; every step goes to %s as it finishes\n", p.Scenario.Name, len(targets), path)
+		r := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut, Record: w.Write, Meta: meta}
+		return runFindMax(ctx, o, r, p, search)
+	}
+	fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Scenario.Name, len(p.Cells), path)
 	seed := o.Seed
 	if !o.set("seed") {
 		seed = rand.Int64()
 	}
 	fmt.Fprintf(o.Streams.ErrOut, "targets take turns in an order shuffled by seed %d (--seed %d replays it)\n", seed, seed)
 	r := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut, Record: w.Write, Meta: meta, Seed: seed}
-	if search != nil {
-		return runFindMax(ctx, o, r, p, search)
-	}
 	rows, runErr := r.Run(ctx, p)
 	if len(rows) > 0 {
 		if err := report.Write(o.Streams.Out, rows); err != nil {

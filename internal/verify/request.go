@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -123,6 +124,9 @@ func StoredRows(ctx context.Context, baseURL string) (int64, error) {
 	return *stats.Rows, nil
 }
 
+// ErrUnstored is what RowsGrew's error wraps when fewer rows were stored than writes succeeded.
+var ErrUnstored = errors.New("the target answered writes it did not store")
+
 // RowsGrew checks that the rows stored grew as the successful writes say: by at least successes,
 // and by at most successes + failures (a request that timed out may still have stored its row).
 func RowsGrew(before, after, successes, failures int64) error {
@@ -133,7 +137,7 @@ func RowsGrew(before, after, successes, failures int64) error {
 	}
 	switch {
 	case grew < successes:
-		return fmt.Errorf("/stats rows grew by %d (%d → %d), want %s: the target answered writes it did not store", grew, before, after, want)
+		return fmt.Errorf("/stats rows grew by %d (%d → %d), want %s: %w", grew, before, after, want, ErrUnstored)
 	case grew > successes+failures:
 		return fmt.Errorf("/stats rows grew by %d (%d → %d), want %s: something else wrote to the target", grew, before, after, want)
 	}

@@ -6,7 +6,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 
 import { CREATE_TABLE, enterprisePayload, enterpriseReading, pageRow, seedRows, SQL } from '../contract/readings.js';
-import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, validateReading } from '../contract/work.js';
+import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
 const DOWNSTREAM_URL = process.env.DOWNSTREAM_URL || `http://127.0.0.1:${PORT}/downstream`;
@@ -100,7 +100,7 @@ const routes = {
       const { text, body } = await readJson(request);
       validReading(body);
       const id = insert(body.deviceId, body.timestamp, text);
-      await Bun.sleep(50);
+      await sleep(50, Bun.sleep);
       return Response.json({ id, processingMs: performance.now() - start });
     },
   },
@@ -139,7 +139,7 @@ const routes = {
         ms = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
         if (!(ms >= 0 && ms <= 10_000)) throw new HttpError(400, 'ms must be an integer from 0 to 10000');
       }
-      await Bun.sleep(ms);
+      await sleep(ms, Bun.sleep);
       return Response.json({ waitedMs: ms });
     },
   },
@@ -187,7 +187,7 @@ const routes = {
 
   '/downstream': {
     GET: async () => {
-      await Bun.sleep(20);
+      await sleep(20, Bun.sleep);
       return Response.json({ ok: true });
     },
   },

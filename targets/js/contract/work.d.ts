@@ -8,6 +8,7 @@ export function monteCarloPi(n: number): number;
 export function matrixTrace(size?: number): number;
 export function countPrimes(limit: number): number;
 export function fib(n: number): number;
+export function sleep(ms: number, wait?: (ms: number) => Promise<unknown>): Promise<void>;
 export const METRIC_KEYS: string[];
 export function validateReading(body: unknown): string | null;
 export function enrich(reading: Record<string, unknown>): { mean: number; min: number; max: number; stddev: number };

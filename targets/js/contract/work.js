@@ -1,6 +1,8 @@
 // The contract's deterministic work (docs/contract.md, "The deterministic work"), and the
 // validation of the reading document. Plain functions, no framework code.
 
+import { setTimeout as timer } from 'node:timers/promises';
+
 const SEED = 2463534242;
 const TWO_POW_32 = 4294967296;
 
@@ -145,5 +147,19 @@ export class Lru {
     this.map.delete(key);
     this.map.set(key, value);
     if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value);
+  }
+}
+
+/**
+ * Waits at least ms of wall-clock time, as the JVM's Thread.sleep does: the contract's blocking
+ * I/O. A Node or Bun timer counts from the event loop's clock, read when the loop woke (and in whole
+ * milliseconds), so under load it was read before this handler ran and a timer alone can end a
+ * millisecond or more early: what is left is waited again.
+ */
+export async function sleep(ms, wait = timer) {
+  const until = performance.now() + ms;
+  await wait(ms);
+  for (let left = until - performance.now(); left > 0; left = until - performance.now()) {
+    await wait(Math.ceil(left));
   }
 }

@@ -4,14 +4,13 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as wait } from 'node:timers/promises';
 import v8 from 'node:v8';
 
 import express from 'express';
 
 import { openReadings } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
-import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, validateReading } from '../contract/work.js';
+import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
 const DOWNSTREAM_URL = process.env.DOWNSTREAM_URL || `http://127.0.0.1:${PORT}/downstream`;
@@ -65,7 +64,7 @@ app.post('/ingest', async (req, res) => {
   const problem = validateReading(body);
   if (problem) throw new BadRequest(problem);
   const id = readings.insert(body.deviceId, body.timestamp, req.rawBody);
-  await wait(50);
+  await sleep(50);
   res.json({ id, processingMs: performance.now() - start });
 });
 
@@ -99,7 +98,7 @@ app.get('/blocking', async (req, res) => {
     ms = typeof raw === 'string' && /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
     if (!(ms >= 0 && ms <= 10_000)) throw new BadRequest('ms must be an integer from 0 to 10000');
   }
-  await wait(ms);
+  await sleep(ms);
   res.json({ waitedMs: ms });
 });
 
@@ -118,7 +117,7 @@ app.get('/enterprise', async (req, res) => {
 });
 
 app.get('/downstream', async (req, res) => {
-  await wait(20);
+  await sleep(20);
   res.json({ ok: true });
 });
 

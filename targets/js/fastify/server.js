@@ -8,7 +8,6 @@ import cluster from 'node:cluster';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as wait } from 'node:timers/promises';
 import v8 from 'node:v8';
 
 import fastifyView from '@fastify/view';
@@ -17,7 +16,7 @@ import Fastify from 'fastify';
 
 import { openReadings } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
-import { Lru, validateReading } from '../contract/work.js';
+import { Lru, sleep, validateReading } from '../contract/work.js';
 import * as tasks from './tasks.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
@@ -149,7 +148,7 @@ app.post('/ingest', async (request) => {
   const problem = validateReading(body);
   if (problem) throw new BadRequest(problem);
   const id = readings.insert(body.deviceId, body.timestamp, request.rawBody);
-  await wait(50);
+  await sleep(50);
   return { id, processingMs: performance.now() - start };
 });
 
@@ -181,7 +180,7 @@ app.get('/blocking', async (request) => {
     ms = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
     if (!(ms >= 0 && ms <= 10_000)) throw new BadRequest('ms must be an integer from 0 to 10000');
   }
-  await wait(ms);
+  await sleep(ms);
   return { waitedMs: ms };
 });
 
@@ -207,7 +206,7 @@ app.post(
 app.get('/enterprise', async () => enterprise(readings, cache, DOWNSTREAM_URL));
 
 app.get('/downstream', async () => {
-  await wait(20);
+  await sleep(20);
   return { ok: true };
 });
 

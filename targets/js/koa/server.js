@@ -4,7 +4,6 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as wait } from 'node:timers/promises';
 import v8 from 'node:v8';
 
 import { bodyParser } from '@koa/bodyparser';
@@ -14,7 +13,7 @@ import Koa from 'koa';
 
 import { openReadings } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
-import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, validateReading } from '../contract/work.js';
+import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
 const DOWNSTREAM_URL = process.env.DOWNSTREAM_URL || `http://127.0.0.1:${PORT}/downstream`;
@@ -50,7 +49,7 @@ router.post('/ingest', async (ctx) => {
   const problem = validateReading(body);
   if (problem) ctx.throw(400, problem);
   const id = readings.insert(body.deviceId, body.timestamp, ctx.request.rawBody);
-  await wait(50);
+  await sleep(50);
   ctx.body = { id, processingMs: performance.now() - start };
 });
 
@@ -84,7 +83,7 @@ router.get('/blocking', async (ctx) => {
     ms = typeof raw === 'string' && /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
     if (!(ms >= 0 && ms <= 10_000)) ctx.throw(400, 'ms must be an integer from 0 to 10000');
   }
-  await wait(ms);
+  await sleep(ms);
   ctx.body = { waitedMs: ms };
 });
 
@@ -103,7 +102,7 @@ router.get('/enterprise', async (ctx) => {
 });
 
 router.get('/downstream', async (ctx) => {
-  await wait(20);
+  await sleep(20);
   ctx.body = { ok: true };
 });
 

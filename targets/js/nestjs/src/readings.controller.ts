@@ -1,11 +1,10 @@
 import { performance } from 'node:perf_hooks';
-import { setTimeout as wait } from 'node:timers/promises';
 
 import { Body, Controller, Get, HttpCode, Post, type RawBodyRequest, Render, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 
 import { enterprise as enterpriseSteps } from '../../contract/enterprise.js';
-import { enrich, Lru, monteCarloPi, type Reading } from '../../contract/work.js';
+import { enrich, Lru, monteCarloPi, sleep, type Reading } from '../../contract/work.js';
 import { JsonObjectPipe, ReadingPipe } from './pipes';
 import { type LatestRow, ReadingsService } from './readings.service';
 
@@ -27,7 +26,7 @@ export class ReadingsController {
   async ingest(@Body(ReadingPipe) body: Reading, @Req() request: RawRequest) {
     const start = performance.now();
     const id = this.readings.insert(body.deviceId, body.timestamp, received(request));
-    await wait(50);
+    await sleep(50);
     return { id, processingMs: performance.now() - start };
   }
 
@@ -60,7 +59,7 @@ export class ReadingsController {
 
   @Get('downstream')
   async downstream() {
-    await wait(20);
+    await sleep(20);
     return { ok: true };
   }
 

@@ -1,8 +1,7 @@
-import { setTimeout as wait } from 'node:timers/promises';
 
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 
-import { countPrimes, fib, matrixTrace, monteCarloPi } from '../../contract/work.js';
+import { countPrimes, fib, matrixTrace, monteCarloPi, sleep } from '../../contract/work.js';
 import { FibInputPipe, WaitMsPipe } from './pipes';
 
 /** CPU work and waits, no database. */
@@ -15,7 +14,7 @@ export class WorkController {
 
   @Get('blocking')
   async blocking(@Query('ms', WaitMsPipe) ms: number) {
-    await wait(ms);
+    await sleep(ms);
     return { waitedMs: ms };
   }
 
