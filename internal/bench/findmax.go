@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
+	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
@@ -30,23 +30,24 @@ type MaxSearch struct {
 // they are never compared with a scenario's fixed-rate rows.
 const FindMaxSuffix = ".find-max"
 
-// FindMax searches each target of p, in a fresh container each, for the highest open-loop rate
-// meeting m.SLO: the container is verified, warmed up at the first rate, then loaded step by step.
-// Every step is recorded as a row: requested_rps is its rate; it is valid when it met the SLO.
+// FindMax searches each target of p once per trial, each search in a fresh container, for the
+// highest open-loop rate meeting m.SLO: the container is verified, warmed up at the first rate,
+// then loaded step by step. A runtime's capacity differs from one start to the next (compilation,
+// heap sizing, neighbours), so searches are trials like any other: interleaved across targets in
+// the order shuffled by r.Seed. Every step is recorded as a row: requested_rps is its rate, trial
+// its number among the target's steps (counting on across its searches); it is valid when it met
+// the SLO.
 func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxrate.Outcome, error) {
 	images, err := r.build(ctx, p)
 	if err != nil {
 		return nil, err
 	}
 	var out []maxrate.Outcome
-	var done []string
-	for _, c := range p.Cells {
-		if slices.Contains(done, c.Target) {
-			continue // one search per target, whatever the trials
-		}
-		done = append(done, c.Target)
-		fmt.Fprintf(r.Log, "[%d] find-max · %s · %s\n", len(done), c.Scenario, c.Target)
-		res, err := r.findMax(ctx, p, c, images[c.Build.Tag()], m)
+	steps := map[string]int{}
+	cells := ordered(p.Cells, r.Seed)
+	for i, c := range cells {
+		fmt.Fprintf(r.Log, "[%d/%d] find-max · %s · %s · search %d\n", i+1, len(cells), c.Scenario, c.Target, c.Trial)
+		res, err := r.findMax(ctx, p, c, images[c.Build.Tag()], m, steps)
 		if err != nil {
 			return out, err
 		}
@@ -55,9 +56,20 @@ func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxr
 	return out, nil
 }
 
-func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image string, m MaxSearch) (maxrate.Outcome, error) {
-	out := maxrate.Outcome{Target: c.Target}
+// findMax runs one search; steps numbers the rows of each target.
+func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image string, m MaxSearch, steps map[string]int) (maxrate.Outcome, error) {
+	out := maxrate.Outcome{Target: c.Target, Search: c.Trial}
+	if p.Scenario != nil {
+		if size, swept := strings.CutPrefix(c.Scenario, p.Scenario.Name+"."); swept {
+			out.Target += " @ " + size // a payload size of a sweep
+		}
+	}
 	c.Scenario += FindMaxSuffix
+	key := c.Scenario + "/" + c.Target
+	nextStep := func() int {
+		steps[key]++
+		return steps[key]
+	}
 	spec := c.Spec
 	spec.Image = image
 	inst, err := r.Lifecycle.Start(ctx, spec)
@@ -83,6 +95,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 		}
 		out.Failed = results.VerifyFailed + ": " + err.Error()
 		fmt.Fprintf(r.Log, "  %s\n  last lines of the target's log:\n%s\n", out.Failed, inst.Logs(context.WithoutCancel(ctx), 20))
+		c.Trial = nextStep()
 		row := r.newRow(p, c, image)
 		row.InvalidReason = out.Failed
 		return out, r.Record(row)
@@ -94,18 +107,18 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 			return out, err
 		}
 	}
-	steps := 0
+	ran := 0
 	probe := func(ctx context.Context, rate int) (maxrate.Step, error) {
-		if steps > 0 && m.Cooldown > 0 {
+		if ran > 0 && m.Cooldown > 0 {
 			select {
 			case <-ctx.Done():
 				return maxrate.Step{}, ctx.Err()
 			case <-time.After(m.Cooldown):
 			}
 		}
-		steps++
+		ran++
 		cfg := stepConfig(base, rate, m.Step)
-		row := r.newRow(p, plan.Cell{Scenario: c.Scenario, Target: c.Target, Trial: steps, Spec: c.Spec, Path: c.Path, Load: cfg}, image)
+		row := r.newRow(p, plan.Cell{Scenario: c.Scenario, Target: c.Target, Trial: nextStep(), Spec: c.Spec, Path: c.Path, Load: cfg}, image)
 		meter := observe(&row, inst, c.Spec)
 		defer meter.discard()
 		rows := countRows(check.StoresRows, inst.URL())

@@ -77,10 +77,14 @@ func TestFindMaxRecordsEveryStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(found) != 2 || found[1].Failed == "" || !strings.HasPrefix(found[1].Failed, "start failed") {
+	byTarget := map[string]maxrate.Outcome{}
+	for _, o := range found {
+		byTarget[o.Target] = o
+	}
+	if len(found) != 2 || !strings.HasPrefix(byTarget["down"].Failed, "start failed") {
 		t.Fatalf("results %+v, want the second target's start failure", found)
 	}
-	res := found[0]
+	res := byTarget["t"]
 	t.Logf("max %d rps, first failed %d, %d steps, generator-limited %v", res.Max, res.FirstFailed, len(res.Steps), res.GeneratorLimited)
 	switch last := rows[len(rows)-1]; {
 	case res.GeneratorLimited:
@@ -159,5 +163,34 @@ func TestFindMaxEndsOnATargetThatStopsStoring(t *testing.T) {
 	}
 	if rows[0].Valid || !strings.HasPrefix(rows[0].InvalidReason, "stored rows: ") {
 		t.Errorf("step row valid=%v reason %q, want invalid by the stored-row check", rows[0].Valid, rows[0].InvalidReason)
+	}
+}
+
+func TestFindMaxSearchesOncePerTrial(t *testing.T) {
+	// Two trials of one target: two searches, each in its own container, whose steps are
+	// numbered on from one search to the next.
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}}
+	p := planFor("t")
+	second := p.Cells[0]
+	second.Trial = 2
+	p.Cells = append(p.Cells, second)
+	var rows []results.Row
+	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
+		Search: maxrate.Config{Start: 40, Resolution: 40, Limit: 640}, Step: 300 * time.Millisecond}
+	found, err := r.FindMax(context.Background(), p, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 2 || found[0].Search == found[1].Search || f.started != 2 || f.removed != 2 {
+		t.Fatalf("%d outcomes (searches %+v), %d containers started, %d removed; want two searches in two containers", len(found), found, f.started, f.removed)
+	}
+	for i, row := range rows {
+		if row.Trial != i+1 {
+			t.Errorf("row %d has trial %d: steps must be numbered on across searches", i, row.Trial)
+		}
+	}
+	if want := len(found[0].Steps) + len(found[0].Fractions) + len(found[1].Steps) + len(found[1].Fractions); len(rows) != want {
+		t.Errorf("%d rows, want one per step of both searches (%d)", len(rows), want)
 	}
 }

@@ -81,8 +81,8 @@ With --url, load a service already listening on loopback instead (no Docker, not
   # closed loop, 100 connections, as the published wrk/k6 runs did
   iotbench run --scenario blocking-500 --connections 100
 
-  # each target's maximum sustainable rate, and its latency at 50/75/90% of it
-  iotbench run --scenario io-heavy --targets spring-mvc-platform,javalin-platform --find-max --slo 'p99<100ms,errors<0.1%'
+  # each target's maximum sustainable rate (median of 3 searches), and its latency at 50/75/90% of it
+  iotbench run --scenario io-heavy --targets spring-mvc-platform,javalin-platform --find-max --slo 'p99<100ms,errors<0.1%' --trials 3
 
   # a service of your own on loopback
   iotbench run --url http://127.0.0.1:8080/ingest --method POST --body-file payloads/iot-reading.json \
@@ -117,7 +117,7 @@ With --url, load a service already listening on loopback instead (no Docker, not
 	f.StringArrayVar(&o.Contains, "contains", nil, "--url: a successful body must contain this (repeatable)")
 	f.DurationVar(&o.ExpectedLatency, "expected-latency", 100*time.Millisecond, "--url: expected latency, sizes the in-flight bound")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "--url: per-request timeout")
-	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest open-loop rate meeting --slo (ramp from --rate, then bisect)")
+	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest open-loop rate meeting --slo (ramp from --rate, then bisect), once per trial")
 	f.StringVar(&o.SLO, "slo", "p99<100ms,errors<0.1%", "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", 10*time.Second, "--find-max: how long each rate is held")
 	f.IntVar(&o.Resolution, "resolution", 25, "--find-max: precision of the maximum, rps")
@@ -155,22 +155,24 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	defer w.Close()
 	warnGeneratorCapacity(o.Streams.ErrOut, p, meta.HostCPU)
 	defer load.GeneratorGC()()
+	seed := o.Seed
+	if !o.set("seed") {
+		seed = rand.Int64()
+	}
+	r := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut, Record: w.Write, Meta: meta, Seed: seed}
 	if search != nil {
 		targets := map[string]bool{}
 		for _, c := range p.Cells {
 			targets[c.Target] = true
 		}
-		fmt.Fprintf(o.Streams.ErrOut, "%s: find-max on %d target(s) in turn; every step goes to %s as it finishes\n", p.Scenario.Name, len(targets), path)
-		r := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut, Record: w.Write, Meta: meta}
-		return runFindMax(ctx, o, r, p, search)
-	}
-	fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Scenario.Name, len(p.Cells), path)
-	seed := o.Seed
-	if !o.set("seed") {
-		seed = rand.Int64()
+		fmt.Fprintf(o.Streams.ErrOut, "%s: find-max, %d search(es) over %d target(s), one a trial; every step goes to %s as it finishes\n", p.Scenario.Name, len(p.Cells), len(targets), path)
+	} else {
+		fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Scenario.Name, len(p.Cells), path)
 	}
 	fmt.Fprintf(o.Streams.ErrOut, "targets take turns in an order shuffled by seed %d (--seed %d replays it)\n", seed, seed)
-	r := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut, Record: w.Write, Meta: meta, Seed: seed}
+	if search != nil {
+		return runFindMax(ctx, o, r, p, search)
+	}
 	rows, runErr := r.Run(ctx, p)
 	if len(rows) > 0 {
 		if err := report.Write(o.Streams.Out, rows); err != nil {

@@ -68,18 +68,7 @@ func tableRows(r Result) [][]string {
 func trialsText(valid, all int) string { return fmt.Sprintf("%d/%d valid trials", valid, all) }
 
 func summaryText(s stats.Summary, unit string) string {
-	return formatValue(s.Median, unit) + " " + spreadText(s)
-}
-
-func spreadText(s stats.Summary) string {
-	sp := s.Spread()
-	switch {
-	case math.IsInf(sp, 0):
-		return "±∞"
-	case sp < 0.1:
-		return fmt.Sprintf("±%.1f%%", 100*sp)
-	}
-	return fmt.Sprintf("±%.0f%%", 100*sp)
+	return formatValue(s.Median, unit) + " " + s.PlusMinus()
 }
 
 func changeText(ch Change) string {

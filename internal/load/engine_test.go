@@ -35,7 +35,7 @@ func (s *stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, `{"id":1}`)
 }
 
-func serve(t *testing.T, s *stub) string {
+func serve(t testing.TB, s *stub) string {
 	t.Helper()
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -50,41 +51,46 @@ func TestPacerPace(t *testing.T) {
 	var _ vegeta.Pacer = p
 }
 
-// TestHeartbeatMakesSleepsPrecise: an idle Go program sleeping 300 µs wakes up to a millisecond
-// late (the scheduler waits for the network in whole milliseconds; about 800 µs at the median here);
-// with the heartbeat, within about a period (about 200 µs).
-func TestHeartbeatMakesSleepsPrecise(t *testing.T) {
-	lateness := func() time.Duration {
-		const d = 300 * time.Microsecond
-		var late []time.Duration
-		for range 200 {
-			begin := time.Now()
-			time.Sleep(d)
-			late = append(late, time.Since(begin)-d)
-		}
-		slices.Sort(late)
-		return late[len(late)/2]
-	}
-	stop := startHeartbeat(heartbeatPeriod)
-	with := lateness()
-	stop()
-	if with > 2*heartbeatPeriod {
-		t.Errorf("median lateness of a 300 µs sleep with the heartbeat: %v, want under %v (without: %v)", with, 2*heartbeatPeriod, lateness())
+// The heartbeat and the pacer are about timing, which a shared machine makes noisy: they are
+// measured by benchmarks that print figures (with and without the heartbeat in one run), not held
+// to a bound by a test. go test -run - -bench 'SleepLateness|SendLag' ./internal/load
+
+// BenchmarkSleepLateness: an idle Go program sleeping 300 µs wakes up to a millisecond late (the
+// scheduler waits for the network in whole milliseconds; about 800 µs at the median here); with
+// the heartbeat, within about a period (about 200 µs).
+func BenchmarkSleepLateness(b *testing.B) {
+	for _, heartbeat := range []bool{false, true} {
+		b.Run(fmt.Sprintf("heartbeat=%v", heartbeat), func(b *testing.B) {
+			if heartbeat {
+				defer startHeartbeat(heartbeatPeriod)()
+			}
+			const d = 300 * time.Microsecond
+			var late []time.Duration
+			for b.Loop() {
+				begin := time.Now()
+				time.Sleep(d)
+				late = append(late, time.Since(begin)-d)
+			}
+			slices.Sort(late)
+			b.ReportMetric(float64(late[len(late)/2].Microseconds()), "µs-late-p50")
+			b.ReportMetric(float64(late[len(late)*99/100].Microseconds()), "µs-late-p99")
+		})
 	}
 }
 
-// TestOpenLoopSendsOnTime: at a rate whose interval is below the scheduler's millisecond, requests
-// leave close to when they are due (vegeta's own sleeps leave them about half an interval late).
-func TestOpenLoopSendsOnTime(t *testing.T) {
-	url := serve(t, &stub{})
-	res, err := Run(t.Context(), config(url, Model{Rate: 2000, ExpectedLatency: time.Millisecond}, time.Second))
-	if err != nil {
-		t.Fatal(err)
+// BenchmarkOpenLoopSendLag: at a rate whose interval is below the scheduler's millisecond,
+// requests leave close to when they are due (vegeta's own sleeps leave them about half an
+// interval late). Each iteration is one second at 2000 rps against an in-process server.
+func BenchmarkOpenLoopSendLag(b *testing.B) {
+	url := serve(b, &stub{})
+	var p50, p99 time.Duration
+	for b.Loop() {
+		res, err := Run(b.Context(), config(url, Model{Rate: 2000, ExpectedLatency: time.Millisecond}, time.Second))
+		if err != nil {
+			b.Fatal(err)
+		}
+		p50, p99 = max(p50, res.SendLag.P50), max(p99, res.SendLag.P99)
 	}
-	if res.AchievedRate() < 0.99*2000 {
-		t.Skipf("this machine is too busy to send 2000 rps here (%.0f sent): nothing to say about lag", res.AchievedRate())
-	}
-	if res.SendLag.P50 > 300*time.Microsecond {
-		t.Errorf("median send lag %v at 2000 rps, want under 300 µs (lag %+v)", res.SendLag.P50, res.SendLag)
-	}
+	b.ReportMetric(float64(p50.Microseconds()), "µs-lag-p50")
+	b.ReportMetric(float64(p99.Microseconds()), "µs-lag-p99")
 }

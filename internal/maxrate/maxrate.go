@@ -113,6 +113,7 @@ type Result struct {
 // Outcome is one target's search, or why it could not run.
 type Outcome struct {
 	Target string
+	Search int // which of the target's searches, from 1
 	Result
 	// Failed says why the search could not run (the target did not start or failed verification).
 	Failed string

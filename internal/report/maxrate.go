@@ -3,50 +3,85 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/maxrate"
+	"github.com/iotbench/iotbench/internal/stats"
 )
 
 // WriteMax renders the maximum sustainable rate of each target searched and the latency at
-// fractions of it: what a user sees at that load with headroom.
+// fractions of it: what a user sees at that load with headroom. A target searched several times
+// gets one line: every search's maximum, and their median with its 95% confidence interval.
 // rowsScenario names the CSV rows of the steps.
 func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step time.Duration, resolution int, found []maxrate.Outcome) error {
 	fmt.Fprintf(w, "\n%s — maximum sustainable rate: the highest open-loop rate meeting %s for a whole %s step (resolution %d rps)\n",
 		scenario, slo, step, resolution)
-	header := []any{"target", "max rps", "first failing"}
+	header := []any{"target", "max of each search", "max rps", "first failing"}
 	for _, f := range maxrate.Fractions {
 		header = append(header, fmt.Sprintf("p50 / p99 at %.0f%%", 100*f))
 	}
 	t := newTable(w, header...)
 	var notes []string
-	for _, r := range found {
-		cells := []any{r.Target, "—", "—"}
-		switch {
-		case r.Failed != "":
-			notes = append(notes, fmt.Sprintf("%s: no result: %s", r.Target, r.Failed))
-		case r.Max == 0 && !r.GeneratorLimited:
-			notes = append(notes, fmt.Sprintf("%s: no rate down to the resolution met the SLO", r.Target))
-		default:
-			cells[1] = fmt.Sprint(r.Max)
+	several := false
+	var order []string
+	byTarget := map[string][]maxrate.Outcome{}
+	for _, o := range found {
+		if byTarget[o.Target] == nil {
+			order = append(order, o.Target)
 		}
-		if r.FirstFailed > 0 {
-			cells[2] = fmt.Sprint(r.FirstFailed)
-		}
-		if r.GeneratorLimited {
-			last := r.Steps[len(r.Steps)-1].Rate
-			if r.Max > 0 {
-				cells[1] = fmt.Sprintf("≥ %d", r.Max)
+		byTarget[o.Target] = append(byTarget[o.Target], o)
+	}
+	for _, target := range order {
+		searches := byTarget[target]
+		several = several || len(searches) > 1
+		var maxima, firsts []float64
+		var each []string
+		var p50s, p99s [3][]float64
+		limited := false
+		for _, o := range searches {
+			name := target
+			if len(searches) > 1 {
+				name = fmt.Sprintf("%s search %d", target, o.Search)
 			}
-			notes = append(notes, fmt.Sprintf("%s: the generator could not send %d rps on time (give it more CPU): the search stopped there, unconfirmed", r.Target, last))
+			switch {
+			case o.Failed != "":
+				notes = append(notes, fmt.Sprintf("%s: no result: %s", name, o.Failed))
+				each = append(each, "—")
+			case o.Max == 0 && !o.GeneratorLimited:
+				notes = append(notes, fmt.Sprintf("%s: no rate down to the resolution met the SLO", name))
+				each = append(each, "0")
+			default:
+				maxima = append(maxima, float64(o.Max))
+				each = append(each, atLeast(o.GeneratorLimited)+fmt.Sprint(o.Max))
+			}
+			if o.FirstFailed > 0 {
+				firsts = append(firsts, float64(o.FirstFailed))
+			}
+			if o.GeneratorLimited {
+				limited = true
+				notes = append(notes, fmt.Sprintf("%s: the generator could not send %d rps on time (give it more CPU): the search stopped there, unconfirmed", name, o.Steps[len(o.Steps)-1].Rate))
+			}
+			for i, s := range o.Fractions {
+				p50s[i] = append(p50s[i], float64(s.P50))
+				p99s[i] = append(p99s[i], float64(s.P99))
+			}
+		}
+		cells := []any{target, strings.Join(each, " "), "—", "—"}
+		if len(maxima) > 0 {
+			cells[2] = atLeast(limited) + maxText(stats.Summarize(maxima), len(searches) > 1)
+		}
+		if len(firsts) > 0 {
+			cells[3] = fmt.Sprintf("%.0f", stats.Summarize(firsts).Median)
 		}
 		for i := range maxrate.Fractions {
-			if i < len(r.Fractions) {
-				s := r.Fractions[i]
-				cells = append(cells, fmt.Sprintf("%s / %s", Millis(s.P50), Millis(s.P99)))
-			} else {
+			if len(p50s[i]) == 0 {
 				cells = append(cells, "—")
+				continue
 			}
+			p50 := time.Duration(stats.Summarize(p50s[i]).Median)
+			p99 := time.Duration(stats.Summarize(p99s[i]).Median)
+			cells = append(cells, fmt.Sprintf("%s / %s", Millis(p50), Millis(p99)))
 		}
 		if err := t.Append(cells...); err != nil {
 			return err
@@ -55,9 +90,28 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 	if err := t.Render(); err != nil {
 		return err
 	}
+	if several {
+		notes = append(notes, fmt.Sprintf("several searches a target, each in a fresh container: max rps, first failing and the latencies are medians over them, max rps with its 95%% interval (±∞ under %d searches)", stats.MinTrialsForCI))
+	}
 	notes = append(notes, "every step is a row of the CSV (scenario "+rowsScenario+"); a step meets the SLO over its whole length, so a longer --step finds a lower, steadier maximum")
 	for _, n := range notes {
 		fmt.Fprintf(w, "  • %s\n", n)
 	}
 	return nil
+}
+
+func atLeast(limited bool) string {
+	if limited {
+		return "≥ "
+	}
+	return ""
+}
+
+// maxText is a maximum, or the median of several with its interval.
+func maxText(s stats.Summary, withInterval bool) string {
+	v := fmt.Sprintf("%.0f", s.Median)
+	if !withInterval {
+		return v
+	}
+	return v + " " + s.PlusMinus()
 }

@@ -20,15 +20,24 @@ func TestWriteMax(t *testing.T) {
 		{Target: "broken", Failed: "verify-failed: POST /ingest: answer is not a JSON object"},
 		{Target: "starved", Result: maxrate.Result{Max: 400, GeneratorLimited: true, Steps: []maxrate.Step{{Rate: 400}, {Rate: 800}}}},
 	}
+	// A target searched three times: the median of the maxima, each one listed.
+	for i, m := range []int{3812, 2968, 3468} {
+		found = append(found, maxrate.Outcome{Target: "jvm", Search: i + 1, Result: maxrate.Result{Max: m, FirstFailed: m + 30,
+			Fractions: []maxrate.Step{{P50: time.Duration(50+i) * time.Millisecond, P99: time.Duration(60+i) * time.Millisecond}}}})
+	}
+	found = append(found, maxrate.Outcome{Target: "jvm", Search: 4, Failed: "start failed: port busy"})
 	var b strings.Builder
 	if err := WriteMax(&b, "io-heavy", "io-heavy.find-max", slo, 10*time.Second, 25, found); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
 		"meeting p99<100ms,errors<0.1% for a whole 10s step (resolution 25 rps)",
-		"│ spring  │     800 │           825 │ 52.0 ms / 61.0 ms │ 53.0 ms / 70.0 ms │ 55.0 ms / 88.0 ms │",
+		"│ spring  │                800 │     800 │           825 │ 52.0 ms / 61.0 ms │ 53.0 ms / 70.0 ms │ 55.0 ms / 88.0 ms │",
 		"broken: no result: verify-failed",
-		"│ starved │   ≥ 400 │",
+		"│ starved │              ≥ 400 │   ≥ 400 │",
+		"│ jvm     │   3812 2968 3468 — │ 3468 ±∞ │          3498 │ 51.0 ms / 61.0 ms │",
+		"jvm search 4: no result: start failed: port busy",
+		"medians over them",
 		"starved: the generator could not send 800 rps on time",
 		"scenario io-heavy.find-max",
 	} {

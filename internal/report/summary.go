@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -98,14 +97,7 @@ func formatMedian(s stats.Summary, m results.Metric) string {
 	default:
 		v = fmt.Sprintf("%.1f", s.Median)
 	}
-	sp := s.Spread()
-	switch {
-	case math.IsInf(sp, 0):
-		return v + " ±∞"
-	case sp < 0.1:
-		return fmt.Sprintf("%s ±%.1f%%", v, 100*sp)
-	}
-	return fmt.Sprintf("%s ±%.0f%%", v, 100*sp)
+	return v + " " + s.PlusMinus()
 }
 
 // rank orders the targets with at least MinTrialsToRank valid trials by m, best first. A target

@@ -5,6 +5,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 
 	"golang.org/x/perf/benchmath"
@@ -57,6 +58,18 @@ func (s Summary) Spread() float64 {
 		return math.Inf(1)
 	}
 	return math.Max(s.Hi-s.Median, s.Median-s.Lo) / math.Abs(s.Median)
+}
+
+// PlusMinus is the interval as text: "±2.1%", "±15%", or "±∞".
+func (s Summary) PlusMinus() string {
+	sp := s.Spread()
+	switch {
+	case math.IsInf(sp, 0):
+		return "±∞"
+	case sp < 0.1:
+		return fmt.Sprintf("±%.1f%%", 100*sp)
+	}
+	return fmt.Sprintf("±%.0f%%", 100*sp)
 }
 
 // Summarize returns the median of values and its 95% order-statistic confidence interval.
