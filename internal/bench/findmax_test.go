@@ -177,10 +177,15 @@ func TestFindMaxSearchesOncePerTrial(t *testing.T) {
 	var rows []results.Row
 	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
 	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
-		Search: maxrate.Config{Start: 40, Resolution: 40, Limit: 640}, Step: 300 * time.Millisecond}
+		Search: maxrate.Config{Start: 40, Resolution: 40, Limit: 640}, Step: 300 * time.Millisecond, StepWarmup: 100 * time.Millisecond}
 	found, err := r.FindMax(context.Background(), p, m)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, row := range rows {
+		if row.Warmup != m.StepWarmup || row.Duration != m.Step {
+			t.Errorf("step at %d rps: warm-up %v and %v measured, want %v then %v", row.RequestedRPS, row.Warmup, row.Duration, m.StepWarmup, m.Step)
+		}
 	}
 	if len(found) != 2 || found[0].Search == found[1].Search || f.started != 2 || f.removed != 2 {
 		t.Fatalf("%d outcomes (searches %+v), %d containers started, %d removed; want two searches in two containers", len(found), found, f.started, f.removed)

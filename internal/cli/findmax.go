@@ -37,7 +37,7 @@ func (o *RunOptions) maxSearch() (*bench.MaxSearch, error) {
 	if o.Resolution < 1 {
 		return nil, usagef("--resolution must be at least 1 rps")
 	}
-	return &bench.MaxSearch{SLO: slo, Step: o.Step, Cooldown: 2 * time.Second,
+	return &bench.MaxSearch{SLO: slo, Step: o.Step, StepWarmup: o.Step / 2, Cooldown: 2 * time.Second,
 		Search: maxrate.Config{Resolution: o.Resolution, Limit: maxRateLimit}}, nil
 }
 

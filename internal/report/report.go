@@ -92,12 +92,14 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 		return err
 	}
 
+	// By name: the order trials ran in is shuffled from run to run, and a summary should not be.
 	var targets []string
 	for _, r := range rows {
 		if !slices.Contains(targets, r.Target) {
 			targets = append(targets, r.Target)
 		}
 	}
+	slices.Sort(targets)
 	notes := summaries(w, first, targets, rows)
 	if first.Mode == "closed" {
 		notes = append(notes, "closed loop: latencies are service times under that concurrency, not what users arriving at a steady rate would see")

@@ -89,6 +89,28 @@ func TestProjectScenarioFileIsValid(t *testing.T) {
 	}
 }
 
+// The targets' build contexts cannot reach payloads/, so the JS and JVM contracts keep copies of
+// the standard reading they seed and compare with; they must be the document the scenarios send.
+func TestTargetsCarryTheScenariosReading(t *testing.T) {
+	want, err := os.ReadFile("../../payloads/iot-reading.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, copy := range []string{
+		"../../targets/js/contract/iot-reading.json",
+		"../../targets/jvm/contract/src/main/resources/iot-reading.json",
+	} {
+		got, err := os.ReadFile(copy)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s differs from payloads/iot-reading.json: copy it again (cp payloads/iot-reading.json %s)", copy, strings.TrimPrefix(copy, "../../"))
+		}
+	}
+}
+
 func TestCPUSets(t *testing.T) {
 	cases := []struct {
 		in   string
