@@ -92,7 +92,8 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 		return err
 	}
 
-	// By name: the order trials ran in is shuffled from run to run, and a summary should not be.
+	// By name (by rank when ranked): the order trials ran in is shuffled from run to run, and a
+	// summary should not be.
 	var targets []string
 	for _, r := range rows {
 		if !slices.Contains(targets, r.Target) {

@@ -46,8 +46,12 @@ func summaries(w io.Writer, first results.Row, targets []string, rows []results.
 	var ranks map[string]string
 	if ranking {
 		var note string
-		ranks, note = rank(targets, valid, by)
+		var best []string
+		ranks, best, note = rank(targets, valid, by)
 		notes = append(notes, note)
+		if best != nil {
+			targets = best
+		}
 	}
 	header := []any{"target", "valid trials"}
 	for _, name := range summaryMetrics {
@@ -100,10 +104,11 @@ func formatMedian(s stats.Summary, m results.Metric) string {
 	return v + " " + s.PlusMinus()
 }
 
-// rank orders the targets with at least MinTrialsToRank valid trials by m, best first. A target
-// whose difference from the first of the group above it is not significant (Mann–Whitney, p ≥
-// 0.05) shares that group's rank: ties are shown as ties ("2=").
-func rank(targets []string, valid map[string][]results.Row, m results.Metric) (map[string]string, string) {
+// rank orders the targets with at least MinTrialsToRank valid trials by m, best first, and
+// returns that order (nil when some target has too few trials to rank). A target whose difference
+// from the first of the group above it is not significant (Mann–Whitney, p ≥ 0.05) shares that
+// group's rank: ties are shown as ties ("2=").
+func rank(targets []string, valid map[string][]results.Row, m results.Metric) (map[string]string, []string, string) {
 	ranks := map[string]string{}
 	var ranked, short []string
 	for _, t := range targets {
@@ -115,7 +120,7 @@ func rank(targets []string, valid map[string][]results.Row, m results.Metric) (m
 		}
 	}
 	if len(short) > 0 {
-		return ranks, fmt.Sprintf("not ranked: a ranking needs %d valid trials per target (%s); run with --trials %d or more", MinTrialsToRank, strings.Join(short, ", "), MinTrialsToRank+1)
+		return ranks, nil, fmt.Sprintf("not ranked: a ranking needs %d valid trials per target (%s); run with --trials %d or more", MinTrialsToRank, strings.Join(short, ", "), MinTrialsToRank+1)
 	}
 	median := map[string]float64{}
 	for _, t := range ranked {
@@ -156,5 +161,5 @@ func rank(targets []string, valid map[string][]results.Row, m results.Metric) (m
 	if m.HigherIsBetter {
 		better = "higher"
 	}
-	return ranks, fmt.Sprintf("rank: by median %s, %s is better; \"=\" marks targets whose difference is not significant (Mann–Whitney, p ≥ %g), a tie", m.Name, better, stats.DefaultAlpha)
+	return ranks, ranked, fmt.Sprintf("rank: by median %s, %s is better; \"=\" marks targets whose difference is not significant (Mann–Whitney, p ≥ %g), a tie", m.Name, better, stats.DefaultAlpha)
 }
