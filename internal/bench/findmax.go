@@ -229,8 +229,16 @@ func toStep(res load.Result, rate int, du time.Duration, slo maxrate.SLO) (s max
 		bound = res.Latency.P99
 	}
 	lagAllowed := load.LagAllowed(bound, res.ExpectedLatency)
+	// A target that fails the SLO on its own account fails it whatever the generator did: a
+	// request's time in the target is its latency less its send lag, so p99 less the largest lag
+	// bounds the target's own p99 from below, and a generator sending late or too little only
+	// lightens the load. An overloaded target makes the generator open connections and fall
+	// behind (3500 rps against spring-mvc: p50 214 ms, send lag p99 6.5 ms): that step is the
+	// target's, not the generator's limit.
+	targetFailed := slo.P99 > 0 && res.Latency.P99-res.SendLag.Max >= slo.P99 ||
+		slo.MaxErrors >= 0 && s.ErrorRatio >= slo.MaxErrors
 	switch {
-	case slotsBusy:
+	case slotsBusy, targetFailed:
 	case res.AchievedRate() < load.MinAchievedRatio*float64(rate):
 		generatorLate = fmt.Sprintf("sent %.0f of %d rps with in-flight slots free", res.AchievedRate(), rate)
 	case res.SendLag.P99 > lagAllowed:

@@ -35,6 +35,18 @@ func TestToStep(t *testing.T) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
 			r.SendLag.P99 = 12 * time.Millisecond
 		}, 0, true},
+		{"generator late behind a target far over the bound", func(r *load.Result) {
+			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
+			r.Latency.P99, r.SendLag.P99, r.SendLag.Max = 300*time.Millisecond, 12*time.Millisecond, 20*time.Millisecond
+		}, 0, false},
+		{"generator late and short behind a target returning errors", func(r *load.Result) {
+			r.Requests, r.Successes, r.Errors, r.PeakInFlight = 600, 590, 10, 5
+			r.SendLag.P99 = 12 * time.Millisecond
+		}, 10.0 / 600, false},
+		{"generator late by as much as the target is over", func(r *load.Result) {
+			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
+			r.Latency.P99, r.SendLag.P99, r.SendLag.Max = 110*time.Millisecond, 12*time.Millisecond, 20*time.Millisecond
+		}, 0, true},
 		{"lag within 10% of the bound", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
 			r.SendLag.P99 = 8 * time.Millisecond
