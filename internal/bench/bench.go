@@ -212,7 +212,7 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image stri
 	for kind, n := range res.ErrorKinds {
 		fmt.Fprintf(r.Log, "  %d × %s\n", n, kind)
 	}
-	if err := rows.check(ctx, res); err != nil {
+	if err := rows.check(ctx, res.Successes, res.Errors); err != nil {
 		invalidate(&row, "stored rows: "+err.Error())
 	}
 	if !row.Valid && res.SuccessRatio() < load.MinSuccessRatio {
@@ -233,21 +233,14 @@ func scenarioCheck(p *plan.Plan) scenario.Check {
 // the scenario says; when the scenario stores rows, /stats must have grown by one per request.
 func verifyCell(ctx context.Context, baseURL string, cfg load.Config, check scenario.Check) error {
 	expect := verify.Expect{Check: cfg.Check, ContentType: check.ContentType, JSONFields: check.JSONFields, MinLatency: check.MinLatency}
-	if !check.StoresRows {
-		return verify.Request(ctx, cfg.Request, expect, cfg.Timeout)
-	}
-	before, err := verify.StoredRows(ctx, baseURL)
-	if err != nil {
+	rows := countRows(check.StoresRows, baseURL)
+	if err := rows.start(ctx); err != nil {
 		return err
 	}
 	if err := verify.Request(ctx, cfg.Request, expect, cfg.Timeout); err != nil {
 		return err
 	}
-	after, err := verify.StoredRows(ctx, baseURL)
-	if err != nil {
-		return err
-	}
-	return verify.RowsGrew(before, after, verify.Tries, 0)
+	return rows.check(ctx, verify.Tries, 0)
 }
 
 // storedRows counts the rows a target stores over a measured phase; nil when the scenario stores none.
@@ -264,15 +257,18 @@ func countRows(stores bool, baseURL string) *storedRows {
 	return &storedRows{url: baseURL}
 }
 
-// start reads /stats as the measured phase begins.
-func (s *storedRows) start(ctx context.Context) {
-	if s != nil {
-		s.before, s.err = verify.StoredRows(ctx, s.url)
+// start reads /stats as the measured phase begins; check returns its error too.
+func (s *storedRows) start(ctx context.Context) error {
+	if s == nil {
+		return nil
 	}
+	s.before, s.err = verify.StoredRows(ctx, s.url)
+	return s.err
 }
 
-// check reads /stats after the measured phase and holds the growth against its writes.
-func (s *storedRows) check(ctx context.Context, res load.Result) error {
+// check reads /stats after the measured phase and holds the growth against its writes: at least
+// successes, at most successes + failures.
+func (s *storedRows) check(ctx context.Context, successes, failures int64) error {
 	if s == nil {
 		return nil
 	}
@@ -283,7 +279,7 @@ func (s *storedRows) check(ctx context.Context, res load.Result) error {
 	if err != nil {
 		return err
 	}
-	return verify.RowsGrew(s.before, after, res.Successes, res.Errors)
+	return verify.RowsGrew(s.before, after, successes, failures)
 }
 
 func fill(row *results.Row, res load.Result) {

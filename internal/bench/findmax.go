@@ -142,7 +142,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 		// Fewer rows than successes is a target faking its work: the search ends. More rows is
 		// work an overloaded step left queued and finished during this one, so it is not held
 		// against the step.
-		if err := rows.check(ctx, res); errors.Is(err, verify.ErrUnstored) {
+		if err := rows.check(ctx, res.Successes, res.Errors); errors.Is(err, verify.ErrUnstored) {
 			row.Valid, row.InvalidReason = false, "stored rows: "+err.Error()
 			if rerr := r.Record(row); rerr != nil {
 				return maxrate.Step{}, rerr
