@@ -84,7 +84,7 @@ func TestFindMaxRecordsEveryStep(t *testing.T) {
 	var rows []results.Row
 	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
 	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
-		Search: maxrate.Config{Start: 20, Resolution: 20, Limit: 3200}, Step: 500 * time.Millisecond, Cooldown: 50 * time.Millisecond}
+		Search: maxrate.Config{Start: 20, Resolution: maxrate.Resolution{RPS: 20}, Limit: 3200}, Step: 500 * time.Millisecond, Cooldown: 50 * time.Millisecond}
 	found, err := r.FindMax(context.Background(), p, m)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestFindMaxStopsWhenTheTargetDies(t *testing.T) {
 	var rows []results.Row
 	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
 	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
-		Search: maxrate.Config{Start: 20, Resolution: 20, Limit: 3200}, Step: 500 * time.Millisecond}
+		Search: maxrate.Config{Start: 20, Resolution: maxrate.Resolution{RPS: 20}, Limit: 3200}, Step: 500 * time.Millisecond}
 	found, err := r.FindMax(context.Background(), planFor("t"), m)
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestFindMaxEndsOnATargetThatStopsStoring(t *testing.T) {
 	var rows []results.Row
 	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
 	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
-		Search: maxrate.Config{Start: 20, Resolution: 20, Limit: 3200}, Step: 500 * time.Millisecond}
+		Search: maxrate.Config{Start: 20, Resolution: maxrate.Resolution{RPS: 20}, Limit: 3200}, Step: 500 * time.Millisecond}
 	found, err := r.FindMax(context.Background(), p, m)
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +189,7 @@ func TestFindMaxSearchesOncePerTrial(t *testing.T) {
 	var rows []results.Row
 	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
 	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
-		Search: maxrate.Config{Start: 40, Resolution: 40, Limit: 640}, Step: 300 * time.Millisecond, StepWarmup: 100 * time.Millisecond}
+		Search: maxrate.Config{Start: 40, Resolution: maxrate.Resolution{RPS: 40}, Limit: 640}, Step: 300 * time.Millisecond, StepWarmup: 100 * time.Millisecond}
 	found, err := r.FindMax(context.Background(), p, m)
 	if err != nil {
 		t.Fatal(err)

@@ -34,11 +34,12 @@ func (o *RunOptions) maxSearch() (*bench.MaxSearch, error) {
 	if o.Step <= 0 {
 		return nil, usagef("--step must be positive (e.g. 10s)")
 	}
-	if o.Resolution < 1 {
-		return nil, usagef("--resolution must be at least 1 rps")
+	resolution, err := maxrate.ParseResolution(o.Resolution)
+	if err != nil {
+		return nil, usageError{err}
 	}
 	return &bench.MaxSearch{SLO: slo, Step: o.Step, StepWarmup: o.Step / 2, Cooldown: 2 * time.Second,
-		Search: maxrate.Config{Resolution: o.Resolution, Limit: maxRateLimit}}, nil
+		Search: maxrate.Config{Resolution: resolution, Limit: maxRateLimit}}, nil
 }
 
 // runFindMax searches every target of p and reports their maxima. The search starts at --rate,

@@ -55,7 +55,7 @@ type RunOptions struct {
 	FindMax    bool
 	SLO        string
 	Step       time.Duration
-	Resolution int
+	Resolution string
 
 	// set records which flags the user gave, so that only those override the scenario.
 	set func(name string) bool
@@ -120,7 +120,7 @@ With --url, load a service already listening on loopback instead (no Docker, not
 	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest open-loop rate meeting --slo (ramp from --rate, then bisect), once per trial")
 	f.StringVar(&o.SLO, "slo", "p99<100ms,errors<0.1%", "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", 10*time.Second, "--find-max: how long each rate is held")
-	f.IntVar(&o.Resolution, "resolution", 25, "--find-max: precision of the maximum, rps")
+	f.StringVar(&o.Resolution, "resolution", "5%", "--find-max: precision of the maximum, a share of the rate (5%) or rps (200)")
 	return cmd
 }
 

@@ -79,7 +79,7 @@ var slo100 = SLO{P99: 100 * time.Millisecond, MaxErrors: 0.001}
 func TestFindLandsOnTheSLOBoundary(t *testing.T) {
 	// p99 = 10 ms / (1 − rate/1000) reaches 100 ms at 900 rps.
 	q := &queue{capacity: 1000, service: 10 * time.Millisecond}
-	res, err := Find(context.Background(), Config{Start: 100, Resolution: 10, Limit: 100000}, slo100, q.probe)
+	res, err := Find(context.Background(), Config{Start: 100, Resolution: Resolution{RPS: 10}, Limit: 100000}, slo100, q.probe)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestRepeatedSearchesLandWithinTheResolution(t *testing.T) {
 	var found []int
 	for seed := range uint64(10) {
 		q := &queue{capacity: 1000, service: 10 * time.Millisecond, noise: 0.02, pauses: 0.1, rng: rand.New(rand.NewPCG(seed, 1))}
-		res, err := Find(context.Background(), Config{Start: 50, Resolution: 25, Limit: 5000}, slo100, q.probe)
+		res, err := Find(context.Background(), Config{Start: 50, Resolution: Resolution{RPS: 25}, Limit: 5000}, slo100, q.probe)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,10 +134,11 @@ func TestFindEdges(t *testing.T) {
 		wantGenerator bool
 	}{
 		// p99 reaches 100 ms at 90 rps.
-		{"start already too fast: bisect below it", &queue{capacity: 100, service: 10 * time.Millisecond}, Config{Start: 400, Resolution: 5, Limit: 1000}, 85, false},
-		{"limit reached without failing", &queue{capacity: 1e9, service: time.Millisecond}, Config{Start: 100, Resolution: 5, Limit: 700}, 700, false},
-		{"generator cannot send more", &queue{capacity: 1e9, service: time.Millisecond, generator: 1000}, Config{Start: 100, Resolution: 5, Limit: 100000}, 800, true},
-		{"nothing meets the SLO", &queue{capacity: 1e9, service: time.Second}, Config{Start: 10, Resolution: 2, Limit: 100}, 0, false},
+		{"start already too fast: bisect below it", &queue{capacity: 100, service: 10 * time.Millisecond}, Config{Start: 400, Resolution: Resolution{RPS: 5}, Limit: 1000}, 85, false},
+		{"limit reached without failing", &queue{capacity: 1e9, service: time.Millisecond}, Config{Start: 100, Resolution: Resolution{RPS: 5}, Limit: 700}, 700, false},
+		{"generator cannot send more", &queue{capacity: 1e9, service: time.Millisecond, generator: 1000}, Config{Start: 100, Resolution: Resolution{RPS: 5}, Limit: 100000}, 800, true},
+		{"a share of the rate as resolution", &queue{capacity: 100, service: 10 * time.Millisecond}, Config{Start: 10, Resolution: Resolution{Percent: 5}, Limit: 1000}, 88, false},
+		{"nothing meets the SLO", &queue{capacity: 1e9, service: time.Second}, Config{Start: 10, Resolution: Resolution{RPS: 2}, Limit: 100}, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -145,8 +146,9 @@ func TestFindEdges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.wantMax > 0 && (res.Max > c.wantMax+c.cfg.Resolution || res.Max < c.wantMax-c.cfg.Resolution) || c.wantMax == 0 && res.Max != 0 || res.GeneratorLimited != c.wantGenerator {
-				t.Errorf("max %d generator-limited %v, want %d±%d, %v (steps %v)", res.Max, res.GeneratorLimited, c.wantMax, c.cfg.Resolution, c.wantGenerator, c.q.probes)
+			width := c.cfg.Resolution.At(c.wantMax)
+			if c.wantMax > 0 && (res.Max > c.wantMax+width || res.Max < c.wantMax-width) || c.wantMax == 0 && res.Max != 0 || res.GeneratorLimited != c.wantGenerator {
+				t.Errorf("max %d generator-limited %v, want %d±%d, %v (steps %v)", res.Max, res.GeneratorLimited, c.wantMax, width, c.wantGenerator, c.q.probes)
 			}
 			if res.Max == 0 && len(res.Fractions) != 0 {
 				t.Errorf("fractions of nothing measured: %v", res.Fractions)
@@ -155,10 +157,42 @@ func TestFindEdges(t *testing.T) {
 	}
 }
 
+func TestParseResolution(t *testing.T) {
+	cases := []struct {
+		text string
+		want Resolution
+		at   int // At(1000)
+	}{
+		{"5%", Resolution{Percent: 5}, 50},
+		{" 2.5 % ", Resolution{Percent: 2.5}, 25},
+		{"200", Resolution{RPS: 200}, 200},
+		{"200rps", Resolution{RPS: 200}, 200},
+		{"0.01%", Resolution{Percent: 0.01}, 1}, // never under 1 rps
+		{"0%", Resolution{}, 0},
+		{"100%", Resolution{}, 0},
+		{"0", Resolution{}, 0},
+		{"-5", Resolution{}, 0},
+		{"fast", Resolution{}, 0},
+		{"", Resolution{}, 0},
+	}
+	for _, c := range cases {
+		got, err := ParseResolution(c.text)
+		if c.at == 0 {
+			if err == nil {
+				t.Errorf("ParseResolution(%q) = %v, want an error", c.text, got)
+			}
+			continue
+		}
+		if err != nil || got != c.want || got.At(1000) != c.at {
+			t.Errorf("ParseResolution(%q) = %v (At(1000) %d), %v; want %v (%d)", c.text, got, got.At(1000), err, c.want, c.at)
+		}
+	}
+}
+
 func TestFindStopsOnProbeError(t *testing.T) {
 	stop := errors.New("cancelled")
 	calls := 0
-	_, err := Find(context.Background(), Config{Start: 1, Resolution: 1, Limit: 1 << 20}, slo100, func(context.Context, int) (Step, error) {
+	_, err := Find(context.Background(), Config{Start: 1, Resolution: Resolution{RPS: 1}, Limit: 1 << 20}, slo100, func(context.Context, int) (Step, error) {
 		calls++
 		if calls == 3 {
 			return Step{}, stop
@@ -168,7 +202,7 @@ func TestFindStopsOnProbeError(t *testing.T) {
 	if !errors.Is(err, stop) || calls != 3 {
 		t.Errorf("err %v after %d probes, want the probe's error at once", err, calls)
 	}
-	if _, err := Find(context.Background(), Config{Start: 0, Resolution: 1, Limit: 10}, slo100, nil); err == nil {
+	if _, err := Find(context.Background(), Config{Start: 0, Resolution: Resolution{RPS: 1}, Limit: 10}, slo100, nil); err == nil {
 		t.Error("a search starting at rate 0 ran")
 	}
 }
@@ -184,7 +218,7 @@ func TestALuckyStepIsNotBelieved(t *testing.T) {
 		}
 		return q.probe(ctx, rate)
 	}
-	res, err := Find(context.Background(), Config{Start: 125, Resolution: 10, Limit: 100000}, slo100, probe)
+	res, err := Find(context.Background(), Config{Start: 125, Resolution: Resolution{RPS: 10}, Limit: 100000}, slo100, probe)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +250,7 @@ func TestAnUnluckyStepIsNotBelieved(t *testing.T) {
 		}
 		return q.probe(ctx, rate)
 	}
-	res, err := Find(context.Background(), Config{Start: 125, Resolution: 10, Limit: 100000}, slo100, probe)
+	res, err := Find(context.Background(), Config{Start: 125, Resolution: Resolution{RPS: 10}, Limit: 100000}, slo100, probe)
 	if err != nil {
 		t.Fatal(err)
 	}

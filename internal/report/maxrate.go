@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 // fractions of it: what a user sees at that load with headroom. A target searched several times
 // gets one line: every search's maximum, and their median with its 95% confidence interval.
 // rowsScenario names the CSV rows of the steps.
-func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step time.Duration, resolution int, found []maxrate.Outcome) error {
-	fmt.Fprintf(w, "\n%s — maximum sustainable rate: the highest open-loop rate meeting %s for a whole %s step (resolution %d rps)\n",
+func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step time.Duration, resolution maxrate.Resolution, found []maxrate.Outcome) error {
+	fmt.Fprintf(w, "\n%s — maximum sustainable rate: the highest open-loop rate meeting %s for a whole %s step (resolution %s)\n",
 		scenario, slo, step, resolution)
 	header := []any{"target", "max of each search", "max rps", "first failing"}
 	for _, f := range maxrate.Fractions {
@@ -69,7 +70,11 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 		}
 		cells := []any{target, strings.Join(each, " "), "—", "—"}
 		if len(maxima) > 0 {
-			cells[2] = atLeast(limited) + maxText(stats.Summarize(maxima), len(searches) > 1)
+			sum := stats.Summarize(maxima)
+			cells[2] = atLeast(limited) + maxText(sum, len(searches) > 1)
+			if lo, hi := slices.Min(maxima), slices.Max(maxima); int(hi-lo) > resolution.At(int(sum.Median)) {
+				notes = append(notes, fmt.Sprintf("%s: its searches found %.0f to %.0f rps, further apart than the resolution: its capacity moves from one start to the next by more than a search resolves, so read the median and its interval, not one search", target, lo, hi))
+			}
 		}
 		if len(firsts) > 0 {
 			cells[3] = fmt.Sprintf("%.0f", stats.Summarize(firsts).Median)

@@ -27,11 +27,11 @@ func TestWriteMax(t *testing.T) {
 	}
 	found = append(found, maxrate.Outcome{Target: "jvm", Search: 4, Failed: "start failed: port busy"})
 	var b strings.Builder
-	if err := WriteMax(&b, "io-heavy", "io-heavy.find-max", slo, 10*time.Second, 25, found); err != nil {
+	if err := WriteMax(&b, "io-heavy", "io-heavy.find-max", slo, 10*time.Second, maxrate.Resolution{Percent: 5}, found); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"meeting p99<100ms,errors<0.1% for a whole 10s step (resolution 25 rps)",
+		"meeting p99<100ms,errors<0.1% for a whole 10s step (resolution 5%)",
 		"│ spring  │                800 │     800 │           825 │ 52.0 ms / 61.0 ms │ 53.0 ms / 70.0 ms │ 55.0 ms / 88.0 ms │",
 		"broken: no result: verify-failed",
 		"│ starved │              ≥ 400 │   ≥ 400 │",
@@ -40,9 +40,13 @@ func TestWriteMax(t *testing.T) {
 		"medians over them",
 		"starved: the generator could not send 800 rps on time",
 		"scenario io-heavy.find-max",
+		"jvm: its searches found 2968 to 3812 rps, further apart than the resolution",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
+	}
+	if strings.Contains(b.String(), "spring: its searches") {
+		t.Errorf("a single search is said to spread:\n%s", b.String())
 	}
 }
