@@ -1,6 +1,8 @@
 package main
 
 import (
+	"math"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +85,30 @@ func TestCapacityOf(t *testing.T) {
 				t.Errorf("capacity %+v, want rate %d at least %v, closed 30000 on 1 CPU", got, c.wantRate, c.wantAtLeast)
 			}
 		})
+	}
+}
+
+func TestSchedWaitSince(t *testing.T) {
+	buckets := []float64{0, 1e-6, 1e-5, 1e-4, 1e-3, math.Inf(1)}
+	at := func(gcs uint64, counts ...uint64) goRuntime {
+		return goRuntime{schedWait: &metrics.Float64Histogram{Counts: counts, Buckets: buckets}, gcs: gcs}
+	}
+	cases := []struct {
+		name          string
+		before, after goRuntime
+		wantP99       time.Duration
+		wantGCs       uint64
+	}{
+		// Waits before the step do not count: only the 100 new ones, 2 of them over 100 µs.
+		{"only the step's waits", at(1, 0, 500, 0, 500, 0), at(3, 0, 550, 48, 502, 0), time.Millisecond, 2},
+		{"all short", at(0, 0, 0, 0, 0, 0), at(0, 10, 990, 0, 0, 0), 10 * time.Microsecond, 0},
+		{"past the last bound: its lower end", at(0, 0, 0, 0, 0, 0), at(0, 0, 0, 0, 0, 5), time.Millisecond, 0},
+		{"no waits", at(0, 1, 1, 1, 1, 1), at(0, 1, 1, 1, 1, 1), 0, 0},
+	}
+	for _, c := range cases {
+		p99, gcs := c.after.since(c.before)
+		if p99 != c.wantP99 || gcs != c.wantGCs {
+			t.Errorf("%s: p99 %s, %d GCs; want %s, %d", c.name, p99, gcs, c.wantP99, c.wantGCs)
+		}
 	}
 }

@@ -188,7 +188,9 @@ type row struct {
 	serverCPU      float64
 	p50, p99       time.Duration
 	lagP99         time.Duration
-	allocated      float64 // engine: heap bytes per request
+	allocated      float64       // engine: heap bytes per request
+	schedP99       time.Duration // engine: p99 of its goroutines' waits for a thread
+	gcs            uint64        // engine: collections in the measured phase
 	valid          string
 	isWrkReference bool
 	isFloor        bool
@@ -240,6 +242,7 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 			client: "iotbench", rps: res.Throughput(),
 			clientCPU: cores(e.cpu, e.wall), serverCPU: cores(e.serverCPU, e.wall),
 			p50: res.Latency.P50, p99: res.Latency.P99, valid: "yes", isEngine: true,
+			schedP99: e.schedP99, gcs: e.gcs,
 		}
 		if res.Requests > 0 {
 			r.allocated = float64(e.allocated) / float64(res.Requests)
@@ -264,6 +267,8 @@ type engineResult struct {
 	res                  load.Result
 	cpu, serverCPU, wall time.Duration
 	allocated            uint64 // heap bytes allocated over the measured phase
+	schedP99             time.Duration
+	gcs                  uint64
 }
 
 // runEngine measures one load model with the engine, counting CPU over the measured phase only.
@@ -272,6 +277,7 @@ func runEngine(ctx context.Context, srv *nginx, m load.Model, warmup, d time.Dur
 	var cpu0, server0 time.Duration
 	var began time.Time
 	var alloc0 uint64
+	var runtime0 goRuntime
 	// Each step starts from an empty heap, as a run's first cell does.
 	runtime.GC()
 	res, err := load.Run(ctx, load.Config{
@@ -282,7 +288,7 @@ func runEngine(ctx context.Context, srv *nginx, m load.Model, warmup, d time.Dur
 		Duration: d,
 		Timeout:  5 * time.Second,
 		Measuring: func() {
-			cpu0, server0, alloc0, began = processCPU(), srv.cpu(), heapAllocated(), time.Now()
+			cpu0, server0, alloc0, runtime0, began = processCPU(), srv.cpu(), heapAllocated(), readRuntime(), time.Now()
 		},
 	})
 	if err != nil {
@@ -290,6 +296,7 @@ func runEngine(ctx context.Context, srv *nginx, m load.Model, warmup, d time.Dur
 	}
 	e.res, e.wall = res, time.Since(began)
 	e.cpu, e.serverCPU, e.allocated = processCPU()-cpu0, srv.cpu()-server0, heapAllocated()-alloc0
+	e.schedP99, e.gcs = readRuntime().since(runtime0)
 	return e, nil
 }
 

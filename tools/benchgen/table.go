@@ -22,7 +22,7 @@ func printTable(w io.Writer, rows []row) {
 			wrk = r
 		}
 	}
-	header := []any{"client", "load", "rps", "achieved", "client CPU", "CPU/request", "server CPU", "p50", "p99", "p50 added", "p99 added", "send lag p99", "heap/request", "×wrk", "valid"}
+	header := []any{"client", "load", "rps", "achieved", "client CPU", "CPU/request", "server CPU", "p50", "p99", "p50 added", "p99 added", "send lag p99", "sched wait p99", "GCs", "heap/request", "×wrk", "valid"}
 	align := make([]tw.Align, len(header))
 	for i := range align {
 		align[i] = tw.AlignRight
@@ -47,9 +47,10 @@ func printTable(w io.Writer, rows []row) {
 		if !r.isFloor && floor.p50 > 0 {
 			added50, added99 = signedMicros(r.p50-floor.p50), signedMicros(r.p99-floor.p99)
 		}
-		heap := "—"
+		heap, sched, gcs := "—", "—", "—"
 		if r.isEngine {
 			heap = fmt.Sprintf("%.1f KB", r.allocated/1000)
+			sched, gcs = micros(r.schedP99), fmt.Sprint(r.gcs)
 		}
 		ratio := "—"
 		if r.client != "wrk" && wrk.rps > 0 {
@@ -62,13 +63,13 @@ func printTable(w io.Writer, rows []row) {
 		}
 		_ = t.Append(r.client, r.load, fmt.Sprintf("%.0f", r.rps), achieved,
 			fmt.Sprintf("%.0f%%", 100*r.clientCPU), perRequest(r.clientCPU, r.rps), fmt.Sprintf("%.0f%%", 100*r.serverCPU),
-			micros(r.p50), micros(r.p99), added50, added99, lag, heap, ratio, valid)
+			micros(r.p50), micros(r.p99), added50, added99, lag, sched, gcs, heap, ratio, valid)
 	}
 	_ = t.Render()
 	for i, n := range notes {
 		fmt.Fprintf(w, "  (%d) %s\n", i+1, n)
 	}
-	fmt.Fprintln(w, "  added: over wrk with 1 connection (nothing queued); CPU: share of one core over the measured phase, and per request; open loop: latency from each request's due time;\n  heap/request: what the engine allocated per request (collected only near 1 GiB, as in iotbench run)")
+	fmt.Fprintln(w, "  added: over wrk with 1 connection (nothing queued); CPU: share of one core over the measured phase, and per request; open loop: latency from each request's due time;\n  sched wait p99: how long the engine's goroutines waited, runnable, for its thread (latency it adds whatever the server does); GCs: collections in the step;\n  heap/request: what the engine allocated per request (collected only near 1 GiB, as in iotbench run)")
 }
 
 // perRequest is the client's CPU time per request: what bounds its throughput on one core.
