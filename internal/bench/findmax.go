@@ -32,10 +32,6 @@ type MaxSearch struct {
 	Cooldown time.Duration
 }
 
-// FindMaxSuffix ends the scenario name of find-max rows: their rates differ from step to step, so
-// they are never compared with a scenario's fixed-rate rows.
-const FindMaxSuffix = ".find-max"
-
 // FindMax searches each target of p once per trial, each search in a fresh container, for the
 // highest open-loop rate meeting m.SLO: the container is verified, warmed up at the first rate,
 // then loaded step by step. A runtime's capacity differs from one start to the next (compilation,
@@ -70,7 +66,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 			out.Target += " @ " + size // a payload size of a sweep
 		}
 	}
-	c.Scenario += FindMaxSuffix
+	c.Scenario += results.FindMaxSuffix
 	key := c.Scenario + "/" + c.Target
 	nextStep := func() int {
 		steps[key]++

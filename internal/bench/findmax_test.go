@@ -115,7 +115,7 @@ func TestFindMaxRecordsEveryStep(t *testing.T) {
 	}
 	for i, row := range rows {
 		t.Logf("step %d: %d rps, p99 %v, lag p99 %v, peak %d/%d, achieved %.1f: %s", i+1, row.RequestedRPS, row.LatencyP99, row.SendLagP99, row.PeakInFlight, row.Connections, row.AchievedRPS, row.InvalidReason)
-		if row.Scenario != "s"+FindMaxSuffix || row.Trial != i+1 || row.Mode != "open" || row.Requests == 0 {
+		if row.Scenario != "s"+results.FindMaxSuffix || row.Trial != i+1 || row.Mode != "open" || row.Requests == 0 {
 			t.Errorf("row %d: scenario %q trial %d mode %s requests %d", i, row.Scenario, row.Trial, row.Mode, row.Requests)
 		}
 		if i < len(res.Steps) && row.RequestedRPS != res.Steps[i].Rate {

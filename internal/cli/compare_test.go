@@ -16,7 +16,8 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // behaviour, output, messages and exit status, against a golden file per case (-update rewrites
 // them). The files are a stub server loaded closed-loop: base-20ms and again-20ms the same server
 // measured twice, slower-30ms the same with a 30 ms service time; drift-a-20ms and drift-b-20ms
-// another same-server pair whose p99 drifted by 1.75% with p = 0.008.
+// another same-server pair whose p99 drifted by 1.75% with p = 0.008; find-max-steps the first steps of
+// a --find-max search.
 func TestCompareGolden(t *testing.T) {
 	cases := []struct{ name, args string }{
 		{"same-server", "base-20ms.csv again-20ms.csv"},
@@ -43,6 +44,7 @@ func TestCompareGolden(t *testing.T) {
 		{"not-results", "base-20ms.csv ../../../results/testdata/read/not-ours.csv"},
 		{"one-argument", "base-20ms.csv"},
 		{"bad-format", "--format xml base-20ms.csv again-20ms.csv"},
+		{"find-max-steps", "find-max-steps.csv find-max-steps.csv"},
 	}
 	wd, _ := os.Getwd()
 	dir := filepath.Join(wd, "testdata", "compare")

@@ -8,6 +8,7 @@ import (
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/report"
+	"github.com/iotbench/iotbench/internal/results"
 )
 
 // maxRateLimit bounds the search: the generator's in-flight bound caps what one machine can send
@@ -53,7 +54,7 @@ func runFindMax(ctx context.Context, o *RunOptions, r *bench.Runner, p *plan.Pla
 	m.Search.Limit = max(m.Search.Limit, start)
 	found, err := r.FindMax(ctx, p, *m)
 	if len(found) > 0 {
-		if werr := report.WriteMax(o.Streams.Out, p.Scenario.Name, p.Scenario.Name+bench.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, found); werr != nil {
+		if werr := report.WriteMax(o.Streams.Out, p.Scenario.Name, p.Scenario.Name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, found); werr != nil {
 			return werr
 		}
 	}

@@ -143,6 +143,8 @@ type Result struct {
 	Gates            []Gate
 	Cells            []Cell
 	OnlyOld, OnlyNew []string // cells in one file only, "scenario/target"
+	// Searches are cells of --find-max steps, not compared: each step is a different rate.
+	Searches []string
 }
 
 // Failures are the gate's verdicts against the comparison, one line each.
@@ -194,6 +196,10 @@ func Compare(oldFile string, old []results.Row, newFile string, new []results.Ro
 	oldOrder, oldBy := group(old)
 	newOrder, newBy := group(new)
 	for _, k := range oldOrder {
+		if strings.HasSuffix(k.scenario, results.FindMaxSuffix) {
+			res.Searches = append(res.Searches, k.scenario+"/"+k.target)
+			continue
+		}
 		if _, ok := newBy[k]; !ok {
 			res.OnlyOld = append(res.OnlyOld, k.scenario+"/"+k.target)
 			continue
@@ -201,7 +207,7 @@ func Compare(oldFile string, old []results.Row, newFile string, new []results.Ro
 		res.Cells = append(res.Cells, compareCell(k, oldBy[k], newBy[k], o))
 	}
 	for _, k := range newOrder {
-		if _, ok := oldBy[k]; !ok {
+		if _, ok := oldBy[k]; !ok && !strings.HasSuffix(k.scenario, results.FindMaxSuffix) {
 			res.OnlyNew = append(res.OnlyNew, k.scenario+"/"+k.target)
 		}
 	}

@@ -158,3 +158,25 @@ func TestNoiseThreshold(t *testing.T) {
 		})
 	}
 }
+
+func TestFindMaxStepsAreNotCompared(t *testing.T) {
+	steps := func(rates ...int) []results.Row {
+		rows := trials(len(rates), 50*time.Millisecond, true)
+		for i := range rows {
+			rows[i].Scenario, rows[i].Mode, rows[i].RequestedRPS = "io-heavy"+results.FindMaxSuffix, "open", rates[i]
+		}
+		return rows
+	}
+	old := append(trials(5, 50*time.Millisecond, true), steps(500, 1000, 2000)...)
+	new := append(trials(5, 50*time.Millisecond, true), steps(500, 1000)...)
+	r := Compare("old.csv", old, "new.csv", new, Options{Alpha: 0.05, NoisePct: 3})
+	if len(r.Cells) != 1 || r.Cells[0].Scenario != "s" || r.Cells[0].Refused {
+		t.Errorf("cells %+v, want the fixed-rate cell compared alone", r.Cells)
+	}
+	if strings.Join(r.Searches, " ") != "io-heavy.find-max/t" || len(r.OnlyOld)+len(r.OnlyNew) != 0 {
+		t.Errorf("searches %v, only old %v, only new %v; want the find-max cell set aside once", r.Searches, r.OnlyOld, r.OnlyNew)
+	}
+	if notes := strings.Join(r.Notes(), "\n"); !strings.Contains(notes, "not compared: io-heavy.find-max/t, the steps of --find-max searches") || strings.Contains(notes, "REFUSED") {
+		t.Errorf("notes:\n%s", notes)
+	}
+}

@@ -148,6 +148,9 @@ func (r Result) Notes() []string {
 			notes = append(notes, fmt.Sprintf("%s (≠) is compared although its rows differ in %s", c.Name(), strings.Join(fields, ", ")))
 		}
 	}
+	if len(r.Searches) > 0 {
+		notes = append(notes, fmt.Sprintf("not compared: %s, the steps of --find-max searches (each step a different rate); compare the maxima the runs reported, or fixed-rate runs at a rate both meet", strings.Join(r.Searches, ", ")))
+	}
 	if len(r.OnlyOld) > 0 {
 		notes = append(notes, fmt.Sprintf("only in %s: %s", r.OldFile, strings.Join(r.OnlyOld, ", ")))
 	}

@@ -20,6 +20,10 @@ import (
 // it was never loaded, so its row has no measurement.
 const VerifyFailed = "verify-failed"
 
+// FindMaxSuffix ends the scenario name of `run --find-max` rows, one a step: their rates differ
+// from step to step, so they are never compared with a scenario's fixed-rate rows, nor with each other.
+const FindMaxSuffix = ".find-max"
+
 // Row is one measured cell and the settings that produced it.
 type Row struct {
 	Scenario string
