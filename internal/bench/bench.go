@@ -168,7 +168,7 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image stri
 			fmt.Fprintf(r.Log, "  removing the %s container: %v\n", c.Target, err)
 		}
 	}()
-	m := observe(&row, inst, c.Spec)
+	m := observe(&row, inst, c.Spec, p.GeneratorCPUs)
 	defer m.discard()
 	fmt.Fprintf(r.Log, "  healthy in %s; warm-up %s, then %s measured\n", time.Since(begin).Round(100*time.Millisecond), c.Load.Warmup, c.Load.Duration)
 
@@ -208,7 +208,7 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image stri
 		}
 		return fail("load failed: " + err.Error())
 	}
-	m.record(&row, res, p.GeneratorCPUs)
+	m.record(&row, res)
 	for kind, n := range res.ErrorKinds {
 		fmt.Fprintf(r.Log, "  %d × %s\n", n, kind)
 	}

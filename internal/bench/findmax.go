@@ -110,11 +110,13 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 		}
 	}
 	ran := 0
-	probe := func(ctx context.Context, rate int) (maxrate.Step, error) {
+	// once runs one step; repeat says it failed while other work disturbed its CPUs and may be run
+	// again (not when last), so that a neighbour's burst is not taken for the target's limit.
+	once := func(ctx context.Context, rate int, last bool) (s maxrate.Step, repeat bool, err error) {
 		if ran > 0 && m.Cooldown > 0 {
 			select {
 			case <-ctx.Done():
-				return maxrate.Step{}, ctx.Err()
+				return maxrate.Step{}, false, ctx.Err()
 			case <-time.After(m.Cooldown):
 			}
 		}
@@ -122,7 +124,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 		cfg := stepConfig(base, rate, m.Step)
 		cfg.Warmup = m.StepWarmup
 		row := r.newRow(p, plan.Cell{Scenario: c.Scenario, Target: c.Target, Trial: nextStep(), Spec: c.Spec, Path: c.Path, Load: cfg}, image)
-		meter := observe(&row, inst, c.Spec)
+		meter := observe(&row, inst, c.Spec, p.GeneratorCPUs)
 		defer meter.discard()
 		rows := countRows(check.StoresRows, inst.URL())
 		cfg.Measuring = func() {
@@ -132,28 +134,31 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 		row.StartedAt = time.Now()
 		res, err := load.Run(ctx, cfg)
 		if err != nil {
-			return maxrate.Step{}, err
+			return maxrate.Step{}, false, err
 		}
-		meter.record(&row, res, p.GeneratorCPUs)
+		meter.record(&row, res)
 		// Fewer rows than successes is a target faking its work: the search ends. More rows is
 		// work an overloaded step left queued and finished during this one, so it is not held
 		// against the step.
 		if err := rows.check(ctx, res.Successes, res.Errors); errors.Is(err, verify.ErrUnstored) {
 			row.Valid, row.InvalidReason = false, "stored rows: "+err.Error()
 			if rerr := r.Record(row); rerr != nil {
-				return maxrate.Step{}, rerr
+				return maxrate.Step{}, false, rerr
 			}
-			return maxrate.Step{}, fmt.Errorf("%w at %d rps: %v", errTargetFaked, rate, err)
+			return maxrate.Step{}, false, fmt.Errorf("%w at %d rps: %v", errTargetFaked, rate, err)
 		}
 		if res.Successes == 0 && !answers(ctx, inst.URL()+c.Spec.Health) {
 			// Out of memory, typically: every later step would fail the same way and say nothing.
 			fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
-			return maxrate.Step{}, fmt.Errorf("%w at %d rps (out of memory? its log is above)", errTargetDown, rate)
+			return maxrate.Step{}, false, fmt.Errorf("%w at %d rps (out of memory? its log is above)", errTargetDown, rate)
 		}
 		s, generatorLate := toStep(res, rate, m.Step, m.SLO)
 		s.Rate = rate
 		m.SLO.Judge(&s)
+		repeat = meter.disturbed != "" && (s.Failed != "" || s.GeneratorLimited) && !last
 		switch {
+		case repeat:
+			row.Valid, row.InvalidReason = false, "repeated: failed while disturbed (see warnings)"
 		case s.GeneratorLimited:
 			row.Valid, row.InvalidReason = false, "generator-limited: "+generatorLate
 		case s.Failed != "":
@@ -165,8 +170,19 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 		if !row.Valid {
 			verdict = row.InvalidReason
 		}
+		if repeat {
+			verdict = "failed while " + meter.disturbed + ": run again"
+		}
 		fmt.Fprintf(r.Log, "  %6d rps: p50 %s p99 %s, %.3f%% errors: %s\n", rate, s.P50.Round(100*time.Microsecond), s.P99.Round(100*time.Microsecond), 100*s.ErrorRatio, verdict)
-		return s, r.Record(row)
+		return s, repeat, r.Record(row)
+	}
+	probe := func(ctx context.Context, rate int) (maxrate.Step, error) {
+		for attempt := 1; ; attempt++ {
+			s, repeat, err := once(ctx, rate, attempt == maxDisturbedAttempts)
+			if err != nil || !repeat {
+				return s, err
+			}
+		}
 	}
 	res, err := maxrate.Find(ctx, m.Search, m.SLO, probe)
 	out.Result = res
@@ -175,6 +191,10 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 	}
 	return out, err
 }
+
+// maxDisturbedAttempts bounds how often a step failed while disturbed is run: a machine busy
+// with other work for that long is reported as it is, in the steps' warnings.
+const maxDisturbedAttempts = 3
 
 var (
 	errTargetDown  = errors.New("the target stopped answering its health check")

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/maxrate"
@@ -209,5 +210,48 @@ func TestFindMaxSearchesOncePerTrial(t *testing.T) {
 	}
 	if want := len(found[0].Steps) + len(found[0].Fractions) + len(found[1].Steps) + len(found[1].Fractions); len(rows) != want {
 		t.Errorf("%d rows, want one per step of both searches (%d)", len(rows), want)
+	}
+}
+
+func TestFindMaxRepeatsAStepFailedWhileDisturbed(t *testing.T) {
+	// A process spins beside the generator and the target through the whole search: every failing
+	// step is disturbed, so it is run again, up to three times, before it counts; a passing one
+	// counts at once.
+	cpus, err := hostinfo.AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	busyNeighbour(t)
+	l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(4, 50*time.Millisecond)}},
+		src: &steady{}, health: `{}`}
+	p := planFor("t")
+	p.GeneratorCPUs, p.Cells[0].Spec.CPUSet = cpus, scenario.FormatCPUSet(cpus)
+	var rows []results.Row
+	r := &Runner{Lifecycle: l, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 150 * time.Millisecond, MaxErrors: 0.01},
+		Search: maxrate.Config{Start: 40, Resolution: maxrate.Resolution{RPS: 40}, Limit: 320}, Step: 300 * time.Millisecond}
+	if _, err := r.FindMax(context.Background(), p, m); err != nil {
+		t.Fatal(err)
+	}
+	repeated, run := 0, 0
+	for i, row := range rows {
+		t.Logf("step %d: %d rps, p99 %v: %s %s", i+1, row.RequestedRPS, row.LatencyP99, row.InvalidReason, row.Warnings)
+		if !strings.HasPrefix(row.InvalidReason, "repeated: failed while disturbed") {
+			run = 0
+			continue
+		}
+		repeated++
+		if run++; run > maxDisturbedAttempts-1 {
+			t.Errorf("step %d: repeated more than %d times", i+1, maxDisturbedAttempts)
+		}
+		if i+1 == len(rows) || rows[i+1].RequestedRPS != row.RequestedRPS {
+			t.Errorf("step %d at %d rps was repeated, but the next step is not at its rate", i+1, row.RequestedRPS)
+		}
+		if !strings.Contains(row.Warnings, "disturbed: other processes used") {
+			t.Errorf("step %d: warnings %q", i+1, row.Warnings)
+		}
+	}
+	if repeated == 0 {
+		t.Error("no failing step was repeated while a neighbour spun (4 slots × 50 ms: 80 rps at most, so rates up to 320 fail)")
 	}
 }

@@ -23,14 +23,25 @@ const SampleEvery = 200 * time.Millisecond
 // latencies it reports, even when its send lag passed.
 const GeneratorSuspect = 0.90
 
+// Disturbed is the share of a core, on the generator's CPUs or the target's cpuset, above which
+// work that is neither theirs (other processes, a build, another VM through steal) makes a cell's
+// figures suspect: a run whose neighbours were busy measured the neighbours too.
+const Disturbed = 0.05
+
 // meter observes the measured phase: the target's resources, when its instance can be observed,
-// and the generator's own CPU.
+// the generator's own CPU, and what else ran on their CPUs.
 type meter struct {
 	src      resources.Source
 	watch    *resources.Watch
 	genCPU   time.Duration
 	began    time.Time
 	problems []string
+
+	generatorCPUs, targetCPUs []int
+	hostGenerator, hostTarget resources.HostCPU
+	hostRead                  bool
+	// disturbed says why other work on the CPUs makes the phase suspect; empty when nothing did.
+	disturbed string
 }
 
 // newMeter prepares what can be read of inst; a target whose resources cannot be read is still
@@ -53,17 +64,20 @@ func newMeter(inst target.Instance, row *results.Row) *meter {
 
 // observe records in row what the target says of itself, with a warning where that differs from
 // the cpuset and memory it was given, and returns the meter of its measured phase.
-func observe(row *results.Row, inst target.Instance, spec target.Spec) *meter {
+// generatorCPUs is the generator's cpuset (empty: not pinned).
+func observe(row *results.Row, inst target.Instance, spec target.Spec, generatorCPUs []int) *meter {
 	row.TargetRuntime = string(bytes.TrimSpace(inst.Health()))
 	cpus, _ := scenario.ParseCPUSet(spec.CPUSet)
 	warn(row, runtimeView(row, inst.Health(), len(cpus), spec.Memory)...)
-	return newMeter(inst, row)
+	m := newMeter(inst, row)
+	m.generatorCPUs, m.targetCPUs = generatorCPUs, cpus
+	return m
 }
 
 // record fills row with res and with what m observed over the measured phase.
-func (m *meter) record(row *results.Row, res load.Result, generatorCPUSet []int) {
+func (m *meter) record(row *results.Row, res load.Result) {
 	fill(row, res)
-	m.stop(row, generatorCPUs(generatorCPUSet))
+	m.stop(row)
 	warn(row, m.problems...)
 }
 
@@ -71,6 +85,7 @@ func (m *meter) record(row *results.Row, res load.Result, generatorCPUSet []int)
 func (m *meter) start() {
 	m.began = time.Now()
 	m.genCPU, _ = resources.ProcessCPU()
+	m.hostGenerator, m.hostTarget, m.hostRead = m.readHost()
 	if m.src == nil {
 		return
 	}
@@ -82,16 +97,17 @@ func (m *meter) start() {
 	m.watch = w
 }
 
-// stop ends the measured phase and fills row; generatorCPUs is how many CPUs the generator had.
-func (m *meter) stop(row *results.Row, generatorCPUs int) {
+// stop ends the measured phase and fills row.
+func (m *meter) stop(row *results.Row) {
 	if m.began.IsZero() {
 		return // the load never reached its measured phase
 	}
 	wall := time.Since(m.began)
+	genCPUs := generatorCPUs(m.generatorCPUs)
 	if now, err := resources.ProcessCPU(); err == nil && wall > 0 {
 		row.GeneratorCPUCores = float64(now-m.genCPU) / float64(wall)
-		row.GeneratorCPUPercent = 100 * row.GeneratorCPUCores / float64(generatorCPUs)
-		if w := generatorWarning(row.GeneratorCPUCores, generatorCPUs); w != "" {
+		row.GeneratorCPUPercent = 100 * row.GeneratorCPUCores / float64(genCPUs)
+		if w := generatorWarning(row.GeneratorCPUCores, genCPUs); w != "" {
 			m.problems = append(m.problems, w)
 		}
 	}
@@ -104,6 +120,50 @@ func (m *meter) stop(row *results.Row, generatorCPUs int) {
 			fillUsage(row, u)
 		}
 	}
+	if m.hostRead && wall > 0 {
+		gen, tgt, ok := m.readHost()
+		if ok {
+			d := disturbances(wall,
+				gen.Busy-m.hostGenerator.Busy-time.Duration(row.GeneratorCPUCores*float64(wall)),
+				tgt.Busy-m.hostTarget.Busy-time.Duration(row.CPUCores*float64(wall)),
+				gen.Steal-m.hostGenerator.Steal+tgt.Steal-m.hostTarget.Steal,
+				m.generatorCPUs, m.targetCPUs)
+			m.problems = append(m.problems, d...)
+			m.disturbed = strings.Join(d, "; ")
+		}
+	}
+}
+
+// readHost reads the kernel's count of the generator's and the target's CPUs; ok is false when
+// either is unknown (an unpinned generator, a target not in a container) or unreadable.
+func (m *meter) readHost() (generator, target resources.HostCPU, ok bool) {
+	if len(m.generatorCPUs) == 0 || len(m.targetCPUs) == 0 || m.src == nil {
+		return generator, target, false
+	}
+	generator, err := resources.ReadHostCPU(resources.ProcStat, m.generatorCPUs)
+	if err != nil {
+		return generator, target, false
+	}
+	target, err = resources.ReadHostCPU(resources.ProcStat, m.targetCPUs)
+	return generator, target, err == nil
+}
+
+// disturbances are the warnings for work on the generator's or the target's CPUs that was
+// neither's: othersOnGenerator and othersOnTarget are the CPUs' busy time less the generator's and
+// the target's own, steal what the hypervisor took from both.
+func disturbances(wall, othersOnGenerator, othersOnTarget, steal time.Duration, generatorCPUs, targetCPUs []int) []string {
+	var out []string
+	cores := func(d time.Duration) float64 { return d.Seconds() / wall.Seconds() }
+	if c := cores(othersOnGenerator); c > Disturbed {
+		out = append(out, fmt.Sprintf("disturbed: other processes used %.2f cores of the generator's CPUs %s", c, scenario.FormatCPUSet(generatorCPUs)))
+	}
+	if c := cores(othersOnTarget); c > Disturbed {
+		out = append(out, fmt.Sprintf("disturbed: other processes used %.2f cores of the target's CPUs %s", c, scenario.FormatCPUSet(targetCPUs)))
+	}
+	if c := cores(steal); c > Disturbed {
+		out = append(out, fmt.Sprintf("disturbed: the hypervisor took %.2f cores from the generator's and the target's CPUs (steal)", c))
+	}
+	return out
 }
 
 // discard stops sampling when the phase did not end normally (cancelled, load failed).

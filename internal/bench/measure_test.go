@@ -5,11 +5,15 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/hostinfo"
+	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/target"
@@ -149,5 +153,68 @@ func TestUnreadableResourcesAreAWarningNotAFailure(t *testing.T) {
 	}
 	if rows[0].Requests == 0 || !strings.Contains(rows[0].Warnings, "target resources not measured: no cgroup") {
 		t.Errorf("requests %d, warnings %q", rows[0].Requests, rows[0].Warnings)
+	}
+}
+
+func TestDisturbances(t *testing.T) {
+	gen, tgt := []int{0}, []int{1}
+	cases := []struct {
+		name                   string
+		onGen, onTarget, steal time.Duration // over 10 s
+		want                   []string
+	}{
+		{"quiet", 100 * time.Millisecond, 400 * time.Millisecond, 0, nil},
+		{"a build beside the generator", 3 * time.Second, 0, 0, []string{"other processes used 0.30 cores of the generator's CPUs 0"}},
+		{"a neighbour on the target's core", 0, time.Second, 0, []string{"other processes used 0.10 cores of the target's CPUs 1"}},
+		{"another VM", 0, 0, 2 * time.Second, []string{"the hypervisor took 0.20 cores"}},
+		{"own accounting above the kernel's", -time.Second, -time.Second, 0, nil},
+	}
+	for _, c := range cases {
+		got := disturbances(10*time.Second, c.onGen, c.onTarget, c.steal, gen, tgt)
+		if len(got) != len(c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+			continue
+		}
+		for i := range got {
+			if !strings.HasPrefix(got[i], "disturbed: ") || !strings.Contains(got[i], c.want[i]) {
+				t.Errorf("%s: %q, want %q", c.name, got[i], c.want[i])
+			}
+		}
+	}
+}
+
+// TestHelperBusy is not a test: run by busyNeighbour as a separate process, it keeps a CPU busy.
+func TestHelperBusy(t *testing.T) {
+	if os.Getenv("IOTBENCH_BUSY") == "" {
+		t.Skip("a helper process for the disturbance tests")
+	}
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); {
+	}
+}
+
+// busyNeighbour starts a process that spins on a CPU until the test ends: work that is neither
+// the generator's nor the target's.
+func busyNeighbour(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperBusy$")
+	cmd.Env = append(os.Environ(), "IOTBENCH_BUSY=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+}
+
+func TestMeterSeesANeighbour(t *testing.T) {
+	cpus, err := hostinfo.AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	busyNeighbour(t)
+	m := &meter{src: &steady{}, generatorCPUs: cpus, targetCPUs: cpus}
+	m.start()
+	time.Sleep(time.Second)
+	var row results.Row
+	m.record(&row, load.Result{})
+	if !strings.Contains(row.Warnings, "disturbed: other processes used") || m.disturbed == "" {
+		t.Errorf("a process spinning beside the generator and the target for 1 s: warnings %q", row.Warnings)
 	}
 }
