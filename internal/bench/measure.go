@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,7 +39,7 @@ type meter struct {
 	problems []string
 
 	generatorCPUs, targetCPUs []int
-	hostGenerator, hostTarget resources.HostCPU
+	host                      resources.HostCPU // the generator's and the target's CPUs at the start
 	hostRead                  bool
 	// disturbed says why other work on the CPUs makes the phase suspect; empty when nothing did.
 	disturbed string
@@ -85,7 +86,7 @@ func (m *meter) record(row *results.Row, res load.Result) {
 func (m *meter) start() {
 	m.began = time.Now()
 	m.genCPU, _ = resources.ProcessCPU()
-	m.hostGenerator, m.hostTarget, m.hostRead = m.readHost()
+	m.host, m.hostRead = m.readHost()
 	if m.src == nil {
 		return
 	}
@@ -121,47 +122,43 @@ func (m *meter) stop(row *results.Row) {
 		}
 	}
 	if m.hostRead && wall > 0 {
-		gen, tgt, ok := m.readHost()
-		if ok {
-			d := disturbances(wall,
-				gen.Busy-m.hostGenerator.Busy-time.Duration(row.GeneratorCPUCores*float64(wall)),
-				tgt.Busy-m.hostTarget.Busy-time.Duration(row.CPUCores*float64(wall)),
-				gen.Steal-m.hostGenerator.Steal+tgt.Steal-m.hostTarget.Steal,
-				m.generatorCPUs, m.targetCPUs)
+		if now, ok := m.readHost(); ok {
+			own := time.Duration((row.GeneratorCPUCores + row.CPUCores) * float64(wall))
+			d := disturbances(wall, now.Busy-m.host.Busy-own, now.Steal-m.host.Steal, m.hostCPUs())
 			m.problems = append(m.problems, d...)
 			m.disturbed = strings.Join(d, "; ")
 		}
 	}
 }
 
-// readHost reads the kernel's count of the generator's and the target's CPUs; ok is false when
-// either is unknown (an unpinned generator, a target not in a container) or unreadable.
-func (m *meter) readHost() (generator, target resources.HostCPU, ok bool) {
-	if len(m.generatorCPUs) == 0 || len(m.targetCPUs) == 0 || m.src == nil {
-		return generator, target, false
-	}
-	generator, err := resources.ReadHostCPU(resources.ProcStat, m.generatorCPUs)
-	if err != nil {
-		return generator, target, false
-	}
-	target, err = resources.ReadHostCPU(resources.ProcStat, m.targetCPUs)
-	return generator, target, err == nil
+// hostCPUs are the generator's and the target's CPUs together.
+func (m *meter) hostCPUs() []int {
+	cpus := slices.Concat(m.generatorCPUs, m.targetCPUs)
+	slices.Sort(cpus)
+	return slices.Compact(cpus)
 }
 
-// disturbances are the warnings for work on the generator's or the target's CPUs that was
-// neither's: othersOnGenerator and othersOnTarget are the CPUs' busy time less the generator's and
-// the target's own, steal what the hypervisor took from both.
-func disturbances(wall, othersOnGenerator, othersOnTarget, steal time.Duration, generatorCPUs, targetCPUs []int) []string {
+// readHost reads what the generator's and the target's CPUs spent; ok is false when either set is
+// unknown (an unpinned generator, a target not in a container) or the counters cannot be read.
+func (m *meter) readHost() (resources.HostCPU, bool) {
+	if len(m.generatorCPUs) == 0 || len(m.targetCPUs) == 0 || m.src == nil {
+		return resources.HostCPU{}, false
+	}
+	h, err := resources.ReadHostCPU(resources.CgroupRoot, resources.ProcStat, m.hostCPUs())
+	return h, err == nil
+}
+
+// disturbances are the warnings for work on the generator's and the target's CPUs that was
+// neither's: others is the CPUs' busy time less the generator's and the target's own, steal what
+// the hypervisor took from them.
+func disturbances(wall, others, steal time.Duration, cpus []int) []string {
 	var out []string
 	cores := func(d time.Duration) float64 { return d.Seconds() / wall.Seconds() }
-	if c := cores(othersOnGenerator); c > Disturbed {
-		out = append(out, fmt.Sprintf("disturbed: other processes used %.2f cores of the generator's CPUs %s", c, scenario.FormatCPUSet(generatorCPUs)))
-	}
-	if c := cores(othersOnTarget); c > Disturbed {
-		out = append(out, fmt.Sprintf("disturbed: other processes used %.2f cores of the target's CPUs %s", c, scenario.FormatCPUSet(targetCPUs)))
+	if c := cores(others); c > Disturbed {
+		out = append(out, fmt.Sprintf("disturbed: other processes used %.2f cores of CPUs %s, the generator's and the target's", c, scenario.FormatCPUSet(cpus)))
 	}
 	if c := cores(steal); c > Disturbed {
-		out = append(out, fmt.Sprintf("disturbed: the hypervisor took %.2f cores from the generator's and the target's CPUs (steal)", c))
+		out = append(out, fmt.Sprintf("disturbed: the hypervisor took %.2f cores of CPUs %s (steal)", c, scenario.FormatCPUSet(cpus)))
 	}
 	return out
 }

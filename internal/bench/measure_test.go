@@ -157,20 +157,20 @@ func TestUnreadableResourcesAreAWarningNotAFailure(t *testing.T) {
 }
 
 func TestDisturbances(t *testing.T) {
-	gen, tgt := []int{0}, []int{1}
+	cpus := []int{0, 1}
 	cases := []struct {
-		name                   string
-		onGen, onTarget, steal time.Duration // over 10 s
-		want                   []string
+		name          string
+		others, steal time.Duration // over 10 s
+		want          []string
 	}{
-		{"quiet", 100 * time.Millisecond, 400 * time.Millisecond, 0, nil},
-		{"a build beside the generator", 3 * time.Second, 0, 0, []string{"other processes used 0.30 cores of the generator's CPUs 0"}},
-		{"a neighbour on the target's core", 0, time.Second, 0, []string{"other processes used 0.10 cores of the target's CPUs 1"}},
-		{"another VM", 0, 0, 2 * time.Second, []string{"the hypervisor took 0.20 cores"}},
-		{"own accounting above the kernel's", -time.Second, -time.Second, 0, nil},
+		{"quiet", 400 * time.Millisecond, 0, nil},
+		{"a build beside the benchmark", 3 * time.Second, 0, []string{"other processes used 0.30 cores of CPUs 0-1, the generator's and the target's"}},
+		{"another VM", 0, 2 * time.Second, []string{"the hypervisor took 0.20 cores of CPUs 0-1 (steal)"}},
+		{"both", time.Second, time.Second, []string{"other processes used 0.10 cores", "the hypervisor took 0.10 cores"}},
+		{"own accounting above the kernel's", -time.Second, 0, nil},
 	}
 	for _, c := range cases {
-		got := disturbances(10*time.Second, c.onGen, c.onTarget, c.steal, gen, tgt)
+		got := disturbances(10*time.Second, c.others, c.steal, cpus)
 		if len(got) != len(c.want) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 			continue

@@ -280,7 +280,7 @@ func (i *dockerInstance) Resources() (resources.Source, error) {
 	if ins.Container.State == nil || ins.Container.State.Pid == 0 {
 		return nil, fmt.Errorf("container %.12s has no running process", i.id)
 	}
-	return resources.CgroupOf("/sys/fs/cgroup", "/proc", ins.Container.State.Pid)
+	return resources.CgroupOf(resources.CgroupRoot, "/proc", ins.Container.State.Pid)
 }
 
 func (i *dockerInstance) waitHealthy(ctx context.Context, s Spec) error {
