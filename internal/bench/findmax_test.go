@@ -25,39 +25,45 @@ func TestToStep(t *testing.T) {
 	cases := []struct {
 		name          string
 		mod           func(*load.Result)
+		generatorBusy float64
 		wantErrors    float64
 		wantGenerator bool
 	}{
-		{"all served", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5 }, 0, false},
-		{"errors", func(r *load.Result) { r.Requests, r.Successes, r.Errors, r.PeakInFlight = 1000, 990, 10, 5 }, 0.01, false},
-		{"slots full: unsent requests are unserved users", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 40 }, 0.4, false},
-		{"generator short with slots free", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 5 }, 0, true},
+		{"all served", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5 }, 0.9, 0, false},
+		{"errors", func(r *load.Result) { r.Requests, r.Successes, r.Errors, r.PeakInFlight = 1000, 990, 10, 5 }, 0.9, 0.01, false},
+		{"slots full: unsent requests are unserved users", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 40 }, 0.9, 0.4, false},
+		{"generator short with slots free", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 5 }, 0.9, 0, true},
+		{"short with CPU to spare: held up by the target", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 5 }, 0.5, 0, false},
 		{"generator late against the SLO's bound", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
 			r.SendLag.P99 = 12 * time.Millisecond
-		}, 0, true},
+		}, 0.9, 0, true},
+		{"late with CPU to spare: held up by the target", func(r *load.Result) {
+			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
+			r.Latency.P99, r.SendLag.P99, r.SendLag.Max = 152*time.Millisecond, 23*time.Millisecond, 59*time.Millisecond
+		}, 0.48, 0, false},
 		{"generator late behind a target far over the bound", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
 			r.Latency.P99, r.SendLag.P99, r.SendLag.Max = 300*time.Millisecond, 12*time.Millisecond, 20*time.Millisecond
-		}, 0, false},
+		}, 0.9, 0, false},
 		{"generator late and short behind a target returning errors", func(r *load.Result) {
 			r.Requests, r.Successes, r.Errors, r.PeakInFlight = 600, 590, 10, 5
 			r.SendLag.P99 = 12 * time.Millisecond
-		}, 10.0 / 600, false},
+		}, 0.9, 10.0 / 600, false},
 		{"generator late by as much as the target is over", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
 			r.Latency.P99, r.SendLag.P99, r.SendLag.Max = 110*time.Millisecond, 12*time.Millisecond, 20*time.Millisecond
-		}, 0, true},
+		}, 0.9, 0, true},
 		{"lag within 10% of the bound", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
 			r.SendLag.P99 = 8 * time.Millisecond
-		}, 0, false},
+		}, 0.9, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := base
 			c.mod(&r)
-			s, _ := toStep(r, 100, 10*time.Second, slo)
+			s, _ := toStep(r, 100, 10*time.Second, slo, c.generatorBusy)
 			if d := s.ErrorRatio - c.wantErrors; d > 1e-9 || d < -1e-9 || s.GeneratorLimited != c.wantGenerator {
 				t.Errorf("errors %.4f generator-limited %v, want %.4f %v", s.ErrorRatio, s.GeneratorLimited, c.wantErrors, c.wantGenerator)
 			}

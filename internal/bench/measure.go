@@ -24,8 +24,8 @@ const SampleEvery = 200 * time.Millisecond
 // latencies it reports, even when its send lag passed.
 const GeneratorSuspect = 0.90
 
-// Disturbed is the share of a core, on the generator's CPUs or the target's cpuset, above which
-// work that is neither theirs (other processes, a build, another VM through steal) makes a cell's
+// Disturbed is the share of a core, on the generator's CPUs and the target's cpuset, above which
+// work that is neither's (other processes, a build, another VM through steal) makes a cell's
 // figures suspect: a run whose neighbours were busy measured the neighbours too.
 const Disturbed = 0.05
 
@@ -112,6 +112,7 @@ func (m *meter) stop(row *results.Row) {
 			m.problems = append(m.problems, w)
 		}
 	}
+	targetMeasured := false
 	if m.watch != nil {
 		u, err := m.watch.Stop()
 		m.watch = nil
@@ -119,9 +120,12 @@ func (m *meter) stop(row *results.Row) {
 			m.problems = append(m.problems, "target resources not measured: "+err.Error())
 		} else {
 			fillUsage(row, u)
+			targetMeasured = true
 		}
 	}
-	if m.hostRead && wall > 0 {
+	// Others' work is the CPUs' time less the generator's and the target's: without the target's,
+	// it cannot be told.
+	if m.hostRead && targetMeasured && wall > 0 {
 		if now, ok := m.readHost(); ok {
 			own := time.Duration((row.GeneratorCPUCores + row.CPUCores) * float64(wall))
 			d := disturbances(wall, now.Busy-m.host.Busy-own, now.Steal-m.host.Steal, m.hostCPUs())
