@@ -120,7 +120,7 @@ With --url, load a service already listening on loopback instead (no Docker, not
 	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest open-loop rate meeting --slo (ramp from --rate, then bisect), once per trial")
 	f.StringVar(&o.SLO, "slo", "p99<100ms,errors<0.1%", "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", 10*time.Second, "--find-max: how long each rate is held")
-	f.StringVar(&o.Resolution, "resolution", "5%", "--find-max: precision of the maximum, a share of the rate (5%) or rps (200)")
+	f.StringVar(&o.Resolution, "resolution", "10%", "--find-max: precision of the maximum, a share of the rate (10%) or rps (200)")
 	return cmd
 }
 

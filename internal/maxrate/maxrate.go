@@ -96,9 +96,9 @@ type Config struct {
 }
 
 // Resolution is a width in rps, or a share of the rate. A share suits any target: a runtime's
-// capacity moves by a few percent from one start to the next (two runs of three searches of
-// spring-mvc-platform: medians 3375 and 3468 rps), so a fixed 25 rps is noise at 3000 rps and
-// coarse at 100.
+// capacity moves by several percent from one run to the next (the median of three searches of
+// spring-mvc-platform: 3500 to 3750 rps over five runs), so a fixed 25 rps is noise at 3000 rps
+// and coarse at 100.
 type Resolution struct {
 	RPS     int
 	Percent float64
