@@ -38,9 +38,12 @@ type meter struct {
 	began    time.Time
 	problems []string
 
-	generatorCPUs, targetCPUs []int
-	host                      resources.HostCPU // the generator's and the target's CPUs at the start
-	hostRead                  bool
+	generatorCPUs []int
+	// hostCPUs are the generator's and the target's CPUs together; nil when either is unknown
+	// (an unpinned generator, a target not in a container).
+	hostCPUs []int
+	host     resources.HostCPU // the generator's and the target's CPUs at the start
+	hostRead bool
 	// disturbed says why other work on the CPUs makes the phase suspect; empty when nothing did.
 	disturbed string
 }
@@ -71,7 +74,12 @@ func observe(row *results.Row, inst target.Instance, spec target.Spec, generator
 	cpus, _ := scenario.ParseCPUSet(spec.CPUSet)
 	warn(row, runtimeView(row, inst.Health(), len(cpus), spec.Memory)...)
 	m := newMeter(inst, row)
-	m.generatorCPUs, m.targetCPUs = generatorCPUs, cpus
+	m.generatorCPUs = generatorCPUs
+	if len(generatorCPUs) > 0 && len(cpus) > 0 {
+		m.hostCPUs = slices.Concat(generatorCPUs, cpus)
+		slices.Sort(m.hostCPUs)
+		m.hostCPUs = slices.Compact(m.hostCPUs)
+	}
 	return m
 }
 
@@ -128,27 +136,20 @@ func (m *meter) stop(row *results.Row) {
 	if m.hostRead && targetMeasured && wall > 0 {
 		if now, ok := m.readHost(); ok {
 			own := time.Duration((row.GeneratorCPUCores + row.CPUCores) * float64(wall))
-			d := disturbances(wall, now.Busy-m.host.Busy-own, now.Steal-m.host.Steal, m.hostCPUs())
+			d := disturbances(wall, now.Busy-m.host.Busy-own, now.Steal-m.host.Steal, m.hostCPUs)
 			m.problems = append(m.problems, d...)
 			m.disturbed = strings.Join(d, "; ")
 		}
 	}
 }
 
-// hostCPUs are the generator's and the target's CPUs together.
-func (m *meter) hostCPUs() []int {
-	cpus := slices.Concat(m.generatorCPUs, m.targetCPUs)
-	slices.Sort(cpus)
-	return slices.Compact(cpus)
-}
-
 // readHost reads what the generator's and the target's CPUs spent; ok is false when either set is
 // unknown (an unpinned generator, a target not in a container) or the counters cannot be read.
 func (m *meter) readHost() (resources.HostCPU, bool) {
-	if len(m.generatorCPUs) == 0 || len(m.targetCPUs) == 0 || m.src == nil {
+	if m.hostCPUs == nil || m.src == nil {
 		return resources.HostCPU{}, false
 	}
-	h, err := resources.ReadHostCPU(resources.CgroupRoot, resources.ProcStat, m.hostCPUs())
+	h, err := resources.ReadHostCPU(resources.CgroupRoot, resources.ProcStat, m.hostCPUs)
 	return h, err == nil
 }
 

@@ -209,7 +209,7 @@ func TestMeterSeesANeighbour(t *testing.T) {
 		t.Fatal(err)
 	}
 	busyNeighbour(t)
-	m := &meter{src: &steady{}, generatorCPUs: cpus, targetCPUs: cpus}
+	m := &meter{src: &steady{}, generatorCPUs: cpus, hostCPUs: cpus}
 	m.start()
 	time.Sleep(time.Second)
 	var row results.Row
