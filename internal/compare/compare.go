@@ -176,6 +176,9 @@ func (r Result) Refused() []Cell {
 
 type key struct{ scenario, target string }
 
+// isSearch says the cell holds --find-max steps.
+func (k key) isSearch() bool { return strings.HasSuffix(k.scenario, results.FindMaxSuffix) }
+
 // group collects rows by cell, keeping the order of first appearance.
 func group(rows []results.Row) ([]key, map[key][]results.Row) {
 	var order []key
@@ -196,7 +199,7 @@ func Compare(oldFile string, old []results.Row, newFile string, new []results.Ro
 	oldOrder, oldBy := group(old)
 	newOrder, newBy := group(new)
 	for _, k := range oldOrder {
-		if strings.HasSuffix(k.scenario, results.FindMaxSuffix) {
+		if k.isSearch() {
 			res.Searches = append(res.Searches, k.scenario+"/"+k.target)
 			continue
 		}
@@ -207,7 +210,7 @@ func Compare(oldFile string, old []results.Row, newFile string, new []results.Ro
 		res.Cells = append(res.Cells, compareCell(k, oldBy[k], newBy[k], o))
 	}
 	for _, k := range newOrder {
-		if _, ok := oldBy[k]; !ok && !strings.HasSuffix(k.scenario, results.FindMaxSuffix) {
+		if _, ok := oldBy[k]; !ok && !k.isSearch() {
 			res.OnlyNew = append(res.OnlyNew, k.scenario+"/"+k.target)
 		}
 	}
