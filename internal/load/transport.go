@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -29,9 +30,29 @@ type transport struct {
 	// may have closed it meanwhile (keep-alive timeouts are seconds, not less).
 	checkIdle time.Duration
 
-	mu     sync.Mutex
-	idle   []*conn // most recently used last: a busy set of connections stays warm
-	closed bool
+	// dial opens a connection; a field so that tests can hold dials back.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	mu      sync.Mutex
+	idle    []*conn // most recently used last: a busy set of connections stays warm
+	waiting []chan handoff
+	dialing int
+	closed  bool
+}
+
+// maxDialing bounds the connections being opened at once. A request that finds no idle
+// connection waits for whichever comes first, a connection handed back or one newly opened, as
+// net/http's Transport does. Dialing one connection per waiting request instead turned every
+// hiccup of a few milliseconds at 10,000 rps into a storm: the requests due meanwhile opened a
+// connection each (about 2,000), each costing the generator's core a TCP handshake, which put it
+// further behind, for 100 to 200 ms (docs/generator.md).
+const maxDialing = 4
+
+// handoff is a connection given to a waiting request, or the error its dial met.
+type handoff struct {
+	c      *conn
+	reused bool
+	err    error
 }
 
 type conn struct {
@@ -49,7 +70,8 @@ type conn struct {
 var errTimeout = errors.New("timeout: no complete answer within the request timeout")
 
 func newTransport(timeout time.Duration) *transport {
-	return &transport{timeout: timeout, checkIdle: time.Second}
+	d := net.Dialer{KeepAlive: 30 * time.Second}
+	return &transport{timeout: timeout, checkIdle: time.Second, dial: d.DialContext}
 }
 
 // RoundTrip sends req on an idle connection or a new one and reads the answer's head; the body is
@@ -121,15 +143,11 @@ func (c *conn) roundTrip(req *http.Request, deadline time.Time) (*http.Response,
 	}
 }
 
-// get pops the most recently used idle connection that is still open, or dials a new one.
+// get pops the most recently used idle connection that is still open or, when there is none,
+// waits for one: handed back by another request, or opened for it.
 func (t *transport) get(req *http.Request, now, deadline time.Time) (*conn, bool, error) {
-	for {
-		t.mu.Lock()
-		n := len(t.idle)
-		if n == 0 {
-			t.mu.Unlock()
-			break
-		}
+	t.mu.Lock()
+	for n := len(t.idle); n > 0; n = len(t.idle) {
 		c := t.idle[n-1]
 		t.idle[n-1] = nil
 		t.idle = t.idle[:n-1]
@@ -139,13 +157,69 @@ func (t *transport) get(req *http.Request, now, deadline time.Time) (*conn, bool
 			return c, true, nil
 		}
 		c.nc.Close()
+		t.mu.Lock()
 	}
-	d := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}
-	nc, err := d.DialContext(req.Context(), "tcp", canonicalAddr(req))
-	if err != nil {
+	wait := make(chan handoff, 1)
+	t.waiting = append(t.waiting, wait)
+	if t.dialing < maxDialing {
+		t.dialing++
+		go t.connect(canonicalAddr(req), deadline)
+	}
+	t.mu.Unlock()
+
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case h := <-wait:
+		return h.c, h.reused, h.err
+	case <-timer.C:
+	case <-req.Context().Done():
+	}
+	t.mu.Lock()
+	if i := slices.Index(t.waiting, wait); i >= 0 {
+		t.waiting = slices.Delete(t.waiting, i, i+1)
+	}
+	t.mu.Unlock()
+	// Handed over between the timer and the lock: not this request's any more.
+	select {
+	case h := <-wait:
+		if h.c != nil {
+			t.put(h.c)
+		}
+	default:
+	}
+	if err := req.Context().Err(); err != nil {
 		return nil, false, err
 	}
-	return &conn{nc: nc, br: bufio.NewReader(nc), bw: bufio.NewWriter(nc), lastUsed: now}, false, nil
+	return nil, false, errTimeout
+}
+
+// connect dials a connection for the oldest waiting request, and goes on while requests wait.
+func (t *transport) connect(addr string, deadline time.Time) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	nc, err := t.dial(ctx, "tcp", addr)
+	cancel()
+	var c *conn
+	if err == nil {
+		c = &conn{nc: nc, br: bufio.NewReader(nc), bw: bufio.NewWriter(nc), lastUsed: time.Now()}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dialing--
+	switch {
+	case len(t.waiting) > 0:
+		t.waiting[0] <- handoff{c: c, err: err}
+		t.waiting = slices.Delete(t.waiting, 0, 1)
+		if len(t.waiting) > 0 && t.dialing < maxDialing {
+			t.dialing++
+			go t.connect(addr, time.Now().Add(t.timeout))
+		}
+	case err != nil:
+	case t.closed:
+		c.nc.Close()
+	default:
+		t.idle = append(t.idle, c)
+	}
 }
 
 // open tells whether the peer has not closed an idle connection: a read that would block means
@@ -169,9 +243,17 @@ func (c *conn) open() bool {
 	return err == nil && alive
 }
 
+// put hands a connection back: to the oldest waiting request, else to the idle ones.
 func (t *transport) put(c *conn) {
 	t.mu.Lock()
-	if !t.closed {
+	switch {
+	case t.closed:
+	case len(t.waiting) > 0:
+		c.lastUsed = time.Now()
+		t.waiting[0] <- handoff{c: c, reused: true}
+		t.waiting = slices.Delete(t.waiting, 0, 1)
+		c = nil
+	default:
 		t.idle = append(t.idle, c)
 		c = nil
 	}

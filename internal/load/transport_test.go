@@ -2,6 +2,8 @@ package load
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -172,5 +174,149 @@ func TestTransportRefusedConnection(t *testing.T) {
 	_, _, err = send(t, newClient(time.Second), http.MethodGet, url, "")
 	if err == nil || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("err = %v, want connection refused", err)
+	}
+}
+
+// heldDials lets a test decide when each dial of a transport completes.
+type heldDials struct {
+	release chan struct{}
+	dialing atomic.Int64 // dials in progress
+	most    atomic.Int64 // most dials in progress at once
+	total   atomic.Int64
+}
+
+func holdDials(tr *transport) *heldDials {
+	h := &heldDials{release: make(chan struct{})}
+	dial := tr.dial
+	tr.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		h.total.Add(1)
+		n := h.dialing.Add(1)
+		defer h.dialing.Add(-1)
+		for m := h.most.Load(); n > m && !h.most.CompareAndSwap(m, n); m = h.most.Load() {
+		}
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return dial(ctx, network, addr)
+	}
+	return h
+}
+
+func get(t *testing.T, tr *transport, url string) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.RoundTrip(req)
+}
+
+// A request that finds every connection busy takes the first one handed back rather than waiting
+// for a connection of its own: dialing one per waiting request turned hiccups into storms.
+func TestWaitingRequestTakesTheConnectionHandedBack(t *testing.T) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }, 0)
+	tr := newTransport(5 * time.Second)
+	defer tr.CloseIdleConnections()
+	dials := holdDials(tr)
+	go func() { dials.release <- struct{}{} }() // the first request's dial only
+	first, err := get(t, tr, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		resp, err := get(t, tr, srv.URL)
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	for dials.dialing.Load() == 0 { // the second request waits, and a dial is under way for it
+		time.Sleep(time.Millisecond)
+	}
+	io.Copy(io.Discard, first.Body)
+	first.Body.Close() // hands the connection over
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting request did not get the connection handed back")
+	}
+	if got := conns.Load(); got != 1 {
+		t.Errorf("the server saw %d connections before the second dial completed, want 1", got)
+	}
+	close(dials.release) // the held dial completes: its connection waits in the pool
+	deadline := time.Now().Add(5 * time.Second)
+	for dials.dialing.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	tr.mu.Lock()
+	idle := len(tr.idle)
+	tr.mu.Unlock()
+	if idle != 2 {
+		t.Errorf("%d idle connections after both answers and the late dial, want 2", idle)
+	}
+}
+
+func TestTransportBoundsDialsInProgress(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }, 0)
+	tr := newTransport(5 * time.Second)
+	defer tr.CloseIdleConnections()
+	dials := holdDials(tr)
+	const requests = 3 * maxDialing
+	errs := make(chan error, requests)
+	for range requests {
+		go func() {
+			resp, err := get(t, tr, srv.URL)
+			if err == nil {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			errs <- err
+		}()
+	}
+	for dials.dialing.Load() < maxDialing {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // room for a dial beyond the bound, were there one
+	close(dials.release)
+	for range requests {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if most := dials.most.Load(); most != maxDialing {
+		t.Errorf("%d dials in progress at once, want at most and at least %d", most, maxDialing)
+	}
+	// A dial starts only for a waiting request, which may yet take a connection handed back:
+	// at most maxDialing dials beyond one per request.
+	if total := dials.total.Load(); total > requests+maxDialing {
+		t.Errorf("%d dials for %d requests", total, requests)
+	}
+}
+
+func TestTransportWaitEndsAtTheRequestTimeout(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }, 0)
+	tr := newTransport(50 * time.Millisecond)
+	defer tr.CloseIdleConnections()
+	holdDials(tr) // never released: the dial ends at its deadline
+	began := time.Now()
+	_, err := get(t, tr, srv.URL)
+	if !errors.Is(err, errTimeout) {
+		t.Fatalf("err = %v, want the timeout error", err)
+	}
+	if took := time.Since(began); took > time.Second {
+		t.Errorf("gave up after %s, want about the 50ms timeout", took)
+	}
+	tr.mu.Lock()
+	waiting := len(tr.waiting)
+	tr.mu.Unlock()
+	if waiting != 0 {
+		t.Errorf("%d requests still recorded as waiting", waiting)
 	}
 }

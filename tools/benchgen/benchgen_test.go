@@ -64,6 +64,7 @@ func TestCapacityOf(t *testing.T) {
 		return row{client: "iotbench", isEngine: true, isOpen: true, requested: rate, achieved: achieved, p50: p50, valid: "yes"}
 	}
 	late := func(r row) row { r.valid = "no: generator sent late"; return r }
+	repeated := func(r row) row { r.valid, r.repeated = "repeated: failed while disturbed", true; return r }
 	cases := []struct {
 		name        string
 		rows        []row
@@ -76,6 +77,7 @@ func TestCapacityOf(t *testing.T) {
 		{"a pass above a failure is noise", []row{open(5000, 1, ms/4), open(10000, 1, 40*ms), open(15000, 1, ms/4)}, 5000, false},
 		{"judged invalid by the engine", []row{open(5000, 1, ms/4), late(open(10000, 1, ms/4))}, 5000, false},
 		{"none sustained", []row{open(5000, 0.5, ms/4)}, 0, false},
+		{"a step failed while disturbed counts as run again", []row{open(5000, 1, ms/4), repeated(open(10000, 0.9, ms/4)), open(10000, 1, ms/4)}, 10000, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

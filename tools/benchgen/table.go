@@ -22,7 +22,7 @@ func printTable(w io.Writer, rows []row) {
 			wrk = r
 		}
 	}
-	header := []any{"client", "load", "rps", "achieved", "client CPU", "CPU/request", "server CPU", "p50", "p99", "p50 added", "p99 added", "send lag p99", "sched wait p99", "GCs", "heap/request", "×wrk", "valid"}
+	header := []any{"client", "load", "rps", "achieved", "client CPU", "CPU/request", "server CPU", "other CPU", "p50", "p99", "p50 added", "p99 added", "send lag p99", "sched wait p99", "GCs", "heap/request", "×wrk", "valid"}
 	align := make([]tw.Align, len(header))
 	for i := range align {
 		align[i] = tw.AlignRight
@@ -56,20 +56,28 @@ func printTable(w io.Writer, rows []row) {
 		if r.client != "wrk" && wrk.rps > 0 {
 			ratio = fmt.Sprintf("%.2f", r.rps/wrk.rps)
 		}
+		others := "—"
+		if r.othersKnown {
+			others = fmt.Sprintf("%.2f", r.others)
+		}
 		valid := r.valid
 		if len(valid) > 3 {
 			notes = append(notes, fmt.Sprintf("%s %s: %s", r.client, r.load, valid))
-			valid = fmt.Sprintf("no (%d)", len(notes))
+			label := "no"
+			if r.repeated {
+				label = "repeated"
+			}
+			valid = fmt.Sprintf("%s (%d)", label, len(notes))
 		}
 		_ = t.Append(r.client, r.load, fmt.Sprintf("%.0f", r.rps), achieved,
-			fmt.Sprintf("%.0f%%", 100*r.clientCPU), perRequest(r.clientCPU, r.rps), fmt.Sprintf("%.0f%%", 100*r.serverCPU),
+			fmt.Sprintf("%.0f%%", 100*r.clientCPU), perRequest(r.clientCPU, r.rps), fmt.Sprintf("%.0f%%", 100*r.serverCPU), others,
 			micros(r.p50), micros(r.p99), added50, added99, lag, sched, gcs, heap, ratio, valid)
 	}
 	_ = t.Render()
 	for i, n := range notes {
 		fmt.Fprintf(w, "  (%d) %s\n", i+1, n)
 	}
-	fmt.Fprintln(w, "  added: over wrk with 1 connection (nothing queued); CPU: share of one core over the measured phase, and per request; open loop: latency from each request's due time;\n  sched wait p99: how long the engine's goroutines waited, runnable, for its thread (latency it adds whatever the server does); GCs: collections in the step;\n  heap/request: what the engine allocated per request (collected only near 1 GiB, as in iotbench run)")
+	fmt.Fprintln(w, "  added: over wrk with 1 connection (nothing queued); CPU: share of one core over the measured phase, and per request;\n  other CPU: what other processes and the hypervisor (steal) took of the client's and nginx's CPUs, in cores; an open-loop step that fails with more than 0.05 is run again (3 attempts at most); open loop: latency from each request's due time;\n  sched wait p99: how long the engine's goroutines waited, runnable, for its thread (latency it adds whatever the server does); GCs: collections in the step;\n  heap/request: what the engine allocated per request (collected only near 1 GiB, as in iotbench run)")
 }
 
 // perRequest is the client's CPU time per request: what bounds its throughput on one core.
