@@ -77,6 +77,7 @@ func TestCapacityOf(t *testing.T) {
 		{"a pass above a failure is noise", []row{open(5000, 1, ms/4), open(10000, 1, 40*ms), open(15000, 1, ms/4)}, 5000, false},
 		{"judged invalid by the engine", []row{open(5000, 1, ms/4), late(open(10000, 1, ms/4))}, 5000, false},
 		{"none sustained", []row{open(5000, 0.5, ms/4)}, 0, false},
+		{"the step at half the capacity is not a step of the search", []row{open(5000, 1, ms/4), open(10000, 1, ms/4), func(r row) row { r.isHalf = true; return r }(open(5000, 1, 40*ms))}, 10000, true},
 		{"a step failed while disturbed counts as run again", []row{open(5000, 1, ms/4), repeated(open(10000, 0.9, ms/4)), open(10000, 1, ms/4)}, 10000, true},
 	}
 	for _, c := range cases {

@@ -195,6 +195,7 @@ type row struct {
 	othersKnown    bool
 	valid          string
 	repeated       bool // failed while disturbed, and run again
+	isHalf         bool // open loop at half the capacity the steps before found
 	isWrkReference bool
 	isFloor        bool
 	isEngine       bool
@@ -262,6 +263,19 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 				break
 			}
 		}
+	}
+	// The figure the latency goal is set at: what the engine adds at half of what it sustains.
+	if c := capacityOf(rows); c.Rate >= 2 {
+		m := load.Model{Rate: c.Rate / 2, ExpectedLatency: time.Millisecond}
+		e, err := runEngine(ctx, srv, m, []int{o.clientCPU, o.serverCPU}, o.warmup, o.step)
+		if err != nil {
+			return rows, err
+		}
+		r := engineRow(m, e)
+		r.load += " (½ capacity)"
+		r.isHalf = true
+		rows = append(rows, r)
+		fmt.Fprintf(os.Stderr, "iotbench %s: %.0f rps\n", r.load, r.rps)
 	}
 	return rows, nil
 }
@@ -381,7 +395,7 @@ func capacityOf(rows []row) load.Capacity {
 			floor = r.p50
 		case r.isEngine && !r.isOpen:
 			c.ClosedLoopRPS = r.rps
-		case r.repeated:
+		case r.repeated || r.isHalf:
 			continue
 		case r.isOpen && c.AtLeast:
 			if r.sustained(floor) {
