@@ -115,3 +115,32 @@ func TestSchedWaitSince(t *testing.T) {
 		}
 	}
 }
+
+func TestRepeatWhy(t *testing.T) {
+	ms := time.Millisecond
+	passing := row{isOpen: true, valid: "yes", achieved: 1, p50: ms / 4}
+	failing := row{isOpen: true, valid: "no: generator sent late", achieved: 1, p50: ms / 4}
+	disturbed := failing
+	disturbed.others, disturbed.othersKnown = 0.2, true
+	closed := failing
+	closed.isOpen = false
+	cases := []struct {
+		name    string
+		r       row
+		attempt int
+		want    string // a part of the reason; "" when the step stands
+	}{
+		{"passed", passing, 1, ""},
+		{"failed once", failing, 1, "confirm"},
+		{"failed twice", failing, 2, ""},
+		{"failed while disturbed", disturbed, 2, "0.20 cores"},
+		{"failed while disturbed, attempts used up", disturbed, maxAttempts, ""},
+		{"closed loop", closed, 1, ""},
+	}
+	for _, c := range cases {
+		got := repeatWhy(c.r, ms/8, c.attempt)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

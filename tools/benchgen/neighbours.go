@@ -11,7 +11,7 @@ import (
 // own bar (bench.Disturbed).
 const disturbedAt = 0.05
 
-// maxAttempts bounds how often an open-loop step that failed while disturbed is run.
+// maxAttempts bounds how often an open-loop step that fails is run (see repeatWhy).
 const maxAttempts = 3
 
 // cpuWatch reads, around a step, what some CPUs spent on work that was neither the client's nor

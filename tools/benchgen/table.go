@@ -82,7 +82,7 @@ func printTable(w io.Writer, rows []row) {
 			fmt.Fprintf(w, "  at half the capacity (%d rps) the engine adds %s to the p99 (goal: under 1 ms)\n", r.requested, signedMicros(r.p99-floor.p99))
 		}
 	}
-	fmt.Fprintln(w, "  added: over wrk with 1 connection (nothing queued); CPU: share of one core over the measured phase, and per request;\n  other CPU: what other processes and the hypervisor (steal) took of the client's and nginx's CPUs, in cores; an open-loop step that fails with more than 0.05 is run again (3 attempts at most); open loop: latency from each request's due time;\n  sched wait p99: how long the engine's goroutines waited, runnable, for its thread (latency it adds whatever the server does); GCs: collections in the step;\n  heap/request: what the engine allocated per request (collected only near 1 GiB, as in iotbench run)")
+	fmt.Fprintln(w, "  added: over wrk with 1 connection (nothing queued); CPU: share of one core over the measured phase, and per request;\n  other CPU: what other processes and the hypervisor (steal) took of the client's and nginx's CPUs, in cores; a failed open-loop step is run again once, up to 3 times while more than 0.05 was taken; open loop: latency from each request's due time;\n  sched wait p99: how long the engine's goroutines waited, runnable, for its thread (latency it adds whatever the server does); GCs: collections in the step;\n  heap/request: what the engine allocated per request (collected only near 1 GiB, as in iotbench run)")
 }
 
 // perRequest is the client's CPU time per request: what bounds its throughput on one core.
