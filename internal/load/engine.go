@@ -231,7 +231,7 @@ func attack(ctx context.Context, client *http.Client, cfg Config, du time.Durati
 	if cfg.Model.Mode() == Open {
 		schedule = &pacer{rate: uint64(cfg.Model.Rate)}
 		pace = schedule
-		defer startHeartbeat(heartbeatPeriod)()
+		defer schedule.startWaking()()
 		initialWorkers = min(limit, max(4, int(float64(cfg.Model.Rate)*cfg.Model.ExpectedLatency.Seconds())+1))
 	}
 	keep := int64(maxBody)

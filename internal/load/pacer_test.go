@@ -1,8 +1,7 @@
 package load
 
 import (
-	"fmt"
-	"slices"
+		"slices"
 	"testing"
 	"time"
 
@@ -57,17 +56,28 @@ func TestPacerPace(t *testing.T) {
 
 // BenchmarkSleepLateness: an idle Go program sleeping 300 µs wakes up to a millisecond late (the
 // scheduler waits for the network in whole milliseconds; about 800 µs at the median here); with
-// the heartbeat, within about a period (about 200 µs).
+// the heartbeat, within about a period (about 200 µs); with an alarm set for the end of each
+// sleep, on time but at the cost of arming a timer each time.
 func BenchmarkSleepLateness(b *testing.B) {
-	for _, heartbeat := range []bool{false, true} {
-		b.Run(fmt.Sprintf("heartbeat=%v", heartbeat), func(b *testing.B) {
-			if heartbeat {
-				defer startHeartbeat(heartbeatPeriod)()
-			}
+	for _, waking := range []string{"none", "heartbeat", "alarm"} {
+		b.Run("waking="+waking, func(b *testing.B) {
 			const d = 300 * time.Microsecond
+			p := &pacer{rate: uint64(time.Second / d)} // slow enough for the alarm
+			switch waking {
+			case "heartbeat":
+				defer startHeartbeat(heartbeatPeriod)()
+			case "alarm":
+				defer p.startWaking()()
+				if p.alarm == nil {
+					b.Skip("no timerfd")
+				}
+			}
 			var late []time.Duration
 			for b.Loop() {
 				begin := time.Now()
+				if p.alarm != nil {
+					p.alarm.set(d)
+				}
 				time.Sleep(d)
 				late = append(late, time.Since(begin)-d)
 			}
@@ -75,6 +85,24 @@ func BenchmarkSleepLateness(b *testing.B) {
 			b.ReportMetric(float64(late[len(late)/2].Microseconds()), "µs-late-p50")
 			b.ReportMetric(float64(late[len(late)*99/100].Microseconds()), "µs-late-p99")
 		})
+	}
+}
+
+// TestStartWakingChoosesTheFewerWakeUps: an alarm per request below 4,000 rps, a heartbeat above.
+func TestStartWakingChoosesTheFewerWakeUps(t *testing.T) {
+	for _, c := range []struct {
+		rate      uint64
+		wantAlarm bool
+	}{{100, true}, {4000, true}, {4001, false}, {20000, false}} {
+		p := &pacer{rate: c.rate}
+		stop := p.startWaking()
+		if got := p.alarm != nil; got != c.wantAlarm {
+			t.Errorf("%d rps: alarm %v, want %v", c.rate, got, c.wantAlarm)
+		}
+		stop()
+		if p.alarm != nil {
+			t.Errorf("%d rps: alarm still set after stop", c.rate)
+		}
 	}
 }
 
