@@ -59,7 +59,7 @@ func parseFlags() (options, error) {
 	if len(cpus) < 2 {
 		return o, fmt.Errorf("benchgen needs 2 CPUs, one for nginx and one for the client; this process may use %v", cpus)
 	}
-	rates := "5000,10000,15000,20000,25000"
+	rates := "2000,5000,10000,15000,20000,25000"
 	flag.StringVar(&o.nginx, "nginx", lookPath("nginx", "/usr/sbin/nginx"), "nginx binary")
 	flag.StringVar(&o.wrk, "wrk", lookPath("wrk", "/usr/bin/wrk"), "wrk binary")
 	// The split iotbench run makes on this machine: the server on the last CPU, the client on the first.
