@@ -80,8 +80,9 @@ func (a *alarm) set(after time.Duration) {
 }
 
 // newTimerfd makes a timerfd, set to spec when given, and reads its expirations until it is
-// closed; the descriptor is the file's, valid until then. Non-blocking: os.File registers it with the runtime's network poller, so a read parks
-// the goroutine and the poller's wait is what the timer ends.
+// closed; the descriptor is the file's, valid until then. Non-blocking: os.File registers it with
+// the runtime's network poller, so a read parks the goroutine and the poller's wait is what the
+// timer ends.
 func newTimerfd(name string, spec *unix.ItimerSpec) (*os.File, int, error) {
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
