@@ -1,7 +1,7 @@
 package load
 
 import (
-		"slices"
+	"slices"
 	"testing"
 	"time"
 
