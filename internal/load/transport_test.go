@@ -213,6 +213,17 @@ func get(t *testing.T, tr *transport, url string) (*http.Response, error) {
 	return tr.RoundTrip(req)
 }
 
+// fetch sends a GET through tr and reads the answer to its end, which hands the connection back.
+func fetch(t *testing.T, tr *transport, url string) error {
+	resp, err := get(t, tr, url)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return err
+}
+
 // A request that finds every connection busy takes the first one handed back rather than waiting
 // for a connection of its own: dialing one per waiting request turned hiccups into storms.
 func TestWaitingRequestTakesTheConnectionHandedBack(t *testing.T) {
@@ -226,14 +237,7 @@ func TestWaitingRequestTakesTheConnectionHandedBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() {
-		resp, err := get(t, tr, srv.URL)
-		if err == nil {
-			_, err = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-		done <- err
-	}()
+	go func() { done <- fetch(t, tr, srv.URL) }()
 	for dials.dialing.Load() == 0 { // the second request waits, and a dial is under way for it
 		time.Sleep(time.Millisecond)
 	}
@@ -271,14 +275,7 @@ func TestTransportBoundsDialsInProgress(t *testing.T) {
 	const requests = 3 * maxDialing
 	errs := make(chan error, requests)
 	for range requests {
-		go func() {
-			resp, err := get(t, tr, srv.URL)
-			if err == nil {
-				_, err = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-			errs <- err
-		}()
+		go func() { errs <- fetch(t, tr, srv.URL) }()
 	}
 	for dials.dialing.Load() < maxDialing {
 		time.Sleep(time.Millisecond)
