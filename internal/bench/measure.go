@@ -24,11 +24,6 @@ const SampleEvery = 200 * time.Millisecond
 // latencies it reports, even when its send lag passed.
 const GeneratorSuspect = 0.90
 
-// Disturbed is the share of a core, on the generator's CPUs and the target's cpuset, above which
-// work that is neither's (other processes, a build, another VM through steal) makes a cell's
-// figures suspect: a run whose neighbours were busy measured the neighbours too.
-const Disturbed = 0.05
-
 // meter observes the measured phase: the target's resources, when its instance can be observed,
 // the generator's own CPU, and what else ran on their CPUs.
 type meter struct {
@@ -42,8 +37,7 @@ type meter struct {
 	// hostCPUs are the generator's and the target's CPUs together; nil when either is unknown
 	// (an unpinned generator, a target not in a container).
 	hostCPUs []int
-	host     resources.HostCPU // the generator's and the target's CPUs at the start
-	hostRead bool
+	host     *resources.HostWatch // nil when hostCPUs cannot be read
 	// disturbed says why other work on the CPUs makes the phase suspect; empty when nothing did.
 	disturbed string
 }
@@ -94,7 +88,11 @@ func (m *meter) record(row *results.Row, res load.Result) {
 func (m *meter) start() {
 	m.began = time.Now()
 	m.genCPU, _ = resources.ProcessCPU()
-	m.host, m.hostRead = m.readHost()
+	if m.hostCPUs != nil && m.src != nil {
+		if w, err := resources.WatchHost(resources.CgroupRoot, resources.ProcStat, m.hostCPUs); err == nil {
+			m.host = &w
+		}
+	}
 	if m.src == nil {
 		return
 	}
@@ -133,24 +131,14 @@ func (m *meter) stop(row *results.Row) {
 	}
 	// Others' work is the CPUs' time less the generator's and the target's: without the target's,
 	// it cannot be told.
-	if m.hostRead && targetMeasured && wall > 0 {
-		if now, ok := m.readHost(); ok {
-			own := time.Duration((row.GeneratorCPUCores + row.CPUCores) * float64(wall))
-			d := disturbances(wall, now.Busy-m.host.Busy-own, now.Steal-m.host.Steal, m.hostCPUs)
+	if m.host != nil && targetMeasured && wall > 0 {
+		own := time.Duration((row.GeneratorCPUCores + row.CPUCores) * float64(wall))
+		if others, steal, err := m.host.Others(own); err == nil {
+			d := disturbances(wall, others, steal, m.hostCPUs)
 			m.problems = append(m.problems, d...)
 			m.disturbed = strings.Join(d, "; ")
 		}
 	}
-}
-
-// readHost reads what the generator's and the target's CPUs spent; ok is false when either set is
-// unknown (an unpinned generator, a target not in a container) or the counters cannot be read.
-func (m *meter) readHost() (resources.HostCPU, bool) {
-	if m.hostCPUs == nil || m.src == nil {
-		return resources.HostCPU{}, false
-	}
-	h, err := resources.ReadHostCPU(resources.CgroupRoot, resources.ProcStat, m.hostCPUs)
-	return h, err == nil
 }
 
 // disturbances are the warnings for work on the generator's and the target's CPUs that was
@@ -159,10 +147,10 @@ func (m *meter) readHost() (resources.HostCPU, bool) {
 func disturbances(wall, others, steal time.Duration, cpus []int) []string {
 	var out []string
 	cores := func(d time.Duration) float64 { return d.Seconds() / wall.Seconds() }
-	if c := cores(others); c > Disturbed {
+	if c := cores(others); c > resources.Disturbed {
 		out = append(out, fmt.Sprintf("disturbed: other processes used %.2f cores of CPUs %s, the generator's and the target's", c, scenario.FormatCPUSet(cpus)))
 	}
-	if c := cores(steal); c > Disturbed {
+	if c := cores(steal); c > resources.Disturbed {
 		out = append(out, fmt.Sprintf("disturbed: the hypervisor took %.2f cores of CPUs %s (steal)", c, scenario.FormatCPUSet(cpus)))
 	}
 	return out

@@ -63,6 +63,36 @@ func ReadHostCPU(cgroupRoot, procStat string, cpus []int) (HostCPU, error) {
 	return h, nil
 }
 
+// Disturbed is the share of a core, on the CPUs a measurement uses, above which work that is not
+// the measurement's (other processes, a build, another VM through steal) makes its figures
+// suspect: a run whose neighbours were busy measured the neighbours too.
+const Disturbed = 0.05
+
+// HostWatch reads, over a measured phase, what some CPUs spent on work that was not the
+// measurement's own.
+type HostWatch struct {
+	cgroupRoot, procStat string
+	cpus                 []int
+	start                HostCPU
+}
+
+// WatchHost starts a watch of cpus (see ReadHostCPU for the paths).
+func WatchHost(cgroupRoot, procStat string, cpus []int) (HostWatch, error) {
+	h, err := ReadHostCPU(cgroupRoot, procStat, cpus)
+	return HostWatch{cgroupRoot: cgroupRoot, procStat: procStat, cpus: cpus, start: h}, err
+}
+
+// Others is what the CPUs spent since the watch started beyond own, the CPU time of the processes
+// being measured: others the busy time of everything else (never below zero: own is read a few µs
+// apart from the cgroup's counter), steal what the hypervisor took.
+func (w HostWatch) Others(own time.Duration) (others, steal time.Duration, err error) {
+	now, err := ReadHostCPU(w.cgroupRoot, w.procStat, w.cpus)
+	if err != nil {
+		return 0, 0, err
+	}
+	return max(now.Busy-w.start.Busy-own, 0), now.Steal - w.start.Steal, nil
+}
+
 // readProcStat counts the CPUs a /proc/stat file lists and sums the steal of cpus.
 func readProcStat(path string, cpus []int) (online int, steal time.Duration, err error) {
 	f, err := os.Open(path)

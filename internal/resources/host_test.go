@@ -3,6 +3,7 @@ package resources
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,41 @@ ctxt 987654
 		}
 		if err != nil || got != c.want {
 			t.Errorf("%s: %+v, %v; want %+v", c.name, got, err, c.want)
+		}
+	}
+}
+
+func TestHostWatchOthers(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		path := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	procStat := filepath.Join(dir, "stat")
+	at := func(busyNs int64, stealTicks int) {
+		write("cpuacct/cpuacct.usage_percpu", "1 "+strconv.FormatInt(busyNs, 10)+"\n")
+		write("stat", "cpu0 0 0 0 0 0 0 0 0 0 0\ncpu1 0 0 0 0 0 0 0 "+strconv.Itoa(stealTicks)+" 0 0\n")
+	}
+	at(1_000_000_000, 100)
+	w, err := WatchHost(dir, procStat, []int{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at(3_000_000_000, 103) // 2 s busy, 30 ms stolen since
+	cases := []struct {
+		own, wantOthers time.Duration
+	}{
+		{1500 * time.Millisecond, 500 * time.Millisecond},
+		{2 * time.Second, 0},
+		{2100 * time.Millisecond, 0}, // own read a little after the cgroup: not below zero
+	}
+	for _, c := range cases {
+		others, steal, err := w.Others(c.own)
+		if err != nil || others != c.wantOthers || steal != 30*time.Millisecond {
+			t.Errorf("own %s: others %s, steal %s, %v; want %s, 30ms", c.own, others, steal, err, c.wantOthers)
 		}
 	}
 }

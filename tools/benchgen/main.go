@@ -32,6 +32,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/resources"
 )
 
 func main() {
@@ -243,21 +244,30 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 	for _, r := range o.rates {
 		models = append(models, load.Model{Rate: r, ExpectedLatency: time.Millisecond})
 	}
+	step := func(m load.Model) (row, error) {
+		e, err := runEngine(ctx, srv, m, []int{o.clientCPU, o.serverCPU}, o.warmup, o.step)
+		if err != nil {
+			return row{}, err
+		}
+		return engineRow(m, e), nil
+	}
+	add := func(r row) {
+		rows = append(rows, r)
+		fmt.Fprintf(os.Stderr, "iotbench %s: %.0f rps\n", r.load, r.rps)
+	}
 	for _, m := range models {
 		for attempt := 1; ; attempt++ {
-			e, err := runEngine(ctx, srv, m, []int{o.clientCPU, o.serverCPU}, o.warmup, o.step)
+			r, err := step(m)
 			if err != nil {
 				return rows, err
 			}
-			r := engineRow(m, e)
 			if why := repeatWhy(r, floor, attempt); why != "" {
 				if r.valid != "yes" {
 					why += " (" + strings.TrimPrefix(r.valid, "no: ") + ")"
 				}
 				r.repeated, r.valid = true, "repeated: "+why
 			}
-			rows = append(rows, r)
-			fmt.Fprintf(os.Stderr, "iotbench %s: %.0f rps\n", r.load, r.rps)
+			add(r)
 			if !r.repeated {
 				break
 			}
@@ -265,16 +275,13 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 	}
 	// The figure the latency goal is set at: what the engine adds at half of what it sustains.
 	if c := capacityOf(rows); c.Rate >= 2 {
-		m := load.Model{Rate: c.Rate / 2, ExpectedLatency: time.Millisecond}
-		e, err := runEngine(ctx, srv, m, []int{o.clientCPU, o.serverCPU}, o.warmup, o.step)
+		r, err := step(load.Model{Rate: c.Rate / 2, ExpectedLatency: time.Millisecond})
 		if err != nil {
 			return rows, err
 		}
-		r := engineRow(m, e)
 		r.load += " (½ capacity)"
 		r.isHalf = true
-		rows = append(rows, r)
-		fmt.Fprintf(os.Stderr, "iotbench %s: %.0f rps\n", r.load, r.rps)
+		add(r)
 	}
 	return rows, nil
 }
@@ -288,7 +295,7 @@ func repeatWhy(r row, floor time.Duration, attempt int) string {
 	switch {
 	case !r.isOpen || r.sustained(floor) || attempt >= maxAttempts:
 		return ""
-	case r.othersKnown && r.others > disturbedAt:
+	case r.othersKnown && r.others > resources.Disturbed:
 		return fmt.Sprintf("failed while other processes and the hypervisor took %.2f cores of the client's and nginx's CPUs", r.others)
 	case attempt == 1:
 		return "failed once; run again to confirm"
