@@ -208,7 +208,7 @@ func TestTargetsUnderLoad(t *testing.T) {
 				// working. Any other invalid cell is a failure.
 				generatorLate := 0
 				for _, r := range rows {
-					late := !r.Valid && strings.HasPrefix(r.InvalidReason, "generator sent late")
+					late := !r.Valid && strings.HasPrefix(r.InvalidReason, "generator delayed requests")
 					if late {
 						generatorLate++
 						t.Logf("%s: %s (a noisy machine, not a failure of the chain)", r.Target, r.InvalidReason)

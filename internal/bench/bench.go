@@ -294,6 +294,7 @@ func fill(row *results.Row, res load.Result) {
 	l := res.Latency
 	row.LatencyMean, row.LatencyP50, row.LatencyP90, row.LatencyP99, row.LatencyP999, row.LatencyMax = l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max
 	row.SendLagP99, row.SendLagMax = res.SendLag.P99, res.SendLag.Max
+	row.GeneratorDelayP99 = res.OwnDelay.P99
 	row.Valid, row.InvalidReason = res.Valid, res.InvalidReason
 }
 

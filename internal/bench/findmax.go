@@ -251,15 +251,15 @@ func toStep(res load.Result, rate int, du time.Duration, slo maxrate.SLO, genera
 	}
 	lagAllowed := load.LagAllowed(bound, res.ExpectedLatency)
 	// A target that fails the SLO on its own account fails it whatever the generator did: a
-	// request's time in the target is its latency less its send lag, so p99 less the largest lag
-	// bounds the target's own p99 from below, and a generator sending late or too little only
-	// lightens the load. An overloaded target makes the generator open connections and fall
+	// request's time in the target is its latency less the generator's own delay, so p99 less the
+	// largest such delay bounds the target's own p99 from below, and a generator sending late or
+	// too little only lightens the load. An overloaded target makes the generator open connections and fall
 	// behind (3500 rps against spring-mvc: p50 214 ms, send lag p99 6.5 ms): that step is the
 	// target's, not the generator's limit.
-	targetFailed := slo.P99 > 0 && res.Latency.P99-res.SendLag.Max >= slo.P99 ||
+	targetFailed := slo.P99 > 0 && res.Latency.P99-res.OwnDelay.Max >= slo.P99 ||
 		slo.MaxErrors >= 0 && s.ErrorRatio >= slo.MaxErrors
-	// A generator with CPU to spare that sends late was held up by the target (connections it
-	// was slow to take): at 2625 rps against an overloaded spring-mvc-virtual, send lag p99 was
+	// A generator with CPU to spare whose requests waited was held up by the target (connections
+	// it was slow to take): at 2625 rps against an overloaded spring-mvc-virtual, send lag p99 was
 	// 22.9 ms with the generator at 48% of its CPU. Its own shortage shows at 80% and more
 	// (docs/generator.md), so lateness counts as the generator's above a margin under that.
 	generatorShort := generatorBusy >= generatorShortOfCPU
@@ -267,8 +267,8 @@ func toStep(res load.Result, rate int, du time.Duration, slo maxrate.SLO, genera
 	case slotsBusy, targetFailed, !generatorShort:
 	case res.AchievedRate() < load.MinAchievedRatio*float64(rate):
 		generatorLate = fmt.Sprintf("sent %.0f of %d rps with in-flight slots free", res.AchievedRate(), rate)
-	case res.SendLag.P99 > lagAllowed:
-		generatorLate = fmt.Sprintf("p99 send lag %s above %s, 10%% of the latency bound", res.SendLag.P99.Round(10*time.Microsecond), lagAllowed)
+	case res.OwnDelay.P99 > lagAllowed:
+		generatorLate = fmt.Sprintf("its own p99 delay %s above %s, 10%% of the latency bound", res.OwnDelay.P99.Round(10*time.Microsecond), lagAllowed)
 	}
 	s.GeneratorLimited = generatorLate != ""
 	return s, generatorLate

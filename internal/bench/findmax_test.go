@@ -34,29 +34,29 @@ func TestToStep(t *testing.T) {
 		{"slots full: unsent requests are unserved users", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 40 }, 0.9, 0.4, false},
 		{"generator short with slots free", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 5 }, 0.9, 0, true},
 		{"short with CPU to spare: held up by the target", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 5 }, 0.5, 0, false},
-		{"generator late against the SLO's bound", func(r *load.Result) {
+		{"generator's own delay over 10% of the SLO's bound", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
-			r.SendLag.P99 = 12 * time.Millisecond
+			r.OwnDelay.P99 = 12 * time.Millisecond
 		}, 0.9, 0, true},
 		{"late with CPU to spare: held up by the target", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
-			r.Latency.P99, r.SendLag.P99, r.SendLag.Max = 152*time.Millisecond, 23*time.Millisecond, 59*time.Millisecond
+			r.Latency.P99, r.OwnDelay.P99, r.OwnDelay.Max = 152*time.Millisecond, 23*time.Millisecond, 59*time.Millisecond
 		}, 0.48, 0, false},
 		{"generator late behind a target far over the bound", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
-			r.Latency.P99, r.SendLag.P99, r.SendLag.Max = 300*time.Millisecond, 12*time.Millisecond, 20*time.Millisecond
+			r.Latency.P99, r.OwnDelay.P99, r.OwnDelay.Max = 300*time.Millisecond, 12*time.Millisecond, 20*time.Millisecond
 		}, 0.9, 0, false},
 		{"generator late and short behind a target returning errors", func(r *load.Result) {
 			r.Requests, r.Successes, r.Errors, r.PeakInFlight = 600, 590, 10, 5
-			r.SendLag.P99 = 12 * time.Millisecond
+			r.OwnDelay.P99 = 12 * time.Millisecond
 		}, 0.9, 10.0 / 600, false},
 		{"generator late by as much as the target is over", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
-			r.Latency.P99, r.SendLag.P99, r.SendLag.Max = 110*time.Millisecond, 12*time.Millisecond, 20*time.Millisecond
+			r.Latency.P99, r.OwnDelay.P99, r.OwnDelay.Max = 110*time.Millisecond, 12*time.Millisecond, 20*time.Millisecond
 		}, 0.9, 0, true},
-		{"lag within 10% of the bound", func(r *load.Result) {
+		{"own delay within 10% of the bound", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
-			r.SendLag.P99 = 8 * time.Millisecond
+			r.OwnDelay.P99 = 8 * time.Millisecond
 		}, 0.9, 0, false},
 	}
 	for _, c := range cases {

@@ -35,14 +35,14 @@ const (
 	MinSuccessRatio = 0.99
 	// MinAchievedRatio is the share of the requested rate the generator must actually send.
 	MinAchievedRatio = 0.99
-	// MaxLagShare is how late, relative to the latency (see LagAllowed), the generator may send at
-	// p99: beyond it the generator's own delay is a visible part of the latency it reports.
+	// MaxLagShare is how much delay of its own, relative to the latency (see LagAllowed), the
+	// generator may add at p99: beyond it, that delay is a visible part of the latency it reports.
 	MaxLagShare = 0.10
-	// LagFloor is the send lag always tolerated: timer and scheduler granularity of the generator.
+	// LagFloor is the delay always tolerated: timer and scheduler granularity of the generator.
 	LagFloor = time.Millisecond
 )
 
-// LagAllowed is the p99 send lag tolerated for a measured p99 latency and the scenario's expected
+// LagAllowed is the generator's own p99 delay tolerated for a measured p99 latency and the scenario's expected
 // latency (when known): 10% of the smaller, at least LagFloor. Not of p99 alone: a generator short of CPU
 // inflates the p99 it measures, and would raise its own bar (seen: 20,000 rps, p50 199 ms, valid).
 func LagAllowed(p99, expected time.Duration) time.Duration {
@@ -173,6 +173,9 @@ type Result struct {
 	Latency latency.Summary
 	// SendLag is how late each request left against the open loop's schedule.
 	SendLag latency.Summary
+	// OwnDelay is the generator's own share of each answered request's latency (ownDelay):
+	// due (or started) until written, plus answer received by the kernel until read.
+	OwnDelay latency.Summary
 
 	Valid         bool
 	InvalidReason string
@@ -263,6 +266,10 @@ func attack(ctx context.Context, client *http.Client, cfg Config, du time.Durati
 	// schedule charged to every request counts from it.
 	began := time.Now()
 	t.began = began
+	tr := client.Transport.(*transport)
+	own := newOwnDelay(began, schedule, 2*cfg.Timeout+du)
+	tr.own = own // read by vegeta's workers only, which start after this and end before the loop below does
+	defer func() { tr.own = nil }()
 	nextReport := time.Second
 	// Unnamed: vegeta would send an attack's name in a header of every request.
 	for r := range attacker.Attack(targeter, pace, du, "") {
@@ -279,6 +286,7 @@ func attack(ctx context.Context, client *http.Client, cfg Config, du time.Durati
 		return Result{}, err
 	}
 	res := t.result()
+	res.OwnDelay = own.summary()
 	// Counted when a request starts, before the previous completion is seen: can overshoot by a few.
 	res.PeakInFlight = min(peak.Load(), int64(limit))
 	res.Valid, res.InvalidReason = judge(res)
@@ -350,7 +358,7 @@ func (t *tally) result() Result {
 }
 
 // judge decides whether a measurement can be trusted, and says why not: the generator did not send
-// what was asked; the target failed; the generator's lateness is a visible part of the latencies.
+// what was asked; the target failed; the generator's own delay is a visible part of the latencies.
 func judge(r Result) (bool, string) {
 	if r.Mode == Open {
 		if achieved := r.AchievedRate(); achieved < MinAchievedRatio*float64(r.RequestedRate) {
@@ -369,15 +377,18 @@ func judge(r Result) (bool, string) {
 		return false, fmt.Sprintf("success ratio %.4f below %.2f (%d errors, %d timeouts, codes %s)",
 			ratio, MinSuccessRatio, r.Errors, r.Timeouts, FormatCodes(r.Codes))
 	}
-	if r.Mode == Open {
-		allowed := LagAllowed(r.Latency.P99, r.ExpectedLatency)
-		if r.SendLag.P99 > allowed {
-			reason := fmt.Sprintf("generator sent late: p99 send lag %s exceeds %s", r.SendLag.P99.Round(time.Microsecond), allowed.Round(time.Microsecond))
+	if r.OwnDelay.Count == 0 {
+		return false, "the generator's own delay was not measured (the kernel gave no receive timestamps)"
+	}
+	if allowed := LagAllowed(r.Latency.P99, r.ExpectedLatency); r.OwnDelay.P99 > allowed {
+		reason := fmt.Sprintf("generator delayed requests: its own p99 delay %s exceeds %s", r.OwnDelay.P99.Round(time.Microsecond), allowed.Round(time.Microsecond))
+		if r.Mode == Open {
+			reason += fmt.Sprintf(" (send lag p99 %s)", r.SendLag.P99.Round(time.Microsecond))
 			if r.PeakInFlight >= int64(r.InFlightLimit) {
 				return false, reason + fmt.Sprintf(": all %d in-flight slots were busy at times, the target stalled far beyond the expected latency (raise expected_latency or lower the rate)", r.InFlightLimit)
 			}
-			return false, reason + ": the load generator was short of CPU; latencies would carry its delay"
 		}
+		return false, reason + ": the load generator was short of CPU; latencies would carry its delay"
 	}
 	return true, ""
 }

@@ -318,7 +318,17 @@ func TestJudge(t *testing.T) {
 		r := Result{Mode: Open, RequestedRate: 1000, ExpectedLatency: 100 * ms, InFlightLimit: 300, PeakInFlight: 60, Duration: 10 * time.Second,
 			Requests: 10000, Successes: 10000, Codes: map[int]int64{200: 10000}}
 		r.Latency.P99 = 60 * ms
-		r.SendLag.P99 = ms
+		r.SendLag.P99 = ms / 2
+		r.OwnDelay.Count, r.OwnDelay.P99 = 10000, ms
+		if mut != nil {
+			mut(&r)
+		}
+		return r
+	}
+	closed := func(mut func(*Result)) Result {
+		r := Result{Mode: Closed, InFlightLimit: 64, PeakInFlight: 64, Duration: time.Second, Requests: 5000, Successes: 5000}
+		r.Latency.P99 = 20 * ms
+		r.OwnDelay.Count, r.OwnDelay.P99 = 5000, ms
 		if mut != nil {
 			mut(&r)
 		}
@@ -334,12 +344,15 @@ func TestJudge(t *testing.T) {
 		{"generator short of CPU", open(func(r *Result) { r.Requests, r.Successes = 9800, 9800 }), "could not keep up"},
 		{"exactly 99% of the rate", open(func(r *Result) { r.Requests, r.Successes = 9900, 9900 }), ""},
 		{"errors", open(func(r *Result) { r.Successes, r.Errors = 9800, 200 }), "success ratio 0.9800"},
-		{"late by more than 10% of p99", open(func(r *Result) { r.SendLag.P99 = 7 * ms }), "send lag 7ms exceeds 6ms: the load generator was short of CPU"},
-		{"late because the target filled every slot", open(func(r *Result) { r.SendLag.P99, r.PeakInFlight = 7*ms, 300 }), "all 300 in-flight slots were busy at times"},
-		{"p99 inflated by a saturated generator does not raise the bar", open(func(r *Result) { r.Latency.P99, r.SendLag.P99 = 200*ms, 15*ms }), "send lag 15ms exceeds 10ms"},
-		{"late within the 1 ms floor", open(func(r *Result) { r.Latency.P99, r.SendLag.P99 = 2*ms, ms }), ""},
+		{"own delay above 10% of p99", open(func(r *Result) { r.SendLag.P99, r.OwnDelay.P99 = 2*ms, 7*ms }), "own p99 delay 7ms exceeds 6ms (send lag p99 2ms): the load generator was short of CPU"},
+		{"sent on time, read late", open(func(r *Result) { r.SendLag.P99, r.OwnDelay.P99 = 0, 7*ms }), "own p99 delay 7ms exceeds 6ms"},
+		{"delayed because the target filled every slot", open(func(r *Result) { r.OwnDelay.P99, r.PeakInFlight = 7*ms, 300 }), "all 300 in-flight slots were busy at times"},
+		{"p99 inflated by a saturated generator does not raise the bar", open(func(r *Result) { r.Latency.P99, r.OwnDelay.P99 = 200*ms, 15*ms }), "own p99 delay 15ms exceeds 10ms"},
+		{"within the 1 ms floor", open(func(r *Result) { r.Latency.P99, r.OwnDelay.P99 = 2*ms, ms }), ""},
+		{"own delay unknown", open(func(r *Result) { r.OwnDelay.Count, r.OwnDelay.P99 = 0, 0 }), "not measured"},
 		{"nothing completed", open(func(r *Result) { r.RequestedRate, r.Requests, r.Successes = 0, 0, 0 }), "no request completed"},
-		{"closed loop ignores schedule", Result{Mode: Closed, Duration: time.Second, Requests: 5, Successes: 5, SendLag: open(nil).SendLag}, ""},
+		{"closed loop, generator with time to spare", closed(nil), ""},
+		{"closed loop bound by the generator", closed(func(r *Result) { r.OwnDelay.P99 = 3 * ms }), "own p99 delay 3ms exceeds 2ms: the load generator was short of CPU"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // transport is the HTTP/1.1 client the engine hands to vegeta: keep-alive connections, each
@@ -32,6 +33,10 @@ type transport struct {
 
 	// dial opens a connection; a field so that tests can hold dials back.
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	// own is set for a measured phase: each answered request records how long the generator
+	// itself held it. Set before the phase's workers start and cleared after they end.
+	own *ownDelay
 
 	mu      sync.Mutex
 	idle    []*conn // most recently used last: a busy set of connections stays warm
@@ -63,6 +68,21 @@ type conn struct {
 	// body is the answer being read: one at a time, so one per connection rather than one
 	// allocated per request. Its reader closes it once (vegeta does), then it is the next one's.
 	body connBody
+
+	// The generator's own share of the request being served: from start (when it was due, or
+	// handed to the transport) to written, and from arrival (the kernel's receive time of the
+	// last data read, SO_TIMESTAMPNS) to the end of the answer. Zero arrival: not known.
+	start, written, arrival time.Time
+
+	// Reads go through recvmsg to get arrival; the state of one read lives here so that a
+	// read allocates nothing.
+	raw   syscall.RawConn // nil when timestamps could not be enabled: plain reads
+	recv  func(fd uintptr) bool
+	readP []byte
+	readN int
+	oob   [64]byte
+	oobN  int
+	err   error
 }
 
 // errTimeout replaces the network's own timeout errors, which name the connection's ports and so
@@ -79,11 +99,16 @@ func newTransport(timeout time.Duration) *transport {
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	now := time.Now()
 	deadline := now.Add(t.timeout)
+	start := now
+	if t.own != nil {
+		start = t.own.start(req, now)
+	}
 	for {
 		c, reused, err := t.get(req, now, deadline)
 		if err != nil {
 			return nil, plainError(err)
 		}
+		c.start = start
 		resp, err := c.roundTrip(req, deadline)
 		if err == nil {
 			c.body = connBody{rc: resp.Body, c: c, t: t, reuse: !resp.Close}
@@ -127,6 +152,7 @@ func (c *conn) roundTrip(req *http.Request, deadline time.Time) (*http.Response,
 	if err := c.bw.Flush(); err != nil {
 		return nil, closedOr(err)
 	}
+	c.written, c.arrival = time.Now(), time.Time{}
 	if _, err := c.br.Peek(1); err != nil {
 		return nil, closedOr(err)
 	}
@@ -201,7 +227,7 @@ func (t *transport) connect(addr string, deadline time.Time) {
 	cancel()
 	var c *conn
 	if err == nil {
-		c = &conn{nc: nc, br: bufio.NewReader(nc), bw: bufio.NewWriter(nc), lastUsed: time.Now()}
+		c = newConn(nc)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -220,6 +246,76 @@ func (t *transport) connect(addr string, deadline time.Time) {
 	default:
 		t.idle = append(t.idle, c)
 	}
+}
+
+func newConn(nc net.Conn) *conn {
+	c := &conn{nc: nc, bw: bufio.NewWriter(nc), lastUsed: time.Now()}
+	c.br = bufio.NewReader(c)
+	c.recv = c.recvmsg
+	if sc, ok := nc.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			var serr error
+			if err := raw.Control(func(fd uintptr) {
+				serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+			}); err == nil && serr == nil {
+				c.raw = raw
+			}
+		}
+	}
+	return c
+}
+
+// Read reads from the connection and notes when the kernel received what it read.
+func (c *conn) Read(p []byte) (int, error) {
+	if c.raw == nil || len(p) == 0 {
+		return c.nc.Read(p)
+	}
+	c.readP, c.readN, c.oobN, c.err = p, 0, 0, nil
+	if err := c.raw.Read(c.recv); err != nil {
+		return 0, err // the deadline, or the connection closed
+	}
+	c.readP = nil
+	switch {
+	case c.err != nil:
+		return 0, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("recvmsg", c.err)}
+	case c.readN == 0:
+		return 0, io.EOF
+	}
+	if at, ok := receivedAt(c.oob[:c.oobN]); ok {
+		c.arrival = at
+	}
+	return c.readN, nil
+}
+
+func (c *conn) recvmsg(fd uintptr) bool {
+	c.readN, c.oobN, _, _, c.err = syscall.Recvmsg(int(fd), c.readP, c.oob[:], 0)
+	if c.err == syscall.EAGAIN {
+		c.err = nil
+		return false // wait until readable
+	}
+	return true
+}
+
+// receivedAt finds the SCM_TIMESTAMPNS control message (a struct timespec) in oob.
+func receivedAt(oob []byte) (time.Time, bool) {
+	for len(oob) >= syscall.SizeofCmsghdr {
+		h := (*syscall.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		if h.Len < syscall.SizeofCmsghdr || int(h.Len) > len(oob) {
+			return time.Time{}, false
+		}
+		data := oob[syscall.SizeofCmsghdr:h.Len]
+		if h.Level == syscall.SOL_SOCKET && h.Type == syscall.SCM_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(syscall.Timespec{})) {
+			ts := (*syscall.Timespec)(unsafe.Pointer(&data[0]))
+			return time.Unix(ts.Unix()), true
+		}
+		const align = int(unsafe.Sizeof(uintptr(0)))
+		next := (int(h.Len) + align - 1) &^ (align - 1)
+		if next >= len(oob) {
+			break
+		}
+		oob = oob[next:]
+	}
+	return time.Time{}, false
 }
 
 // open tells whether the peer has not closed an idle connection: a read that would block means
@@ -299,6 +395,9 @@ func (b *connBody) Close() error {
 	}
 	b.done = true
 	err := b.rc.Close()
+	if b.t.own != nil && err == nil {
+		b.t.own.record(b.c, time.Now())
+	}
 	if err == nil && b.reuse {
 		b.t.put(b.c)
 	} else {

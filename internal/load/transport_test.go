@@ -317,3 +317,70 @@ func TestTransportWaitEndsAtTheRequestTimeout(t *testing.T) {
 		t.Errorf("%d requests still recorded as waiting", waiting)
 	}
 }
+
+// The generator's own delay counts the time it held a request, not the server's: a server that
+// takes 30 ms adds nothing to it, an answer left unread for 30 ms after it arrived adds 30 ms.
+func TestOwnDelayCountsTheGeneratorsTimeOnly(t *testing.T) {
+	const hold = 30 * time.Millisecond
+	cases := []struct {
+		name            string
+		serverTakes     time.Duration
+		readAfter       time.Duration
+		atLeast, atMost time.Duration
+	}{
+		{"slow server, prompt reader", hold, 0, 0, hold / 2},
+		{"fast server, late reader", 0, hold, hold, 10 * hold},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+				time.Sleep(tc.serverTakes)
+				io.WriteString(w, `{"id":1}`)
+			}, time.Minute)
+			tr := newTransport(5 * time.Second)
+			defer tr.CloseIdleConnections()
+			own := newOwnDelay(time.Now(), nil, time.Minute)
+			tr.own = own
+			resp, err := get(t, tr, srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(tc.readAfter)
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			s := own.summary()
+			if s.Count != 1 {
+				t.Fatalf("%d delays recorded, want 1 (receive timestamps unavailable?)", s.Count)
+			}
+			if s.Max < tc.atLeast || s.Max > tc.atMost {
+				t.Errorf("own delay %v, want between %v and %v", s.Max, tc.atLeast, tc.atMost)
+			}
+		})
+	}
+}
+
+// In open loop the generator is responsible for a request from its due time, found from the
+// sequence number vegeta gives it.
+func TestOwnDelayStartsAtTheDueTime(t *testing.T) {
+	began := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
+	own := newOwnDelay(began, &pacer{rate: 1000}, time.Minute)
+	now := began.Add(time.Second)
+	cases := []struct {
+		seq  string
+		want time.Time
+	}{
+		{"0", began.Add(time.Millisecond)},
+		{"499", began.Add(500 * time.Millisecond)},
+		{"", now}, // no sequence: from when the transport got it
+		{"not-a-number", now},
+	}
+	for _, tc := range cases {
+		req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1/", nil)
+		if tc.seq != "" {
+			req.Header.Set(seqHeader, tc.seq)
+		}
+		if got := own.start(req, now); !got.Equal(tc.want) {
+			t.Errorf("seq %q: start %v, want %v", tc.seq, got.Sub(began), tc.want.Sub(began))
+		}
+	}
+}

@@ -67,7 +67,7 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 	fmt.Fprintf(w, "\n%s — %s, %s measured after %s warm-up; target cpuset %s, memory %s; generator cpuset %s\n",
 		first.Scenario, loadModel(first), first.Duration, first.Warmup, first.CPUSet, first.Memory, first.GeneratorCPUSet)
 
-	t := newTable(w, "target", "trial", "throughput rps", "success", "p50", "p99", "p99.9", "send lag p99", "valid")
+	t := newTable(w, "target", "trial", "throughput rps", "success", "p50", "p99", "p99.9", "generator delay p99", "valid")
 	for _, r := range rows {
 		valid := "yes"
 		switch {
@@ -76,12 +76,8 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 		case !r.Valid:
 			valid = "NO"
 		}
-		lag := "—"
-		if r.Mode == "open" {
-			lag = Millis(r.SendLagP99)
-		}
 		if err := t.Append(r.Target, fmt.Sprint(r.Trial), fmt.Sprintf("%.1f", r.ThroughputRPS), fmt.Sprintf("%.2f%%", 100*r.SuccessRatio),
-			Millis(r.LatencyP50), Millis(r.LatencyP99), Millis(r.LatencyP999), lag, valid); err != nil {
+			Millis(r.LatencyP50), Millis(r.LatencyP99), Millis(r.LatencyP999), Millis(r.GeneratorDelayP99), valid); err != nil {
 			return err
 		}
 	}

@@ -16,7 +16,7 @@ func row(target string, trial int, tput float64, p99ms float64, valid bool, reas
 	return results.Row{
 		Scenario: "io-heavy", Target: target, Trial: trial, Mode: "open", RequestedRPS: 1000, Connections: 300,
 		ThroughputRPS: tput, SuccessRatio: tput / 1000, LatencyP50: 50500 * time.Microsecond,
-		LatencyP99: time.Duration(p99ms * 1e6), LatencyP999: time.Duration(p99ms * 1.5e6), SendLagP99: 400 * time.Microsecond,
+		LatencyP99: time.Duration(p99ms * 1e6), LatencyP999: time.Duration(p99ms * 1.5e6), SendLagP99: 400 * time.Microsecond, GeneratorDelayP99: 900 * time.Microsecond,
 		Duration: 20 * time.Second, Warmup: 10 * time.Second, CPUSet: "1", GeneratorCPUSet: "0", Memory: "1g",
 		Valid: valid, InvalidReason: reason,
 	}

@@ -43,6 +43,8 @@ type Row struct {
 
 	LatencyMean, LatencyP50, LatencyP90, LatencyP99, LatencyP999, LatencyMax time.Duration
 	SendLagP99, SendLagMax                                                   time.Duration
+	// GeneratorDelayP99 is the generator's own share of the latencies at p99 (load.Result.OwnDelay).
+	GeneratorDelayP99 time.Duration
 
 	Duration, Warmup time.Duration
 	Valid            bool
@@ -153,7 +155,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -226,6 +228,7 @@ var columns = []column{
 	{"runtime_processors", integer(func(r *Row) *int { return &r.RuntimeProcessors }), 3},
 	{"runtime_max_heap_bytes", integer(func(r *Row) *int64 { return &r.RuntimeMaxHeap }), 3},
 	{"warnings", str(func(r *Row) *string { return &r.Warnings }), 3},
+	{"generator_delay_p99_ms", millis(func(r *Row) *time.Duration { return &r.GeneratorDelayP99 }), 4},
 }
 
 // Header is the CSV header line's fields.

@@ -22,7 +22,7 @@ func sample(trial int, valid bool) Row {
 		Requests: 20000, Successes: 19970, Errors: 30, Timeouts: 2, SuccessRatio: 0.9985, StatusCodes: "0:2 200:19970 500:28",
 		LatencyMean: 51234 * time.Microsecond, LatencyP50: 50512 * time.Microsecond, LatencyP90: 52 * time.Millisecond,
 		LatencyP99: 58123 * time.Microsecond, LatencyP999: 71 * time.Millisecond, LatencyMax: 120 * time.Millisecond,
-		SendLagP99: 812 * time.Microsecond, SendLagMax: 3 * time.Millisecond,
+		SendLagP99: 812 * time.Microsecond, SendLagMax: 3 * time.Millisecond, GeneratorDelayP99: 1234 * time.Microsecond,
 		Duration: 20 * time.Second, Warmup: 1500 * time.Millisecond, Valid: valid, InvalidReason: "a, \"quoted\" reason",
 		StartedAt: time.Date(2026, 11, 22, 13, 0, 0, 0, time.UTC), CPUSet: "1", GeneratorCPUSet: "0", Memory: "1g",
 		ImageID: "sha256:abc", TargetRuntime: "node 24.21.0", Version: "v0.1.0", GitCommit: "0855432",

@@ -63,7 +63,7 @@ func TestCapacityOf(t *testing.T) {
 	open := func(rate int, achieved float64, p50 time.Duration) row {
 		return row{client: "iotbench", isEngine: true, isOpen: true, requested: rate, achieved: achieved, p50: p50, valid: "yes"}
 	}
-	late := func(r row) row { r.valid = "no: generator sent late"; return r }
+	late := func(r row) row { r.valid = "no: generator delayed requests"; return r }
 	repeated := func(r row) row { r.valid, r.repeated = "repeated: failed while disturbed", true; return r }
 	cases := []struct {
 		name        string
@@ -119,7 +119,7 @@ func TestSchedWaitSince(t *testing.T) {
 func TestRepeatWhy(t *testing.T) {
 	ms := time.Millisecond
 	passing := row{isOpen: true, valid: "yes", achieved: 1, p50: ms / 4}
-	failing := row{isOpen: true, valid: "no: generator sent late", achieved: 1, p50: ms / 4}
+	failing := row{isOpen: true, valid: "no: generator delayed requests", achieved: 1, p50: ms / 4}
 	disturbed := failing
 	disturbed.others, disturbed.othersKnown = 0.2, true
 	closed := failing

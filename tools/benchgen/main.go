@@ -24,6 +24,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +50,7 @@ type options struct {
 	soakRate             int
 	save                 bool
 	cpuProfile           string
+	trace                string
 }
 
 func parseFlags() (options, error) {
@@ -73,6 +75,7 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.soak, "soak", 0, "then run open loop this long and print resident memory every minute (10m: the memory check)")
 	flag.IntVar(&o.soakRate, "soak-rate", 0, "rate of the soak (default: half the highest rate sustained)")
 	flag.BoolVar(&o.save, "save", true, "save the highest rate sustained for iotbench run's warning")
+	flag.StringVar(&o.trace, "trace", "", "write an execution trace of the engine's steps to this file (go tool trace)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the engine's steps to this file (go tool pprof)")
 	flag.Parse()
 	for _, f := range strings.Split(rates, ",") {
@@ -189,6 +192,7 @@ type row struct {
 	serverCPU      float64
 	p50, p99       time.Duration
 	lagP99         time.Duration
+	ownP99         time.Duration // engine: p99 of the delay it added itself (load.Result.OwnDelay)
 	allocated      float64       // engine: heap bytes per request
 	schedP99       time.Duration // engine: p99 of its goroutines' waits for a thread
 	gcs            uint64        // engine: collections in the measured phase
@@ -228,6 +232,17 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 			floor = r.P50
 		}
 		fmt.Fprintf(os.Stderr, "wrk -c%d: %.0f rps\n", c, r.RPS)
+	}
+	if o.trace != "" {
+		f, err := os.Create(o.trace)
+		if err != nil {
+			return rows, err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return rows, err
+		}
+		defer trace.Stop()
 	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
@@ -309,7 +324,7 @@ func engineRow(m load.Model, e engineResult) row {
 	r := row{
 		client: "iotbench", rps: res.Throughput(),
 		clientCPU: cores(e.cpu, e.wall), serverCPU: cores(e.serverCPU, e.wall),
-		p50: res.Latency.P50, p99: res.Latency.P99, valid: "yes", isEngine: true,
+		p50: res.Latency.P50, p99: res.Latency.P99, ownP99: res.OwnDelay.P99, valid: "yes", isEngine: true,
 		schedP99: e.schedP99, gcs: e.gcs, others: e.others, othersKnown: e.othersKnown,
 	}
 	if res.Requests > 0 {

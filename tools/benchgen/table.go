@@ -22,7 +22,7 @@ func printTable(w io.Writer, rows []row) {
 			wrk = r
 		}
 	}
-	header := []any{"client", "load", "rps", "achieved", "client CPU", "CPU/request", "server CPU", "other CPU", "p50", "p99", "p50 added", "p99 added", "send lag p99", "sched wait p99", "GCs", "heap/request", "×wrk", "valid"}
+	header := []any{"client", "load", "rps", "achieved", "client CPU", "CPU/request", "server CPU", "other CPU", "p50", "p99", "p50 added", "p99 added", "own p99", "send lag p99", "sched wait p99", "GCs", "heap/request", "×wrk", "valid"}
 	align := make([]tw.Align, len(header))
 	for i := range align {
 		align[i] = tw.AlignRight
@@ -47,10 +47,10 @@ func printTable(w io.Writer, rows []row) {
 		if !r.isFloor && floor.p50 > 0 {
 			added50, added99 = signedMicros(r.p50-floor.p50), signedMicros(r.p99-floor.p99)
 		}
-		heap, sched, gcs := "—", "—", "—"
+		own, heap, sched, gcs := "—", "—", "—", "—"
 		if r.isEngine {
 			heap = fmt.Sprintf("%.1f KB", r.allocated/1000)
-			sched, gcs = micros(r.schedP99), fmt.Sprint(r.gcs)
+			own, sched, gcs = micros(r.ownP99), micros(r.schedP99), fmt.Sprint(r.gcs)
 		}
 		ratio := "—"
 		if r.client != "wrk" && wrk.rps > 0 {
@@ -71,18 +71,22 @@ func printTable(w io.Writer, rows []row) {
 		}
 		_ = t.Append(r.client, r.load, fmt.Sprintf("%.0f", r.rps), achieved,
 			fmt.Sprintf("%.0f%%", 100*r.clientCPU), perRequest(r.clientCPU, r.rps), fmt.Sprintf("%.0f%%", 100*r.serverCPU), others,
-			micros(r.p50), micros(r.p99), added50, added99, lag, sched, gcs, heap, ratio, valid)
+			micros(r.p50), micros(r.p99), added50, added99, own, lag, sched, gcs, heap, ratio, valid)
 	}
 	_ = t.Render()
 	for i, n := range notes {
 		fmt.Fprintf(w, "  (%d) %s\n", i+1, n)
 	}
 	for _, r := range rows {
-		if r.isHalf && floor.p99 > 0 {
-			fmt.Fprintf(w, "  at half the capacity (%d rps) the engine adds %s to the p99 (goal: under 1 ms)\n", r.requested, signedMicros(r.p99-floor.p99))
+		if r.isHalf {
+			fmt.Fprintf(w, "  at half the capacity (%d rps) the engine's own delay is %s at the p99 (goal: under 1 ms)", r.requested, micros(r.ownP99))
+			if floor.p99 > 0 {
+				fmt.Fprintf(w, "; the p99 is %s over wrk -c1's", signedMicros(r.p99-floor.p99))
+			}
+			fmt.Fprintln(w)
 		}
 	}
-	fmt.Fprintln(w, "  added: over wrk with 1 connection (nothing queued); CPU: share of one core over the measured phase, and per request;\n  other CPU: what other processes and the hypervisor (steal) took of the client's and nginx's CPUs, in cores; a failed open-loop step is run again once, up to 3 times while more than 0.05 was taken; open loop: latency from each request's due time;\n  sched wait p99: how long the engine's goroutines waited, runnable, for its thread (latency it adds whatever the server does); GCs: collections in the step;\n  heap/request: what the engine allocated per request (collected only near 1 GiB, as in iotbench run)")
+	fmt.Fprintln(w, "  added: over wrk with 1 connection (nothing queued, so the server's own stalls count once, not for every request queued behind them);\n  own p99: what the engine itself added to each request, measured per request (due until written, answer received by the kernel until read);\n  CPU: share of one core over the measured phase, and per request;\n  other CPU: what other processes and the hypervisor (steal) took of the client's and nginx's CPUs, in cores; a failed open-loop step is run again once, up to 3 times while more than 0.05 was taken; open loop: latency from each request's due time;\n  sched wait p99: how long the engine's goroutines waited, runnable, for its thread (latency it adds whatever the server does); GCs: collections in the step;\n  heap/request: what the engine allocated per request (collected only near 1 GiB, as in iotbench run)")
 }
 
 // perRequest is the client's CPU time per request: what bounds its throughput on one core.
