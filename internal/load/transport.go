@@ -80,7 +80,7 @@ type conn struct {
 	recv  func(fd uintptr) bool
 	readP []byte
 	readN int
-	oob   [64]byte
+	oob   []byte // allocated, so aligned for the control message headers read from it
 	oobN  int
 	err   error
 }
@@ -249,7 +249,7 @@ func (t *transport) connect(addr string, deadline time.Time) {
 }
 
 func newConn(nc net.Conn) *conn {
-	c := &conn{nc: nc, bw: bufio.NewWriter(nc), lastUsed: time.Now()}
+	c := &conn{nc: nc, bw: bufio.NewWriter(nc), lastUsed: time.Now(), oob: make([]byte, 64)}
 	c.br = bufio.NewReader(c)
 	c.recv = c.recvmsg
 	if sc, ok := nc.(syscall.Conn); ok {
@@ -288,7 +288,7 @@ func (c *conn) Read(p []byte) (int, error) {
 }
 
 func (c *conn) recvmsg(fd uintptr) bool {
-	c.readN, c.oobN, _, _, c.err = syscall.Recvmsg(int(fd), c.readP, c.oob[:], 0)
+	c.readN, c.oobN, _, _, c.err = syscall.Recvmsg(int(fd), c.readP, c.oob, 0)
 	if c.err == syscall.EAGAIN {
 		c.err = nil
 		return false // wait until readable

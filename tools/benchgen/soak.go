@@ -47,9 +47,9 @@ func soak(ctx context.Context, w io.Writer, url string, rate int, d time.Duratio
 			}
 			fmt.Fprintf(w, "  %-8s %7d MiB (end)\n", time.Since(began).Round(time.Second), rss()>>20)
 			r := o.res
-			fmt.Fprintf(w, "  achieved %.2f%% of %d rps, p50 %s, p99 %s, send lag p99 %s, valid %v %s\n",
+			fmt.Fprintf(w, "  achieved %.2f%% of %d rps, p50 %s, p99 %s, own delay p99 %s, send lag p99 %s, valid %v %s\n",
 				100*r.AchievedRate()/float64(rate), rate, micros(r.Latency.P50), micros(r.Latency.P99),
-				micros(r.SendLag.P99), r.Valid, r.InvalidReason)
+				micros(r.OwnDelay.P99), micros(r.SendLag.P99), r.Valid, r.InvalidReason)
 			return nil
 		}
 	}
