@@ -18,6 +18,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -233,27 +234,23 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 		}
 		fmt.Fprintf(os.Stderr, "wrk -c%d: %.0f rps\n", c, r.RPS)
 	}
-	if o.trace != "" {
-		f, err := os.Create(o.trace)
+	for _, rec := range []struct {
+		path  string
+		start func(io.Writer) error
+		stop  func()
+	}{{o.trace, trace.Start, trace.Stop}, {o.cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile}} {
+		if rec.path == "" {
+			continue
+		}
+		f, err := os.Create(rec.path)
 		if err != nil {
 			return rows, err
 		}
 		defer f.Close()
-		if err := trace.Start(f); err != nil {
+		if err := rec.start(f); err != nil {
 			return rows, err
 		}
-		defer trace.Stop()
-	}
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return rows, err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return rows, err
-		}
-		defer pprof.StopCPUProfile()
+		defer rec.stop()
 	}
 	models := []load.Model{{Connections: o.conns}}
 	for _, r := range o.rates {
