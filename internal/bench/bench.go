@@ -60,7 +60,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 		}
 		rows = append(rows, row)
 		if row.Valid {
-			fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, report.Millis(row.LatencyP50), report.Millis(row.LatencyP99))
+			fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s, generator delay p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, report.Millis(row.LatencyP50), report.Millis(row.LatencyP99), report.Millis(row.GeneratorDelayP99))
 		} else {
 			fmt.Fprintf(r.Log, "  INVALID: %s\n", row.InvalidReason)
 		}
