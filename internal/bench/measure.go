@@ -20,10 +20,6 @@ import (
 // a counter, exact whatever the interval.
 const SampleEvery = 200 * time.Millisecond
 
-// GeneratorSuspect is the share of its CPUs above which the generator's own delays may be in the
-// latencies it reports, even when its send lag passed.
-const GeneratorSuspect = 0.90
-
 // meter observes the measured phase: the target's resources, when its instance can be observed,
 // the generator's own CPU, and what else ran on their CPUs.
 type meter struct {
@@ -114,9 +110,6 @@ func (m *meter) stop(row *results.Row) {
 	if now, err := resources.ProcessCPU(); err == nil && wall > 0 {
 		row.GeneratorCPUCores = float64(now-m.genCPU) / float64(wall)
 		row.GeneratorCPUPercent = 100 * row.GeneratorCPUCores / float64(genCPUs)
-		if w := generatorWarning(row.GeneratorCPUCores, genCPUs); w != "" {
-			m.problems = append(m.problems, w)
-		}
 	}
 	targetMeasured := false
 	if m.watch != nil {
@@ -176,14 +169,6 @@ func fillUsage(row *results.Row, u resources.Usage) {
 	if u.MemoryPeak > 0 {
 		row.RPSPerGiB = row.ThroughputRPS / (float64(u.MemoryPeak) / (1 << 30))
 	}
-}
-
-// generatorWarning marks a cell whose generator used more than GeneratorSuspect of its CPUs.
-func generatorWarning(cores float64, cpus int) string {
-	if cores <= GeneratorSuspect*float64(cpus) {
-		return ""
-	}
-	return fmt.Sprintf("suspect: the generator used %.0f%% of its %d CPU(s), so its own delays may be in the latencies", 100*cores/float64(cpus), cpus)
 }
 
 // generatorCPUs is how many CPUs the generator may use: its cpuset, or this process's when it

@@ -49,25 +49,6 @@ func TestRuntimeView(t *testing.T) {
 	}
 }
 
-func TestGeneratorWarning(t *testing.T) {
-	cases := []struct {
-		cores float64
-		cpus  int
-		want  string
-	}{
-		{0.5, 1, ""},
-		{0.9, 1, ""},
-		{0.95, 1, "suspect: the generator used 95% of its 1 CPU(s)"},
-		{1.5, 3, ""},
-		{2.9, 3, "used 97% of its 3 CPU(s)"},
-	}
-	for _, c := range cases {
-		if got := generatorWarning(c.cores, c.cpus); c.want == "" && got != "" || !strings.Contains(got, c.want) {
-			t.Errorf("generatorWarning(%v, %d) = %q, want %q", c.cores, c.cpus, got, c.want)
-		}
-	}
-}
-
 // steady is a container using cores CPUs and a fixed memory.
 type steady struct {
 	mu     sync.Mutex

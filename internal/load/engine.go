@@ -159,7 +159,7 @@ func RequireLoopback(raw string) error {
 type Result struct {
 	Mode          Mode
 	RequestedRate int // open loop
-	// ExpectedLatency is the load model's (open loop): it bounds the send lag tolerated.
+	// ExpectedLatency is the load model's (open loop): it bounds the generator's own delay tolerated.
 	ExpectedLatency time.Duration
 	InFlightLimit   int
 	PeakInFlight    int64

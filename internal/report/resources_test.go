@@ -12,7 +12,7 @@ func TestResourcesVerificationAndWarningsAreShown(t *testing.T) {
 	measuredRow := results.Row{Scenario: "s", Target: "spring", Trial: 1, Mode: "open", Valid: true, ThroughputRPS: 500,
 		CPUCores: 0.5, CPUPercent: 50, MemoryPeak: 300 << 20, MemoryMean: 250 << 20, RPSPerCore: 1000, RPSPerGiB: 1706.7,
 		Startup: 2500 * time.Millisecond, ImageSize: 400 << 20, GeneratorCPUPercent: 95,
-		Warnings: "suspect: the generator used 95% of its 1 CPU(s)"}
+		Warnings: "disturbed: other processes used 0.20 cores of CPUs 0-1"}
 	broken := results.Row{Scenario: "s", Target: "broken", Trial: 1, Mode: "open",
 		InvalidReason: results.VerifyFailed + ": POST http://127.0.0.1:1/ingest: answer is not a JSON object"}
 	cases := []struct {
@@ -23,7 +23,7 @@ func TestResourcesVerificationAndWarningsAreShown(t *testing.T) {
 	}{
 		{"measured", []results.Row{measuredRow},
 			[]string{"cpu cores", "0.50", "50%", "300 MiB", "250 MiB", "1000", "1707", "2500 ms", "400 MiB", "95%",
-				"spring trial 1: suspect: the generator used 95% of its 1 CPU(s)"}, nil},
+				"spring trial 1: disturbed: other processes used 0.20 cores of CPUs 0-1"}, nil},
 		{"verification failed", []results.Row{broken},
 			[]string{"verify-failed │", "broken trial 1 is invalid: verify-failed: POST"}, []string{"cpu cores", "   NO │"}},
 	}
