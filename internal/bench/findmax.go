@@ -253,9 +253,9 @@ func toStep(res load.Result, rate int, du time.Duration, slo maxrate.SLO, genera
 	// A target that fails the SLO on its own account fails it whatever the generator did: a
 	// request's time in the target is its latency less the generator's own delay, so p99 less the
 	// largest such delay bounds the target's own p99 from below, and a generator sending late or
-	// too little only lightens the load. An overloaded target makes the generator open connections and fall
-	// behind (3500 rps against spring-mvc: p50 214 ms, send lag p99 6.5 ms): that step is the
-	// target's, not the generator's limit.
+	// too little only lightens the load. An overloaded target makes the generator open
+	// connections and fall behind (3500 rps against spring-mvc: p50 214 ms, send lag p99 6.5 ms):
+	// that step is the target's, not the generator's limit.
 	targetFailed := slo.P99 > 0 && res.Latency.P99-res.OwnDelay.Max >= slo.P99 ||
 		slo.MaxErrors >= 0 && s.ErrorRatio >= slo.MaxErrors
 	// A generator with CPU to spare whose requests waited was held up by the target (connections
