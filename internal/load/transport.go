@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // transport is the HTTP/1.1 client the engine hands to vegeta: keep-alive connections, each
@@ -314,22 +316,16 @@ func (c *conn) recvmsg(fd uintptr) bool {
 
 // receivedAt finds the SCM_TIMESTAMPNS control message (a struct timespec) in oob.
 func receivedAt(oob []byte) (time.Time, bool) {
-	for len(oob) >= syscall.SizeofCmsghdr {
-		h := (*syscall.Cmsghdr)(unsafe.Pointer(&oob[0]))
-		if h.Len < syscall.SizeofCmsghdr || int(h.Len) > len(oob) {
+	for len(oob) >= unix.CmsgLen(0) {
+		h, data, rest, err := unix.ParseOneSocketControlMessage(oob)
+		if err != nil {
 			return time.Time{}, false
 		}
-		data := oob[syscall.SizeofCmsghdr:h.Len]
-		if h.Level == syscall.SOL_SOCKET && h.Type == syscall.SCM_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(syscall.Timespec{})) {
-			ts := (*syscall.Timespec)(unsafe.Pointer(&data[0]))
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(unix.Timespec{})) {
+			ts := (*unix.Timespec)(unsafe.Pointer(&data[0]))
 			return time.Unix(ts.Unix()), true
 		}
-		const align = int(unsafe.Sizeof(uintptr(0)))
-		next := (int(h.Len) + align - 1) &^ (align - 1)
-		if next >= len(oob) {
-			break
-		}
-		oob = oob[next:]
+		oob = rest
 	}
 	return time.Time{}, false
 }

@@ -215,6 +215,13 @@ func get(t *testing.T, tr *transport, url string) (*http.Response, error) {
 	return tr.RoundTrip(req)
 }
 
+// pooled counts tr's idle connections and the requests waiting for one.
+func pooled(tr *transport) (idle, waiting int) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return len(tr.idle), len(tr.waiting)
+}
+
 // fetch sends a GET through tr and reads the answer to its end, which hands the connection back.
 func fetch(t *testing.T, tr *transport, url string) error {
 	resp, err := get(t, tr, url)
@@ -261,10 +268,7 @@ func TestWaitingRequestTakesTheConnectionHandedBack(t *testing.T) {
 	for dials.dialing.Load() > 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	tr.mu.Lock()
-	idle := len(tr.idle)
-	tr.mu.Unlock()
-	if idle != 2 {
+	if idle, _ := pooled(tr); idle != 2 {
 		t.Errorf("%d idle connections after both answers and the late dial, want 2", idle)
 	}
 }
@@ -312,10 +316,7 @@ func TestTransportWaitEndsAtTheRequestTimeout(t *testing.T) {
 	if took := time.Since(began); took > time.Second {
 		t.Errorf("gave up after %s, want about the 50ms timeout", took)
 	}
-	tr.mu.Lock()
-	waiting := len(tr.waiting)
-	tr.mu.Unlock()
-	if waiting != 0 {
+	if _, waiting := pooled(tr); waiting != 0 {
 		t.Errorf("%d requests still recorded as waiting", waiting)
 	}
 }

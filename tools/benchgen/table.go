@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 )
@@ -86,7 +87,7 @@ func printTable(w io.Writer, rows []row) {
 			fmt.Fprintln(w)
 		}
 	}
-	fmt.Fprintln(w, "  added: over wrk with 1 connection (nothing queued, so the server's own stalls count once, not for every request queued behind them);\n  own p99: what the engine itself added to each request, measured per request (due until written, answer received by the kernel until read);\n  CPU: share of one core over the measured phase, and per request;\n  other CPU: what other processes and the hypervisor (steal) took of the client's and nginx's CPUs, in cores; a failed open-loop step is run again once, up to 3 times while more than 0.05 was taken; open loop: latency from each request's due time;\n  sched wait p99: how long the engine's goroutines waited, runnable, for its thread (latency it adds whatever the server does); GCs: collections in the step;\n  heap/request: what the engine allocated per request (collected only near 1 GiB, as in iotbench run)")
+	fmt.Fprintf(w, "  added: over wrk with 1 connection (nothing queued, so the server's own stalls count once, not for every request queued behind them);\n  own p99: what the engine itself added to each request, measured per request (due until written, answer received by the kernel until read);\n  CPU: share of one core over the measured phase, and per request;\n  other CPU: what other processes and the hypervisor (steal) took of the client's and nginx's CPUs, in cores; a failed open-loop step is run again once, up to %d times while more than %.2f was taken; open loop: latency from each request's due time;\n  sched wait p99: how long the engine's goroutines waited, runnable, for its thread (latency it adds whatever the server does); GCs: collections in the step;\n  heap/request: what the engine allocated per request (collected only near 1 GiB, as in iotbench run)\n", maxAttempts, resources.Disturbed)
 }
 
 // perRequest is the client's CPU time per request: what bounds its throughput on one core.
