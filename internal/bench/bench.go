@@ -9,12 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/scenario"
-	"github.com/iotbench/iotbench/internal/target"
 	"github.com/iotbench/iotbench/internal/verify"
 )
 
@@ -25,7 +26,7 @@ type Meta struct {
 
 // Runner runs plans.
 type Runner struct {
-	Lifecycle target.Lifecycle
+	Lifecycle container.Lifecycle
 	// Log receives progress: one line per step, a line every few seconds during load.
 	Log io.Writer
 	// Record is called with each row as soon as its cell is done.
@@ -139,7 +140,7 @@ func (r *Runner) newRow(p *plan.Plan, c plan.Cell, image string) results.Row {
 		Kernel: r.Meta.Kernel, DockerVersion: r.Meta.DockerVersion, StartedAt: time.Now(),
 		Seed: r.Seed, PayloadSHA: payloadSHA(c),
 	}
-	row.GeneratorCPUSet = scenario.FormatCPUSet(p.GeneratorCPUs)
+	row.GeneratorCPUSet = cpuset.Format(p.GeneratorCPUs)
 	return row
 }
 

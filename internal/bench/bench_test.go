@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/scenario"
-	"github.com/iotbench/iotbench/internal/target"
 	"github.com/iotbench/iotbench/internal/verify"
 )
 
@@ -30,12 +30,12 @@ type fakeLifecycle struct {
 	onRemove func()
 }
 
-func (f *fakeLifecycle) Build(_ context.Context, b target.BuildSpec, _ io.Writer) (string, error) {
+func (f *fakeLifecycle) Build(_ context.Context, b container.BuildSpec, _ io.Writer) (string, error) {
 	f.built = append(f.built, b.Tag())
 	return "sha256:" + b.Tag(), nil
 }
 
-func (f *fakeLifecycle) Start(_ context.Context, s target.Spec) (target.Instance, error) {
+func (f *fakeLifecycle) Start(_ context.Context, s container.Spec) (container.Instance, error) {
 	h, ok := f.handler[s.Target]
 	if !ok {
 		return nil, errors.New("the container exited (code 1)\nlast lines: boom")
@@ -74,8 +74,8 @@ func planFor(targets ...string) *plan.Plan {
 	p := &plan.Plan{GeneratorCPUs: []int{0}, Memory: "1g"}
 	for i, t := range targets {
 		p.Cells = append(p.Cells, plan.Cell{
-			Scenario: "s", Target: t, Trial: 1, Build: target.BuildSpec{Context: "targets/" + t},
-			Spec: target.Spec{Target: t, CPUSet: "1"}, Path: "/x",
+			Scenario: "s", Target: t, Trial: 1, Build: container.BuildSpec{Context: "targets/" + t},
+			Spec: container.Spec{Target: t, CPUSet: "1"}, Path: "/x",
 			Load: load.Config{
 				Request: load.Request{Method: "GET"}, Check: load.NewCheck(`"id"`),
 				Model: load.Model{Rate: 100, ExpectedLatency: 50 * time.Millisecond}, Duration: time.Second, Timeout: time.Second,

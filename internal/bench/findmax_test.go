@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/load"
@@ -231,7 +232,7 @@ func TestFindMaxRepeatsAStepFailedWhileDisturbed(t *testing.T) {
 	l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(4, 50*time.Millisecond)}},
 		src: &steady{}, health: `{}`}
 	p := planFor("t")
-	p.GeneratorCPUs, p.Cells[0].Spec.CPUSet = cpus, scenario.FormatCPUSet(cpus)
+	p.GeneratorCPUs, p.Cells[0].Spec.CPUSet = cpus, cpuset.Format(cpus)
 	var rows []results.Row
 	r := &Runner{Lifecycle: l, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
 	m := MaxSearch{SLO: maxrate.SLO{P99: 150 * time.Millisecond, MaxErrors: 0.01},

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/scenario"
-	"github.com/iotbench/iotbench/internal/target"
 )
 
 // SampleEvery is how often the target's memory is sampled during the measured phase; its CPU is
@@ -40,9 +40,9 @@ type meter struct {
 
 // newMeter prepares what can be read of inst; a target whose resources cannot be read is still
 // measured, with a warning.
-func newMeter(inst target.Instance, row *results.Row) *meter {
+func newMeter(inst container.Instance, row *results.Row) *meter {
 	m := &meter{}
-	obs, ok := inst.(target.Observed)
+	obs, ok := inst.(container.Observed)
 	if !ok {
 		return m
 	}
@@ -59,9 +59,9 @@ func newMeter(inst target.Instance, row *results.Row) *meter {
 // observe records in row what the target says of itself, with a warning where that differs from
 // the cpuset and memory it was given, and returns the meter of its measured phase.
 // generatorCPUs is the generator's cpuset (empty: not pinned).
-func observe(row *results.Row, inst target.Instance, spec target.Spec, generatorCPUs []int) *meter {
+func observe(row *results.Row, inst container.Instance, spec container.Spec, generatorCPUs []int) *meter {
 	row.TargetRuntime = string(bytes.TrimSpace(inst.Health()))
-	cpus, _ := scenario.ParseCPUSet(spec.CPUSet)
+	cpus, _ := cpuset.Parse(spec.CPUSet, cpuset.MaxCPUs)
 	warn(row, runtimeView(row, inst.Health(), len(cpus), spec.Memory)...)
 	m := newMeter(inst, row)
 	m.generatorCPUs = generatorCPUs
@@ -141,10 +141,10 @@ func disturbances(wall, others, steal time.Duration, cpus []int) []string {
 	var out []string
 	cores := func(d time.Duration) float64 { return d.Seconds() / wall.Seconds() }
 	if c := cores(others); c > resources.Disturbed {
-		out = append(out, fmt.Sprintf("disturbed: other processes used %.2f cores of CPUs %s, the generator's and the target's", c, scenario.FormatCPUSet(cpus)))
+		out = append(out, fmt.Sprintf("disturbed: other processes used %.2f cores of CPUs %s, the generator's and the target's", c, cpuset.Format(cpus)))
 	}
 	if c := cores(steal); c > resources.Disturbed {
-		out = append(out, fmt.Sprintf("disturbed: the hypervisor took %.2f cores of CPUs %s (steal)", c, scenario.FormatCPUSet(cpus)))
+		out = append(out, fmt.Sprintf("disturbed: the hypervisor took %.2f cores of CPUs %s (steal)", c, cpuset.Format(cpus)))
 	}
 	return out
 }
@@ -159,7 +159,7 @@ func (m *meter) discard() {
 
 func fillUsage(row *results.Row, u resources.Usage) {
 	row.CPUCores = u.CPUCores
-	if cpus, err := scenario.ParseCPUSet(row.CPUSet); err == nil && len(cpus) > 0 {
+	if cpus, err := cpuset.Parse(row.CPUSet, cpuset.MaxCPUs); err == nil && len(cpus) > 0 {
 		row.CPUPercent = 100 * u.CPUCores / float64(len(cpus))
 	}
 	row.MemoryPeak, row.MemoryMean = int64(u.MemoryPeak), int64(u.MemoryMean)

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/target"
 )
 
 func TestRuntimeView(t *testing.T) {
@@ -85,7 +85,7 @@ func (i observedInstance) Startup() time.Duration               { return 1500 * 
 func (i observedInstance) ImageSize() int64                     { return 400 << 20 }
 func (i observedInstance) Health() []byte                       { return []byte(i.l.health) }
 
-func (l *observedLifecycle) Start(ctx context.Context, s target.Spec) (target.Instance, error) {
+func (l *observedLifecycle) Start(ctx context.Context, s container.Spec) (container.Instance, error) {
 	inst, err := l.fakeLifecycle.Start(ctx, s)
 	if err != nil {
 		return nil, err

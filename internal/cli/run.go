@@ -19,7 +19,7 @@ import (
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/scenario"
-	"github.com/iotbench/iotbench/internal/target"
+	"github.com/iotbench/iotbench/internal/container"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -126,7 +126,7 @@ With --url, load a service already listening on loopback instead (no Docker, not
 
 // addCABundleFlag adds --ca-bundle, shared by the commands that build images.
 func addCABundleFlag(f *pflag.FlagSet, v *string) {
-	def := target.DefaultCABundle
+	def := container.DefaultCABundle
 	if env, ok := os.LookupEnv("IOTBENCH_CA_BUNDLE"); ok {
 		def = env
 	}
@@ -192,7 +192,7 @@ func runRun(ctx context.Context, o *RunOptions) error {
 }
 
 // prepare turns the options into a plan and the lifecycle that runs it.
-func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, target.Lifecycle, bench.Meta, func(), error) {
+func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecycle, bench.Meta, func(), error) {
 	meta := bench.Meta{Version: hostinfo.Version, Commit: hostinfo.Commit(), HostCPU: hostinfo.CPUModel(), Kernel: hostinfo.Kernel()}
 	nothing := func() {}
 	if o.URL != "" {
@@ -201,7 +201,7 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, target.Lifecycle,
 			return nil, nil, meta, nothing, err
 		}
 		u, _ := url.Parse(o.URL)
-		return p, target.Running{BaseURL: u.Scheme + "://" + u.Host}, meta, nothing, nil
+		return p, container.Running{BaseURL: u.Scheme + "://" + u.Host}, meta, nothing, nil
 	}
 
 	f, err := scenario.Load(o.File)

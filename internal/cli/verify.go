@@ -10,7 +10,7 @@ import (
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/scenario"
-	"github.com/iotbench/iotbench/internal/target"
+	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/verify"
 	"github.com/spf13/cobra"
 )
@@ -74,8 +74,8 @@ A target that passes does the same work as the others. Exit status 1 when any ta
 }
 
 // connectDocker reaches the engine and sets the CA bundle for image builds.
-func connectDocker(ctx context.Context, caBundle string) (*target.Docker, error) {
-	d, err := target.Connect(ctx)
+func connectDocker(ctx context.Context, caBundle string) (*container.Docker, error) {
+	d, err := container.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}

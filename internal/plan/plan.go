@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/docker/go-units"
+	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/scenario"
-	"github.com/iotbench/iotbench/internal/target"
 )
 
 // Overrides are the command line's changes to a scenario; zero values change nothing.
@@ -33,8 +34,8 @@ type Cell struct {
 	Scenario string
 	Target   string
 	Trial    int
-	Build    target.BuildSpec
-	Spec     target.Spec // Image is set once the build is done
+	Build    container.BuildSpec
+	Spec     container.Spec // Image is set once the build is done
 	// Path is appended to the started target's URL to make Load.Request.URL.
 	Path string
 	Load load.Config
@@ -44,7 +45,7 @@ type Cell struct {
 type Plan struct {
 	Scenario      *scenario.Scenario
 	Cells         []Cell
-	Builds        []target.BuildSpec // distinct, in first-use order
+	Builds        []container.BuildSpec // distinct, in first-use order
 	TargetCPUs    []int
 	GeneratorCPUs []int
 	Memory        string
@@ -115,14 +116,14 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 }
 
 // addTarget records t's image among the builds and returns it with t's container spec.
-func (p *Plan) addTarget(t *scenario.Target, memory int64) (target.BuildSpec, target.Spec) {
-	b := target.BuildSpec{Context: t.Build, Dockerfile: t.Dockerfile, Args: t.BuildArgs}
-	if !slices.ContainsFunc(p.Builds, func(x target.BuildSpec) bool { return x.Tag() == b.Tag() }) {
+func (p *Plan) addTarget(t *scenario.Target, memory int64) (container.BuildSpec, container.Spec) {
+	b := container.BuildSpec{Context: t.Build, Dockerfile: t.Dockerfile, Args: t.BuildArgs}
+	if !slices.ContainsFunc(p.Builds, func(x container.BuildSpec) bool { return x.Tag() == b.Tag() }) {
 		p.Builds = append(p.Builds, b)
 	}
-	return b, target.Spec{
+	return b, container.Spec{
 		Target: t.Name, Port: t.Port, Env: t.Env, Command: t.Command, Health: t.Health, StartupTimeout: t.StartupTimeout,
-		CPUSet: scenario.FormatCPUSet(p.TargetCPUs), Memory: memory,
+		CPUSet: cpuset.Format(p.TargetCPUs), Memory: memory,
 	}
 }
 
@@ -193,13 +194,13 @@ func SplitCPUs(allowed []int, asked string) (targetCPUs, generator []int, err er
 		k := max(1, len(allowed)/4)
 		return allowed[len(allowed)-k:], allowed[:len(allowed)-k], nil
 	}
-	targetCPUs, err = scenario.ParseCPUSet(asked)
+	targetCPUs, err = cpuset.Parse(asked, cpuset.MaxCPUs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--cpus: %w", err)
 	}
 	for _, c := range targetCPUs {
 		if !slices.Contains(allowed, c) {
-			return nil, nil, fmt.Errorf("--cpus %s: CPU %d is not available here (available: %s)", asked, c, scenario.FormatCPUSet(allowed))
+			return nil, nil, fmt.Errorf("--cpus %s: CPU %d is not available here (available: %s)", asked, c, cpuset.Format(allowed))
 		}
 	}
 	for _, c := range allowed {
@@ -208,7 +209,7 @@ func SplitCPUs(allowed []int, asked string) (targetCPUs, generator []int, err er
 		}
 	}
 	if len(generator) == 0 {
-		return nil, nil, fmt.Errorf("--cpus %s leaves no CPU for the load generator (available: %s)", asked, scenario.FormatCPUSet(allowed))
+		return nil, nil, fmt.Errorf("--cpus %s leaves no CPU for the load generator (available: %s)", asked, cpuset.Format(allowed))
 	}
 	return targetCPUs, generator, nil
 }

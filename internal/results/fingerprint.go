@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/scenario"
+	"github.com/iotbench/iotbench/internal/cpuset"
 )
 
 // Field is one setting of a row, named as its CSV column.
@@ -45,7 +45,7 @@ func (r Row) Fingerprint() string {
 
 // cpuCount is the size of a cpuset, 0 when it is empty (a service iotbench did not start).
 func cpuCount(set string) int {
-	cpus, err := scenario.ParseCPUSet(set)
+	cpus, err := cpuset.Parse(set, cpuset.MaxCPUs)
 	if err != nil {
 		return 0
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/docker/go-units"
+	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/payload"
 	"gopkg.in/yaml.v3"
 )
@@ -328,7 +329,7 @@ func (f *File) validate() []lineError {
 			add(line, "scenario %q: memory %q is not a size (e.g. 1g, 512m)", name, s.Memory)
 		}
 		if s.CPUs != "" {
-			if _, err := ParseCPUSet(s.CPUs); err != nil {
+			if _, err := cpuset.Parse(s.CPUs, cpuset.MaxCPUs); err != nil {
 				add(line, "scenario %q: cpus: %v", name, err)
 			}
 		}

@@ -110,30 +110,3 @@ func TestTargetsCarryTheScenariosReading(t *testing.T) {
 		}
 	}
 }
-
-func TestCPUSets(t *testing.T) {
-	cases := []struct {
-		in   string
-		want string
-		err  bool
-	}{
-		{"1", "1", false},
-		{"0-2", "0-2", false},
-		{"3,0-1,1", "0-1,3", false},
-		{"0,2,4-5", "0,2,4-5", false},
-		{"2-1", "", true},
-		{"a", "", true},
-		{"", "", true},
-		{"-1", "", true},
-	}
-	for _, c := range cases {
-		cpus, err := ParseCPUSet(c.in)
-		if (err != nil) != c.err {
-			t.Errorf("ParseCPUSet(%q) error = %v, want error %v", c.in, err, c.err)
-			continue
-		}
-		if got := FormatCPUSet(cpus); !c.err && got != c.want {
-			t.Errorf("ParseCPUSet(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}

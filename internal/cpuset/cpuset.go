@@ -1,4 +1,6 @@
-package scenario
+// Package cpuset reads and writes CPU lists as Docker, taskset and the kernel write them
+// ("1", "0-2", "0,2-3").
+package cpuset
 
 import (
 	"fmt"
@@ -7,9 +9,13 @@ import (
 	"strings"
 )
 
-// ParseCPUSet reads a cpuset list as Docker and taskset write it ("1", "0-2", "0,2-3") into sorted,
-// distinct CPU numbers.
-func ParseCPUSet(s string) ([]int, error) {
+// MaxCPUs bounds the CPU numbers of a list read from a file measured elsewhere: Linux's largest
+// NR_CPUS. A list measured on this machine is bounded by its own CPU count instead.
+const MaxCPUs = 8192
+
+// Parse reads a CPU list into sorted, distinct CPU numbers, each below limit. The bound is checked
+// before a range is expanded, so a list such as "0-4000000000" costs nothing.
+func Parse(s string, limit int) ([]int, error) {
 	var cpus []int
 	for part := range strings.SplitSeq(s, ",") {
 		part = strings.TrimSpace(part)
@@ -22,6 +28,9 @@ func ParseCPUSet(s string) ([]int, error) {
 		if err != nil || a < 0 || b < a {
 			return nil, fmt.Errorf("%q is not a CPU list (e.g. \"1\", \"2-3\", \"0,2\")", s)
 		}
+		if b >= limit {
+			return nil, fmt.Errorf("%q names CPU %d, but CPUs are numbered 0 to %d here", s, b, limit-1)
+		}
 		for c := a; c <= b; c++ {
 			cpus = append(cpus, c)
 		}
@@ -30,8 +39,8 @@ func ParseCPUSet(s string) ([]int, error) {
 	return slices.Compact(cpus), nil
 }
 
-// FormatCPUSet writes CPU numbers as a cpuset list, folding runs: [0 1 2 5] → "0-2,5".
-func FormatCPUSet(cpus []int) string {
+// Format writes CPU numbers as a list, folding runs: [0 1 2 5] → "0-2,5".
+func Format(cpus []int) string {
 	var b strings.Builder
 	for i := 0; i < len(cpus); {
 		j := i

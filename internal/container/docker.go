@@ -1,7 +1,7 @@
 // Package target builds target images and runs target containers: pinned to a cpuset, limited in
 // memory, on the host network at their own loopback port, without extra privileges, and always
 // removed afterwards.
-package target
+package container
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/api/types/container"
+	ctypes "github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
 
@@ -208,15 +208,15 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 	sort.Strings(env)
 	created, err := d.c.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name: fmt.Sprintf("iotbench-%s-%d-%d", s.Target, os.Getpid(), time.Now().UnixNano()%1e6),
-		Config: &container.Config{
+		Config: &ctypes.Config{
 			Image:  s.Image,
 			Env:    env,
 			Cmd:    s.Command,
 			Labels: map[string]string{Label: "1", Label + ".target": s.Target},
 		},
-		HostConfig: &container.HostConfig{
+		HostConfig: &ctypes.HostConfig{
 			NetworkMode: "host",
-			Resources: container.Resources{
+			Resources: ctypes.Resources{
 				CpusetCpus: s.CPUSet,
 				Memory:     s.Memory,
 				MemorySwap: s.Memory, // no swap: a target out of memory fails instead of slowing down
