@@ -13,13 +13,13 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/bench"
+	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/scenario"
-	"github.com/iotbench/iotbench/internal/container"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )

@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/bench"
+	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/scenario"
-	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/verify"
 	"github.com/spf13/cobra"
 )
