@@ -165,9 +165,9 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		for _, c := range p.Cells {
 			targets[c.Target] = true
 		}
-		fmt.Fprintf(o.Streams.ErrOut, "%s: find-max, %d search(es) over %d target(s), one a trial; every step goes to %s as it finishes\n", p.Scenario.Name, len(p.Cells), len(targets), path)
+		fmt.Fprintf(o.Streams.ErrOut, "%s: find-max, %d search(es) over %d target(s), one a trial; every step goes to %s as it finishes\n", p.Name, len(p.Cells), len(targets), path)
 	} else {
-		fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Scenario.Name, len(p.Cells), path)
+		fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Name, len(p.Cells), path)
 	}
 	fmt.Fprintf(o.Streams.ErrOut, "targets take turns in an order shuffled by seed %d (--seed %d replays it)\n", seed, seed)
 	if search != nil {
@@ -226,7 +226,7 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 	if err != nil {
 		return nil, nil, meta, nothing, err
 	}
-	p, err := makePlan(f, name, over, allowed)
+	p, err := plan.Make(f, name, over, allowed)
 	if err != nil {
 		return nil, nil, meta, nothing, usageError{err}
 	}
