@@ -39,8 +39,9 @@ type Runner struct {
 	// LogDir receives the last LogLines lines of the target's log for every failed or invalid
 	// cell, a file each, named in the row; empty: they are printed instead.
 	LogDir string
-	// Done says a cell is already recorded (a resumed run): it is skipped, the order kept.
-	Done func(plan.Cell) bool
+	// Resumed are the rows an interrupted run of the same plan recorded: their cells are skipped,
+	// the order kept (Seed must be theirs). Run refuses rows measured with other settings.
+	Resumed []results.Row
 	// WarnUnverified measures a cell whose request fails its check before load, with a warning,
 	// instead of recording it verify-failed: for a service the user started, whose errors under
 	// load are what they came to measure.
@@ -58,13 +59,20 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	done, err := r.resumed(p, images)
+	if err != nil {
+		return nil, err
+	}
+	if len(done) > 0 {
+		fmt.Fprintf(r.Log, "resuming: %d of %d cell(s) already recorded\n", len(done), len(p.Cells))
+	}
 	var rows []results.Row
 	startFailures := map[string]int{}
 	for i, c := range ordered(p.Cells, r.Seed) {
 		if err := ctx.Err(); err != nil {
 			return rows, err
 		}
-		if r.Done != nil && r.Done(c) {
+		if done[cellKey{c.Scenario, c.Target, c.Trial}] {
 			continue
 		}
 		fmt.Fprintf(r.Log, "[%d/%d] %s · %s · trial %d\n", i+1, len(p.Cells), c.Scenario, c.Target, c.Trial)
@@ -83,6 +91,51 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// cellKey identifies a cell, as its row does.
+type cellKey struct {
+	scenario, target string
+	trial            int
+}
+
+// ResumeError says why recorded rows cannot be resumed by this plan.
+type ResumeError struct{ Msg string }
+
+func (e *ResumeError) Error() string { return e.Msg }
+
+// resumed checks r.Resumed against p: every row must be a cell of p, recorded once, with the
+// run's seed, and measured with the settings p would measure it with now. It returns the cells
+// recorded.
+func (r *Runner) resumed(p *plan.Plan, images built) (map[cellKey]bool, error) {
+	cells := map[cellKey]plan.Cell{}
+	for _, c := range p.Cells {
+		cells[cellKey{c.Scenario, c.Target, c.Trial}] = c
+	}
+	done := map[cellKey]bool{}
+	for _, row := range r.Resumed {
+		k := cellKey{row.Scenario, row.Target, row.Trial}
+		c, ok := cells[k]
+		switch {
+		case !ok:
+			return nil, &ResumeError{fmt.Sprintf("the results hold %s · %s · trial %d, which this run does not plan: the scenario, targets or trials differ", row.Scenario, row.Target, row.Trial)}
+		case done[k]:
+			return nil, &ResumeError{fmt.Sprintf("the results hold %s · %s · trial %d twice", row.Scenario, row.Target, row.Trial)}
+		case row.Seed != r.Seed:
+			return nil, &ResumeError{fmt.Sprintf("the results were ordered by seed %d, this run by %d", row.Seed, r.Seed)}
+		}
+		done[k] = true
+		now := r.newRow(p, c, images.ids[c.Build.Tag()])
+		if !row.Loaded() || images.failed[c.Build.Tag()] != "" {
+			now.ImageID = row.ImageID // an image that did not build has no id to compare
+		}
+		for i, f := range row.FingerprintFields() {
+			if g := now.FingerprintFields()[i]; g.Value != f.Value {
+				return nil, &ResumeError{fmt.Sprintf("%s · %s · trial %d was measured with %s %s; this run would use %s", row.Scenario, row.Target, row.Trial, f.Name, f.Value, g.Value)}
+			}
+		}
+	}
+	return done, nil
 }
 
 // built is the outcome of a plan's builds: an image id, or why the build failed, by tag.
