@@ -183,11 +183,13 @@ func parseComplete(data []byte) (*parsed, error) {
 		// as a last line is (splitCut), since a quote left open in one row would carry all the rows
 		// after it into the same field.
 		if cr.InputOffset() == int64(len(data)) && !bytes.HasSuffix(data, []byte{'\n'}) {
-			start, _ := cr.FieldPos(0)
+			start := 0
 			if pe := (*csv.ParseError)(nil); errors.As(err, &pe) {
 				start = pe.StartLine
+			} else if err == nil {
+				start, _ = cr.FieldPos(0)
 			}
-			if start <= bytes.Count(data, []byte{'\n'}) {
+			if start > 0 && start <= bytes.Count(data, []byte{'\n'}) {
 				return nil, parseErr(start, "the last row is cut off (no line end) after a line break inside a quoted field: the run that wrote it stopped mid-row; delete from this line to the end of the file to use the rows before it")
 			}
 		}
