@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -144,15 +143,12 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	}
 	defer cleanup()
 
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return err
-	}
-	path := filepath.Join(o.Out, time.Now().UTC().Format("20060102T150405Z")+".csv")
-	w, err := results.Create(path)
+	w, err := results.CreateIn(o.Out, time.Now())
 	if err != nil {
 		return err
 	}
 	defer w.Close()
+	path := w.Path()
 	warnGeneratorCapacity(o.Streams.ErrOut, p, meta.HostCPU)
 	defer load.GeneratorGC()()
 	seed := o.Seed
