@@ -124,6 +124,61 @@ type column struct {
 	since int
 }
 
+// measurementColumn names the columns that only a loaded cell has: a row whose target was never
+// loaded leaves them empty, not 0 (a success_ratio of 0 would read "every request failed").
+var measurementColumn = map[string]bool{
+	"achieved_rps":           true,
+	"throughput_rps":         true,
+	"requests":               true,
+	"successes":              true,
+	"errors":                 true,
+	"timeouts":               true,
+	"success_ratio":          true,
+	"latency_mean_ms":        true,
+	"latency_p50_ms":         true,
+	"latency_p90_ms":         true,
+	"latency_p99_ms":         true,
+	"latency_p999_ms":        true,
+	"latency_max_ms":         true,
+	"send_lag_p99_ms":        true,
+	"send_lag_max_ms":        true,
+	"peak_in_flight":         true,
+	"cpu_cores":              true,
+	"cpu_percent_of_cpuset":  true,
+	"memory_peak_bytes":      true,
+	"memory_mean_bytes":      true,
+	"rps_per_core":           true,
+	"rps_per_gib":            true,
+	"generator_cpu_cores":    true,
+	"generator_cpu_percent":  true,
+	"generator_delay_p99_ms": true,
+}
+
+func init() {
+	for i, c := range columns {
+		if measurementColumn[c.name] {
+			inner := c.codec
+			columns[i].codec = codec{
+				get: func(r *Row) string {
+					if !r.Loaded() {
+						return ""
+					}
+					return inner.get(r)
+				},
+				set: func(r *Row, v string) error {
+					if v == "" {
+						return errUnmeasured
+					}
+					return inner.set(r, v)
+				},
+			}
+		}
+	}
+}
+
+// errUnmeasured is an empty measurement column: right for a cell never loaded, wrong otherwise.
+var errUnmeasured = errors.New("a measurement (empty only where the cell was never loaded)")
+
 func str(f func(*Row) *string) codec {
 	return codec{func(r *Row) string { return *f(r) }, func(r *Row, v string) error { *f(r) = v; return nil }}
 }
