@@ -205,7 +205,7 @@ func answers(ctx context.Context, url string) bool {
 	if err != nil {
 		return false
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{CheckRedirect: load.NoRedirects}).Do(req)
 	if err != nil {
 		return false
 	}

@@ -275,7 +275,7 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 	if err != nil {
 		return nil, nil, meta, nothing, usageError{err}
 	}
-	d, err := connectDocker(ctx, o.CABundle)
+	d, err := connectDocker(ctx, o.CABundle, o.Streams.ErrOut)
 	if err != nil {
 		return nil, nil, meta, nothing, err
 	}

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/iotbench/iotbench/internal/bench"
 	"github.com/iotbench/iotbench/internal/container"
@@ -45,7 +47,7 @@ A target that passes does the same work as the others. Exit status 1 when any ta
 			if err != nil {
 				return usageError{err}
 			}
-			d, err := connectDocker(ctx, caBundle)
+			d, err := connectDocker(ctx, caBundle, s.ErrOut)
 			if err != nil {
 				return err
 			}
@@ -73,12 +75,16 @@ A target that passes does the same work as the others. Exit status 1 when any ta
 	return cmd
 }
 
-// connectDocker reaches the engine and sets the CA bundle for image builds.
-func connectDocker(ctx context.Context, caBundle string) (*container.Docker, error) {
+// connectDocker reaches the engine, sets the CA bundle for image builds and the run's id for its
+// containers' labels, and removes the containers of runs whose process is gone (one line each on
+// log): they would hold their targets' ports.
+func connectDocker(ctx context.Context, caBundle string, log io.Writer) (*container.Docker, error) {
 	d, err := container.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	d.CABundle = caBundle
+	d.RunID = newRunID(time.Now())
+	removeLeftovers(ctx, d, log)
 	return d, nil
 }
