@@ -85,7 +85,9 @@ func TestFailuresAreExplainedAndTheMatrixGoesOn(t *testing.T) {
 		switch w, failing := want[r.Target]; {
 		case failing && (r.Valid || !strings.HasPrefix(r.InvalidReason, w)):
 			t.Errorf("%s: valid=%v reason %q, want it to start with %q", r.Target, r.Valid, r.InvalidReason, w)
-		case r.Target == "good" && (r.Successes == 0 || !r.Valid && !strings.HasPrefix(r.InvalidReason, "generator delayed requests")):
+		// Measured, and not blamed for a failure: on a busy machine the generator may still judge
+		// its own cell late, which is the chain working.
+		case r.Target == "good" && (r.Successes == 0 || strings.HasPrefix(r.InvalidReason, "target") || strings.HasPrefix(r.InvalidReason, "a process")):
 			t.Errorf("good: the next cell was not measured: valid=%v %q", r.Valid, r.InvalidReason)
 		}
 		if r.Target == "exits" || r.Target == "oom" {
