@@ -166,6 +166,9 @@ func fillUsage(row *results.Row, u resources.Usage) {
 	if u.CPUCores > 0 {
 		row.RPSPerCore = row.ThroughputRPS / u.CPUCores
 	}
+	if row.Successes > 0 {
+		row.CPUPerRequest = time.Duration(u.CPUCores * float64(u.Wall) / float64(row.Successes))
+	}
 	if u.MemoryPeak > 0 {
 		row.RPSPerGiB = row.ThroughputRPS / (float64(u.MemoryPeak) / (1 << 30))
 	}
