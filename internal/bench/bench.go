@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +43,9 @@ type Runner struct {
 	// Resumed are the rows an interrupted run of the same plan recorded: their cells are skipped,
 	// the order kept (Seed must be theirs). Run refuses rows measured with other settings.
 	Resumed []results.Row
+	// More is asked, once every planned cell is recorded, whether to add a round to a paired
+	// plan (plan.AddRound); nil: never. It gets every row of the run, resumed ones included.
+	More func(rows []results.Row) bool
 	// WarnUnverified measures a cell whose request fails its check before load, with a warning,
 	// instead of recording it verify-failed: for a service the user started, whose errors under
 	// load are what they came to measure.
@@ -68,35 +72,63 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 	}
 	var rows []results.Row
 	startFailures := map[string]int{}
-	for i, c := range ordered(p.Cells, r.Seed) {
-		if err := ctx.Err(); err != nil {
-			return rows, err
+	for {
+		for i, c := range ordered(p.Cells, r.Seed) {
+			if err := ctx.Err(); err != nil {
+				return rows, err
+			}
+			k := keyOf(c)
+			if done[k] {
+				continue
+			}
+			done[k] = true
+			fmt.Fprintf(r.Log, "[%d/%d] %s · %s%s · %s %d\n", i+1, len(p.Cells), c.Scenario, c.Target, variantText(c.Variant), roundWord(p), c.Trial)
+			row, err := r.cell(ctx, p, c, images, startFailures)
+			if err != nil {
+				return rows, err
+			}
+			if err := r.Record(row); err != nil {
+				return rows, fmt.Errorf("recording %s trial %d: %w", c.Target, c.Trial, err)
+			}
+			rows = append(rows, row)
+			if row.Valid {
+				fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s, generator delay p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, report.Millis(row.LatencyP50), report.Millis(row.LatencyP99), report.Millis(row.GeneratorDelayP99))
+			} else {
+				fmt.Fprintf(r.Log, "  INVALID: %s\n", row.InvalidReason)
+			}
 		}
-		if done[cellKey{c.Scenario, c.Target, c.Trial}] {
-			continue
+		if r.More == nil || !p.Paired || !r.More(append(slices.Clone(r.Resumed), rows...)) {
+			break
 		}
-		fmt.Fprintf(r.Log, "[%d/%d] %s · %s · trial %d\n", i+1, len(p.Cells), c.Scenario, c.Target, c.Trial)
-		row, err := r.cell(ctx, p, c, images, startFailures)
-		if err != nil {
-			return rows, err
-		}
-		if err := r.Record(row); err != nil {
-			return rows, fmt.Errorf("recording %s trial %d: %w", c.Target, c.Trial, err)
-		}
-		rows = append(rows, row)
-		if row.Valid {
-			fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s, generator delay p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, report.Millis(row.LatencyP50), report.Millis(row.LatencyP99), report.Millis(row.GeneratorDelayP99))
-		} else {
-			fmt.Fprintf(r.Log, "  INVALID: %s\n", row.InvalidReason)
-		}
+		fmt.Fprintf(r.Log, "adding round %d\n", p.AddRound())
 	}
 	return rows, nil
 }
 
 // cellKey identifies a cell, as its row does.
 type cellKey struct {
-	scenario, target string
-	trial            int
+	scenario, target, variant string
+	trial                     int
+}
+
+func keyOf(c plan.Cell) cellKey { return cellKey{c.Scenario, c.Target, c.Variant, c.Trial} }
+
+func rowKey(r results.Row) cellKey { return cellKey{r.Scenario, r.Target, r.Variant, r.Trial} }
+
+// variantText names a paired cell's side in progress lines.
+func variantText(v string) string {
+	if v == "" {
+		return ""
+	}
+	return " (" + v + ")"
+}
+
+// roundWord is what a cell's number counts: a paired run's rounds, or trials.
+func roundWord(p *plan.Plan) string {
+	if p.Paired {
+		return "round"
+	}
+	return "trial"
 }
 
 // ResumeError says why recorded rows cannot be resumed by this plan.
@@ -108,19 +140,25 @@ func (e *ResumeError) Error() string { return e.Msg }
 // run's seed, and measured with the settings p would measure it with now. It returns the cells
 // recorded.
 func (r *Runner) resumed(p *plan.Plan, images built) (map[cellKey]bool, error) {
+	// Rounds an adaptive paired run added are planned again.
+	for p.Paired && r.More != nil && slices.ContainsFunc(r.Resumed, func(row results.Row) bool {
+		return row.Variant != results.VariantAA1 && row.Variant != results.VariantAA2 && row.Trial > p.Rounds()
+	}) {
+		p.AddRound()
+	}
 	cells := map[cellKey]plan.Cell{}
 	for _, c := range p.Cells {
-		cells[cellKey{c.Scenario, c.Target, c.Trial}] = c
+		cells[keyOf(c)] = c
 	}
 	done := map[cellKey]bool{}
 	for _, row := range r.Resumed {
-		k := cellKey{row.Scenario, row.Target, row.Trial}
+		k := rowKey(row)
 		c, ok := cells[k]
 		switch {
 		case !ok:
-			return nil, &ResumeError{fmt.Sprintf("the results hold %s · %s · trial %d, which this run does not plan: the scenario, targets or trials differ", row.Scenario, row.Target, row.Trial)}
+			return nil, &ResumeError{fmt.Sprintf("the results hold %s · %s%s · trial %d, which this run does not plan: the scenario, targets, trials or baseline differ", row.Scenario, row.Target, variantText(row.Variant), row.Trial)}
 		case done[k]:
-			return nil, &ResumeError{fmt.Sprintf("the results hold %s · %s · trial %d twice", row.Scenario, row.Target, row.Trial)}
+			return nil, &ResumeError{fmt.Sprintf("the results hold %s · %s%s · trial %d twice", row.Scenario, row.Target, variantText(row.Variant), row.Trial)}
 		case row.Seed != r.Seed:
 			return nil, &ResumeError{fmt.Sprintf("the results were ordered by seed %d, this run by %d", row.Seed, r.Seed)}
 		}
@@ -221,6 +259,7 @@ func (r *Runner) newRow(p *plan.Plan, c plan.Cell, image string) results.Row {
 		Version: r.Meta.Version, GitCommit: r.Meta.Commit, HostCPU: r.Meta.HostCPU,
 		Kernel: r.Meta.Kernel, DockerVersion: r.Meta.DockerVersion, StartedAt: time.Now(),
 		Seed: r.Seed, PayloadSHA: payloadSHA(c), GeneratorCPUSet: cpuset.Format(p.GeneratorCPUs),
+		Variant: c.Variant,
 	}
 }
 

@@ -188,6 +188,9 @@ func (in *instance) cause(ctx context.Context, from time.Time) string {
 func (r *Runner) keepLog(row *results.Row, text string) {
 	if r.LogDir != "" {
 		name := fmt.Sprintf("%s.%s.%d.log", sanitize(row.Scenario), sanitize(row.Target), row.Trial)
+		if row.Variant != "" {
+			name = fmt.Sprintf("%s.%s.%s.%d.log", sanitize(row.Scenario), sanitize(row.Target), sanitize(row.Variant), row.Trial)
+		}
 		err := os.MkdirAll(r.LogDir, 0o755)
 		if err == nil {
 			err = os.WriteFile(filepath.Join(r.LogDir, name), []byte(text+"\n"), 0o644)

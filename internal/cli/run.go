@@ -10,10 +10,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/bench"
+	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/load"
@@ -21,6 +23,7 @@ import (
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/scenario"
+	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -53,6 +56,17 @@ type RunOptions struct {
 	ExpectedLatency time.Duration
 	Timeout         time.Duration
 
+	// A paired run: a baseline measured beside the candidate, round by round.
+	Baseline          string // a checkout of the baseline: its scenarios file and build contexts
+	BaselineURL       string // ad-hoc: the baseline service
+	AA                int    // A/A control rounds
+	FailOn            string
+	AllowInconclusive bool
+	Until             string
+	MaxTrials         int
+	// Name names an ad-hoc run's target instead of its host:port.
+	Name string
+
 	// --find-max: search each target's maximum sustainable rate instead of measuring at one.
 	FindMax    bool
 	SLO        string
@@ -73,7 +87,17 @@ func NewCmdRun(s Streams, runF func(context.Context, *RunOptions) error) *cobra.
 target start a fresh pinned container, verify the endpoint, warm up, measure, and remove it.
 A row per cell goes to <out>/<UTC time>.csv as soon as the cell is done; a table follows at the end.
 
-With --url, load a service already listening on loopback instead (no Docker, nothing pinned).`,
+With --url, load a service already listening on loopback instead (no Docker, nothing pinned).
+
+A paired run measures a baseline beside the candidate in one sitting: --baseline DIR builds the
+targets of a baseline checkout (its scenarios file and build contexts, images tagged :base), and
+--baseline-url loads a second service beside --url. Each round runs the baseline and the
+candidate of every target back to back, the pair's order shuffled, so that the machine's drift
+hits both alike; rows carry their variant. At the end it prints a verdict per cell and gated
+metric (--fail-on; see iotbench compare --help), and its exit status is the gate's: 0 every gated
+metric equivalent or improved, 1 one regressed, 4 one inconclusive. --aa adds A/A rounds (the
+baseline against itself: the noise floor), --until adds rounds until the intervals are as narrow
+as asked.`,
 		Example: `  # the default scenario of scenarios.yaml, all its targets
   iotbench run
 
@@ -88,6 +112,13 @@ With --url, load a service already listening on loopback instead (no Docker, not
 
   # finish a run that was interrupted (Ctrl-C, a crash): same flags, and the file it was writing
   iotbench run --scenario io-heavy --resume results/20261123T181500Z.csv
+
+  # a CI gate: the base branch checked out in ../base against this checkout, in one paired run
+  iotbench run --scenario io-heavy --baseline ../base --fail-on 'throughput:-5%,p99:+10%'
+
+  # two builds of your own service, rounds added until p99's interval is within ±3% (at most 30)
+  iotbench run --url http://127.0.0.1:8081/ingest --baseline-url http://127.0.0.1:8080/ingest \
+    --name ingest --rate 1000 --duration 10s --trials 6 --aa 2 --until 'p99:±3%' --max-trials 30
 
   # a service of your own on loopback
   iotbench run --url http://127.0.0.1:8080/ingest --method POST --body-file payloads/iot-reading.json \
@@ -123,6 +154,15 @@ With --url, load a service already listening on loopback instead (no Docker, not
 	f.StringArrayVar(&o.Contains, "contains", nil, "--url: a successful body must contain this (repeatable)")
 	f.DurationVar(&o.ExpectedLatency, "expected-latency", 100*time.Millisecond, "--url: expected latency, sizes the in-flight bound")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "--url: per-request timeout")
+	f.StringVar(&o.Name, "name", "", "--url: name the run's target (default: the service's host:port); runs of the same name compare")
+	f.StringVar(&o.Baseline, "baseline", "", "a paired run: a checkout of the baseline (its --file and build contexts), measured round by round beside this one")
+	f.StringVar(&o.BaselineURL, "baseline-url", "", "a paired --url run: the baseline service on loopback, measured round by round beside --url")
+	f.IntVar(&o.AA, "aa", 0, "a paired run: this many extra rounds measure the baseline against itself (an A/A control: the noise floor); alone: 3")
+	f.Lookup("aa").NoOptDefVal = "3"
+	f.StringVar(&o.FailOn, "fail-on", "", "a paired run: gated metrics and limits, e.g. 'throughput:-5%,p99:+10%' (default "+compare.DefaultPairedGates+")")
+	f.BoolVar(&o.AllowInconclusive, "allow-inconclusive", false, "a paired run: exit 0, not 4, when a verdict is inconclusive or untestable (and none regressed)")
+	f.StringVar(&o.Until, "until", "", "a paired run: add rounds until each named metric's 90% interval is this narrow, e.g. 'p99:±3%,p50:±2%' (up to --max-trials)")
+	f.IntVar(&o.MaxTrials, "max-trials", 30, "--until: the most rounds")
 	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest open-loop rate meeting --slo (ramp from --rate, then bisect), once per trial")
 	f.StringVar(&o.SLO, "slo", "p99<100ms,errors<0.1%", "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", 10*time.Second, "--find-max: how long each rate is held")
@@ -141,6 +181,10 @@ func addCABundleFlag(f *pflag.FlagSet, v *string) {
 
 func runRun(ctx context.Context, o *RunOptions) error {
 	search, err := o.maxSearch()
+	if err != nil {
+		return err
+	}
+	gate, err := o.pairedGate(search != nil)
 	if err != nil {
 		return err
 	}
@@ -167,12 +211,17 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		// A service the user started is measured even when its answers fail their check: its
 		// error ratio under load is what they came for.
 		WarnUnverified: o.URL != ""}
+	if gate != nil && gate.until != nil {
+		r.More = gate.more(o, p)
+	}
 	if search != nil {
 		targets := map[string]bool{}
 		for _, c := range p.Cells {
 			targets[c.Target] = true
 		}
 		fmt.Fprintf(o.Streams.ErrOut, "%s: find-max, %d search(es) over %d target(s), one a trial; every step goes to %s as it finishes\n", p.Name, len(p.Cells), len(targets), path)
+	} else if p.Paired {
+		fmt.Fprintf(o.Streams.ErrOut, "%s: paired run, %d round(s) of baseline and candidate (%d cell(s)); results go to %s as each finishes\n", p.Name, p.Rounds(), len(p.Cells), path)
 	} else {
 		fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Name, len(p.Cells), path)
 	}
@@ -190,13 +239,21 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		fmt.Fprintf(o.Streams.ErrOut, "interrupted: %d of %d cell(s) recorded in %s; the same command with --resume %s measures the rest\n", len(rows), len(p.Cells), path, path)
 	}
 	if len(rows) > 0 {
-		if err := report.Write(o.Streams.Out, rows); err != nil {
+		if err := report.Write(o.Streams.Out, sidesApart(rows)); err != nil {
 			return err
 		}
 		fmt.Fprintf(o.Streams.ErrOut, "%s; results: %s\n", report.Summary(rows), path)
 	}
 	if runErr != nil {
 		return runErr
+	}
+	if p.Paired {
+		fmt.Fprintln(o.Streams.Out)
+		res := gate.analyze(path, rows)
+		if gate.until != nil {
+			res.Until = gate.outcome(res, p.Rounds(), o.MaxTrials)
+		}
+		return writeVerdicts(o.Streams, res, "text", o.AllowInconclusive)
 	}
 	for _, row := range rows {
 		if !row.Valid {
@@ -248,6 +305,9 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 		u, _ := url.Parse(o.URL)
 		return p, container.Running{BaseURL: u.Scheme + "://" + u.Host}, meta, nothing, nil
 	}
+	if o.set("name") {
+		return nil, nil, meta, nothing, usagef("--name names a --url run's target; a scenario's targets have their names")
+	}
 
 	f, err := scenario.Load(o.File)
 	if err != nil {
@@ -275,6 +335,11 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 	if err != nil {
 		return nil, nil, meta, nothing, usageError{err}
 	}
+	if o.Baseline != "" {
+		if p, err = o.pairWithBaseline(p, name, over, allowed); err != nil {
+			return nil, nil, meta, nothing, err
+		}
+	}
 	d, err := connectDocker(ctx, o.CABundle, o.Streams.ErrOut)
 	if err != nil {
 		return nil, nil, meta, nothing, err
@@ -285,6 +350,35 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 		return nil, nil, meta, nothing, err
 	}
 	return p, d, meta, func() { d.Close() }, nil
+}
+
+// pairedAdHocRounds are a paired --url run's rounds unless --trials says: a scenario gives its
+// own trials, a run of one side of --url does one.
+const pairedAdHocRounds = 10
+
+// pairWithBaseline plans the same scenario from the baseline checkout's scenarios file, and
+// pairs its cells with the candidate's.
+func (o *RunOptions) pairWithBaseline(candidate *plan.Plan, name string, over plan.Overrides, allowed []int) (*plan.Plan, error) {
+	if info, err := os.Stat(o.Baseline); err != nil || !info.IsDir() {
+		return nil, usagef("--baseline %s: not a folder: give a checkout of the baseline (e.g. git worktree add ../base origin/main)", o.Baseline)
+	}
+	if filepath.IsAbs(o.File) {
+		return nil, usagef("--baseline %s: --file %s is absolute; give it relative to the checkouts, as each holds its own", o.Baseline, o.File)
+	}
+	path := filepath.Join(o.Baseline, o.File)
+	f, err := scenario.Load(path)
+	if err != nil {
+		return nil, usagef("--baseline: %v", err)
+	}
+	base, err := plan.Make(f, name, over, allowed)
+	if err != nil {
+		return nil, usagef("--baseline %s: %v", o.Baseline, err)
+	}
+	p, err := plan.Pair(candidate, base, o.AA)
+	if err != nil {
+		return nil, usagef("--baseline %s: %v", o.Baseline, err)
+	}
+	return p, nil
 }
 
 func (o *RunOptions) adHocPlan() (*plan.Plan, error) {
@@ -314,13 +408,28 @@ func (o *RunOptions) adHocPlan() (*plan.Plan, error) {
 		}
 		req.Body = body
 	}
-	p, err := plan.MakeAdHoc(plan.AdHoc{
-		URL: o.URL, Request: req, Check: load.NewCheck(o.Contains...),
+	if o.BaselineURL != "" && !o.set("trials") {
+		o.Trials = pairedAdHocRounds
+	}
+	a := plan.AdHoc{
+		URL: o.URL, Name: o.Name, Request: req, Check: load.NewCheck(o.Contains...),
 		Model:  load.Model{Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency},
 		Warmup: o.Warmup, Duration: o.Duration, Timeout: o.Timeout, Trials: o.Trials,
-	})
+	}
+	p, err := plan.MakeAdHoc(a)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if o.BaselineURL != "" {
+		// Both sides are one target: the candidate's name.
+		a.URL, a.Name = o.BaselineURL, p.Cells[0].Target
+		base, err := plan.MakeAdHoc(a)
+		if err != nil {
+			return nil, usagef("--baseline-url: %v", err)
+		}
+		if p, err = plan.Pair(p, base, o.AA); err != nil {
+			return nil, usageError{err}
+		}
 	}
 	if o.Rate > 0 && o.Conns > 0 {
 		return nil, usagef("give --rate (open loop) or --connections (closed loop), not both")
@@ -342,4 +451,114 @@ func warnGeneratorCapacity(w io.Writer, p *plan.Plan, hostCPU string) {
 	if msg := load.CapacityWarning(p.Cells[0].Load.Model.Rate, cpus, hostCPU); msg != "" {
 		fmt.Fprintln(w, "warning:", msg)
 	}
+}
+
+// paired are the settings of a paired run's verdicts.
+type paired struct {
+	gates []compare.Gate
+	until []compare.Until
+	alpha float64
+	// added counts the rounds --until added, for its progress lines.
+	added int
+}
+
+// pairedGate checks the paired-run flags: nil for a run of one side.
+func (o *RunOptions) pairedGate(findMax bool) (*paired, error) {
+	if o.Baseline == "" && o.BaselineURL == "" {
+		for _, name := range []string{"aa", "fail-on", "allow-inconclusive", "until", "max-trials"} {
+			if o.set(name) {
+				return nil, usagef("--%s belongs to a paired run (--baseline DIR, or --baseline-url with --url)", name)
+			}
+		}
+		return nil, nil
+	}
+	switch {
+	case findMax:
+		return nil, usagef("--find-max searches each target's maximum; a paired run measures at one load: drop --baseline/--baseline-url or --find-max")
+	case o.BaselineURL != "" && o.URL == "":
+		return nil, usagef("--baseline-url pairs with --url: give the candidate service's --url too (for scenario runs, --baseline DIR)")
+	case o.Baseline != "" && o.URL != "":
+		return nil, usagef("--baseline DIR is a checkout of a scenario run's targets; beside --url, give --baseline-url")
+	case o.AA < 0:
+		return nil, usagef("--aa %d: give a number of A/A rounds, 0 or more", o.AA)
+	}
+	gates, err := pairedGates(o.FailOn)
+	if err != nil {
+		return nil, err
+	}
+	g := &paired{gates: gates, alpha: stats.DefaultAlpha}
+	if o.Until != "" {
+		if g.until, err = compare.ParseUntil(o.Until); err != nil {
+			return nil, usagef("--until %v", err)
+		}
+		for _, u := range g.until {
+			if !slices.ContainsFunc(gates, func(x compare.Gate) bool { return x.Metric == u.Metric }) {
+				return nil, usagef("--until %s: %s is not a gated metric (gates: %s): add it to --fail-on", u, u.Metric, o.gateText(gates))
+			}
+		}
+		if o.MaxTrials < compare.MinRounds {
+			return nil, usagef("--max-trials %d: at least %d, the fewest rounds that can settle anything", o.MaxTrials, compare.MinRounds)
+		}
+	}
+	return g, nil
+}
+
+func (o *RunOptions) gateText(gates []compare.Gate) string {
+	var s []string
+	for _, g := range gates {
+		s = append(s, g.String())
+	}
+	return strings.Join(s, ",")
+}
+
+func (g *paired) analyze(path string, rows []results.Row) compare.PairedResult {
+	return compare.AnalyzePaired(path, rows, compare.PairedOptions{Alpha: g.alpha, Gates: g.gates})
+}
+
+// more is --until's question after each round: another one, while an interval is wider than
+// asked and the rounds are fewer than --max-trials.
+func (g *paired) more(o *RunOptions, p *plan.Plan) func([]results.Row) bool {
+	return func(rows []results.Row) bool {
+		res := g.analyze("", rows)
+		reached, why := res.Reached(g.until)
+		switch {
+		case reached:
+			fmt.Fprintf(o.Streams.ErrOut, "--until %s: reached after %d round(s)\n", untilText(g.until), p.Rounds())
+			return false
+		case p.Rounds() >= o.MaxTrials:
+			fmt.Fprintf(o.Streams.ErrOut, "--until %s: not reached at --max-trials %d: %s\n", untilText(g.until), o.MaxTrials, why)
+			return false
+		}
+		fmt.Fprintf(o.Streams.ErrOut, "--until %s: after %d round(s), %s: one more\n", untilText(g.until), p.Rounds(), why)
+		return true
+	}
+}
+
+// outcome is the note of how an adaptive run ended.
+func (g *paired) outcome(res compare.PairedResult, rounds, maxTrials int) string {
+	if reached, why := res.Reached(g.until); !reached {
+		return fmt.Sprintf("--until %s NOT reached: %s after %d round(s) (--max-trials %d)", untilText(g.until), why, rounds, maxTrials)
+	}
+	return fmt.Sprintf("--until %s reached after %d round(s)", untilText(g.until), rounds)
+}
+
+func untilText(until []compare.Until) string {
+	var s []string
+	for _, u := range until {
+		s = append(s, u.String())
+	}
+	return strings.Join(s, ",")
+}
+
+// sidesApart names a paired run's rows after their side for the run's table, so that the
+// baseline's trials and the candidate's are summarized apart.
+func sidesApart(rows []results.Row) []results.Row {
+	if !compare.IsPaired(rows) {
+		return rows
+	}
+	out := slices.Clone(rows)
+	for i := range out {
+		out[i].Target += " (" + out[i].Variant + ")"
+	}
+	return out
 }

@@ -59,6 +59,9 @@ type BuildSpec struct {
 	Context    string // folder
 	Dockerfile string // inside Context
 	Args       map[string]string
+	// Suffix ends the tag, so that images of the same folders from another checkout (a paired
+	// run's baseline) are kept apart from these.
+	Suffix string
 }
 
 // Tag is the image name for a build: iotbench/<folder>, or iotbench/<folder>-<subfolder> when the
@@ -70,6 +73,9 @@ func (b BuildSpec) Tag() string {
 		tag += "-" + strings.ReplaceAll(filepath.ToSlash(dir), "/", "-")
 	}
 	if len(b.Args) == 0 {
+		if b.Suffix != "" {
+			return tag + ":" + sanitizeTag(b.Suffix)
+		}
 		return tag + ":latest"
 	}
 	keys := make([]string, 0, len(b.Args))
@@ -80,6 +86,9 @@ func (b BuildSpec) Tag() string {
 	var parts []string
 	for _, k := range keys {
 		parts = append(parts, strings.ToLower(k)+"-"+b.Args[k])
+	}
+	if b.Suffix != "" {
+		parts = append(parts, b.Suffix)
 	}
 	return tag + ":" + sanitizeTag(strings.Join(parts, "_"))
 }
@@ -104,6 +113,9 @@ type Spec struct {
 	StartupTimeout time.Duration
 	CPUSet         string
 	Memory         int64
+	// Service is the base URL of a service iotbench did not start (Running); empty for a
+	// container.
+	Service string
 }
 
 // Instance is a started target.

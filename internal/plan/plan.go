@@ -39,8 +39,14 @@ type Cell struct {
 	Size   string
 	Target string
 	Trial  int
-	Build  container.BuildSpec
-	Spec   container.Spec // Image is set once the build is done
+	// Variant is the side of a paired run the cell measures (results.VariantBase, …); empty in
+	// a run of one side.
+	Variant string
+	// Round orders the rounds of a paired run, A/A rounds among the others; 0 in a run of one
+	// side, whose rounds are its trials.
+	Round int
+	Build container.BuildSpec
+	Spec  container.Spec // Image is set once the build is done
 	// Path is appended to the started target's URL to make Load.Request.URL.
 	Path   string
 	Load   load.Config
@@ -67,6 +73,8 @@ type Plan struct {
 	TargetCPUs    []int
 	GeneratorCPUs []int
 	Memory        string
+	// Paired says every round measures a baseline and a candidate of each target (Pair).
+	Paired bool
 }
 
 // Make plans scenario name of f. allowed is the CPUs this process may use.
@@ -253,7 +261,9 @@ func SplitCPUs(allowed []int, asked string) (targetCPUs, generator []int, err er
 
 // AdHoc is the request and load of `iotbench run --url`, against a service already running.
 type AdHoc struct {
-	URL                       string
+	URL string
+	// Name names the cell's target; empty: the URL's host:port.
+	Name                      string
 	Request                   load.Request // URL ignored
 	Check                     load.Check
 	Model                     load.Model
@@ -270,10 +280,14 @@ func MakeAdHoc(a AdHoc) (*Plan, error) {
 	u, _ := url.Parse(a.URL)
 	path := u.RequestURI()
 	name := u.Host
+	if a.Name != "" {
+		name = a.Name
+	}
 	p := &Plan{Name: "adhoc"}
 	for trial := 1; trial <= max(1, a.Trials); trial++ {
 		p.Cells = append(p.Cells, Cell{
 			Scenario: "adhoc", Target: name, Trial: trial, Path: path,
+			Spec: container.Spec{Target: name, Service: u.Scheme + "://" + u.Host},
 			Load: load.Config{Request: a.Request, Check: a.Check, Model: a.Model, Warmup: a.Warmup, Duration: a.Duration, Timeout: a.Timeout},
 		})
 	}
