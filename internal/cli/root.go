@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -50,6 +51,15 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// noArgs refuses arguments to a command that takes none: a usage error, such as a flag's value
+// given apart from a flag that takes none.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments; got %q (a flag's value goes after it, or after = for --flag=value)", cmd.CommandPath(), strings.Join(args, " "))
+	}
+	return nil
+}
 
 // errInvalidCells is returned when the run completed but not every cell is valid.
 var errInvalidCells = errors.New("not every cell is valid")

@@ -123,7 +123,7 @@ as asked.`,
   # a service of your own on loopback
   iotbench run --url http://127.0.0.1:8080/ingest --method POST --body-file payloads/iot-reading.json \
     --header Content-Type:application/json --rate 2000 --duration 20s --expected-latency 50ms`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.set = func(name string) bool { return cmd.Flags().Changed(name) }
 			if runF != nil {
@@ -157,8 +157,7 @@ as asked.`,
 	f.StringVar(&o.Name, "name", "", "--url: name the run's target (default: the service's host:port); runs of the same name compare")
 	f.StringVar(&o.Baseline, "baseline", "", "a paired run: a checkout of the baseline (its --file and build contexts), measured round by round beside this one")
 	f.StringVar(&o.BaselineURL, "baseline-url", "", "a paired --url run: the baseline service on loopback, measured round by round beside --url")
-	f.IntVar(&o.AA, "aa", 0, "a paired run: this many extra rounds measure the baseline against itself (an A/A control: the noise floor); alone: 3")
-	f.Lookup("aa").NoOptDefVal = "3"
+	f.IntVar(&o.AA, "aa", 0, "a paired run: this many extra rounds measure the baseline against itself (an A/A control: the noise floor), e.g. 3")
 	f.StringVar(&o.FailOn, "fail-on", "", "a paired run: gated metrics and limits, e.g. 'throughput:-5%,p99:+10%' (default "+compare.DefaultPairedGates+")")
 	f.BoolVar(&o.AllowInconclusive, "allow-inconclusive", false, "a paired run: exit 0, not 4, when a verdict is inconclusive or untestable (and none regressed)")
 	f.StringVar(&o.Until, "until", "", "a paired run: add rounds until each named metric's 90% interval is this narrow, e.g. 'p99:±3%,p50:±2%' (up to --max-trials)")

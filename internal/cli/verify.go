@@ -40,7 +40,7 @@ func NewCmdVerify(s Streams, runF func(context.Context, *VerifyOptions) error) *
 with the exact values it fixes (Monte Carlo, matrix trace, primes, fib, page rows, stored rows…).
 A target that passes does the same work as the others. Exit status 1 when any target fails.`,
 		Example: "  iotbench verify\n  iotbench verify --targets spring-mvc-platform,fastify",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), o)
