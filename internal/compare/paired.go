@@ -178,7 +178,7 @@ func AnalyzePaired(file string, rows []results.Row, o PairedOptions) PairedResul
 			ch := &res.Cells[ci].Changes[j]
 			ch.PAdj, ch.PEquivalentAdj = adj[i], adjEq[i]
 			i++
-			judge(ch, o.Alpha)
+			judge(ch, o.Alpha, res.Comparisons)
 		}
 	}
 	return res
@@ -293,8 +293,8 @@ func logRatios(b, c []float64) []float64 {
 func pct(x float64) float64 { return math.Expm1(x) * 100 }
 
 // judge gives ch its verdict from its adjusted p-values, and an inconclusive one a number of
-// rounds likely to settle it.
-func judge(ch *PairedChange, alpha float64) {
+// rounds likely to settle it; m is the number of comparisons adjusted together.
+func judge(ch *PairedChange, alpha float64, m int) {
 	limit := math.Abs(ch.Gate.Percent)
 	// bad turns a change into its size in the gate's direction: positive is worse.
 	bad := func(p float64) float64 {
@@ -319,7 +319,7 @@ func judge(ch *PairedChange, alpha float64) {
 		ch.Verdict = Untestable
 	}
 	if ch.Verdict == Inconclusive {
-		ch.SuggestedRounds = suggestRounds(ch, bad(ch.Percent))
+		ch.SuggestedRounds = max(suggestRounds(ch, bad(ch.Percent)), fewestRounds(alpha, m))
 	}
 }
 
@@ -359,6 +359,13 @@ func suggestRounds(ch *PairedChange, b float64) int {
 		return max(MinRounds, int(n)+1)
 	}
 	return max(MinRounds, int(need))
+}
+
+// fewestRounds is the fewest rounds whose most extreme outcome (every round on one side: a
+// one-sided p of 2⁻ⁿ, two-sided 2¹⁻ⁿ) stays under alpha after an adjustment over m comparisons
+// at its worst (×m): below it, no verdict but inconclusive is possible.
+func fewestRounds(alpha float64, m int) int {
+	return max(MinRounds, int(math.Ceil(math.Log2(float64(max(m, 1))/alpha)))+1)
 }
 
 // normalQuantile is the standard normal's quantile, by bisection of its CDF: exact enough for

@@ -1,0 +1,175 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Issue 18's acceptance: a paired run (baseline and candidate in one sitting, round by round)
+// against the stub server, through the real binary. Each round is two cells of 2 s at 500 rps:
+// the tests together take about two minutes.
+
+var stubOnce struct {
+	sync.Once
+	bin string
+	err error
+	out []byte
+}
+
+// stubBinary builds tools/stubserver once for the tests that need it.
+func stubBinary(t *testing.T) string {
+	t.Helper()
+	stubOnce.Do(func() {
+		dir, err := filepath.Abs("../bin")
+		if err != nil {
+			stubOnce.err = err
+			return
+		}
+		stubOnce.bin = filepath.Join(dir, "stubserver-e2e")
+		build := exec.Command("go", "build", "-o", stubOnce.bin, "./tools/stubserver")
+		build.Dir = ".."
+		stubOnce.out, stubOnce.err = build.CombinedOutput()
+	})
+	if stubOnce.err != nil {
+		t.Fatalf("building the stub server: %v\n%s", stubOnce.err, stubOnce.out)
+	}
+	return stubOnce.bin
+}
+
+type verdicts struct {
+	Verdict string `json:"verdict"`
+	Cells   []struct {
+		Changes []struct {
+			Metric          string   `json:"metric"`
+			Rounds          int      `json:"rounds"`
+			ChangePct       *float64 `json:"change_pct"`
+			LoPct           *float64 `json:"change_lo_pct"`
+			HiPct           *float64 `json:"change_hi_pct"`
+			PAdjusted       float64  `json:"p_adjusted"`
+			Verdict         string   `json:"verdict"`
+			SuggestedRounds int      `json:"suggested_rounds"`
+			AARounds        int      `json:"aa_rounds"`
+			AANoisePct      *float64 `json:"aa_noise_pct"`
+		} `json:"changes"`
+	} `json:"cells"`
+	Undecided []string `json:"undecided"`
+}
+
+// pairedRun measures the service at candidate against the one at baseline in one paired run and
+// returns its exit status, what it printed, and the results file.
+func pairedRun(t *testing.T, candidate, baseline string, args ...string) (int, string, string) {
+	t.Helper()
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	code, table, log := iotbench(t, ctx, append([]string{"run", "--url", "http://" + candidate + "/ingest", "--baseline-url", "http://" + baseline + "/ingest",
+		"--name", "stub", "--rate", "500", "--expected-latency", "20ms", "--warmup", "500ms", "--duration", "2s", "--contains", "processingMs", "--out", out}, args...)...)
+	files, _ := filepath.Glob(filepath.Join(out, "*.csv"))
+	if len(files) != 1 {
+		t.Fatalf("exit %d, %d results files\n%s\n%s", code, len(files), log, table)
+	}
+	return code, table + "\n" + log, files[0]
+}
+
+// judge runs compare on a paired file and decodes its verdicts.
+func judge(t *testing.T, file string, args ...string) (int, verdicts) {
+	t.Helper()
+	code, out, log := iotbench(t, context.Background(), append(append([]string{"compare", "--format", "json"}, args...), file)...)
+	var v verdicts
+	if err := json.Unmarshal([]byte(out), &v); err != nil || len(v.Cells) != 1 {
+		t.Fatalf("compare %s: exit %d, %v\n%s\n%s", file, code, err, out, log)
+	}
+	return code, v
+}
+
+func pct(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// TestPairedSameServerIsEquivalent: the same server as baseline and candidate is equivalent
+// within 5% on every gated metric, and the run exits 0. --until adds rounds (up to 16) while an
+// interval is wider than asked: a shared machine that invalidates trials gets more of them.
+func TestPairedSameServerIsEquivalent(t *testing.T) {
+	addr := freeAddr(t)
+	stub(t, stubBinary(t), addr, 20*time.Millisecond)
+	const gates = "throughput:-5%,p50:+5%,p99:+5%"
+	code, log, file := pairedRun(t, addr, addr, "--trials", "8", "--fail-on", gates, "--until", "p50:±2%,p99:±3%", "--max-trials", "16")
+	if code != 0 {
+		t.Errorf("run exit %d, want 0\n%s", code, log)
+	}
+	code, v := judge(t, file, "--fail-on", gates)
+	for _, ch := range v.Cells[0].Changes {
+		t.Logf("same server: %s %+.2f%% [%+.2f, %+.2f] over %d rounds: %s", ch.Metric, pct(ch.ChangePct), pct(ch.LoPct), pct(ch.HiPct), ch.Rounds, ch.Verdict)
+		if ch.Verdict != "equivalent" {
+			t.Errorf("same server: %s is %s, want equivalent", ch.Metric, ch.Verdict)
+		}
+	}
+	if code != 0 || v.Verdict != "equivalent" || len(v.Cells[0].Changes) != 3 {
+		t.Errorf("compare: exit %d, verdict %s, %d metrics; want 0, equivalent, 3", code, v.Verdict, len(v.Cells[0].Changes))
+	}
+}
+
+// TestPairedSlowerCandidateRegresses: 20 ms → 22 ms of service time is a p50 regressed past a 5%
+// limit, exit 1, with the A/A control's noise floor reported beside it.
+func TestPairedSlowerCandidateRegresses(t *testing.T) {
+	base, cand := freeAddr(t), freeAddr(t)
+	stub(t, stubBinary(t), base, 20*time.Millisecond)
+	stub(t, stubBinary(t), cand, 22*time.Millisecond)
+	const gates = "throughput:-5%,p50:+5%"
+	code, log, file := pairedRun(t, cand, base, "--trials", "8", "--aa", "2", "--fail-on", gates)
+	if code != 1 || !strings.Contains(log, "regressed") {
+		t.Errorf("run exit %d, want 1 and a regression\n%s", code, log)
+	}
+	code, v := judge(t, file, "--fail-on", gates)
+	found := false
+	for _, ch := range v.Cells[0].Changes {
+		t.Logf("20 → 22 ms: %s %+.2f%% [%+.2f, %+.2f] p %.4f over %d rounds: %s (A/A noise ±%.2f%% over %d rounds)",
+			ch.Metric, pct(ch.ChangePct), pct(ch.LoPct), pct(ch.HiPct), ch.PAdjusted, ch.Rounds, ch.Verdict, pct(ch.AANoisePct), ch.AARounds)
+		if ch.Metric != "p50" {
+			continue
+		}
+		found = true
+		if ch.Verdict != "regressed" || pct(ch.ChangePct) < 5 || pct(ch.ChangePct) > 15 {
+			t.Errorf("p50 %+.2f%%: %s; want regressed by about +10%%", pct(ch.ChangePct), ch.Verdict)
+		}
+		if ch.AARounds < 1 {
+			t.Errorf("p50: %d A/A rounds, want the control's rounds counted", ch.AARounds)
+		}
+	}
+	if !found || code != 1 || v.Verdict != "regressed" {
+		t.Errorf("compare: exit %d, verdict %s, p50 found %v; want 1, regressed", code, v.Verdict, found)
+	}
+}
+
+// TestPairedSmallChangeIsInconclusive: +1.5% of service time over three rounds can be neither
+// inside ±5% nor past it (three rounds cannot reach significance at all): inconclusive, exit 4,
+// with more rounds suggested; --allow-inconclusive lets the gate pass.
+func TestPairedSmallChangeIsInconclusive(t *testing.T) {
+	base, cand := freeAddr(t), freeAddr(t)
+	stub(t, stubBinary(t), base, 20*time.Millisecond)
+	stub(t, stubBinary(t), cand, 20300*time.Microsecond)
+	code, log, file := pairedRun(t, cand, base, "--trials", "3", "--fail-on", "p50:+5%")
+	if code != 4 || !strings.Contains(log, "inconclusive") || !strings.Contains(log, "rounds would likely settle it") {
+		t.Errorf("run exit %d, want 4, inconclusive with the rounds to settle it\n%s", code, log)
+	}
+	code, v := judge(t, file, "--fail-on", "p50:+5%")
+	ch := v.Cells[0].Changes[0]
+	t.Logf("+1.5%%: p50 %+.2f%% over %d rounds: %s, suggested %d rounds", pct(ch.ChangePct), ch.Rounds, ch.Verdict, ch.SuggestedRounds)
+	if code != 4 || ch.Verdict != "inconclusive" || ch.SuggestedRounds <= ch.Rounds || len(v.Undecided) != 1 {
+		t.Errorf("compare: exit %d, %s, suggested %d after %d rounds, undecided %v; want 4, inconclusive, more rounds", code, ch.Verdict, ch.SuggestedRounds, ch.Rounds, v.Undecided)
+	}
+	if code, _, log := iotbench(t, context.Background(), "compare", "--fail-on", "p50:+5%", "--allow-inconclusive", file); code != 0 {
+		t.Errorf("--allow-inconclusive: exit %d, want 0\n%s", code, log)
+	}
+}
