@@ -242,7 +242,10 @@ func pairedChanges(c PairedCell, o PairedOptions) ([]PairedChange, []string) {
 			NoiseFloor: math.NaN(), Detectable: math.NaN()}
 		ch.diffs = logRatios(bs, cs)
 		shift := stats.ShiftInterval(ch.diffs, EquivalenceConfidence)
-		ch.Percent, ch.Lo, ch.Hi = pct(shift.Estimate), pct(shift.Lo), pct(shift.Hi)
+		ch.Percent, ch.Lo, ch.Hi = pct(shift.Estimate), math.Inf(-1), math.Inf(1)
+		if shift.Finite() {
+			ch.Lo, ch.Hi = pct(shift.Lo), pct(shift.Hi)
+		}
 		ch.P = stats.SignedRankTest(ch.diffs, 0).TwoSided
 		limit := math.Abs(g.Percent) / 100
 		ch.PEquivalent = stats.Equivalence(ch.diffs, math.Log(1-math.Min(limit, 0.999)), math.Log(1+limit))
