@@ -43,7 +43,7 @@ A target that passes does the same work as the others. Exit status 1 when any ta
 			}
 			p, err := plan.Targets(f, targets, plan.Overrides{CPUs: cpus, Memory: memory}, allowed)
 			if err != nil {
-				return usageError{err}
+				return planError(err)
 			}
 			d, err := connectDocker(ctx, caBundle)
 			if err != nil {

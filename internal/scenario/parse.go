@@ -247,6 +247,14 @@ func keyLine(node *yaml.Node, path ...string) int {
 	return k.Line
 }
 
+// resolve makes a path of the file relative to its folder; an absolute one stays as it is.
+func resolve(dir, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
+}
+
 // settingKeys are the keys of Settings, which defaults and scenarios share.
 var settingKeys = []string{"warmup", "duration", "trials", "cpus", "memory"}
 
@@ -313,7 +321,7 @@ func (f *File) validate(root *yaml.Node) []lineError {
 		if t.Build == "" {
 			add(t.Line, "target %q has no \"build\": give the folder holding its Dockerfile, e.g. targets/%s", name, name)
 		} else {
-			t.Build = filepath.Join(dir, t.Build)
+			t.Build = resolve(dir, t.Build)
 			if t.Dockerfile == "" {
 				t.Dockerfile = "Dockerfile"
 			}
@@ -372,7 +380,7 @@ func (f *File) validate(root *yaml.Node) []lineError {
 			add(key("request", "path"), "%s needs request.path, a path starting with / (e.g. /ingest)", what)
 		}
 		if r.BodyFile != "" {
-			r.BodyFile = filepath.Join(dir, r.BodyFile)
+			r.BodyFile = resolve(dir, r.BodyFile)
 			if _, err := os.Stat(r.BodyFile); err != nil {
 				add(key("request", "body_file"), "%s: request.body_file: %v", what, err)
 			}
@@ -471,7 +479,11 @@ func (r *Request) parseSizes(memory string) []string {
 			errs = append(errs, fmt.Sprintf("request.body_sizes: %q is listed twice", text))
 			continue
 		}
-		if _, err := payload.Pad(body, r.PadField, int(n)); err != nil {
+		// Checked without building the body: a run pads it.
+		if least, err := payload.MinSize(body, r.PadField); err != nil || int(n) < least {
+			if err == nil {
+				err = fmt.Errorf("%d bytes is smaller than the body itself (%d bytes)", n, least)
+			}
 			errs = append(errs, fmt.Sprintf("request.body_sizes: %s: %v", text, err))
 			continue
 		}
