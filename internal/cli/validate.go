@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/scenario"
@@ -48,7 +47,7 @@ func (o *RunOptions) validate() error {
 	if o.set("rate") && o.set("connections") {
 		return usagef("give --rate (open loop) or --connections (closed loop), not both")
 	}
-	d := func(v time.Duration) string { return v.String() }
+	d := scenario.FormatDuration
 	checks := []struct {
 		flag, value string
 		err         func() error

@@ -29,8 +29,8 @@ const (
 	MaxBodySize = 64 << 20
 )
 
-// short writes a duration without its zero minutes and seconds: 24h, not 24h0m0s.
-func short(d time.Duration) string {
+// FormatDuration writes a duration without its zero minutes and seconds: 24h, not 24h0m0s.
+func FormatDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")
@@ -47,7 +47,7 @@ func CheckPhase(d time.Duration) error {
 	case d <= 0:
 		return errors.New("must be positive, e.g. 30s")
 	case d < MinPhase:
-		return fmt.Errorf("under %s: rates are per second, and at 1 rps a shorter phase may send no request; give %s or more", short(MinPhase), short(MinPhase))
+		return fmt.Errorf("under %s: rates are per second, and at 1 rps a shorter phase may send no request; give %s or more", FormatDuration(MinPhase), FormatDuration(MinPhase))
 	}
 	return checkRecorded(d)
 }
@@ -64,7 +64,7 @@ func CheckWarmup(d time.Duration) error {
 func checkRecorded(d time.Duration) error {
 	switch {
 	case d > MaxDuration:
-		return fmt.Errorf("over %s, the longest iotbench measures (a typo?)", short(MaxDuration))
+		return fmt.Errorf("over %s, the longest iotbench measures (a typo?)", FormatDuration(MaxDuration))
 	case d%time.Millisecond != 0:
 		return errors.New("a fraction of a millisecond, which results do not record: give whole milliseconds")
 	}
@@ -77,7 +77,7 @@ func CheckWait(d time.Duration) error {
 	case d <= 0:
 		return errors.New("must be positive, e.g. 10s")
 	case d > MaxDuration:
-		return fmt.Errorf("over %s, the longest iotbench waits (a typo?)", short(MaxDuration))
+		return fmt.Errorf("over %s, the longest iotbench waits (a typo?)", FormatDuration(MaxDuration))
 	}
 	return nil
 }
@@ -88,9 +88,9 @@ func CheckWait(d time.Duration) error {
 func CheckTimeout(timeout, expected, minLatency time.Duration) error {
 	switch {
 	case minLatency > 0 && timeout <= minLatency:
-		return fmt.Errorf("not above the work's minimum latency %s: every successful answer would time out; give a longer timeout", short(minLatency))
+		return fmt.Errorf("not above the work's minimum latency %s: every successful answer would time out; give a longer timeout", FormatDuration(minLatency))
 	case timeout < expected:
-		return fmt.Errorf("shorter than the expected latency %s: an answer as slow as expected would time out; give a longer timeout or a shorter expected latency", short(expected))
+		return fmt.Errorf("shorter than the expected latency %s: an answer as slow as expected would time out; give a longer timeout or a shorter expected latency", FormatDuration(expected))
 	}
 	return nil
 }

@@ -273,9 +273,9 @@ func checkSettings(s *Settings, node *yaml.Node, what string) []lineError {
 		var value any
 		switch key {
 		case "warmup":
-			value, err = short(*s.Warmup), CheckWarmup(*s.Warmup)
+			value, err = FormatDuration(*s.Warmup), CheckWarmup(*s.Warmup)
 		case "duration":
-			value, err = short(s.Duration), CheckPhase(s.Duration)
+			value, err = FormatDuration(s.Duration), CheckPhase(s.Duration)
 		case "trials":
 			value, err = s.Trials, CheckTrials(s.Trials)
 		case "cpus":
@@ -345,7 +345,7 @@ func (f *File) validate(root *yaml.Node) []lineError {
 		}
 		if keyLine(root, "targets", name, "startup_timeout") > 0 {
 			if err := CheckWait(t.StartupTimeout); err != nil {
-				add(key("startup_timeout"), "target %q: startup_timeout %s: %v", name, short(t.StartupTimeout), err)
+				add(key("startup_timeout"), "target %q: startup_timeout %s: %v", name, FormatDuration(t.StartupTimeout), err)
 			}
 		}
 		if t.StartupTimeout == 0 {
@@ -405,7 +405,7 @@ func (f *File) validate(root *yaml.Node) []lineError {
 		}
 		c := &s.Check
 		if c.MinLatency < 0 {
-			add(key("check", "min_latency"), "%s: check.min_latency %s: must not be negative", what, short(c.MinLatency))
+			add(key("check", "min_latency"), "%s: check.min_latency %s: must not be negative", what, FormatDuration(c.MinLatency))
 		}
 		if len(c.JSONFields) > 0 {
 			if c.ContentType == "" {
@@ -423,12 +423,12 @@ func (f *File) validate(root *yaml.Node) []lineError {
 			if !given("load", w.key) {
 				*w.d = w.def
 			} else if err := CheckWait(*w.d); err != nil {
-				add(key("load", w.key), "%s: load.%s %s: %v", what, w.key, short(*w.d), err)
+				add(key("load", w.key), "%s: load.%s %s: %v", what, w.key, FormatDuration(*w.d), err)
 				waits = false
 			}
 		}
 		if err := CheckTimeout(l.Timeout, l.ExpectedLatency, c.MinLatency); waits && err != nil {
-			add(key("load", "timeout"), "%s: load.timeout %s: %v", what, short(l.Timeout), err)
+			add(key("load", "timeout"), "%s: load.timeout %s: %v", what, FormatDuration(l.Timeout), err)
 		}
 		if len(s.Targets) == 0 {
 			add(key("targets"), "%s lists no targets: add \"targets: [name, …]\"", what)

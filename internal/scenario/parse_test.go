@@ -125,7 +125,10 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse(path, data)
 		if err != nil {
-			lines := strings.Count(string(data), "\n") + 1
+			lines := 1 // YAML breaks lines at \n, \r, NEL, LS and PS alike: count each as one, \r\n as two
+			for _, br := range []string{"\n", "\r", "\u0085", "\u2028", "\u2029"} {
+				lines += strings.Count(string(data), br)
+			}
 			for _, msg := range strings.Split(err.Error(), "\n") {
 				rest, ok := strings.CutPrefix(msg, path+":")
 				if !ok {
