@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -213,14 +214,23 @@ func parseComplete(data []byte) (*parsed, error) {
 			return nil, parseErr(line, "schema_version %d, but the first row has %d: one file holds rows of one schema", v, p.version)
 		}
 		var row Row
+		var unmeasured string // the first empty measurement column
 		for _, c := range columns {
 			i, ok := index[c.name]
 			if !ok {
 				continue // newer than this file
 			}
-			if err := c.set(&row, rec[i]); err != nil {
+			err := c.set(&row, rec[i])
+			if errors.Is(err, errUnmeasured) {
+				unmeasured = cmp.Or(unmeasured, c.name)
+				continue
+			}
+			if err != nil {
 				return nil, parseErr(line, "column %s: %q is not %v", c.name, rec[i], err)
 			}
+		}
+		if unmeasured != "" && row.Loaded() {
+			return nil, parseErr(line, "column %s: \"\" is not %v", unmeasured, errUnmeasured)
 		}
 		p.rows = append(p.rows, row)
 	}

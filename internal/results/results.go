@@ -14,9 +14,18 @@ import (
 	"github.com/iotbench/iotbench/internal/cpuset"
 )
 
-// VerifyFailed starts the invalid_reason of a cell whose target failed verification before load:
-// it was never loaded, so its row has no measurement.
-const VerifyFailed = "verify-failed"
+// The invalid_reason of a cell that was never loaded starts with one of these; its row has no
+// measurement.
+const (
+	// VerifyFailed: the target started, and its answers to the cell's request failed their check.
+	VerifyFailed = "verify-failed"
+	// BuildFailed: the target's image did not build.
+	BuildFailed = "build-failed"
+	// StartFailed: the target's container did not start or did not become healthy.
+	StartFailed = "start-failed"
+	// Skipped: the target failed to start too often earlier in the run.
+	Skipped = "skipped"
+)
 
 // FindMaxSuffix ends the scenario name of `run --find-max` rows, one a step: their rates differ
 // from step to step, so they are never compared with a scenario's fixed-rate rows, nor with each other.
@@ -77,6 +86,9 @@ type Row struct {
 	// What the target's runtime believes it has, from /health; 0 when it did not say.
 	RuntimeProcessors int
 	RuntimeMaxHeap    int64
+	// LogFile is where the last lines of the target's log were kept when the cell failed or is
+	// invalid, relative to the results file's folder; empty when none were.
+	LogFile string
 	// Warnings say why a valid row may still mislead (a busy generator, a runtime that sees other
 	// limits than it was given); "; "-separated.
 	Warnings string
@@ -84,6 +96,20 @@ type Row struct {
 
 // VerifyFailed reports whether the cell's target failed verification and was not loaded.
 func (r Row) VerifyFailed() bool { return strings.HasPrefix(r.InvalidReason, VerifyFailed+":") }
+
+// Loaded reports whether load was sent in the cell: not when its target failed to build, start
+// or verify, or was skipped.
+func (r Row) Loaded() bool {
+	if r.Valid {
+		return true
+	}
+	for _, p := range []string{VerifyFailed, BuildFailed, StartFailed, Skipped} {
+		if strings.HasPrefix(r.InvalidReason, p+":") {
+			return false
+		}
+	}
+	return true
+}
 
 // codec reads and writes one field of a Row as CSV text.
 type codec struct {
@@ -97,6 +123,61 @@ type column struct {
 	// since is the schema version that added the column: files of older versions lack it.
 	since int
 }
+
+// measurementColumn names the columns that only a loaded cell has: a row whose target was never
+// loaded leaves them empty, not 0 (a success_ratio of 0 would read "every request failed").
+var measurementColumn = map[string]bool{
+	"achieved_rps":           true,
+	"throughput_rps":         true,
+	"requests":               true,
+	"successes":              true,
+	"errors":                 true,
+	"timeouts":               true,
+	"success_ratio":          true,
+	"latency_mean_ms":        true,
+	"latency_p50_ms":         true,
+	"latency_p90_ms":         true,
+	"latency_p99_ms":         true,
+	"latency_p999_ms":        true,
+	"latency_max_ms":         true,
+	"send_lag_p99_ms":        true,
+	"send_lag_max_ms":        true,
+	"peak_in_flight":         true,
+	"cpu_cores":              true,
+	"cpu_percent_of_cpuset":  true,
+	"memory_peak_bytes":      true,
+	"memory_mean_bytes":      true,
+	"rps_per_core":           true,
+	"rps_per_gib":            true,
+	"generator_cpu_cores":    true,
+	"generator_cpu_percent":  true,
+	"generator_delay_p99_ms": true,
+}
+
+func init() {
+	for i, c := range columns {
+		if measurementColumn[c.name] {
+			inner := c.codec
+			columns[i].codec = codec{
+				get: func(r *Row) string {
+					if !r.Loaded() {
+						return ""
+					}
+					return inner.get(r)
+				},
+				set: func(r *Row, v string) error {
+					if v == "" {
+						return errUnmeasured
+					}
+					return inner.set(r, v)
+				},
+			}
+		}
+	}
+}
+
+// errUnmeasured is an empty measurement column: right for a cell never loaded, wrong otherwise.
+var errUnmeasured = errors.New("a measurement (empty only where the cell was never loaded)")
 
 func str(f func(*Row) *string) codec {
 	return codec{func(r *Row) string { return *f(r) }, func(r *Row, v string) error { *f(r) = v; return nil }}
@@ -169,7 +250,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -243,6 +324,7 @@ var columns = []column{
 	{"runtime_max_heap_bytes", integer(func(r *Row) *int64 { return &r.RuntimeMaxHeap }), 3},
 	{"warnings", str(func(r *Row) *string { return &r.Warnings }), 3},
 	{"generator_delay_p99_ms", millis(func(r *Row) *time.Duration { return &r.GeneratorDelayP99 }), 4},
+	{"log_file", str(func(r *Row) *string { return &r.LogFile }), 5},
 }
 
 // Header is the CSV header line's fields.

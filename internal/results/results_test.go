@@ -285,9 +285,9 @@ func TestAppend(t *testing.T) {
 
 func TestAppendRefusesAnotherLayout(t *testing.T) {
 	cases := []struct{ file, want string }{
-		{"testdata/read/schema-1.csv", "written in schema 1, but this iotbench writes schema 4: one file holds rows of one schema; finish it with the iotbench that wrote it (0fd2809), or start a new run"},
+		{"testdata/read/schema-1.csv", fmt.Sprintf("written in schema 1, but this iotbench writes schema %d: one file holds rows of one schema; finish it with the iotbench that wrote it (0fd2809), or start a new run", SchemaVersion)},
 		{"testdata/read/cut-header.csv", ""},
-		{"testdata/read/newer-schema.csv", "schema_version 5 is newer than this iotbench reads (4)"},
+		{"testdata/read/newer-schema.csv", fmt.Sprintf("schema_version %d is newer than this iotbench reads (%d)", SchemaVersion+1, SchemaVersion)},
 		{"testdata/read/short-row.csv", ":3: 10 fields, but the header has 42"},
 	}
 	for _, c := range cases {
@@ -332,4 +332,33 @@ func TestOneWriterAtATime(t *testing.T) {
 		t.Fatalf("Append after the writer closed: %v", err)
 	}
 	w2.Close()
+}
+
+func TestACellNeverLoadedHasNoMeasurement(t *testing.T) {
+	never := Row{Scenario: "s", Target: "t", Trial: 1, Mode: "open", InvalidReason: VerifyFailed + ": answered 500", StartedAt: time.Unix(0, 0)}
+	loaded := Row{Scenario: "s", Target: "u", Trial: 1, Mode: "open", InvalidReason: "success ratio 0.7000 below 0.99", Requests: 10, SuccessRatio: 0.7, StartedAt: time.Unix(0, 0)}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write(Header())
+	w.Write(record(never))
+	w.Write(record(loaded))
+	w.Flush()
+	rec := record(never)
+	for i, c := range columns {
+		if measurementColumn[c.name] && rec[i] != "" {
+			t.Errorf("a verify-failed row writes %s=%q, want empty", c.name, rec[i])
+		}
+	}
+	if rec := record(loaded); rec[slices.Index(Header(), "success_ratio")] != "0.700000" {
+		t.Errorf("a loaded row lost its success ratio: %v", rec)
+	}
+	rows, _, err := Read(bytes.NewReader(buf.Bytes()))
+	if err != nil || len(rows) != 2 || rows[0].Loaded() || rows[0].SuccessRatio != 0 || rows[1].SuccessRatio != 0.7 {
+		t.Fatalf("read back %+v, %v", rows, err)
+	}
+	// A loaded row with an empty measurement is a damaged file, not a cell never loaded.
+	damaged := strings.Replace(buf.String(), ",0.700000,", ",,", 1)
+	if _, _, err := Read(strings.NewReader(damaged)); err == nil || !strings.Contains(err.Error(), "column success_ratio") {
+		t.Errorf("an empty success_ratio in a loaded row: %v", err)
+	}
 }
