@@ -15,7 +15,12 @@ type flagError struct {
 	err         error
 }
 
-func (e flagError) Error() string { return fmt.Sprintf("--%s %s: %v", e.flag, e.value, e.err) }
+func (e flagError) Error() string {
+	if e.value == "" { // a list of terms: the error names the one at fault
+		return fmt.Sprintf("--%s %v", e.flag, e.err)
+	}
+	return fmt.Sprintf("--%s %s: %v", e.flag, e.value, e.err)
+}
 func (e flagError) Unwrap() error { return e.err }
 
 func flagErr(flag, value string, err error) error { return usageError{flagError{flag, value, err}} }
