@@ -5,15 +5,14 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/iotbench/iotbench/internal/cli"
 )
 
 func main() {
-	// Ctrl-C cancels the run; every started container is still removed before exit.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C, SIGTERM and SIGHUP cancel the run; every started container is still removed before
+	// exit. A second one exits at once (cli.WithInterrupts).
+	ctx, stop := cli.WithInterrupts(context.Background(), os.Stderr)
 	code := cli.Main(ctx, os.Args[1:], cli.DefaultStreams())
 	stop()
 	os.Exit(code)

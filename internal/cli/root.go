@@ -8,7 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
 
+	"github.com/iotbench/iotbench/internal/container"
 	"github.com/spf13/cobra"
 )
 
@@ -17,6 +22,9 @@ const (
 	ExitOK      = 0 // every cell valid
 	ExitInvalid = 1 // a cell failed or is invalid, or the run could not complete
 	ExitUsage   = 2 // usage or configuration error
+	// ExitInterrupted: stopped by Ctrl-C, SIGTERM or SIGHUP; 128 + SIGINT, as a shell reports a
+	// command that Ctrl-C ended, so that a script tells "stopped" from "measured and failed".
+	ExitInterrupted = 130
 )
 
 // Streams is where commands read and write.
@@ -48,24 +56,34 @@ with open-loop load from the embedded vegeta library, and writes tables and CSV.
 Numbers first: errors are never throughput, latency counts from when a request was due, a load
 generator that falls behind invalidates its cell, and every target gets the same CPUs.
 
-Exit status: 0 every cell valid; 1 a cell failed or is invalid; 2 usage or configuration error.`,
+Exit status: 0 every cell valid; 1 a cell failed or is invalid; 2 usage or configuration error;
+130 interrupted (Ctrl-C, SIGTERM, SIGHUP: the running container is removed; a second one exits at
+once after a best-effort removal).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(NewCmdRun(s, nil), NewCmdVerify(s), NewCmdList(s), NewCmdCompare(s, nil), NewCmdVersion(s))
+	root.AddCommand(NewCmdRun(s, nil), NewCmdVerify(s, nil), NewCmdList(s), NewCmdCompare(s, nil), NewCmdClean(s, nil), NewCmdVersion(s))
 	return root
 }
 
-// Main runs the command line and returns the process's exit status.
+// Main runs the command line and returns the process's exit status. ctx's cancellation is an
+// interrupt (see WithInterrupts): whatever the command returns then, the run did not complete.
 func Main(ctx context.Context, args []string, s Streams) int {
-	root := NewRoot(s)
+	return execute(ctx, NewRoot(s), args, s)
+}
+
+// execute runs root with args and maps its outcome to an exit status.
+func execute(ctx context.Context, root *cobra.Command, args []string, s Streams) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	var ue usageError
 	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(s.ErrOut, "iotbench: interrupted")
+		return ExitInterrupted
 	case err == nil:
 		return ExitOK
 	case errors.Is(err, errInvalidCells):
@@ -73,9 +91,6 @@ func Main(ctx context.Context, args []string, s Streams) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(s.ErrOut, "iotbench: %v\n", err)
 		return ExitUsage
-	case errors.Is(err, context.Canceled):
-		fmt.Fprintln(s.ErrOut, "iotbench: interrupted")
-		return ExitInvalid
 	default:
 		fmt.Fprintf(s.ErrOut, "iotbench: %v\n", err)
 		return ExitInvalid
@@ -84,3 +99,54 @@ func Main(ctx context.Context, args []string, s Streams) int {
 
 // DefaultStreams are the process's standard streams.
 func DefaultStreams() Streams { return Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr} }
+
+// Interrupts are the signals iotbench handles as Ctrl-C: a service manager's stop (SIGTERM) and a
+// closed terminal (SIGHUP) must not leave a container behind either.
+var Interrupts = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// WithInterrupts returns a context that the first of Interrupts cancels: the run stops, keeps its
+// rows and removes its container. The second exits the process at once with ExitInterrupted,
+// after removing what this process started (best effort, bounded). stop restores the signals'
+// default behaviour.
+func WithInterrupts(parent context.Context, errOut io.Writer) (ctx context.Context, stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, Interrupts...)
+	ctx, stopWatching := onInterrupt(parent, sigs, errOut, container.RemoveMine, os.Exit)
+	return ctx, func() { signal.Stop(sigs); stopWatching() }
+}
+
+// removeMineTimeout bounds the removal before an immediate exit: the user asked to stop now.
+const removeMineTimeout = 15 * time.Second
+
+// onInterrupt is WithInterrupts on a channel of signals, with its side effects given.
+func onInterrupt(parent context.Context, sigs <-chan os.Signal, errOut io.Writer,
+	removeMine func(context.Context) ([]string, error), exit func(int)) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(parent)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(errOut, "iotbench: %v: stopping, removing the running container (again to exit at once)\n", sig)
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(errOut, "iotbench: %v again: removing this process's containers and exiting\n", sig)
+			rctx, cancelRemove := context.WithTimeout(context.Background(), removeMineTimeout)
+			names, err := removeMine(rctx)
+			cancelRemove()
+			for _, n := range names {
+				fmt.Fprintf(errOut, "removed %s\n", n)
+			}
+			if err != nil {
+				fmt.Fprintf(errOut, "iotbench: removing this process's containers: %v (`iotbench clean` removes them once this process is gone)\n", err)
+			}
+			exit(ExitInterrupted)
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return ctx, func() { once.Do(func() { close(done) }); cancel() }
+}

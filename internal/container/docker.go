@@ -1,6 +1,8 @@
-// Package target builds target images and runs target containers: pinned to a cpuset, limited in
-// memory, on the host network at their own loopback port, without extra privileges, and always
-// removed afterwards.
+// Package container builds target images and runs target containers: pinned to a cpuset, limited in
+// memory, on the host network at their own loopback port, hardened (no capabilities, no new
+// privileges, a pids limit, a read-only root with a tmpfs /tmp), labelled with their run and
+// iotbench's process, and always removed afterwards (by the run, or by the next one when the run's
+// process died).
 package container
 
 import (
@@ -27,6 +29,30 @@ import (
 
 // Label marks every container iotbench creates.
 const Label = "iotbench"
+
+// Labels that say whose a container is: a later run removes it only when its process is gone.
+const (
+	LabelTarget = Label + ".target"
+	LabelRun    = Label + ".run"  // the run's id
+	LabelPID    = Label + ".pid"  // iotbench's process id…
+	LabelHost   = Label + ".host" // …on this host (its hostname)
+)
+
+// PidsLimit bounds the processes and threads of a target (the cgroup's pids.max counts threads).
+// The largest thread model here is about 300 threads on this machine's one-CPU cpuset (Jetty's
+// 250 platform threads plus the JVM's own: GC, JIT, the common pool), and the pools that grow with
+// the cpuset stay near 900 at 64 CPUs (Reactor's boundedElastic is 10 threads a CPU, Netty and the
+// virtual-thread scheduler one or two a CPU, node-cluster about ten threads a worker process).
+// 2048 holds that with a margin, and stops a fork bomb long before the host's pid space (32768 by
+// default) is gone. A cpuset beyond about 128 CPUs would need more.
+const PidsLimit = 2048
+
+// Deadlines of Docker calls: an engine that hangs must not hang iotbench. A build downloads
+// dependencies and compiles, so it gets long, but not forever.
+const (
+	callTimeout  = 30 * time.Second
+	buildTimeout = 30 * time.Minute
+)
 
 // BuildSpec is one image to build.
 type BuildSpec struct {
@@ -103,6 +129,25 @@ type Observed interface {
 	ImageSize() int64
 }
 
+// Fate is what became of a started container.
+type Fate struct {
+	Running  bool
+	ExitCode int
+	// OOMKilled is the engine's word that the container ended because the kernel killed it at
+	// its memory limit.
+	OOMKilled bool
+	// OOMKills counts processes of the container the kernel killed at its memory limit (the
+	// cgroup's oom_kill), including those of a container that still runs; -1 when unknown.
+	OOMKills   int64
+	FinishedAt time.Time
+}
+
+// Examined is an Instance whose container can be asked what became of it.
+type Examined interface {
+	Instance
+	Fate(ctx context.Context) (Fate, error)
+}
+
 // Lifecycle builds images and starts targets.
 type Lifecycle interface {
 	Build(ctx context.Context, b BuildSpec, log io.Writer) (imageID string, err error)
@@ -116,6 +161,10 @@ type Docker struct {
 	c *client.Client
 	// CABundle is the PEM bundle put into every build context (see CACertsDir); empty for none.
 	CABundle string
+	// RunID labels every container started (LabelRun), so that a leftover names its run.
+	RunID string
+	// pid is the process the containers' LabelPID names: this one, except in tests.
+	pid int
 }
 
 // Connect reaches the Docker engine the environment points at (DOCKER_HOST, or the local socket).
@@ -130,7 +179,7 @@ func Connect(ctx context.Context) (*Docker, error) {
 		c.Close()
 		return nil, fmt.Errorf("no Docker engine answers (%v): run `make docker` to install and start one", err)
 	}
-	return &Docker{c: c, CABundle: DefaultCABundle}, nil
+	return &Docker{c: c, CABundle: DefaultCABundle, pid: os.Getpid()}, nil
 }
 
 // Close releases the client.
@@ -138,6 +187,8 @@ func (d *Docker) Close() error { return d.c.Close() }
 
 // Version is the engine's version, e.g. "20.10.24".
 func (d *Docker) Version(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	v, err := d.c.ServerVersion(ctx, client.ServerVersionOptions{})
 	if err != nil {
 		return "unknown"
@@ -158,6 +209,8 @@ func (d *Docker) Build(ctx context.Context, b BuildSpec, log io.Writer) (string,
 		args[k] = &v
 	}
 	tag := b.Tag()
+	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
+	defer cancel()
 	res, err := d.c.ImageBuild(ctx, tarball, client.ImageBuildOptions{
 		Tags:        []string{tag},
 		Dockerfile:  b.Dockerfile,
@@ -181,6 +234,9 @@ func (d *Docker) Build(ctx context.Context, b BuildSpec, log io.Writer) (string,
 		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				return "", fmt.Errorf("building %s: not done after %s (is the engine hung? `docker ps` tells): %w\nlast lines of the build:\n%s", tag, buildTimeout, err, tail)
+			}
 			return "", fmt.Errorf("building %s: reading the build output: %w", tag, err)
 		}
 		io.WriteString(out, msg.Stream)
@@ -206,29 +262,24 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 		env = append(env, k+"="+v)
 	}
 	sort.Strings(env)
-	created, err := d.c.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Name: fmt.Sprintf("iotbench-%s-%d-%d", s.Target, os.Getpid(), time.Now().UnixNano()%1e6),
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	created, err := d.c.ContainerCreate(cctx, client.ContainerCreateOptions{
+		Name: fmt.Sprintf("iotbench-%s-%d-%d", s.Target, d.pid, time.Now().UnixNano()%1e6),
 		Config: &ctypes.Config{
 			Image:  s.Image,
 			Env:    env,
 			Cmd:    s.Command,
-			Labels: map[string]string{Label: "1", Label + ".target": s.Target},
+			Labels: d.labels(s.Target),
 		},
-		HostConfig: &ctypes.HostConfig{
-			NetworkMode: "host",
-			Resources: ctypes.Resources{
-				CpusetCpus: s.CPUSet,
-				Memory:     s.Memory,
-				MemorySwap: s.Memory, // no swap: a target out of memory fails instead of slowing down
-			},
-		},
+		HostConfig: d.hostConfig(s),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the %s container: %w", s.Target, err)
 	}
 	inst := &dockerInstance{d: d, id: created.ID, url: fmt.Sprintf("http://127.0.0.1:%d", s.Port)}
 	begin := time.Now()
-	if _, err := d.c.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
+	if _, err := d.c.ContainerStart(cctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		inst.Remove(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("starting the %s container: %w", s.Target, err)
 	}
@@ -238,11 +289,60 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 		return nil, fmt.Errorf("target %s: %w\nlast lines of its log:\n%s", s.Target, err, logs)
 	}
 	inst.startup = time.Since(begin)
-	if img, err := d.c.ImageInspect(ctx, s.Image); err == nil {
+	// Found while the container runs: once it has died, its cgroup is gone.
+	if cg, err := inst.cgroup(ctx); err == nil {
+		inst.cg = cg
+	}
+	if img, err := d.imageInspect(ctx, s.Image); err == nil {
 		inst.imageSize = img.Size
 	}
 	return inst, nil
 }
+
+// imageInspect is ImageInspect within callTimeout.
+func (d *Docker) imageInspect(ctx context.Context, image string) (client.ImageInspectResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	return d.c.ImageInspect(ctx, image)
+}
+
+// labels say whose the container is (see Leftovers).
+func (d *Docker) labels(target string) map[string]string {
+	host, _ := os.Hostname()
+	return map[string]string{Label: "1", LabelTarget: target, LabelRun: d.RunID, LabelPID: strconv.Itoa(d.pid), LabelHost: host}
+}
+
+// hostConfig pins and limits the target, and hardens it: a target is code iotbench runs on the
+// host's network (docs/security.md), so it gets nothing it does not need to serve HTTP on a
+// loopback port above 1024 as its non-root user.
+func (d *Docker) hostConfig(s Spec) *ctypes.HostConfig {
+	pids := int64(PidsLimit)
+	tmp := "rw,nosuid,nodev,noexec,mode=1777"
+	if s.Memory > 0 {
+		// Its pages count against the memory limit anyway; the size says so.
+		tmp += ",size=" + strconv.FormatInt(s.Memory, 10)
+	}
+	return &ctypes.HostConfig{
+		NetworkMode: "host",
+		Resources: ctypes.Resources{
+			CpusetCpus: s.CPUSet,
+			Memory:     s.Memory,
+			MemorySwap: s.Memory, // no swap: a target out of memory fails instead of slowing down
+			PidsLimit:  &pids,
+		},
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges"},
+		ReadonlyRootfs: true,
+		// Where the runtimes write: the JVM's hsperfdata and temp files (Tomcat's work folder,
+		// /enterprise's file), Node's and Bun's os.tmpdir(), node-cluster's shared SQLite file.
+		// noexec: Netty's native transport is loaded from the image, not extracted here
+		// (targets/jvm/README.md).
+		Tmpfs: map[string]string{TmpfsPath: tmp},
+	}
+}
+
+// TmpfsPath is the one writable folder of a target: the rest of its filesystem is read-only.
+const TmpfsPath = "/tmp"
 
 // portFree fails when something already listens on the target's port: load would reach it
 // instead of the target.
@@ -261,9 +361,13 @@ type dockerInstance struct {
 	health    []byte
 	startup   time.Duration
 	imageSize int64
+	cg        *resources.Cgroup // nil when it could not be found
 }
 
-var _ Observed = (*dockerInstance)(nil)
+var (
+	_ Observed = (*dockerInstance)(nil)
+	_ Examined = (*dockerInstance)(nil)
+)
 
 func (i *dockerInstance) URL() string            { return i.url }
 func (i *dockerInstance) Health() []byte         { return i.health }
@@ -273,7 +377,13 @@ func (i *dockerInstance) ImageSize() int64       { return i.imageSize }
 // Resources finds the container's cgroup through its init process; it needs the engine on this
 // machine (DOCKER_HOST on loopback or the local socket), as every target does.
 func (i *dockerInstance) Resources() (resources.Source, error) {
-	ins, err := i.d.c.ContainerInspect(context.Background(), i.id, client.ContainerInspectOptions{})
+	return i.cgroup(context.Background())
+}
+
+func (i *dockerInstance) cgroup(ctx context.Context) (*resources.Cgroup, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	ins, err := i.d.c.ContainerInspect(ctx, i.id, client.ContainerInspectOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -283,15 +393,39 @@ func (i *dockerInstance) Resources() (resources.Source, error) {
 	return resources.CgroupOf(resources.CgroupRoot, "/proc", ins.Container.State.Pid)
 }
 
+// Fate asks the engine whether the container still runs and how it ended, and its cgroup how
+// many of its processes were killed for memory.
+func (i *dockerInstance) Fate(ctx context.Context) (Fate, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	ins, err := i.d.c.ContainerInspect(ctx, i.id, client.ContainerInspectOptions{})
+	if err != nil {
+		return Fate{}, err
+	}
+	f := Fate{OOMKills: -1}
+	if st := ins.Container.State; st != nil {
+		f.Running, f.ExitCode, f.OOMKilled = st.Running, st.ExitCode, st.OOMKilled
+		if t, err := time.Parse(time.RFC3339Nano, st.FinishedAt); err == nil && !st.Running {
+			f.FinishedAt = t
+		}
+	}
+	if i.cg != nil {
+		if n, err := i.cg.OOMKills(); err == nil {
+			f.OOMKills = n
+		}
+	}
+	return f, nil
+}
+
 func (i *dockerInstance) waitHealthy(ctx context.Context, s Spec) error {
 	deadline := time.Now().Add(s.StartupTimeout)
-	hc := &http.Client{Timeout: 2 * time.Second}
+	hc := healthClient()
 	for {
 		if body, ok := get(ctx, hc, i.url+s.Health); ok {
 			i.health = body
 			return nil
 		}
-		ins, err := i.d.c.ContainerInspect(ctx, i.id, client.ContainerInspectOptions{})
+		ins, err := i.inspect(ctx)
 		if err != nil {
 			return err
 		}
@@ -309,6 +443,22 @@ func (i *dockerInstance) waitHealthy(ctx context.Context, s Spec) error {
 	}
 }
 
+// healthClient asks for the health endpoint. It takes a redirect as the answer: a health check that
+// redirects to a page answering 200 has not answered 200 itself.
+func healthClient() *http.Client {
+	return &http.Client{
+		Timeout:       2 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// inspect is ContainerInspect within callTimeout.
+func (i *dockerInstance) inspect(ctx context.Context) (client.ContainerInspectResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	return i.d.c.ContainerInspect(ctx, i.id, client.ContainerInspectOptions{})
+}
+
 func get(ctx context.Context, hc *http.Client, url string) ([]byte, bool) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	res, err := hc.Do(req)
@@ -321,6 +471,8 @@ func get(ctx context.Context, hc *http.Client, url string) ([]byte, bool) {
 }
 
 func (i *dockerInstance) Logs(ctx context.Context, lines int) string {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	rc, err := i.d.c.ContainerLogs(ctx, i.id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: strconv.Itoa(lines)})
 	if err != nil {
 		return fmt.Sprintf("(logs unavailable: %v)", err)

@@ -2,11 +2,15 @@ package container
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +43,7 @@ func healthImage(t *testing.T, d *Docker) string {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM debian:trixie\nCOPY healthsrv /healthsrv\nCMD [\"/healthsrv\"]\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM debian:trixie\nCOPY healthsrv /healthsrv\nUSER 10001\nCMD [\"/healthsrv\"]\n"), 0o644)
 	id, err := d.Build(context.Background(), BuildSpec{Context: dir, Dockerfile: "Dockerfile"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -131,5 +135,109 @@ func TestStartRefusesABusyPort(t *testing.T) {
 	_, err = d.Start(context.Background(), Spec{Target: "busy", Image: "unused", Port: l.Addr().(*net.TCPAddr).Port})
 	if err == nil || !strings.Contains(err.Error(), "already in use") {
 		t.Errorf("err = %v, want the busy port named", err)
+	}
+}
+
+// TestStartHardens checks the hardening twice: as the engine records it, and as the process inside
+// the container finds it.
+func TestStartHardens(t *testing.T) {
+	d := connect(t)
+	img := healthImage(t, d)
+	d.RunID = "test-hardens"
+	spec := Spec{Target: "hardened", Image: img, Port: freePort(t), Health: "/health",
+		StartupTimeout: 30 * time.Second, Memory: 64 << 20}
+	inst, err := d.Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Remove(context.Background())
+	ids := ours(t, d, spec.Target)
+	if len(ids) != 1 {
+		t.Fatalf("%d containers for the target, want 1", len(ids))
+	}
+	ins, err := d.c.ContainerInspect(context.Background(), ids[0], client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := ins.Container.HostConfig
+	host, _ := os.Hostname()
+	engine := []struct {
+		what      string
+		got, want any
+	}{
+		{"CapDrop", strings.Join(hc.CapDrop, ","), "ALL"},
+		{"CapAdd", len(hc.CapAdd), 0},
+		{"SecurityOpt", strings.Join(hc.SecurityOpt, ","), "no-new-privileges"},
+		{"PidsLimit", deref(hc.PidsLimit), int64(PidsLimit)},
+		{"ReadonlyRootfs", hc.ReadonlyRootfs, true},
+		{"Tmpfs /tmp", hc.Tmpfs["/tmp"], "rw,nosuid,nodev,noexec,mode=1777,size=67108864"},
+		{"Tmpfs count", len(hc.Tmpfs), 1},
+		{"Privileged", hc.Privileged, false},
+		{"label " + LabelRun, ins.Container.Config.Labels[LabelRun], "test-hardens"},
+		{"label " + LabelPID, ins.Container.Config.Labels[LabelPID], strconv.Itoa(os.Getpid())},
+		{"label " + LabelHost, ins.Container.Config.Labels[LabelHost], host},
+		{"label " + LabelTarget, ins.Container.Config.Labels[LabelTarget], "hardened"},
+	}
+	for _, c := range engine {
+		if c.got != c.want {
+			t.Errorf("engine: %s = %v, want %v", c.what, c.got, c.want)
+		}
+	}
+
+	res, err := http.Get(inst.URL() + "/confined")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var inside struct {
+		UID                       int
+		CapBnd, CapEff            string
+		NoNewPrivs, PidsMax       string
+		RootWritable, TmpWritable bool
+	}
+	if err := json.NewDecoder(res.Body).Decode(&inside); err != nil {
+		t.Fatal(err)
+	}
+	seen := []struct {
+		what      string
+		got, want any
+	}{
+		{"uid", inside.UID, 10001},
+		{"CapBnd", inside.CapBnd, "0000000000000000"},
+		{"CapEff", inside.CapEff, "0000000000000000"},
+		{"NoNewPrivs", inside.NoNewPrivs, "1"},
+		{"pids.max", inside.PidsMax, strconv.Itoa(PidsLimit)},
+		{"/ writable", inside.RootWritable, false},
+		{"/tmp writable", inside.TmpWritable, true},
+	}
+	for _, c := range seen {
+		if c.got != c.want {
+			t.Errorf("inside: %s = %v, want %v", c.what, c.got, c.want)
+		}
+	}
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// TestHealthIgnoresRedirects: a health endpoint that redirects to a page answering 200 has not
+// answered 200 itself.
+func TestHealthIgnoresRedirects(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "UP") })
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok", http.StatusFound) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, c := range []struct {
+		path string
+		want bool
+	}{{"/ok", true}, {"/moved", false}} {
+		if _, got := get(context.Background(), healthClient(), srv.URL+c.path); got != c.want {
+			t.Errorf("%s: healthy = %v, want %v", c.path, got, c.want)
+		}
 	}
 }

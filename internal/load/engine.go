@@ -237,9 +237,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 func newClient(timeout time.Duration) *http.Client {
 	return &http.Client{
 		Transport:     newTransport(timeout),
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		CheckRedirect: NoRedirects,
 	}
 }
+
+// NoRedirects is the CheckRedirect of every client that judges a target: a redirect is the answer,
+// never followed. A target that redirects its endpoint to a page answering 200 has not answered
+// 200 itself, and following would send load or checks somewhere else than the target's endpoint.
+func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 func attack(ctx context.Context, client *http.Client, cfg Config, phase timeline.Phase, du time.Duration) (Result, error) {
 	progress := cfg.Progress

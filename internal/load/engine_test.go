@@ -369,3 +369,24 @@ func TestJudge(t *testing.T) {
 		})
 	}
 }
+
+// TestRedirectsAreNotFollowed: a 302 to a page answering 200 is an error of the endpoint loaded,
+// and the page redirected to gets no load.
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	var landed atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, _ *http.Request) { landed.Add(1); io.WriteString(w, `{"id":1}`) })
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok", http.StatusFound) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	res, err := Run(context.Background(), config(srv.URL+"/moved", Model{Connections: 2}, 500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests == 0 || res.Successes != 0 || res.Codes[http.StatusFound] != res.Requests {
+		t.Errorf("%d requests, %d successes, codes %v: want every request counted as its 302", res.Requests, res.Successes, res.Codes)
+	}
+	if landed.Load() != 0 {
+		t.Errorf("the page redirected to got %d requests", landed.Load())
+	}
+}

@@ -104,11 +104,13 @@ type Cell struct {
 	Warmup, Measure []timeline.Second
 }
 
-// Verdict names how far a row can be trusted.
+// Verdict names how far a row can be trusted: valid, disturbed (valid, but other work took the
+// CPUs), invalid, or why it was never loaded (verify-failed, build-failed, start-failed, skipped).
 func Verdict(r results.Row) string {
 	switch {
-	case r.VerifyFailed():
-		return results.VerifyFailed
+	case !r.Loaded():
+		before, _, _ := strings.Cut(r.InvalidReason, ":")
+		return before
 	case !r.Valid:
 		return "invalid"
 	case strings.Contains(r.Warnings, "disturbed:"):
@@ -131,11 +133,11 @@ type Source struct {
 // histogram is a note (older runs, --url runs have them too, but a copied CSV may not); an
 // unreadable one is an error.
 func Load(path string) (Source, error) {
-	rows, err := results.ReadFile(path)
+	rows, warnings, err := results.ReadFile(path)
 	if err != nil {
 		return Source{}, err
 	}
-	src := Source{Path: path, Rows: rows, Timelines: map[timeline.Key]timeline.Cell{}, Histograms: map[timeline.Key]*hdrhistogram.Histogram{}}
+	src := Source{Path: path, Rows: rows, Notes: warnings, Timelines: map[timeline.Key]timeline.Cell{}, Histograms: map[timeline.Key]*hdrhistogram.Histogram{}}
 	cells, err := timeline.ReadFile(timeline.Path(path))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -37,7 +37,7 @@ func Request(ctx context.Context, req load.Request, e Expect, timeout time.Durat
 	if err := load.RequireLoopback(req.URL); err != nil {
 		return err
 	}
-	hc := &http.Client{Timeout: timeout}
+	hc := newClient(timeout)
 	for try := 1; try <= Tries; try++ {
 		if err := once(ctx, hc, req, e); err != nil {
 			return fmt.Errorf("%s %s, request %d of %d: %w", req.Method, req.URL, try, Tries, err)
@@ -92,6 +92,11 @@ func once(ctx context.Context, hc *http.Client, req load.Request, e Expect) erro
 	return nil
 }
 
+// newClient sends verification's requests; it never follows a redirect (load.NoRedirects).
+func newClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, CheckRedirect: load.NoRedirects}
+}
+
 func quoted(subs [][]byte) string {
 	var b bytes.Buffer
 	for i, s := range subs {
@@ -109,7 +114,7 @@ func StoredRows(ctx context.Context, baseURL string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	res, err := newClient(10 * time.Second).Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("GET /stats: %w", err)
 	}

@@ -105,7 +105,7 @@ func Contract(payload []byte) []Check {
 
 // Run performs checks in order against baseURL and returns one Result per check.
 func Run(ctx context.Context, baseURL string, checks []Check) []Result {
-	hc := &http.Client{Timeout: 30 * time.Second}
+	hc := newClient(30 * time.Second)
 	out := make([]Result, len(checks))
 	for i, c := range checks {
 		out[i] = Result{Check: c.Name, Err: run(ctx, hc, baseURL, c)}

@@ -1,14 +1,18 @@
 // healthsrv is the smallest target: it answers /health on $PORT, or exits at once when $FAIL is
 // set, so that the lifecycle is tested against real containers. $BUSY spins that many goroutines
-// and $HOG_MB holds that many MiB, touched, so that resource readings are tested too.
+// and $HOG_MB holds that many MiB, touched, so that resource readings are tested too. /confined
+// tells what the container allows it, as seen from inside, so that the hardening is tested too.
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 )
 
 // hog stays reachable so that the collector keeps it.
@@ -36,5 +40,49 @@ func main() {
 	http.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"status":"UP","availableProcessors":%d}`, runtime.NumCPU())
 	})
+	http.HandleFunc("/confined", func(w http.ResponseWriter, r *http.Request) {
+		status := procStatus()
+		pids, err := os.ReadFile("/sys/fs/cgroup/pids.max") // cgroup v2
+		if err != nil {
+			pids, _ = os.ReadFile("/sys/fs/cgroup/pids/pids.max") // v1
+		}
+		json.NewEncoder(w).Encode(map[string]any{
+			"uid":          os.Getuid(),
+			"capBnd":       status["CapBnd"],
+			"capEff":       status["CapEff"],
+			"noNewPrivs":   status["NoNewPrivs"],
+			"pidsMax":      strings.TrimSpace(string(pids)),
+			"rootWritable": writable("/"),
+			"tmpWritable":  writable(os.TempDir()),
+		})
+	})
 	fmt.Println(http.ListenAndServe("127.0.0.1:"+os.Getenv("PORT"), nil))
+}
+
+// procStatus is /proc/self/status as name → value.
+func procStatus() map[string]string {
+	out := map[string]string{}
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+// writable reports whether a file can be created in dir.
+func writable(dir string) bool {
+	f, err := os.CreateTemp(dir, "probe-")
+	if err != nil {
+		return false
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true
 }

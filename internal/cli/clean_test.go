@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/container"
+)
+
+// fakeEngine holds containers as the engine would list them; RemoveLeftovers selects as
+// container.Docker does and fails on the names in broken.
+type fakeEngine struct {
+	found  []container.Found
+	broken map[string]bool
+	got    *container.Cleanup
+	closed bool
+}
+
+func (e *fakeEngine) RemoveLeftovers(_ context.Context, c container.Cleanup) ([]container.Found, error) {
+	e.got = &c
+	var out []container.Found
+	var errs []error
+	for _, f := range e.found {
+		if !c.Every && f.Owner != container.OwnerGone {
+			continue
+		}
+		if !c.DryRun && e.broken[f.Name] {
+			errs = append(errs, fmt.Errorf("removing container %s: engine says no", f.Name))
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, errors.Join(errs...)
+}
+
+func (e *fakeEngine) Close() error { e.closed = true; return nil }
+
+var cleanNow = time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+
+func leftovers() []container.Found {
+	return []container.Found{
+		{Name: "iotbench-fastify-4242-17", Target: "fastify", RunID: "20260304T093000Z-4242", PID: 4242, Created: cleanNow.Add(-150 * time.Minute), State: "running", Owner: container.OwnerGone},
+		{Name: "iotbench-koa-4242-18", Target: "koa", RunID: "20260304T093000Z-4242", PID: 4242, Created: cleanNow.Add(-149 * time.Minute), State: "exited", Owner: container.OwnerGone},
+		{Name: "iotbench-express-977-3", Target: "express", RunID: "20260304T115900Z-977", PID: 977, Created: cleanNow.Add(-40 * time.Second), State: "running", Owner: container.OwnerAlive},
+		{Name: "iotbench-nestjs-12-5", Target: "nestjs", Created: cleanNow.Add(-50 * time.Hour), State: "exited", Owner: container.OwnerUnknown},
+	}
+}
+
+// TestCleanGolden runs `iotbench clean` against a fake engine and checks its whole output and exit
+// status against a golden file per case (-update rewrites them).
+func TestCleanGolden(t *testing.T) {
+	cases := []struct {
+		name   string
+		args   string
+		found  []container.Found
+		broken string
+	}{
+		{"leftovers", "", leftovers(), ""},
+		{"dry-run", "--dry-run", leftovers(), ""},
+		{"all", "--all", leftovers(), ""},
+		{"all-dry-run", "--all --dry-run", leftovers(), ""},
+		{"nothing-left", "", leftovers()[2:], ""},
+		{"nothing-at-all", "--all", nil, ""},
+		{"one-fails", "", leftovers(), "iotbench-koa-4242-18"},
+	}
+	dir := filepath.Join("testdata", "clean")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, out, errOut := streams()
+			engine := &fakeEngine{found: c.found, broken: map[string]bool{c.broken: true}}
+			root := NewRoot(s)
+			for _, cmd := range root.Commands() {
+				if cmd.Name() == "clean" {
+					root.RemoveCommand(cmd)
+				}
+			}
+			root.AddCommand(NewCmdClean(s, func(ctx context.Context, o *CleanOptions) error {
+				o.Engine = func(context.Context) (Cleaner, error) { return engine, nil }
+				o.Now = func() time.Time { return cleanNow }
+				return cleanRun(ctx, o)
+			}))
+			code := execute(context.Background(), root, append([]string{"clean"}, strings.Fields(c.args)...), s)
+			got := fmt.Sprintf("$ %s\n%s--- stderr\n%s--- exit %d\n", strings.TrimSpace("iotbench clean "+c.args), out, errOut, code)
+			golden := filepath.Join(dir, c.name+".golden")
+			if *update {
+				os.WriteFile(golden, []byte(got), 0o644)
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to write it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("got:\n%s\nwant:\n%s", got, want)
+			}
+			if !engine.closed {
+				t.Error("the engine was not closed")
+			}
+		})
+	}
+}
+
+func TestCleanFlagsFillOptions(t *testing.T) {
+	cases := []struct {
+		args        []string
+		all, dryRun bool
+	}{
+		{[]string{}, false, false},
+		{[]string{"--all"}, true, false},
+		{[]string{"--dry-run"}, false, true},
+		{[]string{"--all", "--dry-run"}, true, true},
+	}
+	for _, c := range cases {
+		s, _, _ := streams()
+		var got *CleanOptions
+		cmd := NewCmdClean(s, func(_ context.Context, o *CleanOptions) error { got = o; return nil })
+		cmd.SetArgs(c.args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		if got.All != c.all || got.DryRun != c.dryRun || got.Engine == nil || got.Now == nil {
+			t.Errorf("%v: options %+v", c.args, got)
+		}
+	}
+}
+
+// TestRunStartRemovesLeftovers: what a run says as it starts, for each container it removed.
+func TestRunStartRemovesLeftovers(t *testing.T) {
+	var log strings.Builder
+	engine := &fakeEngine{found: leftovers(), broken: map[string]bool{"iotbench-koa-4242-18": true}}
+	removeLeftovers(context.Background(), engine, &log)
+	if engine.got == nil || engine.got.Every || engine.got.DryRun {
+		t.Fatalf("cleanup %+v, want leftovers only, removed", engine.got)
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != 2 ||
+		!strings.HasPrefix(lines[0], "removed a container left by an earlier run: iotbench-fastify-4242-17 (target fastify, run 20260304T093000Z-4242, ") ||
+		!strings.Contains(lines[1], "warning: leftover containers of earlier runs: removing container iotbench-koa-4242-18: engine says no") {
+		t.Errorf("log:\n%s", log.String())
+	}
+}
+
+// TestInterrupts: the first signal cancels the run; the second removes this process's
+// containers and exits with 130.
+func TestInterrupts(t *testing.T) {
+	sigs := make(chan os.Signal, 2)
+	var errOut strings.Builder
+	removed := make(chan struct{})
+	exited := make(chan int, 1)
+	ctx, stop := onInterrupt(context.Background(), sigs, &errOut,
+		func(ctx context.Context) ([]string, error) {
+			if _, ok := ctx.Deadline(); !ok {
+				t.Error("the removal has no deadline")
+			}
+			close(removed)
+			return []string{"iotbench-koa-1-2"}, nil
+		},
+		func(code int) { exited <- code })
+	defer stop()
+
+	sigs <- syscall.SIGTERM
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGTERM did not cancel the run")
+	}
+	select {
+	case <-removed:
+		t.Fatal("the first signal removed containers itself: the run does that")
+	default:
+	}
+	sigs <- syscall.SIGHUP
+	select {
+	case code := <-exited:
+		if code != ExitInterrupted {
+			t.Errorf("exit %d, want %d", code, ExitInterrupted)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a second signal did not exit")
+	}
+	for _, want := range []string{"terminated: stopping", "hangup again: removing", "removed iotbench-koa-1-2"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+		}
+	}
+}
+
+// TestInterruptedRunExits130: whatever a cancelled command returns, the process says it was
+// interrupted and exits 130.
+func TestInterruptedRunExits130(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s, _, errOut := streams()
+	code := Main(ctx, []string{"run", "--url", "http://127.0.0.1:1/x", "--rate", "10", "--duration", "1s", "--out", t.TempDir()}, s)
+	if code != ExitInterrupted || !strings.Contains(errOut.String(), "iotbench: interrupted") {
+		t.Errorf("exit %d, stderr %q; want %d and the interruption named", code, errOut, ExitInterrupted)
+	}
+}
