@@ -322,11 +322,15 @@ func rankTargets(sc *Scenario) {
 		}
 		return v
 	}
+	var short []string
 	for _, t := range sc.Targets {
 		if t.Valid < MinTrialsToRank {
-			sc.Notes = append(sc.Notes, fmt.Sprintf("not ranked: a ranking needs %d valid trials per target (%s has %d)", MinTrialsToRank, t.Name, t.Valid))
-			return
+			short = append(short, fmt.Sprintf("%s %d", t.Name, t.Valid))
 		}
+	}
+	if len(short) > 0 {
+		sc.Notes = append(sc.Notes, fmt.Sprintf("not ranked: a ranking needs %d valid trials per target (%s)", MinTrialsToRank, strings.Join(short, ", ")))
+		return
 	}
 	median := func(t Target) float64 { return stats.Summarize(valid(t)).Median }
 	slices.SortStableFunc(sc.Targets, func(a, b Target) int {
