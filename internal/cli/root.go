@@ -15,6 +15,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 // Exit codes, documented in the README and in `iotbench --help`.
@@ -32,6 +33,9 @@ type Streams struct {
 	In     io.Reader
 	Out    io.Writer // results: tables
 	ErrOut io.Writer // progress and errors
+	// ErrWidth, when set, is the width of the terminal ErrOut is; nil when ErrOut is not a
+	// terminal (a file, a pipe, CI), where progress is plain lines.
+	ErrWidth func() int
 }
 
 // usageError marks errors that exit with ExitUsage.
@@ -98,7 +102,19 @@ func execute(ctx context.Context, root *cobra.Command, args []string, s Streams)
 }
 
 // DefaultStreams are the process's standard streams.
-func DefaultStreams() Streams { return Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr} }
+func DefaultStreams() Streams {
+	s := Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	fd := int(os.Stderr.Fd())
+	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+		s.ErrWidth = func() int {
+			if ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+				return int(ws.Col)
+			}
+			return 80
+		}
+	}
+	return s
+}
 
 // Interrupts are the signals iotbench handles as Ctrl-C: a service manager's stop (SIGTERM) and a
 // closed terminal (SIGHUP) must not leave a container behind either.

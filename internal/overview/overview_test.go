@@ -83,12 +83,12 @@ func TestLoadRefusesAHistogramOfAnotherRun(t *testing.T) {
 	dir := t.TempDir()
 	csv := filepath.Join(dir, "r.csv")
 	copyFile(t, fixtureCSV, csv)
+	if err := os.MkdirAll(timeline.Dir(csv), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	copyFile(t, timeline.Path(fixtureCSV), timeline.Path(csv))
 	src, _ := Load(fixtureCSV)
 	k := KeyOf(src.Rows[0])
-	if err := os.MkdirAll(timeline.HistogramDir(csv), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	// The cell's log without its last second: a log of another (shorter) run.
 	log, err := os.ReadFile(timeline.HistogramBase(fixtureCSV, k) + ".hlog")
 	if err != nil {

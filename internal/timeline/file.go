@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -164,11 +165,34 @@ type Writer struct {
 
 // Create makes a new timeline file with its header; it refuses to overwrite one.
 func Create(path string) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	return &Writer{f: f, w: csvWriter(f)}, nil
+}
+
+// Append opens a timeline file to add cells to (a resumed run's), creating it when there is none.
+func Append(path string) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st.Size() == 0 {
+		return &Writer{f: f, w: csvWriter(f)}, nil
+	}
+	return &Writer{f: f, w: csv.NewWriter(f)}, nil
 }
 
 // Write appends c's seconds, the warm-up's first.

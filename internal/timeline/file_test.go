@@ -88,16 +88,16 @@ func FuzzRead(f *testing.F) {
 
 func TestPaths(t *testing.T) {
 	csv := "results/20260102T030405Z.csv"
-	if got := Path(csv); got != "results/20260102T030405Z.timeline.csv" {
+	if got := Path(csv); got != "results/20260102T030405Z.timeline/timeline.csv" {
 		t.Errorf("Path = %s", got)
 	}
 	cases := []struct {
 		k    Key
 		want string
 	}{
-		{Key{"io-heavy", "spring-mvc-virtual", 3, 2000}, "results/20260102T030405Z.hist/io-heavy_spring-mvc-virtual_t3"},
-		{Key{"io-heavy.find-max", "koa", 1, 4500}, "results/20260102T030405Z.hist/io-heavy.find-max_koa_t1_4500rps"},
-		{Key{"a b/c", "x", 1, 0}, "results/20260102T030405Z.hist/a-b-c_x_t1"},
+		{Key{"io-heavy", "spring-mvc-virtual", 3, 2000}, "results/20260102T030405Z.timeline/io-heavy_spring-mvc-virtual_t3"},
+		{Key{"io-heavy.find-max", "koa", 1, 4500}, "results/20260102T030405Z.timeline/io-heavy.find-max_koa_t1_4500rps"},
+		{Key{"a b/c", "x", 1, 0}, "results/20260102T030405Z.timeline/a-b-c_x_t1"},
 	}
 	for _, c := range cases {
 		if got := HistogramBase(csv, c.k); got != c.want {

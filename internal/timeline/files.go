@@ -12,14 +12,18 @@ import (
 	"github.com/iotbench/iotbench/internal/hdrlog"
 )
 
-// A run's files lie beside its results CSV, named after it: results/<time>.csv has
-// results/<time>.timeline.csv and, per cell, results/<time>.hist/<cell>.hlog and .hgrm.
+// A run's files lie beside its results CSV, in a folder named after it: results/<time>.csv has
+// results/<time>.timeline/ holding timeline.csv and, per cell, <cell>.hlog and <cell>.hgrm. A
+// folder, so that results/*.csv is still the results files alone.
+
+// Dir is the folder of the timeline and histograms of the results file csvPath.
+func Dir(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".timeline" }
 
 // Path is the timeline file of the results file csvPath.
-func Path(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".timeline.csv" }
+func Path(csvPath string) string { return filepath.Join(Dir(csvPath), "timeline.csv") }
 
 // HistogramDir is the folder of the per-cell histogram files of the results file csvPath.
-func HistogramDir(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".hist" }
+func HistogramDir(csvPath string) string { return Dir(csvPath) }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
