@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"os/signal"
 	"sync"
 	"syscall"
@@ -69,7 +70,12 @@ once after a best-effort removal).`,
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(NewCmdRun(s, nil), NewCmdVerify(s, nil), NewCmdList(s), NewCmdCompare(s, nil), NewCmdClean(s, nil), NewCmdReport(s, nil), NewCmdVersion(s))
+	run, verify := NewCmdRun(s, nil), NewCmdVerify(s, nil)
+	completeNames(run)
+	completeNames(verify)
+	root.AddCommand(run, verify, NewCmdList(s), NewCmdCompare(s, nil), NewCmdClean(s, nil), NewCmdReport(s, nil), NewCmdVersion(s))
+	root.Version = strings.TrimSpace(versionLine())
+	root.SetVersionTemplate("{{.Version}}\n")
 	return root
 }
 
