@@ -195,6 +195,7 @@ func timelineChart(sc Scenario, t Target) (*chart, error) {
 	mem := newPlot("target memory", "seconds (warm-up before 0)", "MiB")
 	any, anyRes := false, false
 	latMin := math.Inf(1)
+	xMin, xMax := 0.0, 1.0
 	for i, c := range t.Cells {
 		if len(c.Measure) == 0 {
 			continue
@@ -228,8 +229,10 @@ func timelineChart(sc Scenario, t Target) (*chart, error) {
 				}
 			}
 		}
+		measured := math.Ceil(c.Row.Duration.Seconds())
 		add(-warm, warm, c.Warmup)
-		add(0, math.Ceil(c.Row.Duration.Seconds()), c.Measure)
+		add(0, measured, c.Measure)
+		xMin, xMax = math.Min(xMin, -warm), math.Max(xMax, measured)
 		col := colorOf(i)
 		label := fmt.Sprintf("trial %d", c.Row.Trial)
 		if sc.FindMax {
@@ -275,6 +278,8 @@ func timelineChart(sc Scenario, t Target) (*chart, error) {
 	var rows [][]*plot.Plot
 	for _, p := range panels {
 		p.Add(phaseLine{})
+		// One time axis for every panel, the warm-up's included where a panel has none.
+		p.X.Min, p.X.Max = xMin, xMax
 		if p != lat {
 			p.Y.Min = 0
 		}

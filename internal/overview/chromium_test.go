@@ -60,6 +60,9 @@ type chartCheck struct {
 func TestReportRendersInChromium(t *testing.T) {
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
+		if os.Getenv("IOTBENCH_REQUIRE_CHROMIUM") != "" {
+			t.Fatal("chromium is not installed and IOTBENCH_REQUIRE_CHROMIUM is set: run scripts/ensure-chromium.sh")
+		}
 		t.Skip("chromium is not installed (scripts/ensure-chromium.sh installs it; make test runs it)")
 	}
 	var page bytes.Buffer

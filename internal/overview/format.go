@@ -207,7 +207,7 @@ func WriteMarkdown(w io.Writer, o *Overview) error {
 // reason is why a cell is not valid.
 func reason(c Cell) string {
 	if c.Verdict == "disturbed" {
-		return c.Row.Warnings
+		return strings.TrimPrefix(c.Row.Warnings, "disturbed: ")
 	}
 	return c.Row.InvalidReason
 }

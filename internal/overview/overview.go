@@ -229,8 +229,9 @@ func Build(sources []Source) (*Overview, error) {
 					hists[r.Target] = append(hists[r.Target], h)
 				}
 			}
-			if r.Fingerprint() != sc.Settings.Fingerprint && !sc.FindMax {
-				sc.Notes = append(sc.Notes, fmt.Sprintf("%s trial %d was measured with other settings than %s's first row (fingerprint %s, not %s): its figures are shown but compare with care", r.Target, r.Trial, name, r.Fingerprint(), sc.Settings.Fingerprint))
+			// The fingerprint holds the target's image: trials are held to their target's first.
+			if first := t.Cells[0].Row; r.Fingerprint() != first.Fingerprint() && !sc.FindMax {
+				sc.Notes = append(sc.Notes, fmt.Sprintf("%s trial %d was measured with other settings than its trial %d (fingerprint %s, not %s): its figures are shown, but compare with care", r.Target, r.Trial, first.Trial, r.Fingerprint(), first.Fingerprint()))
 			}
 		}
 		slices.Sort(names)
