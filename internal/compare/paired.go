@@ -526,15 +526,29 @@ func ParseUntil(spec string) ([]Until, error) {
 	return out, nil
 }
 
-// Reached reports whether every interval is as narrow as asked, and if not, the first that is not.
+// Reached reports whether every interval is as narrow as asked, each from at least the rounds
+// with which its tests can decide at all (an interval narrow enough over too few rounds is not yet
+// an answer), and if not, the first that is not.
 func (r PairedResult) Reached(until []Until) (bool, string) {
+	fewest := fewestRounds(r.Alpha, r.Comparisons)
 	for _, u := range until {
 		w, where := r.Widest(u.Metric)
 		if where == "" {
-			return false, fmt.Sprintf("%s: no interval yet", u.Metric)
+			return false, fmt.Sprintf("%s: no round with a valid baseline and candidate yet", u.Metric)
 		}
 		if !(w <= u.Percent) {
-			return false, fmt.Sprintf("%s of %s ±%.1f%% (asked %s)", u.Metric, where, w, u)
+			width := fmt.Sprintf("±%.1f%%", w)
+			if math.IsInf(w, 0) {
+				width = "±∞"
+			}
+			return false, fmt.Sprintf("%s of %s %s (asked %s)", u.Metric, where, width, u)
+		}
+		for _, c := range r.Cells {
+			for _, ch := range c.Changes {
+				if ch.Metric.Name == u.Metric && ch.Rounds < fewest {
+					return false, fmt.Sprintf("%s of %s: %d valid round(s), fewer than the %d any verdict needs over %d comparison(s)", u.Metric, c.Name(), ch.Rounds, fewest, r.Comparisons)
+				}
+			}
 		}
 	}
 	return true, ""

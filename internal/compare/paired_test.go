@@ -144,3 +144,33 @@ func TestParseUntil(t *testing.T) {
 		}
 	}
 }
+
+func TestReached(t *testing.T) {
+	gates := []Gate{{"p50", 5}}
+	cases := []struct {
+		name    string
+		rows    []results.Row
+		until   string
+		reached bool
+		why     string
+	}{
+		{"narrow over enough rounds", pairedRows("t", 1.02, alternating(10, 0.04), alternating(10, 0.003), nil), "p50:±2%", true, ""},
+		{"wider than asked", pairedRows("t", 1.02, alternating(10, 0.04), alternating(10, 0.05), nil), "p50:±1%", false, "p50 of s/t ±"},
+		// Five rounds give a finite, narrow interval, but no test can decide on five.
+		{"narrow over too few rounds", pairedRows("t", 1.02, alternating(5, 0.04), alternating(5, 0.001), nil), "p50:±2%", false, "5 valid round(s), fewer than the 6"},
+		{"four rounds: no interval", pairedRows("t", 1.02, alternating(4, 0.04), alternating(4, 0.001), nil), "p50:±2%", false, "±∞"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			until, err := ParseUntil(c.until)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := AnalyzePaired("run.csv", c.rows, PairedOptions{Alpha: 0.05, Gates: gates})
+			reached, why := res.Reached(until)
+			if reached != c.reached || !strings.Contains(why, c.why) {
+				t.Errorf("Reached = %v, %q; want %v, %q", reached, why, c.reached, c.why)
+			}
+		})
+	}
+}
