@@ -328,36 +328,13 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 		return nil, nil, meta, nothing, usagef("--name names a --url run's target; a scenario's targets have their names")
 	}
 
-	f, err := scenario.Load(o.File)
-	if err != nil {
-		return nil, nil, meta, nothing, usageError{err}
-	}
-	name := o.Scenario
-	if name == "" {
-		name = f.DefaultScenario
-	}
-	if name == "" {
-		return nil, nil, meta, nothing, usagef("no --scenario given and %s has no default_scenario (scenarios: %s)", o.File, strings.Join(f.ScenarioOrder, ", "))
-	}
-	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory}
-	if o.set("duration") {
-		over.Duration = &o.Duration
-	}
-	if o.set("warmup") {
-		over.Warmup = &o.Warmup
-	}
 	allowed, err := hostinfo.AllowedCPUs()
 	if err != nil {
 		return nil, nil, meta, nothing, err
 	}
-	p, err := plan.Make(f, name, over, allowed)
+	p, err := o.scenarioPlan(allowed)
 	if err != nil {
-		return nil, nil, meta, nothing, planError(err)
-	}
-	if o.Baseline != "" {
-		if p, err = o.pairWithBaseline(p, name, over, allowed); err != nil {
-			return nil, nil, meta, nothing, err
-		}
+		return nil, nil, meta, nothing, err
 	}
 	d, err := connectDocker(ctx, o.CABundle, o.Streams.ErrOut)
 	if err != nil {
@@ -369,6 +346,37 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 		return nil, nil, meta, nothing, err
 	}
 	return p, d, meta, func() { d.Close() }, nil
+}
+
+// scenarioPlan plans the scenario run of the options on the CPUs allowed, paired with the
+// baseline checkout's when there is one.
+func (o *RunOptions) scenarioPlan(allowed []int) (*plan.Plan, error) {
+	f, err := scenario.Load(o.File)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	name := o.Scenario
+	if name == "" {
+		name = f.DefaultScenario
+	}
+	if name == "" {
+		return nil, usagef("no --scenario given and %s has no default_scenario (scenarios: %s)", o.File, strings.Join(f.ScenarioOrder, ", "))
+	}
+	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory}
+	if o.set("duration") {
+		over.Duration = &o.Duration
+	}
+	if o.set("warmup") {
+		over.Warmup = &o.Warmup
+	}
+	p, err := plan.Make(f, name, over, allowed)
+	if err != nil {
+		return nil, planError(err)
+	}
+	if o.Baseline != "" {
+		return o.pairWithBaseline(p, name, over, allowed)
+	}
+	return p, nil
 }
 
 // pairedAdHocRounds are a paired --url run's rounds unless --trials says: a scenario gives its
