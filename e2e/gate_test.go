@@ -3,8 +3,11 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -176,5 +179,85 @@ func TestPairedSmallChangeIsInconclusive(t *testing.T) {
 	}
 	if code, _, log := iotbench(t, context.Background(), "compare", "--fail-on", "p50:+5%", "--allow-inconclusive", file); code != 0 {
 		t.Errorf("--allow-inconclusive: exit %d, want 0\n%s", code, log)
+	}
+}
+
+// TestPairedScenarioRunBuildsBothCheckouts: --baseline DIR builds the baseline checkout's
+// targets beside the candidate's, tagged apart, and pairs their rows round by round; the images
+// differ (that is the change under test) and compare says so instead of refusing.
+func TestPairedScenarioRunBuildsBothCheckouts(t *testing.T) {
+	root := t.TempDir()
+	bin := filepath.Join(root, "faultsrv")
+	build := exec.Command("go", "build", "-o", bin, "./testdata/faultsrv")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	port := freePort(t)
+	for _, side := range []string{"base", "candidate"} {
+		ctx := filepath.Join(root, side, "targets", "pairsrv")
+		os.MkdirAll(ctx, 0o755)
+		data, _ := os.ReadFile(bin)
+		os.WriteFile(filepath.Join(ctx, "faultsrv"), data, 0o755)
+		// The sides' images differ by a label, as a change to a target's sources would make them.
+		os.WriteFile(filepath.Join(ctx, "Dockerfile"), []byte("FROM debian:trixie\nLABEL side="+side+"\nCOPY faultsrv /faultsrv\nUSER 65534\nCMD [\"/faultsrv\"]\n"), 0o644)
+		os.WriteFile(filepath.Join(root, side, "scenarios.yaml"), []byte(fmt.Sprintf(`default_scenario: pair
+defaults: {warmup: 500ms, duration: 2s, trials: 2, memory: 128m}
+targets:
+  pairsrv: {build: targets/pairsrv, port: %d}
+scenarios:
+  pair:
+    request: {method: GET, path: /work}
+    check: {contains: ['"id"']}
+    load: {rate: 100, expected_latency: 10ms}
+    targets: [pairsrv]
+`, port)), 0o644)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary(t), "run", "--baseline", "../base", "--fail-on", "p50:+50%", "--out", out)
+	cmd.Dir = filepath.Join(root, "candidate")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	log := stdout.String() + "\n" + stderr.String()
+	// Two rounds can decide nothing: inconclusive, and the run says how many would.
+	if code != 4 || !strings.Contains(log, "inconclusive") {
+		t.Errorf("exit %d, want 4 (two rounds are inconclusive)\n%s", code, log)
+	}
+	ids := map[string]string{}
+	for _, tag := range []string{"iotbench/pairsrv:base", "iotbench/pairsrv:latest"} {
+		id, err := exec.Command("docker", "image", "inspect", "--format", "{{.Id}}", tag).Output()
+		if err != nil {
+			t.Fatalf("no image %s: %v\n%s", tag, err, log)
+		}
+		ids[tag] = strings.TrimSpace(string(id))
+	}
+	rows := readRows(t, out)
+	sides := map[string]int{}
+	for _, r := range rows {
+		sides[r.Variant]++
+		want := ids["iotbench/pairsrv:latest"]
+		if r.Variant == "base" {
+			want = ids["iotbench/pairsrv:base"]
+		}
+		if r.ImageID != want {
+			t.Errorf("%s round %d ran image %s, want %s", r.Variant, r.Trial, r.ImageID, want)
+		}
+	}
+	if sides["base"] != 2 || sides["candidate"] != 2 || ids["iotbench/pairsrv:base"] == ids["iotbench/pairsrv:latest"] {
+		t.Errorf("rows by side %v, images %v: want 2 rounds of both sides, from two images", sides, ids)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*.csv"))
+	_, table, _ := iotbench(t, context.Background(), "compare", "--fail-on", "p50:+50%", files[0])
+	if !strings.Contains(table, "the baseline's and the candidate's images differ") {
+		t.Errorf("compare does not say the images differ:\n%s", table)
 	}
 }

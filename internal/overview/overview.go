@@ -213,11 +213,13 @@ func Build(sources []Source) (*Overview, error) {
 		hists := map[string][]*hdrhistogram.Histogram{}
 		for _, c := range cells {
 			r := c.row
-			t, ok := targets[r.Target]
+			// A paired run's baseline and candidate of a target are shown apart.
+			name := timeline.SideTarget(r.Target, r.Variant)
+			t, ok := targets[name]
 			if !ok {
-				t = &Target{Name: r.Target}
-				targets[r.Target] = t
-				names = append(names, r.Target)
+				t = &Target{Name: name}
+				targets[name] = t
+				names = append(names, name)
 			}
 			k := KeyOf(r)
 			tl := sources[c.src].Timelines[k]
@@ -226,12 +228,12 @@ func Build(sources []Source) (*Overview, error) {
 			if r.Valid {
 				t.Valid++
 				if h, ok := sources[c.src].Histograms[k]; ok {
-					hists[r.Target] = append(hists[r.Target], h)
+					hists[name] = append(hists[name], h)
 				}
 			}
 			// The fingerprint holds the target's image: trials are held to their target's first.
 			if first := t.Cells[0].Row; r.Fingerprint() != first.Fingerprint() && !sc.FindMax {
-				sc.Notes = append(sc.Notes, fmt.Sprintf("%s trial %d was measured with other settings than its trial %d (fingerprint %s, not %s): its figures are shown, but compare with care", r.Target, r.Trial, first.Trial, r.Fingerprint(), first.Fingerprint()))
+				sc.Notes = append(sc.Notes, fmt.Sprintf("%s trial %d was measured with other settings than its trial %d (fingerprint %s, not %s): its figures are shown, but compare with care", name, r.Trial, first.Trial, r.Fingerprint(), first.Fingerprint()))
 			}
 		}
 		slices.Sort(names)

@@ -3,6 +3,7 @@ package overview
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
 
@@ -171,5 +173,27 @@ func TestHTMLIsSelfContained(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+}
+
+// A paired run's rows share their target's name: its baseline and its candidate are two
+// targets of the overview, not one target's trials mixed.
+func TestPairedSidesApart(t *testing.T) {
+	var rows []results.Row
+	for trial := 1; trial <= 2; trial++ {
+		for _, v := range []string{results.VariantBase, results.VariantCandidate} {
+			rows = append(rows, results.Row{Scenario: "s", Target: "t", Trial: trial, Variant: v, Valid: true, ThroughputRPS: 100})
+		}
+	}
+	o, err := Build([]Source{{Path: "run.csv", Rows: rows}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tg := range o.Scenarios[0].Targets {
+		names = append(names, fmt.Sprintf("%s:%d", tg.Name, tg.Trials))
+	}
+	if got := strings.Join(names, " "); got != "t (base):2 t (candidate):2" {
+		t.Errorf("targets %s, want each side apart with its 2 trials", got)
 	}
 }
