@@ -267,12 +267,22 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		return runErr
 	}
 	if p.Paired {
-		fmt.Fprintln(o.Streams.Out)
 		res := gate.analyze(path, rows)
 		if gate.until != nil {
 			res.Until = gate.outcome(res, p.Rounds(), o.MaxTrials)
 		}
-		return writeVerdicts(o.Streams, res, "text", o.AllowInconclusive)
+		// The verdicts follow the run's output: a table under the table, markdown under the
+		// markdown; beside JSON, whose reader expects one document, they go to stderr (iotbench
+		// compare --format json gives them as JSON).
+		s, format := o.Streams, "text"
+		switch o.Format {
+		case "markdown":
+			format = "markdown"
+		case "json":
+			s.Out = s.ErrOut
+		}
+		fmt.Fprintln(s.Out)
+		return writeVerdicts(s, res, format, o.AllowInconclusive)
 	}
 	for _, row := range rows {
 		if !row.Valid {
