@@ -174,3 +174,33 @@ func TestReached(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseUntil: whatever --until holds, it parses or is refused, and what parses writes back
+// as text that parses to the same.
+func FuzzParseUntil(f *testing.F) {
+	for _, s := range []string{"p99:±3%", "p50:+-1.5%,p99:3%", "p99:", ":%", "p99:±1e309%", "p99:±NaN%", "throughput:±0.0001%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		until, err := ParseUntil(spec)
+		if err != nil {
+			return
+		}
+		var parts []string
+		for _, u := range until {
+			if !(u.Percent > 0 && u.Percent < 100) {
+				t.Fatalf("%q gave a width of %v%%", spec, u.Percent)
+			}
+			parts = append(parts, u.String())
+		}
+		again, err := ParseUntil(strings.Join(parts, ","))
+		if err != nil || len(again) != len(until) {
+			t.Fatalf("%q → %v → %v, %v", spec, parts, again, err)
+		}
+		for i := range again {
+			if again[i] != until[i] {
+				t.Fatalf("%q: %v written back reads %v", spec, until[i], again[i])
+			}
+		}
+	})
+}
