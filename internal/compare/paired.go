@@ -417,12 +417,29 @@ func (r PairedResult) Undecided() []string {
 		for _, ch := range c.Changes {
 			switch ch.Verdict {
 			case Inconclusive:
-				more := fmt.Sprintf("about %d rounds would likely settle it (--trials %d)", ch.SuggestedRounds, ch.SuggestedRounds)
+				// Rounds lost to invalid trials are lost again: ask for as many more trials.
+				trials := ch.SuggestedRounds
+				if planned := min(c.BaseTrials, c.CandTrials); ch.Rounds > 0 && planned > ch.Rounds {
+					trials = int(math.Ceil(float64(trials) * float64(planned) / float64(ch.Rounds)))
+				}
+				more := fmt.Sprintf("about %d valid rounds would likely settle it (--trials %d)", ch.SuggestedRounds, trials)
 				if ch.SuggestedRounds >= MaxSuggestedRounds {
 					more = fmt.Sprintf("the change sits at the limit: more than %d rounds", MaxSuggestedRounds)
 				}
-				out = append(out, fmt.Sprintf("%s: %s %s %s over %d rounds, neither inside ±%g%% nor significantly past it: %s",
-					c.Name(), ch.Metric.Name, formatPercent(ch.Percent), intervalText(ch), ch.Rounds, math.Abs(ch.Gate.Percent), more))
+				limit := math.Abs(ch.Gate.Percent)
+				why := fmt.Sprintf("neither inside ±%g%% nor significantly past it", limit)
+				worse := ch.Percent
+				if math.Signbit(ch.Gate.Percent) {
+					worse = -worse
+				}
+				switch {
+				case worse >= limit:
+					why = fmt.Sprintf("past %s, but over too few rounds to be significant after the adjustment over %d comparison(s) (p=%.3g)", ch.Gate, r.Comparisons, ch.PAdj)
+				case ch.Lo > -limit && ch.Hi < limit:
+					why = fmt.Sprintf("inside ±%g%%, but over too few rounds for the equivalence tests to hold after the adjustment over %d comparison(s) (p=%.3g)", limit, r.Comparisons, ch.PEquivalentAdj)
+				}
+				out = append(out, fmt.Sprintf("%s: %s %s %s over %d rounds, %s: %s",
+					c.Name(), ch.Metric.Name, formatPercent(ch.Percent), intervalText(ch), ch.Rounds, why, more))
 			case Untestable:
 				out = append(out, fmt.Sprintf("%s: %s limit ±%g%% is under what this run could detect (%.1f%%, from the A/A control's noise of ±%.1f%% a round over %d rounds): not testable here, not passed",
 					c.Name(), ch.Metric.Name, math.Abs(ch.Gate.Percent), ch.Detectable, ch.NoiseFloor, ch.Rounds))
