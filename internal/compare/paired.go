@@ -497,6 +497,16 @@ func (r PairedResult) Widest(metric string) (float64, string) {
 	return w, where
 }
 
+// notRecorded reports whether no cell records metric (every one lists it as not recorded).
+func (r PairedResult) notRecorded(metric string) bool {
+	for _, c := range r.Cells {
+		if !slices.Contains(c.NotRecorded, metric) {
+			return false
+		}
+	}
+	return len(r.Cells) > 0
+}
+
 func intervalText(ch PairedChange) string {
 	if math.IsInf(ch.Lo, 0) || math.IsInf(ch.Hi, 0) {
 		return "[±∞]"
@@ -550,6 +560,9 @@ func (r PairedResult) Reached(until []Until) (bool, string) {
 	fewest := fewestRounds(r.Alpha, r.Comparisons)
 	for _, u := range until {
 		w, where := r.Widest(u.Metric)
+		if where == "" && r.notRecorded(u.Metric) {
+			continue // nothing to narrow: the notes say it is not recorded
+		}
 		if where == "" {
 			return false, fmt.Sprintf("%s: no round with a valid baseline and candidate yet", u.Metric)
 		}

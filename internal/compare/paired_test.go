@@ -159,6 +159,8 @@ func TestReached(t *testing.T) {
 		// Five rounds give a finite, narrow interval, but no test can decide on five.
 		{"narrow over too few rounds", pairedRows("t", 1.02, alternating(5, 0.04), alternating(5, 0.001), nil), "p50:±2%", false, "5 valid round(s), fewer than the 6"},
 		{"four rounds: no interval", pairedRows("t", 1.02, alternating(4, 0.04), alternating(4, 0.001), nil), "p50:±2%", false, "±∞"},
+		// Rows of a service iotbench did not start have no CPU per request: nothing to narrow.
+		{"not recorded", pairedRows("t", 1.02, alternating(10, 0.04), alternating(10, 0.003), nil), "cpu-per-request:±2%,p50:±2%", true, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -166,7 +168,7 @@ func TestReached(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := AnalyzePaired("run.csv", c.rows, PairedOptions{Alpha: 0.05, Gates: gates})
+			res := AnalyzePaired("run.csv", c.rows, PairedOptions{Alpha: 0.05, Gates: append(gates, Gate{"cpu-per-request", 5})})
 			reached, why := res.Reached(until)
 			if reached != c.reached || !strings.Contains(why, c.why) {
 				t.Errorf("Reached = %v, %q; want %v, %q", reached, why, c.reached, c.why)
