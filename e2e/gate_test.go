@@ -72,7 +72,7 @@ type verdicts struct {
 func pairedRun(t *testing.T, candidate, baseline string, args ...string) (int, string, string) {
 	t.Helper()
 	out := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	code, table, log := iotbench(t, ctx, append([]string{"run", "--url", "http://" + candidate + "/ingest", "--baseline-url", "http://" + baseline + "/ingest",
 		"--name", "stub", "--rate", "500", "--expected-latency", "20ms", "--warmup", "500ms", "--duration", "2s", "--contains", "processingMs", "--out", out}, args...)...)
@@ -102,13 +102,13 @@ func pct(p *float64) float64 {
 }
 
 // TestPairedSameServerIsEquivalent: the same server as baseline and candidate is equivalent
-// within 5% on every gated metric, and the run exits 0. --until adds rounds (up to 16) while an
+// within 5% on every gated metric, and the run exits 0. --until adds rounds (up to 20) while an
 // interval is wider than asked: a shared machine that invalidates trials gets more of them.
 func TestPairedSameServerIsEquivalent(t *testing.T) {
 	addr := freeAddr(t)
 	stub(t, stubBinary(t), addr, 20*time.Millisecond)
 	const gates = "throughput:-5%,p50:+5%,p99:+5%"
-	code, log, file := pairedRun(t, addr, addr, "--trials", "8", "--fail-on", gates, "--until", "p50:±2%,p99:±3%", "--max-trials", "16")
+	code, log, file := pairedRun(t, addr, addr, "--trials", "8", "--fail-on", gates, "--until", "p50:±2%,p99:±3%", "--max-trials", "20")
 	if code != 0 {
 		t.Errorf("run exit %d, want 0\n%s", code, log)
 	}
@@ -126,13 +126,13 @@ func TestPairedSameServerIsEquivalent(t *testing.T) {
 
 // TestPairedSlowerCandidateRegresses: 20 ms → 22 ms of service time is a p50 regressed past a 5%
 // limit, exit 1, with the A/A control's noise floor reported beside it. Rounds are added (up to
-// 14) while p50's interval is wider than ±3%, as on a busy machine where trials are invalid.
+// 20) while p50's interval is wider than ±3%, as on a busy machine where trials are invalid.
 func TestPairedSlowerCandidateRegresses(t *testing.T) {
 	base, cand := freeAddr(t), freeAddr(t)
 	stub(t, stubBinary(t), base, 20*time.Millisecond)
 	stub(t, stubBinary(t), cand, 22*time.Millisecond)
 	const gates = "throughput:-5%,p50:+5%"
-	code, log, file := pairedRun(t, cand, base, "--trials", "8", "--aa", "2", "--fail-on", gates, "--until", "p50:±3%", "--max-trials", "14")
+	code, log, file := pairedRun(t, cand, base, "--trials", "8", "--aa", "2", "--fail-on", gates, "--until", "p50:±3%", "--max-trials", "20")
 	if code != 1 || !strings.Contains(log, "regressed") {
 		t.Errorf("run exit %d, want 1 and a regression\n%s", code, log)
 	}
