@@ -275,10 +275,10 @@ func writeVerdicts(s Streams, res compare.PairedResult, format string, allowInco
 	}
 	if undecided := res.Undecided(); len(undecided) > 0 {
 		if allowInconclusive {
-			fmt.Fprintf(s.ErrOut, "inconclusive, allowed (--allow-inconclusive): %s\n", strings.Join(undecided, "; "))
+			fmt.Fprintf(s.ErrOut, "inconclusive, allowed (--allow-inconclusive): %d comparison(s) undecided\n", len(undecided))
 			return nil
 		}
-		return &gateError{msg: "inconclusive: " + strings.Join(undecided, "; ") + " (--allow-inconclusive passes the gate anyway)", inconclusive: true}
+		return &gateError{msg: fmt.Sprintf("inconclusive: %d comparison(s) undecided (the UNDECIDED notes say why, and about how many rounds would settle them); --allow-inconclusive passes the gate anyway", len(undecided)), inconclusive: true}
 	}
 	return nil
 }
