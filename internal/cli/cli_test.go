@@ -66,7 +66,7 @@ func TestExitCodes(t *testing.T) {
 		{"valid ad-hoc run", []string{"run", "--url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--contains", `"id"`}, ExitOK, "", 1},
 		{"30% failing service", []string{"run", "--url", failing.URL + "/x", "--rate", "100", "--duration", "1s"}, ExitInvalid, "", 1},
 		// Two rounds decide nothing: the run completes, its verdict inconclusive.
-		{"paired, two rounds", []string{"run", "--url", healthy.URL + "/x", "--baseline-url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--trials", "2", "--contains", `"id"`, "--fail-on", "p50:+50%"}, ExitInconclusive, "inconclusive: adhoc/", 4},
+		{"paired, two rounds", []string{"run", "--url", healthy.URL + "/x", "--baseline-url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--trials", "2", "--contains", `"id"`, "--fail-on", "p50:+50%"}, ExitInconclusive, "inconclusive: 1 comparison(s) undecided", 4},
 		{"paired, two rounds allowed", []string{"run", "--url", healthy.URL + "/x", "--baseline-url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--trials", "2", "--contains", `"id"`, "--fail-on", "p50:+50%", "--allow-inconclusive"}, ExitOK, "inconclusive, allowed", 4},
 		{"remote URL", []string{"run", "--url", "http://192.0.2.1/x", "--rate", "10"}, ExitUsage, "loopback only", 0},
 		{"no load model", []string{"run", "--url", healthy.URL}, ExitUsage, "needs --rate", 0},
