@@ -7,11 +7,13 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -128,38 +130,122 @@ func TestEveryTargetPassesTheContract(t *testing.T) {
 	}
 }
 
-func TestInterruptedRunRemovesItsContainer(t *testing.T) {
-	out := t.TempDir()
+// startFastify starts a one-trial run of fastify in the background and returns once its load is
+// under way, with the run's command and its stderr.
+func startFastify(t *testing.T, out string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
 	cmd := exec.Command(binary(t), "run", "--scenario", "io-heavy", "--targets", "fastify", "--trials", "1",
 		"--warmup", "0s", "--duration", "60s", "--rate", "100", "--out", out)
 	cmd.Dir = ".."
-	var log bytes.Buffer
-	cmd.Stderr = &log
+	log := &syncBuffer{}
+	cmd.Stderr = log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Interrupt once the load is under way, as a user's Ctrl-C would.
 	deadline := time.Now().Add(5 * time.Minute)
 	for !strings.Contains(log.String(), "healthy in") {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
+			cmd.Wait()
 			t.Fatalf("target never became healthy:\n%s", log.String())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second)
-	if left := leftovers(t); left == "" {
-		t.Fatal("no iotbench container while the run is under way")
+	if containersOf(t, cmd.Process.Pid) == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("no container labelled with the run's pid while the run is under way")
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 1 {
-		t.Errorf("exit after Ctrl-C: %v, want status 1\n%s", err, log.String())
+	return cmd, log
+}
+
+// TestInterruptedRunRemovesItsContainer: Ctrl-C, SIGTERM (a service manager's stop) and SIGHUP (a
+// closed terminal) each stop the run, remove its container and exit 130; so does a second Ctrl-C
+// that exits at once.
+func TestInterruptedRunRemovesItsContainer(t *testing.T) {
+	cases := []struct {
+		name    string
+		signals []os.Signal
+	}{
+		{"ctrl-c", []os.Signal{syscall.SIGINT}},
+		{"sigterm", []os.Signal{syscall.SIGTERM}},
+		{"sighup", []os.Signal{syscall.SIGHUP}},
+		{"ctrl-c twice", []os.Signal{syscall.SIGINT, syscall.SIGINT}},
 	}
-	if left := leftovers(t); left != "" {
-		t.Errorf("containers left after Ctrl-C: %s", left)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmd, log := startFastify(t, t.TempDir())
+			for _, sig := range c.signals {
+				cmd.Process.Signal(sig)
+			}
+			err := cmd.Wait()
+			ee, ok := err.(*exec.ExitError)
+			if !ok || ee.ExitCode() != 130 {
+				t.Errorf("exit after %v: %v, want status 130\n%s", c.signals, err, log.String())
+			}
+			if left := containersOf(t, cmd.Process.Pid); left != "" {
+				t.Errorf("containers left after %v: %s", c.signals, left)
+			}
+		})
 	}
+}
+
+// TestKilledRunsContainerIsRemovedByTheNextRun: kill -9 leaves the container running and holding
+// its port; the next run removes it, says so, and measures.
+func TestKilledRunsContainerIsRemovedByTheNextRun(t *testing.T) {
+	cmd, _ := startFastify(t, t.TempDir())
+	cmd.Process.Kill()
+	cmd.Wait()
+	left := containersOf(t, cmd.Process.Pid)
+	if left == "" {
+		t.Fatal("kill -9 left no container: nothing to test")
+	}
+	t.Cleanup(func() {
+		if ids := containersOf(t, cmd.Process.Pid); ids != "" {
+			exec.Command("docker", append([]string{"rm", "-f"}, strings.Fields(ids)...)...).Run()
+		}
+	})
+	code, _, log := iotbench(t, context.Background(), "run", "--scenario", "io-heavy", "--targets", "fastify",
+		"--trials", "1", "--warmup", "1s", "--duration", "2s", "--rate", "50", "--out", t.TempDir())
+	want := fmt.Sprintf("removed a container left by an earlier run: iotbench-fastify-%d-", cmd.Process.Pid)
+	if !strings.Contains(log, want) || !strings.Contains(log, "target fastify") || !strings.Contains(log, "its iotbench process is gone") {
+		t.Errorf("the next run's log does not name the leftover (%q):\n%s", want, log)
+	}
+	if code != 0 {
+		t.Errorf("the next run: exit %d, want 0 once the leftover is gone\n%s", code, log)
+	}
+	if ids := containersOf(t, cmd.Process.Pid); ids != "" {
+		t.Errorf("the killed run's container is still there: %s", ids)
+	}
+}
+
+// containersOf lists the containers that iotbench process pid created and that still exist.
+func containersOf(t *testing.T, pid int) string {
+	t.Helper()
+	out, err := exec.Command("docker", "ps", "-a", "-q", "--filter", fmt.Sprintf("label=iotbench.pid=%d", pid)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// syncBuffer is a bytes.Buffer that a running command writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestConfigErrorsExitWithTwo(t *testing.T) {

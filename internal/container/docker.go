@@ -429,10 +429,7 @@ func (i *dockerInstance) Logs(ctx context.Context, lines int) string {
 }
 
 func (i *dockerInstance) Remove(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	_, err := i.d.c.ContainerRemove(ctx, i.id, client.ContainerRemoveOptions{Force: true})
-	return err
+	return i.d.removeContainer(ctx, i.id)
 }
 
 // lastLines keeps the last n lines written to it.
