@@ -48,8 +48,8 @@ const (
 const PidsLimit = 2048
 
 // Deadlines of Docker calls: an engine that hangs must not hang iotbench. A build downloads
-// dependencies and compiles, so it gets long, but not forever.
-const (
+// dependencies and compiles, so it gets long, but not forever. Variables for the tests only.
+var (
 	callTimeout  = 30 * time.Second
 	buildTimeout = 30 * time.Minute
 )
@@ -350,7 +350,7 @@ func (i *dockerInstance) ImageSize() int64       { return i.imageSize }
 // Resources finds the container's cgroup through its init process; it needs the engine on this
 // machine (DOCKER_HOST on loopback or the local socket), as every target does.
 func (i *dockerInstance) Resources() (resources.Source, error) {
-	ins, err := i.d.c.ContainerInspect(context.Background(), i.id, client.ContainerInspectOptions{})
+	ins, err := i.inspect(context.Background())
 	if err != nil {
 		return nil, err
 	}
