@@ -53,7 +53,7 @@ func readRows(t *testing.T, dir string) []results.Row {
 	if len(files) != 1 {
 		t.Fatalf("%d CSV files in %s, want 1", len(files), dir)
 	}
-	rows, err := results.ReadFile(files[0])
+	rows, _, err := results.ReadFile(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}

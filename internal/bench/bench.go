@@ -15,7 +15,6 @@ import (
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/iotbench/iotbench/internal/verify"
 )
 
@@ -37,7 +36,21 @@ type Runner struct {
 	// Seed shuffles the order of the targets within each round of trials (see ordered); every
 	// row records it, so that the order can be replayed.
 	Seed int64
+	// LogDir receives the last LogLines lines of the target's log for every failed or invalid
+	// cell, a file each, named in the row; empty: they are printed instead.
+	LogDir string
+	// Resumed are the rows an interrupted run of the same plan recorded: their cells are skipped,
+	// the order kept (Seed must be theirs). Run refuses rows measured with other settings.
+	Resumed []results.Row
+	// WarnUnverified measures a cell whose request fails its check before load, with a warning,
+	// instead of recording it verify-failed: for a service the user started, whose errors under
+	// load are what they came to measure.
+	WarnUnverified bool
 }
+
+// maxStartFailures is how often a target may fail to start before the run skips its other
+// cells: each failure costs its startup timeout.
+const maxStartFailures = 2
 
 // Run measures every cell of p and returns the rows. It stops early only when ctx is cancelled
 // or a row cannot be recorded; a cell that fails is recorded as invalid and the run goes on.
@@ -46,13 +59,24 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	done, err := r.resumed(p, images)
+	if err != nil {
+		return nil, err
+	}
+	if len(done) > 0 {
+		fmt.Fprintf(r.Log, "resuming: %d of %d cell(s) already recorded\n", len(done), len(p.Cells))
+	}
 	var rows []results.Row
+	startFailures := map[string]int{}
 	for i, c := range ordered(p.Cells, r.Seed) {
 		if err := ctx.Err(); err != nil {
 			return rows, err
 		}
+		if done[cellKey{c.Scenario, c.Target, c.Trial}] {
+			continue
+		}
 		fmt.Fprintf(r.Log, "[%d/%d] %s · %s · trial %d\n", i+1, len(p.Cells), c.Scenario, c.Target, c.Trial)
-		row, err := r.cell(ctx, p, c, images[c.Build.Tag()])
+		row, err := r.cell(ctx, p, c, images, startFailures)
 		if err != nil {
 			return rows, err
 		}
@@ -69,20 +93,77 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 	return rows, nil
 }
 
-// build builds p's images and returns their ids by tag.
-func (r *Runner) build(ctx context.Context, p *plan.Plan) (map[string]string, error) {
-	images := map[string]string{}
-	for i, b := range p.Builds {
-		fmt.Fprintf(r.Log, "build %d/%d: %s from %s\n", i+1, len(p.Builds), b.Tag(), b.Context)
-		begin := time.Now()
-		id, err := r.Lifecycle.Build(ctx, b, &stepLines{w: r.Log})
-		if err != nil {
-			return nil, err
+// cellKey identifies a cell, as its row does.
+type cellKey struct {
+	scenario, target string
+	trial            int
+}
+
+// ResumeError says why recorded rows cannot be resumed by this plan.
+type ResumeError struct{ Msg string }
+
+func (e *ResumeError) Error() string { return e.Msg }
+
+// resumed checks r.Resumed against p: every row must be a cell of p, recorded once, with the
+// run's seed, and measured with the settings p would measure it with now. It returns the cells
+// recorded.
+func (r *Runner) resumed(p *plan.Plan, images built) (map[cellKey]bool, error) {
+	cells := map[cellKey]plan.Cell{}
+	for _, c := range p.Cells {
+		cells[cellKey{c.Scenario, c.Target, c.Trial}] = c
+	}
+	done := map[cellKey]bool{}
+	for _, row := range r.Resumed {
+		k := cellKey{row.Scenario, row.Target, row.Trial}
+		c, ok := cells[k]
+		switch {
+		case !ok:
+			return nil, &ResumeError{fmt.Sprintf("the results hold %s · %s · trial %d, which this run does not plan: the scenario, targets or trials differ", row.Scenario, row.Target, row.Trial)}
+		case done[k]:
+			return nil, &ResumeError{fmt.Sprintf("the results hold %s · %s · trial %d twice", row.Scenario, row.Target, row.Trial)}
+		case row.Seed != r.Seed:
+			return nil, &ResumeError{fmt.Sprintf("the results were ordered by seed %d, this run by %d", row.Seed, r.Seed)}
 		}
-		images[b.Tag()] = id
+		done[k] = true
+		now := r.newRow(p, c, images.ids[c.Build.Tag()])
+		if !row.Loaded() || images.failed[c.Build.Tag()] != "" {
+			now.ImageID = row.ImageID // an image that did not build has no id to compare
+		}
+		for i, f := range row.FingerprintFields() {
+			if g := now.FingerprintFields()[i]; g.Value != f.Value {
+				return nil, &ResumeError{fmt.Sprintf("%s · %s · trial %d was measured with %s %s; this run would use %s", row.Scenario, row.Target, row.Trial, f.Name, f.Value, g.Value)}
+			}
+		}
+	}
+	return done, nil
+}
+
+// built is the outcome of a plan's builds: an image id, or why the build failed, by tag.
+type built struct {
+	ids    map[string]string
+	failed map[string]string
+}
+
+// build builds p's images. A build that fails is reported and its targets' cells become
+// build-failed rows; the other targets are measured. The error is only cancellation.
+func (r *Runner) build(ctx context.Context, p *plan.Plan) (built, error) {
+	b := built{ids: map[string]string{}, failed: map[string]string{}}
+	for i, spec := range p.Builds {
+		fmt.Fprintf(r.Log, "build %d/%d: %s from %s\n", i+1, len(p.Builds), spec.Tag(), spec.Context)
+		begin := time.Now()
+		id, err := r.Lifecycle.Build(ctx, spec, &stepLines{w: r.Log})
+		if err != nil {
+			if ctx.Err() != nil {
+				return b, ctx.Err()
+			}
+			fmt.Fprintf(r.Log, "build %d/%d: FAILED: %v\n", i+1, len(p.Builds), err)
+			b.failed[spec.Tag()] = results.BuildFailed + ": " + oneLine(err.Error(), 5)
+			continue
+		}
+		b.ids[spec.Tag()] = id
 		fmt.Fprintf(r.Log, "build %d/%d: done in %s\n", i+1, len(p.Builds), time.Since(begin).Round(100*time.Millisecond))
 	}
-	return images, nil
+	return b, nil
 }
 
 // Verify starts each target of p in turn and checks it against the contract. It returns the
@@ -95,19 +176,22 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check
 	var failed []string
 	for i, c := range p.Cells {
 		fmt.Fprintf(r.Log, "[%d/%d] verifying %s\n", i+1, len(p.Cells), c.Target)
-		spec := c.Spec
-		spec.Image = images[c.Build.Tag()]
-		inst, err := r.Lifecycle.Start(ctx, spec)
+		if reason := images.failed[c.Build.Tag()]; reason != "" {
+			fmt.Fprintf(r.Log, "  FAIL %s\n", reason)
+			failed = append(failed, c.Target)
+			continue
+		}
+		in, nl, err := r.start(ctx, p, c, images.ids[c.Build.Tag()], false)
 		if err != nil {
-			if ctx.Err() != nil {
-				return failed, ctx.Err()
-			}
-			fmt.Fprintf(r.Log, "  FAIL start: %v\n", err)
+			return failed, err
+		}
+		if nl != nil {
+			fmt.Fprintf(r.Log, "  FAIL %s\n", nl.reason)
 			failed = append(failed, c.Target)
 			continue
 		}
 		ok := true
-		for _, res := range verify.Run(ctx, inst.URL(), checks) {
+		for _, res := range verify.Run(ctx, in.ctr.URL(), checks) {
 			if res.Err != nil {
 				ok = false
 				fmt.Fprintf(r.Log, "  FAIL %s: %v\n", res.Check, res.Err)
@@ -117,11 +201,9 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check
 		}
 		if !ok {
 			failed = append(failed, c.Target)
-			fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
+			fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", in.ctr.Logs(context.WithoutCancel(ctx), 20))
 		}
-		if err := inst.Remove(context.WithoutCancel(ctx)); err != nil {
-			fmt.Fprintf(r.Log, "  removing the %s container: %v\n", c.Target, err)
-		}
+		in.remove(ctx)
 		if ctx.Err() != nil {
 			return failed, ctx.Err()
 		}
@@ -131,65 +213,45 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check
 
 // newRow is c's row before any measurement: its settings and where it runs.
 func (r *Runner) newRow(p *plan.Plan, c plan.Cell, image string) results.Row {
-	row := results.Row{
+	return results.Row{
 		Scenario: c.Scenario, Target: c.Target, Trial: c.Trial, Mode: string(c.Load.Model.Mode()),
 		RequestedRPS: c.Load.Model.Rate, Connections: c.Load.Model.InFlightLimit(),
 		Duration: c.Load.Duration, Warmup: c.Load.Warmup,
 		CPUSet: c.Spec.CPUSet, Memory: p.Memory, ImageID: image,
 		Version: r.Meta.Version, GitCommit: r.Meta.Commit, HostCPU: r.Meta.HostCPU,
 		Kernel: r.Meta.Kernel, DockerVersion: r.Meta.DockerVersion, StartedAt: time.Now(),
-		Seed: r.Seed, PayloadSHA: payloadSHA(c),
+		Seed: r.Seed, PayloadSHA: payloadSHA(c), GeneratorCPUSet: cpuset.Format(p.GeneratorCPUs),
 	}
-	row.GeneratorCPUSet = cpuset.Format(p.GeneratorCPUs)
-	return row
 }
 
-// cell measures one cell. Errors are returned only for cancellation; failures become invalid rows.
-func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image string) (results.Row, error) {
-	row := r.newRow(p, c, image)
-	fail := func(reason string) (results.Row, error) {
-		row.Valid, row.InvalidReason = false, reason
+// cell measures one cell. Errors are returned only for cancellation; failures become invalid
+// rows. startFailures counts, by target, the starts that failed in this run.
+func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int) (results.Row, error) {
+	row := r.newRow(p, c, images.ids[c.Build.Tag()])
+	if reason := images.failed[c.Build.Tag()]; reason != "" {
+		row.InvalidReason = reason
 		return row, nil
 	}
-
-	spec := c.Spec
-	spec.Image = image
-	begin := time.Now()
-	inst, err := r.Lifecycle.Start(ctx, spec)
-	if err != nil {
-		if ctx.Err() != nil {
-			return row, ctx.Err()
-		}
-		fmt.Fprintf(r.Log, "  %v\n", err)
-		return fail("start failed: " + firstLine(err.Error()))
+	if n := startFailures[c.Target]; n >= maxStartFailures {
+		row.InvalidReason = fmt.Sprintf("%s: %s failed to start %d times in this run", results.Skipped, c.Target, n)
+		return row, nil
 	}
-	// Removal must happen even when ctx is cancelled (Ctrl-C).
-	defer func() {
-		if err := inst.Remove(context.WithoutCancel(ctx)); err != nil {
-			fmt.Fprintf(r.Log, "  removing the %s container: %v\n", c.Target, err)
+	in, nl, err := r.start(ctx, p, c, row.ImageID, true)
+	if err != nil {
+		return row, err
+	}
+	if nl != nil {
+		if strings.HasPrefix(nl.reason, results.StartFailed) {
+			startFailures[c.Target]++
 		}
-	}()
-	m := observe(&row, inst, c.Spec, p.GeneratorCPUs)
-	defer m.discard()
-	fmt.Fprintf(r.Log, "  healthy in %s; warm-up %s, then %s measured\n", time.Since(begin).Round(100*time.Millisecond), c.Load.Warmup, c.Load.Duration)
+		row.InvalidReason = nl.reason
+		r.keepLog(&row, nl.log)
+		return row, nil
+	}
+	defer in.remove(ctx)
+	fmt.Fprintf(r.Log, "  warm-up %s, then %s measured\n", c.Load.Warmup, c.Load.Duration)
 
 	cfg := c.Load
-	cfg.Request.URL = inst.URL() + c.Path
-	check := scenarioCheck(p)
-	if err := verifyCell(ctx, inst.URL(), cfg, check); err != nil {
-		if ctx.Err() != nil {
-			return row, ctx.Err()
-		}
-		fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
-		return fail(results.VerifyFailed + ": " + err.Error())
-	}
-	// Stored rows are counted over the measured phase alone: the warm-up's requests have all
-	// finished when it starts.
-	rows := countRows(check.StoresRows, inst.URL())
-	cfg.Measuring = func() {
-		rows.start(ctx)
-		m.start()
-	}
 	every := r.ProgressEvery
 	if every == 0 {
 		every = 5 * time.Second
@@ -201,47 +263,14 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, image stri
 			fmt.Fprintf(r.Log, "  %s/%s: %d done, %d failed\n", pr.Elapsed.Truncate(time.Second), pr.Duration, pr.Completed, pr.Failures)
 		}
 	}
-	row.StartedAt = time.Now().Add(cfg.Warmup)
-	res, err := load.Run(ctx, cfg)
+	ph, err := in.measure(ctx, &row, cfg)
 	if err != nil {
-		if ctx.Err() != nil {
-			return row, ctx.Err()
-		}
-		return fail("load failed: " + err.Error())
+		return row, err
 	}
-	m.record(&row, res)
-	for kind, n := range res.ErrorKinds {
+	for kind, n := range ph.res.ErrorKinds {
 		fmt.Fprintf(r.Log, "  %d × %s\n", n, kind)
 	}
-	if err := rows.check(ctx, res.Successes, res.Errors); err != nil {
-		invalidate(&row, "stored rows: "+err.Error())
-	}
-	if !row.Valid && res.SuccessRatio() < load.MinSuccessRatio {
-		fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
-	}
 	return row, nil
-}
-
-// scenarioCheck is the check of p's scenario; none for a plan without one.
-func scenarioCheck(p *plan.Plan) scenario.Check {
-	if p.Scenario == nil {
-		return scenario.Check{}
-	}
-	return p.Scenario.Check
-}
-
-// verifyCell sends the scenario's request a few times before any load and checks the answers as
-// the scenario says; when the scenario stores rows, /stats must have grown by one per request.
-func verifyCell(ctx context.Context, baseURL string, cfg load.Config, check scenario.Check) error {
-	expect := verify.Expect{Check: cfg.Check, ContentType: check.ContentType, JSONFields: check.JSONFields, MinLatency: check.MinLatency}
-	rows := countRows(check.StoresRows, baseURL)
-	if err := rows.start(ctx); err != nil {
-		return err
-	}
-	if err := verify.Request(ctx, cfg.Request, expect, cfg.Timeout); err != nil {
-		return err
-	}
-	return rows.check(ctx, verify.Tries, 0)
 }
 
 // storedRows counts the rows a target stores over a measured phase; nil when the scenario stores none.
@@ -310,6 +339,19 @@ func invalidate(row *results.Row, reason string) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// oneLine folds a multi-line message into one line, its first line and its last n, for a CSV
+// field that people read.
+func oneLine(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n+1 {
+		lines = append(lines[:1], lines[len(lines)-n:]...)
+	}
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return strings.Join(lines, " | ")
 }
 
 // stepLines passes on the "Step n/m" lines of a classic build that do work, so a long build shows

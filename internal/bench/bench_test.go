@@ -16,7 +16,6 @@ import (
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/iotbench/iotbench/internal/verify"
 )
 
@@ -124,7 +123,7 @@ func TestEveryCellIsRecordedAndRemoved(t *testing.T) {
 	if r := byTarget["good"]; r.SuccessRatio != 1 || r.Requests < 90 || r.ImageID != "sha256:iotbench/good:latest" || r.GeneratorCPUSet != "0" || r.Version != "test" || r.TargetRuntime != `{"status":"UP"}` {
 		t.Errorf("good row: %+v", r)
 	}
-	for name, reason := range map[string]string{"broken": results.VerifyFailed + ": ", "crashing": "start failed: the container exited (code 1)"} {
+	for name, reason := range map[string]string{"broken": results.VerifyFailed + ": ", "crashing": results.StartFailed + ": the container exited (code 1)"} {
 		if r := byTarget[name]; r.Valid || !strings.Contains(r.InvalidReason, reason) {
 			t.Errorf("row %s: valid=%v reason=%q, want invalid with %q", r.Target, r.Valid, r.InvalidReason, reason)
 		}
@@ -197,12 +196,12 @@ func (s *store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestVerificationAndStoredRows(t *testing.T) {
-	ingest := scenario.Check{Contains: []string{`"id"`}, JSONFields: []string{"id", "processingMs"}, ContentType: "application/json",
+	ingest := plan.Expect{JSONFields: []string{"id", "processingMs"}, ContentType: "application/json",
 		MinLatency: 20 * time.Millisecond, StoresRows: true}
 	cases := []struct {
 		name   string
 		target *store
-		check  scenario.Check
+		expect plan.Expect
 		want   string // in invalid_reason; empty: no verification or row problem
 	}{
 		{"stores every row", &store{delay: 25 * time.Millisecond}, ingest, ""},
@@ -213,13 +212,13 @@ func TestVerificationAndStoredRows(t *testing.T) {
 			"did not store"},
 		{"skips the work", &store{}, ingest, results.VerifyFailed + ": POST"},
 		{"not storing goes unseen where the scenario does not write", &store{delay: 25 * time.Millisecond, storeFirst: -1},
-			scenario.Check{Contains: []string{`"id"`}}, ""},
+			plan.Expect{}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": c.target.ServeHTTP}}
 			p := planFor("t")
-			p.Scenario = &scenario.Scenario{Name: "s", Check: c.check}
+			p.Cells[0].Expect = c.expect
 			p.Cells[0].Load.Request.Method = http.MethodPost
 			p.Cells[0].Load.Warmup = 300 * time.Millisecond
 			rows, _, _, err := run(t, f, p, context.Background())

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
@@ -49,7 +48,7 @@ func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxr
 	cells := ordered(p.Cells, r.Seed)
 	for i, c := range cells {
 		fmt.Fprintf(r.Log, "[%d/%d] find-max · %s · %s · search %d\n", i+1, len(cells), c.Scenario, c.Target, c.Trial)
-		res, err := r.findMax(ctx, p, c, images[c.Build.Tag()], m, steps)
+		res, err := r.findMax(ctx, p, c, images, m, steps)
 		if err != nil {
 			return out, err
 		}
@@ -59,12 +58,10 @@ func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxr
 }
 
 // findMax runs one search; steps numbers the rows of each target.
-func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image string, m MaxSearch, steps map[string]int) (maxrate.Outcome, error) {
+func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images built, m MaxSearch, steps map[string]int) (maxrate.Outcome, error) {
 	out := maxrate.Outcome{Target: c.Target, Search: c.Trial}
-	if p.Scenario != nil {
-		if size, swept := strings.CutPrefix(c.Scenario, p.Scenario.Name+"."); swept {
-			out.Target += " @ " + size // a payload size of a sweep
-		}
+	if c.Size != "" {
+		out.Target += " @ " + c.Size
 	}
 	c.Scenario += results.FindMaxSuffix
 	key := c.Scenario + "/" + c.Target
@@ -72,40 +69,32 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 		steps[key]++
 		return steps[key]
 	}
-	spec := c.Spec
-	spec.Image = image
-	inst, err := r.Lifecycle.Start(ctx, spec)
-	if err != nil {
-		if ctx.Err() != nil {
-			return out, ctx.Err()
-		}
-		out.Failed = "start failed: " + firstLine(err.Error())
-		fmt.Fprintf(r.Log, "  %s\n", err)
-		return out, nil
-	}
-	defer func() {
-		if err := inst.Remove(context.WithoutCancel(ctx)); err != nil {
-			fmt.Fprintf(r.Log, "  removing the %s container: %v\n", c.Target, err)
-		}
-	}()
-	base := c.Load
-	base.Request.URL = inst.URL() + c.Path
-	check := scenarioCheck(p)
-	if err := verifyCell(ctx, inst.URL(), base, check); err != nil {
-		if ctx.Err() != nil {
-			return out, ctx.Err()
-		}
-		out.Failed = results.VerifyFailed + ": " + err.Error()
-		fmt.Fprintf(r.Log, "  %s\n  last lines of the target's log:\n%s\n", out.Failed, inst.Logs(context.WithoutCancel(ctx), 20))
+	image := images.ids[c.Build.Tag()]
+	// A search whose target never ran leaves a row, numbered as a step, so that the file says why.
+	failed := func(nl notLoaded) (maxrate.Outcome, error) {
+		out.Failed = nl.reason
 		c.Trial = nextStep()
 		row := r.newRow(p, c, image)
-		row.InvalidReason = out.Failed
+		row.InvalidReason = nl.reason
+		if nl.log != "" {
+			r.keepLog(&row, nl.log)
+		}
 		return out, r.Record(row)
 	}
-	if base.Warmup > 0 {
-		fmt.Fprintf(r.Log, "  warm-up %s at %d rps\n", base.Warmup, m.Search.Start)
-		warm := stepConfig(base, m.Search.Start, base.Warmup)
-		if _, err := load.Run(ctx, warm); err != nil {
+	if reason := images.failed[c.Build.Tag()]; reason != "" {
+		return failed(notLoaded{reason: reason})
+	}
+	in, nl, err := r.start(ctx, p, c, image, true)
+	if err != nil {
+		return out, err
+	}
+	if nl != nil {
+		return failed(*nl)
+	}
+	defer in.remove(ctx)
+	if c.Load.Warmup > 0 {
+		fmt.Fprintf(r.Log, "  warm-up %s at %d rps\n", c.Load.Warmup, m.Search.Start)
+		if _, err := load.Run(ctx, in.config(stepConfig(c.Load, m.Search.Start, c.Load.Warmup))); err != nil {
 			return out, err
 		}
 	}
@@ -121,41 +110,44 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 			}
 		}
 		ran++
-		cfg := stepConfig(base, rate, m.Step)
+		cfg := stepConfig(c.Load, rate, m.Step)
 		cfg.Warmup = m.StepWarmup
-		row := r.newRow(p, plan.Cell{Scenario: c.Scenario, Target: c.Target, Trial: nextStep(), Spec: c.Spec, Path: c.Path, Load: cfg}, image)
-		meter := observe(&row, inst, c.Spec, p.GeneratorCPUs)
-		defer meter.discard()
-		rows := countRows(check.StoresRows, inst.URL())
-		cfg.Measuring = func() {
-			rows.start(ctx)
-			meter.start()
-		}
-		row.StartedAt = time.Now()
-		res, err := load.Run(ctx, cfg)
+		step := c
+		step.Trial, step.Load = nextStep(), cfg
+		row := r.newRow(p, step, image)
+		ph, err := in.measure(ctx, &row, cfg)
 		if err != nil {
 			return maxrate.Step{}, false, err
 		}
-		meter.record(&row, res)
+		res := ph.res
+		// stop records the step and ends the search with why.
+		stop := func(why error) error {
+			if err := r.Record(row); err != nil {
+				return err
+			}
+			return why
+		}
+		// The target died (out of memory, typically): every later step would fail the same way.
+		if ph.cause != "" {
+			return maxrate.Step{}, false, stop(fmt.Errorf("%w at %d rps: %s", errTargetDown, rate, ph.cause))
+		}
 		// Fewer rows than successes is a target faking its work: the search ends. More rows is
 		// work an overloaded step left queued and finished during this one, so it is not held
 		// against the step.
-		if err := rows.check(ctx, res.Successes, res.Errors); errors.Is(err, verify.ErrUnstored) {
-			row.Valid, row.InvalidReason = false, "stored rows: "+err.Error()
-			if rerr := r.Record(row); rerr != nil {
-				return maxrate.Step{}, false, rerr
-			}
-			return maxrate.Step{}, false, fmt.Errorf("%w at %d rps: %v", errTargetFaked, rate, err)
+		if errors.Is(ph.stored, verify.ErrUnstored) {
+			row.Valid, row.InvalidReason = false, "stored rows: "+ph.stored.Error()
+			return maxrate.Step{}, false, stop(fmt.Errorf("%w at %d rps: %v", errTargetFaked, rate, ph.stored))
 		}
-		if res.Successes == 0 && !answers(ctx, inst.URL()+c.Spec.Health) {
-			// Out of memory, typically: every later step would fail the same way and say nothing.
-			fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", inst.Logs(context.WithoutCancel(ctx), 20))
-			return maxrate.Step{}, false, fmt.Errorf("%w at %d rps (out of memory? its log is above)", errTargetDown, rate)
+		if res.Successes == 0 && !answers(ctx, in.ctr.URL()+c.Spec.Health) {
+			// A target iotbench cannot examine (no container) that stopped answering.
+			fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", in.ctr.Logs(context.WithoutCancel(ctx), 20))
+			return maxrate.Step{}, false, stop(fmt.Errorf("%w at %d rps (out of memory? its log is above)", errTargetDown, rate))
 		}
 		s, generatorLate := toStep(res, rate, m.Step, m.SLO, row.GeneratorCPUPercent/100)
 		s.Rate = rate
 		m.SLO.Judge(&s)
-		repeat = meter.disturbed != "" && (s.Failed != "" || s.GeneratorLimited) && !last
+		disturbed := ph.disturbed
+		repeat = disturbed != "" && (s.Failed != "" || s.GeneratorLimited) && !last
 		switch {
 		case repeat:
 			row.Valid, row.InvalidReason = false, "repeated: failed while disturbed (see warnings)"
@@ -171,7 +163,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, image s
 			verdict = row.InvalidReason
 		}
 		if repeat {
-			verdict = "failed while " + meter.disturbed + ": run again"
+			verdict = "failed while " + disturbed + ": run again"
 		}
 		fmt.Fprintf(r.Log, "  %6d rps: p50 %s p99 %s, %.3f%% errors: %s\n", rate, s.P50.Round(100*time.Microsecond), s.P99.Round(100*time.Microsecond), 100*s.ErrorRatio, verdict)
 		return s, repeat, r.Record(row)

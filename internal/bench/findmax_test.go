@@ -14,8 +14,8 @@ import (
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/maxrate"
+	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/iotbench/iotbench/internal/verify"
 )
 
@@ -89,8 +89,15 @@ func TestFindMaxRecordsEveryStep(t *testing.T) {
 	// r ≈ 208. Long service times leave the generator 20 ms of lag on a busy test machine.
 	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}} // "down" fails to start
 	p := planFor("t", "down")
-	var rows []results.Row
-	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
+	var rows, down []results.Row
+	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error {
+		if row.Target == "down" {
+			down = append(down, row)
+		} else {
+			rows = append(rows, row)
+		}
+		return nil
+	}}
 	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
 		Search: maxrate.Config{Start: 20, Resolution: maxrate.Resolution{RPS: 20}, Limit: 3200}, Step: 500 * time.Millisecond, Cooldown: 50 * time.Millisecond}
 	found, err := r.FindMax(context.Background(), p, m)
@@ -101,8 +108,12 @@ func TestFindMaxRecordsEveryStep(t *testing.T) {
 	for _, o := range found {
 		byTarget[o.Target] = o
 	}
-	if len(found) != 2 || !strings.HasPrefix(byTarget["down"].Failed, "start failed") {
+	if len(found) != 2 || !strings.HasPrefix(byTarget["down"].Failed, results.StartFailed) {
 		t.Fatalf("results %+v, want the second target's start failure", found)
+	}
+	// A search whose target never started leaves one row saying why, and no measurement.
+	if len(down) != 1 || !strings.HasPrefix(down[0].InvalidReason, results.StartFailed) || down[0].Requests != 0 || down[0].Loaded() {
+		t.Errorf("rows of the target that did not start: %+v", down)
 	}
 	res := byTarget["t"]
 	t.Logf("max %d rps, first failed %d, %d steps, generator-limited %v", res.Max, res.FirstFailed, len(res.Steps), res.GeneratorLimited)
@@ -168,7 +179,7 @@ func TestFindMaxEndsOnATargetThatStopsStoring(t *testing.T) {
 	s := &store{delay: 5 * time.Millisecond, storeFirst: verify.Tries}
 	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": s.ServeHTTP}}
 	p := planFor("t")
-	p.Scenario = &scenario.Scenario{Name: "s", Check: scenario.Check{Contains: []string{`"id"`}, StoresRows: true}}
+	p.Cells[0].Expect = plan.Expect{StoresRows: true}
 	p.Cells[0].Load.Request.Method = http.MethodPost
 	var rows []results.Row
 	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}

@@ -96,7 +96,7 @@ func TestExitCodes(t *testing.T) {
 				if len(files) != 1 {
 					t.Fatalf("%d CSV files, want 1", len(files))
 				}
-				rows, err := results.ReadFile(files[0])
+				rows, _, err := results.ReadFile(files[0])
 				if err != nil || len(rows) != c.wantRows {
 					t.Errorf("%d rows (%v), want %d", len(rows), err, c.wantRows)
 				}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -25,9 +24,6 @@ type CompareOptions struct {
 	AllowMismatch []string
 }
 
-// errGateFailed is returned when a significant change passes a --fail-on limit.
-var errGateFailed = errors.New("the gate failed: a significant change passes a --fail-on limit")
-
 // NewCmdCompare builds `iotbench compare`; runF replaces the behaviour in tests.
 func NewCmdCompare(s Streams, runF func(*CompareOptions) error) *cobra.Command {
 	o := &CompareOptions{Streams: s}
@@ -47,9 +43,12 @@ Cells whose rows were measured differently (load model, duration, warm-up, paylo
 target CPUs, memory, image, iotbench version, host CPU: the fingerprint, docs/results.md) are
 refused, naming the field, unless --allow-mismatch allows it.
 
+A file whose last row was cut off mid-way (a run killed during a write) is compared without that
+row, with a warning naming its line.
+
 Exit status: 0 compared, and no --fail-on limit passed; 1 a significant change passes a --fail-on
-limit (or, under a gate, a cell has no valid trial left in NEW); 2 unreadable input, a bad flag,
-or a refused cell.`,
+limit (or, under a gate, a cell has no valid trial left in NEW, or a cell of OLD is missing from
+NEW); 2 unreadable input, a bad flag, or a refused cell.`,
 		Example: `  iotbench compare results/base.csv results/candidate.csv
 
   # a CI gate: fail on a significant throughput drop of 5% or more, or a p99 rise of 10% or more
@@ -110,13 +109,13 @@ func runCompare(o *CompareOptions) error {
 			return usagef("--allow-mismatch %q: not a fingerprint field (fields: %s)", f, strings.Join(known[:len(known)-1], ", "))
 		}
 	}
-	old, err := results.ReadFile(o.Old)
+	old, err := readResults(o.Streams, o.Old)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
-	new, err := results.ReadFile(o.New)
+	new, err := readResults(o.Streams, o.New)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	if len(old) == 0 || len(new) == 0 {
 		empty := o.Old
@@ -147,10 +146,23 @@ func runCompare(o *CompareOptions) error {
 	if len(res.Cells) == 0 {
 		return usagef("%s and %s share no cell (scenario, target): nothing to compare", o.Old, o.New)
 	}
-	if len(res.Failures()) > 0 {
-		return errGateFailed
+	if failures := res.Failures(); len(failures) > 0 {
+		return fmt.Errorf("the gate failed: %s", strings.Join(failures, "; "))
 	}
 	return nil
+}
+
+// readResults reads a results file; a last row cut off mid-way (a run killed during a write) is
+// left out with a warning, and the rest compared.
+func readResults(s Streams, path string) ([]results.Row, error) {
+	rows, warnings, err := results.ReadFile(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(s.ErrOut, "warning: %s\n", w)
+	}
+	return rows, nil
 }
 
 func fingerprintFieldNames() []string {

@@ -17,7 +17,9 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // them). The files are a stub server loaded closed-loop: base-20ms and again-20ms the same server
 // measured twice, slower-30ms the same with a 30 ms service time; drift-a-20ms and drift-b-20ms
 // another same-server pair whose p99 drifted by 1.75% with p = 0.008; find-max-steps the first steps of
-// a --find-max search.
+// a --find-max search; again-20ms-cut again-20ms with its last row cut mid-way (a run killed
+// during a write); two-cells-base base-20ms twice, as two targets, and two-cells-stopped a
+// candidate stopped after the first.
 func TestCompareGolden(t *testing.T) {
 	cases := []struct{ name, args string }{
 		{"same-server", "base-20ms.csv again-20ms.csv"},
@@ -39,7 +41,11 @@ func TestCompareGolden(t *testing.T) {
 		{"gate-without-sign", "--fail-on throughput:5% base-20ms.csv slower-30ms.csv"},
 		{"gate-unknown-metric", "--fail-on latency:+5% base-20ms.csv slower-30ms.csv"},
 		{"allow-unknown-field", "--allow-mismatch=colour base-20ms.csv slower-2g.csv"},
-		{"cut-off-file", "base-20ms.csv ../../../results/testdata/read/cut-off.csv"},
+		{"cut-off-file", "--fail-on throughput:-5% base-20ms.csv again-20ms-cut.csv"},
+		{"cell-missing", "two-cells-base.csv two-cells-stopped.csv"},
+		{"cell-missing-gated", "--fail-on throughput:-5% two-cells-base.csv two-cells-stopped.csv"},
+		{"cell-missing-json", "--format json --fail-on p99:+10% two-cells-base.csv two-cells-stopped.csv"},
+		{"huge-cpuset", "base-20ms.csv ../../../results/testdata/read/huge-cpuset.csv"},
 		{"newer-schema", "../../../results/testdata/read/newer-schema.csv base-20ms.csv"},
 		{"not-results", "base-20ms.csv ../../../results/testdata/read/not-ours.csv"},
 		{"one-argument", "base-20ms.csv"},

@@ -54,7 +54,7 @@ func runFindMax(ctx context.Context, o *RunOptions, r *bench.Runner, p *plan.Pla
 	m.Search.Limit = max(m.Search.Limit, start)
 	found, err := r.FindMax(ctx, p, *m)
 	if len(found) > 0 {
-		if werr := report.WriteMax(o.Streams.Out, p.Scenario.Name, p.Scenario.Name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, found); werr != nil {
+		if werr := report.WriteMax(o.Streams.Out, p.Name, p.Name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, found); werr != nil {
 			return werr
 		}
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -40,6 +41,7 @@ type RunOptions struct {
 	CPUs     string
 	Memory   string
 	Out      string
+	Resume   string
 	CABundle string
 
 	// Ad-hoc mode: a service already listening on loopback.
@@ -84,6 +86,9 @@ With --url, load a service already listening on loopback instead (no Docker, not
   # each target's maximum sustainable rate (median of 3 searches), and its latency at 50/75/90% of it
   iotbench run --scenario io-heavy --targets spring-mvc-platform,javalin-platform --find-max --slo 'p99<100ms,errors<0.1%' --trials 3
 
+  # finish a run that was interrupted (Ctrl-C, a crash): same flags, and the file it was writing
+  iotbench run --scenario io-heavy --resume results/20261123T181500Z.csv
+
   # a service of your own on loopback
   iotbench run --url http://127.0.0.1:8080/ingest --method POST --body-file payloads/iot-reading.json \
     --header Content-Type:application/json --rate 2000 --duration 20s --expected-latency 50ms`,
@@ -109,6 +114,7 @@ With --url, load a service already listening on loopback instead (no Docker, not
 	f.StringVar(&o.CPUs, "cpus", "", "targets' cpuset, e.g. 1 or 2-3; the generator gets the other CPUs (default: the last quarter of the CPUs, at least one)")
 	f.StringVar(&o.Memory, "memory", "", "targets' memory limit, e.g. 1g (default: the scenario's)")
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
+	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run: the results CSV it was writing; give the flags that started it")
 	addCABundleFlag(f, &o.CABundle)
 	f.StringVar(&o.URL, "url", "", "load this running service on loopback instead of a scenario")
 	f.StringVar(&o.Method, "method", "GET", "--url: HTTP method")
@@ -144,36 +150,45 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	}
 	defer cleanup()
 
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return err
-	}
-	path := filepath.Join(o.Out, time.Now().UTC().Format("20060102T150405Z")+".csv")
-	w, err := results.Create(path)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	warnGeneratorCapacity(o.Streams.ErrOut, p, meta.HostCPU)
-	defer load.GeneratorGC()()
 	seed := o.Seed
 	if !o.set("seed") {
 		seed = rand.Int64()
 	}
-	r := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut, Record: w.Write, Meta: meta, Seed: seed}
+	w, resumed, err := o.results(search != nil, &seed)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	path := w.Path()
+	warnGeneratorCapacity(o.Streams.ErrOut, p, meta.HostCPU)
+	defer load.GeneratorGC()()
+	r := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut, Record: w.Write, Meta: meta, Seed: seed,
+		LogDir: strings.TrimSuffix(path, filepath.Ext(path)) + ".logs", Resumed: resumed,
+		// A service the user started is measured even when its answers fail their check: its
+		// error ratio under load is what they came for.
+		WarnUnverified: o.URL != ""}
 	if search != nil {
 		targets := map[string]bool{}
 		for _, c := range p.Cells {
 			targets[c.Target] = true
 		}
-		fmt.Fprintf(o.Streams.ErrOut, "%s: find-max, %d search(es) over %d target(s), one a trial; every step goes to %s as it finishes\n", p.Scenario.Name, len(p.Cells), len(targets), path)
+		fmt.Fprintf(o.Streams.ErrOut, "%s: find-max, %d search(es) over %d target(s), one a trial; every step goes to %s as it finishes\n", p.Name, len(p.Cells), len(targets), path)
 	} else {
-		fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Scenario.Name, len(p.Cells), path)
+		fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Name, len(p.Cells), path)
 	}
 	fmt.Fprintf(o.Streams.ErrOut, "targets take turns in an order shuffled by seed %d (--seed %d replays it)\n", seed, seed)
 	if search != nil {
 		return runFindMax(ctx, o, r, p, search)
 	}
 	rows, runErr := r.Run(ctx, p)
+	var re *bench.ResumeError
+	if errors.As(runErr, &re) {
+		return usagef("--resume %s: %v: run it with the flags that started it, or start a new run", o.Resume, re)
+	}
+	rows = append(resumed, rows...)
+	if errors.Is(runErr, context.Canceled) {
+		fmt.Fprintf(o.Streams.ErrOut, "interrupted: %d of %d cell(s) recorded in %s; the same command with --resume %s measures the rest\n", len(rows), len(p.Cells), path, path)
+	}
 	if len(rows) > 0 {
 		if err := report.Write(o.Streams.Out, rows); err != nil {
 			return err
@@ -189,6 +204,36 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		}
 	}
 	return nil
+}
+
+// results opens where the run's rows go: a new file in --out, or, with --resume, the file of an
+// interrupted run, whose rows are returned and whose seed the run takes.
+func (o *RunOptions) results(findMax bool, seed *int64) (*results.Writer, []results.Row, error) {
+	if o.Resume == "" {
+		w, err := results.CreateIn(o.Out, time.Now())
+		return w, nil, err
+	}
+	if findMax {
+		return nil, nil, usagef("--resume continues a run at one load; a --find-max search cannot be resumed: start it again")
+	}
+	if o.set("out") {
+		return nil, nil, usagef("--resume appends to its file: drop --out")
+	}
+	w, rows, warnings, err := results.Append(o.Resume)
+	if err != nil {
+		return nil, nil, usagef("--resume: %v", err)
+	}
+	for _, warning := range warnings {
+		fmt.Fprintln(o.Streams.ErrOut, "warning:", warning)
+	}
+	if len(rows) > 0 {
+		if o.set("seed") && o.Seed != rows[0].Seed {
+			w.Close()
+			return nil, nil, usagef("--seed %d: %s was ordered by seed %d; drop --seed to resume it", o.Seed, o.Resume, rows[0].Seed)
+		}
+		*seed = rows[0].Seed
+	}
+	return w, rows, nil
 }
 
 // prepare turns the options into a plan and the lifecycle that runs it.
@@ -226,7 +271,7 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 	if err != nil {
 		return nil, nil, meta, nothing, err
 	}
-	p, err := makePlan(f, name, over, allowed)
+	p, err := plan.Make(f, name, over, allowed)
 	if err != nil {
 		return nil, nil, meta, nothing, usageError{err}
 	}

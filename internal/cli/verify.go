@@ -17,10 +17,22 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// NewCmdVerify builds `iotbench verify`.
-func NewCmdVerify(s Streams) *cobra.Command {
-	var file, cpus, memory, payload, caBundle string
-	var targets []string
+// VerifyOptions are the flags of `iotbench verify`.
+type VerifyOptions struct {
+	Streams  Streams
+	File     string
+	Targets  []string
+	CPUs     string
+	Memory   string
+	Payload  string
+	CABundle string
+	// Engine reaches the containers' engine; nil: the Docker engine of the environment.
+	Engine func(ctx context.Context, caBundle string, log io.Writer) (container.Lifecycle, func(), error)
+}
+
+// NewCmdVerify builds `iotbench verify`; runF replaces the behaviour in tests.
+func NewCmdVerify(s Streams, runF func(context.Context, *VerifyOptions) error) *cobra.Command {
+	o := &VerifyOptions{Streams: s}
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Check targets against every endpoint of the contract (docs/contract.md)",
@@ -30,54 +42,73 @@ A target that passes does the same work as the others. Exit status 1 when any ta
 		Example: "  iotbench verify\n  iotbench verify --targets spring-mvc-platform,fastify",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			f, err := scenario.Load(file)
-			if err != nil {
-				return usageError{err}
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			doc, err := os.ReadFile(payload)
-			if err != nil {
-				return usagef("--payload: %v", err)
-			}
-			allowed, err := hostinfo.AllowedCPUs()
-			if err != nil {
-				return err
-			}
-			p, err := plan.Targets(f, targets, plan.Overrides{CPUs: cpus, Memory: memory}, allowed)
-			if err != nil {
-				return usageError{err}
-			}
-			d, err := connectDocker(ctx, caBundle, s.ErrOut)
-			if err != nil {
-				return err
-			}
-			defer d.Close()
-			r := &bench.Runner{Lifecycle: d, Log: s.ErrOut}
-			failed, err := r.Verify(ctx, p, verify.Contract(doc))
-			if err != nil {
-				return err
-			}
-			if len(failed) > 0 {
-				fmt.Fprintf(s.Out, "%d of %d target(s) fail the contract: %s\n", len(failed), len(p.Cells), strings.Join(failed, ", "))
-				return errInvalidCells
-			}
-			fmt.Fprintf(s.Out, "all %d target(s) pass every contract check\n", len(p.Cells))
-			return nil
+			return runVerify(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&file, "file", "scenarios.yaml", "scenario matrix naming the targets")
-	fl.StringSliceVar(&targets, "targets", nil, "targets to verify, comma-separated (default: all)")
-	fl.StringVar(&cpus, "cpus", "", "targets' cpuset (default: as for run)")
-	fl.StringVar(&memory, "memory", "", "targets' memory limit (default: the file's defaults, else 1g)")
-	fl.StringVar(&payload, "payload", "payloads/iot-reading.json", "the standard reading document")
-	addCABundleFlag(fl, &caBundle)
+	fl.StringVar(&o.File, "file", "scenarios.yaml", "scenario matrix naming the targets")
+	fl.StringSliceVar(&o.Targets, "targets", nil, "targets to verify, comma-separated (default: all)")
+	fl.StringVar(&o.CPUs, "cpus", "", "targets' cpuset (default: as for run)")
+	fl.StringVar(&o.Memory, "memory", "", "targets' memory limit (default: the file's defaults, else 1g)")
+	fl.StringVar(&o.Payload, "payload", "payloads/iot-reading.json", "the standard reading document")
+	addCABundleFlag(fl, &o.CABundle)
 	return cmd
 }
 
+func runVerify(ctx context.Context, o *VerifyOptions) error {
+	f, err := scenario.Load(o.File)
+	if err != nil {
+		return usageError{err}
+	}
+	doc, err := os.ReadFile(o.Payload)
+	if err != nil {
+		return usagef("--payload: %v", err)
+	}
+	allowed, err := hostinfo.AllowedCPUs()
+	if err != nil {
+		return err
+	}
+	p, err := plan.Targets(f, o.Targets, plan.Overrides{CPUs: o.CPUs, Memory: o.Memory}, allowed)
+	if err != nil {
+		return usageError{err}
+	}
+	engine := o.Engine
+	if engine == nil {
+		engine = dockerEngine
+	}
+	lifecycle, release, err := engine(ctx, o.CABundle, o.Streams.ErrOut)
+	if err != nil {
+		return err
+	}
+	defer release()
+	r := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut}
+	failed, err := r.Verify(ctx, p, verify.Contract(doc))
+	if err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(o.Streams.Out, "%d of %d target(s) fail the contract: %s\n", len(failed), len(p.Cells), strings.Join(failed, ", "))
+		return errInvalidCells
+	}
+	fmt.Fprintf(o.Streams.Out, "all %d target(s) pass every contract check\n", len(p.Cells))
+	return nil
+}
+
+// dockerEngine is the Docker engine of the environment, as a lifecycle; log hears of the
+// leftovers it removes.
+func dockerEngine(ctx context.Context, caBundle string, log io.Writer) (container.Lifecycle, func(), error) {
+	d, err := connectDocker(ctx, caBundle, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, func() { d.Close() }, nil
+}
+
 // connectDocker reaches the engine, sets the CA bundle for image builds and the run's id for its
-// containers' labels, and removes the containers of runs whose process is gone (one line each on
-// log): they would hold their targets' ports.
+// containers' labels, and removes the containers of runs whose process is gone.
 func connectDocker(ctx context.Context, caBundle string, log io.Writer) (*container.Docker, error) {
 	d, err := container.Connect(ctx)
 	if err != nil {

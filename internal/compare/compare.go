@@ -147,9 +147,14 @@ type Result struct {
 	Searches []string
 }
 
-// Failures are the gate's verdicts against the comparison, one line each.
+// Failures are the gate's verdicts against the comparison, one line each. A cell of the old file
+// missing from the new one fails: a candidate run stopped before measuring it must not pass.
 func (r Result) Failures() []string {
 	var out []string
+	if len(r.OnlyOld) > 0 && len(r.Gates) > 0 {
+		out = append(out, fmt.Sprintf("%d cell(s) of %s missing from %s: %s (a run that stopped before measuring a cell never passes; rerun it, or compare files of the same cells)",
+			len(r.OnlyOld), r.OldFile, r.NewFile, strings.Join(r.OnlyOld, ", ")))
+	}
 	for _, c := range r.Cells {
 		if c.NoValidNew && len(r.Gates) > 0 {
 			out = append(out, fmt.Sprintf("%s: no valid trial in %s (%d in %s)", c.Name(), r.NewFile, c.OldValid, r.OldFile))

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,38 @@ func TestNoValidTrialLeftFailsAGate(t *testing.T) {
 	}
 	if f := Compare("old.csv", trials(5, 20*time.Millisecond, true), "new.csv", trials(5, 20*time.Millisecond, false), Options{Alpha: 0.05}).Failures(); len(f) != 0 {
 		t.Errorf("failures %v without a gate", f)
+	}
+}
+
+// TestMissingCellFailsAGate: a candidate run stopped before a cell of the baseline never passes;
+// a cell only in the new file is no failure.
+func TestMissingCellFailsAGate(t *testing.T) {
+	gates, _ := ParseGates("p99:+10%")
+	renamed := func(rows []results.Row, target string) []results.Row {
+		out := slices.Clone(rows)
+		for i := range out {
+			out[i].Target = target
+		}
+		return out
+	}
+	same := trials(5, 20*time.Millisecond, true)
+	both := append(slices.Clone(same), renamed(same, "u")...)
+	cases := []struct {
+		name     string
+		old, new []results.Row
+		gates    []Gate
+		want     string
+	}{
+		{"missing, gated", both, same, gates, "1 cell(s) of old.csv missing from new.csv: s/u"},
+		{"missing, no gate", both, same, nil, ""},
+		{"only in new", same, both, gates, ""},
+		{"all there", both, both, gates, ""},
+	}
+	for _, c := range cases {
+		f := Compare("old.csv", c.old, "new.csv", c.new, Options{Alpha: 0.05, Gates: c.gates}).Failures()
+		if got := strings.Join(f, "\n"); c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s: failures %q, want %q", c.name, got, c.want)
+		}
 	}
 }
 

@@ -129,6 +129,25 @@ type Observed interface {
 	ImageSize() int64
 }
 
+// Fate is what became of a started container.
+type Fate struct {
+	Running  bool
+	ExitCode int
+	// OOMKilled is the engine's word that the container ended because the kernel killed it at
+	// its memory limit.
+	OOMKilled bool
+	// OOMKills counts processes of the container the kernel killed at its memory limit (the
+	// cgroup's oom_kill), including those of a container that still runs; -1 when unknown.
+	OOMKills   int64
+	FinishedAt time.Time
+}
+
+// Examined is an Instance whose container can be asked what became of it.
+type Examined interface {
+	Instance
+	Fate(ctx context.Context) (Fate, error)
+}
+
 // Lifecycle builds images and starts targets.
 type Lifecycle interface {
 	Build(ctx context.Context, b BuildSpec, log io.Writer) (imageID string, err error)
@@ -270,6 +289,10 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 		return nil, fmt.Errorf("target %s: %w\nlast lines of its log:\n%s", s.Target, err, logs)
 	}
 	inst.startup = time.Since(begin)
+	// Found while the container runs: once it has died, its cgroup is gone.
+	if cg, err := inst.cgroup(ctx); err == nil {
+		inst.cg = cg
+	}
 	if img, err := d.imageInspect(ctx, s.Image); err == nil {
 		inst.imageSize = img.Size
 	}
@@ -338,9 +361,13 @@ type dockerInstance struct {
 	health    []byte
 	startup   time.Duration
 	imageSize int64
+	cg        *resources.Cgroup // nil when it could not be found
 }
 
-var _ Observed = (*dockerInstance)(nil)
+var (
+	_ Observed = (*dockerInstance)(nil)
+	_ Examined = (*dockerInstance)(nil)
+)
 
 func (i *dockerInstance) URL() string            { return i.url }
 func (i *dockerInstance) Health() []byte         { return i.health }
@@ -350,7 +377,11 @@ func (i *dockerInstance) ImageSize() int64       { return i.imageSize }
 // Resources finds the container's cgroup through its init process; it needs the engine on this
 // machine (DOCKER_HOST on loopback or the local socket), as every target does.
 func (i *dockerInstance) Resources() (resources.Source, error) {
-	ins, err := i.inspect(context.Background())
+	return i.cgroup(context.Background())
+}
+
+func (i *dockerInstance) cgroup(ctx context.Context) (*resources.Cgroup, error) {
+	ins, err := i.inspect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -358,6 +389,30 @@ func (i *dockerInstance) Resources() (resources.Source, error) {
 		return nil, fmt.Errorf("container %.12s has no running process", i.id)
 	}
 	return resources.CgroupOf(resources.CgroupRoot, "/proc", ins.Container.State.Pid)
+}
+
+// Fate asks the engine whether the container still runs and how it ended, and its cgroup how
+// many of its processes were killed for memory.
+func (i *dockerInstance) Fate(ctx context.Context) (Fate, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	ins, err := i.d.c.ContainerInspect(ctx, i.id, client.ContainerInspectOptions{})
+	if err != nil {
+		return Fate{}, err
+	}
+	f := Fate{OOMKills: -1}
+	if st := ins.Container.State; st != nil {
+		f.Running, f.ExitCode, f.OOMKilled = st.Running, st.ExitCode, st.OOMKilled
+		if t, err := time.Parse(time.RFC3339Nano, st.FinishedAt); err == nil && !st.Running {
+			f.FinishedAt = t
+		}
+	}
+	if i.cg != nil {
+		if n, err := i.cg.OOMKills(); err == nil {
+			f.OOMKills = n
+		}
+	}
+	return f, nil
 }
 
 func (i *dockerInstance) waitHealthy(ctx context.Context, s Spec) error {

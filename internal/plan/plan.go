@@ -16,6 +16,7 @@ import (
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/payload"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
 
@@ -31,19 +32,36 @@ type Overrides struct {
 
 // Cell is one measurement: a fresh container of Target, loaded as Load says.
 type Cell struct {
+	// Scenario names the cell's rows: the scenario's name, and for a payload sweep
+	// "<scenario>.<Size>".
 	Scenario string
-	Target   string
-	Trial    int
-	Build    container.BuildSpec
-	Spec     container.Spec // Image is set once the build is done
+	// Size is the payload size of a sweep ("1k"); empty when the scenario sweeps none.
+	Size   string
+	Target string
+	Trial  int
+	Build  container.BuildSpec
+	Spec   container.Spec // Image is set once the build is done
 	// Path is appended to the started target's URL to make Load.Request.URL.
-	Path string
-	Load load.Config
+	Path   string
+	Load   load.Config
+	Expect Expect
+}
+
+// Expect is what verification before load checks of the cell's answers, beyond Load.Check.
+type Expect struct {
+	ContentType string
+	JSONFields  []string
+	// MinLatency is the least time the work takes: an answer that comes sooner skipped it.
+	MinLatency time.Duration
+	// StoresRows says each success stores one reading: /stats must grow by the successes.
+	StoresRows bool
 }
 
 // Plan is everything one run measures. All cells share every setting but the target.
 type Plan struct {
-	Scenario      *scenario.Scenario
+	// Name is the scenario's ("adhoc" for a service iotbench did not start, "verify" for the
+	// contract's checks).
+	Name          string
 	Cells         []Cell
 	Builds        []container.BuildSpec // distinct, in first-use order
 	TargetCPUs    []int
@@ -98,18 +116,37 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		return nil, err
 	}
 
-	p := &Plan{Scenario: s, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory}
-	// Trials are the outer loop: the targets take turns, so drift in the machine spreads evenly.
-	for trial := 1; trial <= settings.Trials; trial++ {
-		for _, name := range targets {
-			b, spec := p.addTarget(f.Targets[name], memory)
-			p.Cells = append(p.Cells, Cell{
-				Scenario: s.Name, Target: name, Trial: trial, Build: b, Path: s.Request.Path, Spec: spec,
-				Load: load.Config{
-					Request: req, Check: load.NewCheck(s.Check.Contains...), Model: model,
-					Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: s.Load.Timeout,
-				},
-			})
+	p := &Plan{Name: s.Name, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory}
+	expect := Expect{ContentType: s.Check.ContentType, JSONFields: s.Check.JSONFields, MinLatency: s.Check.MinLatency, StoresRows: s.Check.StoresRows}
+	// A payload sweep is planned once per size, each size a scenario of its own rows.
+	sizes := s.Request.Sizes
+	if len(sizes) == 0 {
+		sizes = []scenario.PayloadSize{{}}
+	}
+	for _, size := range sizes {
+		body, name := req.Body, s.Name
+		if size.Label != "" {
+			// Checked when the file was read; an error here is a changed body file.
+			if body, err = payload.Pad(req.Body, s.Request.PadField, size.Bytes); err != nil {
+				return nil, fmt.Errorf("%s: scenario %s: request.body_sizes %s: %v", f.Path, s.Name, size.Label, err)
+			}
+			name += "." + size.Label
+		}
+		sized := req
+		sized.Body = body
+		// Trials are the outer loop: the targets take turns, so drift in the machine spreads evenly.
+		for trial := 1; trial <= settings.Trials; trial++ {
+			for _, t := range targets {
+				b, spec := p.addTarget(f.Targets[t], memory)
+				p.Cells = append(p.Cells, Cell{
+					Scenario: name, Size: size.Label, Target: t, Trial: trial, Build: b, Path: s.Request.Path, Spec: spec,
+					Load: load.Config{
+						Request: sized, Check: load.NewCheck(s.Check.Contains...), Model: model,
+						Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: s.Load.Timeout,
+					},
+					Expect: expect,
+				})
+			}
 		}
 	}
 	return p, nil
@@ -137,7 +174,7 @@ func Targets(f *scenario.File, names []string, o Overrides, allowed []int) (*Pla
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Scenario: &scenario.Scenario{Name: "verify"}, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory}
+	p := &Plan{Name: "verify", TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory}
 	for _, name := range names {
 		t := f.Targets[name]
 		if t == nil {
@@ -233,7 +270,7 @@ func MakeAdHoc(a AdHoc) (*Plan, error) {
 	u, _ := url.Parse(a.URL)
 	path := u.RequestURI()
 	name := u.Host
-	p := &Plan{Scenario: &scenario.Scenario{Name: "adhoc"}}
+	p := &Plan{Name: "adhoc"}
 	for trial := 1; trial <= max(1, a.Trials); trial++ {
 		p.Cells = append(p.Cells, Cell{
 			Scenario: "adhoc", Target: name, Trial: trial, Path: path,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/results"
@@ -71,13 +72,20 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 	for _, r := range rows {
 		valid := "yes"
 		switch {
-		case r.VerifyFailed():
-			valid = results.VerifyFailed
+		case !r.Loaded():
+			// build-failed, start-failed, skipped, verify-failed: the word says why it has no figures
+			valid, _, _ = strings.Cut(r.InvalidReason, ":")
 		case !r.Valid:
 			valid = "NO"
 		}
-		if err := t.Append(r.Target, fmt.Sprint(r.Trial), fmt.Sprintf("%.1f", r.ThroughputRPS), fmt.Sprintf("%.2f%%", 100*r.SuccessRatio),
-			Millis(r.LatencyP50), Millis(r.LatencyP99), Millis(r.LatencyP999), Millis(r.GeneratorDelayP99), valid); err != nil {
+		cells := []any{r.Target, fmt.Sprint(r.Trial), fmt.Sprintf("%.1f", r.ThroughputRPS), fmt.Sprintf("%.2f%%", 100*r.SuccessRatio),
+			Millis(r.LatencyP50), Millis(r.LatencyP99), Millis(r.LatencyP999), Millis(r.GeneratorDelayP99), valid}
+		if !r.Loaded() {
+			for i := 2; i < len(cells)-1; i++ {
+				cells[i] = "—" // never loaded: nothing was measured, not zero
+			}
+		}
+		if err := t.Append(cells...); err != nil {
 			return err
 		}
 	}

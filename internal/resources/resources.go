@@ -252,3 +252,15 @@ func ProcessCPU() (time.Duration, error) {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
+
+// OOMKills is how many processes of the cgroup the kernel has killed at its memory limit, from
+// memory.events (v2) or memory.oom_control (v1). A container whose main process survives (a
+// worker of a cluster killed instead) is counted too.
+func (c *Cgroup) OOMKills() (int64, error) {
+	file := "memory.oom_control"
+	if c.v2 {
+		file = "memory.events"
+	}
+	n, err := keyed(filepath.Join(c.memDir, file), "oom_kill")
+	return int64(n), err
+}

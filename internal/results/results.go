@@ -4,21 +4,28 @@
 package results
 
 import (
-	"bytes"
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/cpuset"
 )
 
-// VerifyFailed starts the invalid_reason of a cell whose target failed verification before load:
-// it was never loaded, so its row has no measurement.
-const VerifyFailed = "verify-failed"
+// The invalid_reason of a cell that was never loaded starts with one of these; its row has no
+// measurement.
+const (
+	// VerifyFailed: the target started, and its answers to the cell's request failed their check.
+	VerifyFailed = "verify-failed"
+	// BuildFailed: the target's image did not build.
+	BuildFailed = "build-failed"
+	// StartFailed: the target's container did not start or did not become healthy.
+	StartFailed = "start-failed"
+	// Skipped: the target failed to start too often earlier in the run.
+	Skipped = "skipped"
+)
 
 // FindMaxSuffix ends the scenario name of `run --find-max` rows, one a step: their rates differ
 // from step to step, so they are never compared with a scenario's fixed-rate rows, nor with each other.
@@ -79,6 +86,9 @@ type Row struct {
 	// What the target's runtime believes it has, from /health; 0 when it did not say.
 	RuntimeProcessors int
 	RuntimeMaxHeap    int64
+	// LogFile is where the last lines of the target's log were kept when the cell failed or is
+	// invalid, relative to the results file's folder; empty when none were.
+	LogFile string
 	// Warnings say why a valid row may still mislead (a busy generator, a runtime that sees other
 	// limits than it was given); "; "-separated.
 	Warnings string
@@ -86,6 +96,20 @@ type Row struct {
 
 // VerifyFailed reports whether the cell's target failed verification and was not loaded.
 func (r Row) VerifyFailed() bool { return strings.HasPrefix(r.InvalidReason, VerifyFailed+":") }
+
+// Loaded reports whether load was sent in the cell: not when its target failed to build, start
+// or verify, or was skipped.
+func (r Row) Loaded() bool {
+	if r.Valid {
+		return true
+	}
+	for _, p := range []string{VerifyFailed, BuildFailed, StartFailed, Skipped} {
+		if strings.HasPrefix(r.InvalidReason, p+":") {
+			return false
+		}
+	}
+	return true
+}
 
 // codec reads and writes one field of a Row as CSV text.
 type codec struct {
@@ -99,6 +123,61 @@ type column struct {
 	// since is the schema version that added the column: files of older versions lack it.
 	since int
 }
+
+// measurementColumn names the columns that only a loaded cell has: a row whose target was never
+// loaded leaves them empty, not 0 (a success_ratio of 0 would read "every request failed").
+var measurementColumn = map[string]bool{
+	"achieved_rps":           true,
+	"throughput_rps":         true,
+	"requests":               true,
+	"successes":              true,
+	"errors":                 true,
+	"timeouts":               true,
+	"success_ratio":          true,
+	"latency_mean_ms":        true,
+	"latency_p50_ms":         true,
+	"latency_p90_ms":         true,
+	"latency_p99_ms":         true,
+	"latency_p999_ms":        true,
+	"latency_max_ms":         true,
+	"send_lag_p99_ms":        true,
+	"send_lag_max_ms":        true,
+	"peak_in_flight":         true,
+	"cpu_cores":              true,
+	"cpu_percent_of_cpuset":  true,
+	"memory_peak_bytes":      true,
+	"memory_mean_bytes":      true,
+	"rps_per_core":           true,
+	"rps_per_gib":            true,
+	"generator_cpu_cores":    true,
+	"generator_cpu_percent":  true,
+	"generator_delay_p99_ms": true,
+}
+
+func init() {
+	for i, c := range columns {
+		if measurementColumn[c.name] {
+			inner := c.codec
+			columns[i].codec = codec{
+				get: func(r *Row) string {
+					if !r.Loaded() {
+						return ""
+					}
+					return inner.get(r)
+				},
+				set: func(r *Row, v string) error {
+					if v == "" {
+						return errUnmeasured
+					}
+					return inner.set(r, v)
+				},
+			}
+		}
+	}
+}
+
+// errUnmeasured is an empty measurement column: right for a cell never loaded, wrong otherwise.
+var errUnmeasured = errors.New("a measurement (empty only where the cell was never loaded)")
 
 func str(f func(*Row) *string) codec {
 	return codec{func(r *Row) string { return *f(r) }, func(r *Row, v string) error { *f(r) = v; return nil }}
@@ -151,11 +230,27 @@ func seconds(f func(*Row) *time.Duration) codec {
 		func(r *Row, v string) (err error) { *f(r), err = duration(v, 1e9, time.Millisecond); return err }}
 }
 
+// cpus is a CPU list column. A list is checked against cpuset.MaxCPUs before anything reads it
+// further: a file must not be able to make its reader expand "0-4000000000". Empty is a service
+// iotbench did not start.
+func cpus(f func(*Row) *string) codec {
+	return codec{func(r *Row) string { return *f(r) },
+		func(r *Row, v string) error {
+			if v != "" {
+				if _, err := cpuset.Parse(v, cpuset.MaxCPUs); err != nil {
+					return fmt.Errorf("a CPU list (e.g. 1, 2-3, 0,2) of CPUs numbered below %d", cpuset.MaxCPUs)
+				}
+			}
+			*f(r) = v
+			return nil
+		}}
+}
+
 func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -200,8 +295,8 @@ var columns = []column{
 			}
 			return nil
 		}}),
-	col("cpuset", str(func(r *Row) *string { return &r.CPUSet })),
-	col("generator_cpuset", str(func(r *Row) *string { return &r.GeneratorCPUSet })),
+	col("cpuset", cpus(func(r *Row) *string { return &r.CPUSet })),
+	col("generator_cpuset", cpus(func(r *Row) *string { return &r.GeneratorCPUSet })),
 	col("memory", str(func(r *Row) *string { return &r.Memory })),
 	col("image_id", str(func(r *Row) *string { return &r.ImageID })),
 	col("target_runtime", str(func(r *Row) *string { return &r.TargetRuntime })),
@@ -229,6 +324,7 @@ var columns = []column{
 	{"runtime_max_heap_bytes", integer(func(r *Row) *int64 { return &r.RuntimeMaxHeap }), 3},
 	{"warnings", str(func(r *Row) *string { return &r.Warnings }), 3},
 	{"generator_delay_p99_ms", millis(func(r *Row) *time.Duration { return &r.GeneratorDelayP99 }), 4},
+	{"log_file", str(func(r *Row) *string { return &r.LogFile }), 5},
 }
 
 // Header is the CSV header line's fields.
@@ -238,201 +334,4 @@ func Header() []string {
 		h[i] = c.name
 	}
 	return h
-}
-
-// Writer appends rows to a CSV file, each one flushed and synced before Write returns.
-type Writer struct {
-	f *os.File
-	w *csv.Writer
-}
-
-// Create makes a new CSV file with its header. It refuses to overwrite an existing file.
-func Create(path string) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	w := &Writer{f: f, w: csv.NewWriter(f)}
-	if err := w.write(Header()); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return w, nil
-}
-
-// Write appends one row and makes it durable.
-func (w *Writer) Write(r Row) error { return w.write(record(r)) }
-
-// record is r's CSV fields in column order.
-func record(r Row) []string {
-	rec := make([]string, len(columns))
-	for i, c := range columns {
-		rec[i] = c.get(&r)
-	}
-	return rec
-}
-
-func (w *Writer) write(rec []string) error {
-	if err := w.w.Write(rec); err != nil {
-		return err
-	}
-	w.w.Flush()
-	if err := w.w.Error(); err != nil {
-		return err
-	}
-	return w.f.Sync()
-}
-
-// Close closes the file.
-func (w *Writer) Close() error { return w.f.Close() }
-
-// ParseError is what is wrong with a results file, and where.
-type ParseError struct {
-	Line int // 1-based; the header is line 1
-	Msg  string
-}
-
-func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Msg) }
-
-func parseErr(line int, format string, args ...any) error {
-	return &ParseError{Line: line, Msg: fmt.Sprintf(format, args...)}
-}
-
-// Read parses a results CSV. Columns it does not know are ignored, so that files with more
-// columns stay readable; a missing column, a newer schema version, a malformed value or a row cut
-// off mid-way is a *ParseError naming the line.
-func Read(r io.Reader) ([]Row, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
-	cr := csv.NewReader(bytes.NewReader(data))
-	cr.FieldsPerRecord = -1 // counted below, with a clearer message
-	head, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, parseErr(1, "empty file: not an iotbench results file")
-	}
-	if err != nil {
-		return nil, csvErr(err)
-	}
-	index := map[string]int{}
-	for i, name := range head {
-		if _, dup := index[name]; dup {
-			return nil, parseErr(1, "column %s appears twice in the header", name)
-		}
-		index[name] = i
-	}
-	if _, ok := index["scenario"]; !ok {
-		return nil, parseErr(1, "not an iotbench results file: the header has no scenario column (it starts %q)", strings.Join(head[:min(3, len(head))], ","))
-	}
-
-	var rows []Row
-	version := 0
-	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, csvErr(err)
-		}
-		line, _ := cr.FieldPos(0)
-		cutOff := len(data) > 0 && data[len(data)-1] != '\n' && cr.InputOffset() == int64(len(data))
-		if cutOff {
-			return nil, parseErr(line, "the last row is cut off (no line end): the run that wrote it stopped mid-row; delete that line to use the others")
-		}
-		if len(rec) != len(head) {
-			return nil, parseErr(line, "%d fields, but the header has %d", len(rec), len(head))
-		}
-		v, err := rowVersion(rec, index)
-		if err != nil {
-			return nil, parseErr(line, "%v", err)
-		}
-		if version == 0 {
-			version = v
-			if err := checkColumns(index, version); err != nil {
-				return nil, err
-			}
-		} else if v != version {
-			return nil, parseErr(line, "schema_version %d, but the first row has %d: one file holds rows of one schema", v, version)
-		}
-		var row Row
-		for _, c := range columns {
-			i, ok := index[c.name]
-			if !ok {
-				continue // newer than this file
-			}
-			if err := c.set(&row, rec[i]); err != nil {
-				return nil, parseErr(line, "column %s: %q is not %v", c.name, rec[i], err)
-			}
-		}
-		rows = append(rows, row)
-	}
-	if version == 0 {
-		if err := checkColumns(index, 1); err != nil {
-			return nil, err
-		}
-	}
-	return rows, nil
-}
-
-// rowVersion is the schema version a row says it has: 1 for files from before the column.
-func rowVersion(rec []string, index map[string]int) (int, error) {
-	i, ok := index["schema_version"]
-	if !ok {
-		return 1, nil
-	}
-	v, err := strconv.Atoi(rec[i])
-	switch {
-	case err != nil || v < 1:
-		return 0, fmt.Errorf("schema_version %q is not a version number", rec[i])
-	case v > SchemaVersion:
-		return 0, fmt.Errorf("schema_version %d is newer than this iotbench reads (%d): use the iotbench that wrote the file, or a newer one", v, SchemaVersion)
-	}
-	return v, nil
-}
-
-// checkColumns reports the columns a file of the given version must have and lacks.
-func checkColumns(index map[string]int, version int) error {
-	var missing []string
-	for _, c := range columns {
-		if _, ok := index[c.name]; !ok && c.since <= version {
-			missing = append(missing, c.name)
-		}
-	}
-	if len(missing) > 0 {
-		return parseErr(1, "not an iotbench results file of schema %d: the header lacks %s", version, strings.Join(missing, ", "))
-	}
-	return nil
-}
-
-// csvErr turns encoding/csv's error into a ParseError at its line.
-func csvErr(err error) error {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		msg := pe.Err.Error()
-		if errors.Is(pe.Err, csv.ErrQuote) {
-			msg += " (a row cut off inside a quoted field?)"
-		}
-		return parseErr(pe.Line, "%s", msg)
-	}
-	return err
-}
-
-// ReadFile reads a results CSV from disk.
-func ReadFile(path string) ([]Row, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	rows, err := Read(f)
-	var pe *ParseError
-	if errors.As(err, &pe) {
-		return nil, fmt.Errorf("%s:%d: %s", path, pe.Line, pe.Msg)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return rows, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,14 +45,14 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 	// Each row is on disk before Close: an interrupted run keeps what it measured.
-	early, err := ReadFile(path)
+	early, _, err := ReadFile(path)
 	if err != nil || len(early) != 2 {
 		t.Fatalf("before close: %d rows, %v; want 2 rows on disk", len(early), err)
 	}
 	w.Close()
-	got, err := ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+	got, warnings, err := ReadFile(path)
+	if err != nil || len(warnings) > 0 {
+		t.Fatal(err, warnings)
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("round trip changed rows:\n got %+v\nwant %+v", got, want)
@@ -81,7 +82,7 @@ func TestCreateRefusesToOverwrite(t *testing.T) {
 var update = flag.Bool("update", false, "rewrite golden files")
 
 // TestReadFile reads every file of testdata/read and checks the outcome, the error message or
-// the rows read, against its .golden file: the messages are part of the interface.
+// the rows read and the warnings, against its .golden file: the messages are part of the interface.
 func TestReadFile(t *testing.T) {
 	files, _ := filepath.Glob("testdata/read/*.csv")
 	if len(files) < 10 {
@@ -89,8 +90,11 @@ func TestReadFile(t *testing.T) {
 	}
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			rows, err := ReadFile(path)
+			rows, warnings, err := ReadFile(path)
 			got := fmt.Sprintf("%d row(s)\n", len(rows))
+			for _, w := range warnings {
+				got += "warning: " + w + "\n"
+			}
 			if err != nil {
 				got = err.Error() + "\n"
 			}
@@ -110,7 +114,7 @@ func TestReadFile(t *testing.T) {
 // TestOldFilesStillRead: a file from before schema_version (version 1) reads, without the newer
 // columns.
 func TestOldFilesStillRead(t *testing.T) {
-	rows, err := ReadFile("testdata/read/schema-1.csv")
+	rows, _, err := ReadFile("testdata/read/schema-1.csv")
 	if err != nil || len(rows) == 0 {
 		t.Fatalf("%d rows, %v", len(rows), err)
 	}
@@ -119,9 +123,9 @@ func TestOldFilesStillRead(t *testing.T) {
 	}
 }
 
-// FuzzRead: whatever the bytes, Read returns rows or an error without panicking, and rows it
-// accepts survive being written and read again unchanged. Seed corpus: testdata/read and
-// testdata/fuzz/FuzzRead.
+// FuzzRead: whatever the bytes, Read returns rows or an error without panicking; a cut row is
+// the last line, and the file without it reads as the same rows, uncut; rows Read accepts survive
+// being written and read again unchanged. Seed corpus: testdata/read and testdata/fuzz/FuzzRead.
 func FuzzRead(f *testing.F) {
 	files, _ := filepath.Glob("testdata/read/*.csv")
 	for _, path := range files {
@@ -129,7 +133,7 @@ func FuzzRead(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rows, err := Read(bytes.NewReader(data))
+		rows, cut, err := Read(bytes.NewReader(data))
 		if err != nil {
 			var pe *ParseError
 			if errors.As(err, &pe) && pe.Line < 1 {
@@ -137,11 +141,23 @@ func FuzzRead(f *testing.F) {
 			}
 			return
 		}
+		if cut != nil {
+			complete := data[:cut.Offset]
+			if bytes.IndexByte(data[cut.Offset:], '\n') >= 0 || cut.Line != bytes.Count(complete, []byte{'\n'})+1 {
+				t.Fatalf("cut %+v is not the last line of %q", cut, data)
+			}
+			if cut.Offset > 0 {
+				again, cut2, err := Read(bytes.NewReader(complete))
+				if err != nil || cut2 != nil || !reflect.DeepEqual(again, rows) {
+					t.Fatalf("the complete part of %q reads as %d rows, %+v, %v; want the %d rows read with the cut", data, len(again), cut2, err, len(rows))
+				}
+			}
+		}
 		var once bytes.Buffer
 		if err := write(&once, rows); err != nil {
 			t.Fatal(err)
 		}
-		again, err := Read(bytes.NewReader(once.Bytes()))
+		again, _, err := Read(bytes.NewReader(once.Bytes()))
 		if err != nil {
 			t.Fatalf("rows read from %q do not read back after writing: %v\n%s", data, err, once.Bytes())
 		}
@@ -161,4 +177,188 @@ func write(w io.Writer, rows []Row) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// TestCreateInNeverCollides: runs started in the same second get distinct files, whose names sort
+// in the order the runs started.
+func TestCreateInNeverCollides(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "results")
+	at := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	var names []string
+	for i := range 11 {
+		w, err := CreateIn(dir, at.Add(time.Duration(i)*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		names = append(names, filepath.Base(w.Path()))
+	}
+	want := []string{"20260102T150405Z.csv", "20260102T150405Z_02.csv", "20260102T150405Z_03.csv"}
+	if !reflect.DeepEqual(names[:3], want) || names[10] != "20260102T150405Z_11.csv" {
+		t.Errorf("names %v, want %v … 20260102T150405Z_11.csv", names, want)
+	}
+	if !slices.IsSorted(names) {
+		t.Errorf("names %v do not sort in the order the runs started", names)
+	}
+	later, err := CreateIn(dir, at.Add(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer later.Close()
+	if all := append(names, filepath.Base(later.Path())); !slices.IsSorted(all) {
+		t.Errorf("a run a second later sorts before the earlier ones: %v", all)
+	}
+}
+
+// writeFile writes rows as Create does, then what follows them.
+func writeFile(t *testing.T, rows []Row, tail string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "r.csv")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		w.Write(r)
+	}
+	w.Close()
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(tail)
+	f.Close()
+	return path
+}
+
+// TestAppend: a resumed run's file keeps its complete rows, loses a row cut off mid-way, and
+// takes new rows in the same layout; a file of another schema, or one still being written, is refused.
+func TestAppend(t *testing.T) {
+	one, two, three := sample(1, true), sample(2, false), sample(3, true)
+	var full bytes.Buffer
+	write(&full, []Row{two})
+	cutRow := strings.SplitN(full.String(), "\n", 2)[1][:150] // two's row, cut after its reason
+	cases := []struct {
+		name      string
+		rows      []Row
+		tail      string
+		wantRows  int
+		wantWarn  string
+		wantError string
+	}{
+		{"complete", []Row{one, two}, "", 2, "", ""},
+		{"header only", nil, "", 0, "", ""},
+		{"last row cut", []Row{one}, cutRow, 1, ":3: the last row is cut off (no line end): the run that wrote it stopped mid-row; that row is removed before rows are appended, the 1 complete row(s) before it are read", ""},
+		{"cut inside a quoted field", []Row{one}, "io-heavy,fastify,2,\"a, reason", 1, ":3: the last row is cut off", ""},
+		{"malformed row", []Row{one}, "io-heavy,fastify,two\n", 0, "", ":3: 3 fields, but the header has"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeFile(t, c.rows, c.tail)
+			w, rows, warnings, err := Append(path)
+			if c.wantError != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantError) {
+					t.Fatalf("err %v, want %q", err, c.wantError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != c.wantRows || !reflect.DeepEqual(rows, c.rows[:c.wantRows]) {
+				t.Errorf("%d rows, want %d: %+v", len(rows), c.wantRows, rows)
+			}
+			if got := strings.Join(warnings, "\n"); c.wantWarn == "" && got != "" || !strings.Contains(got, c.wantWarn) {
+				t.Errorf("warnings %q, want %q", got, c.wantWarn)
+			}
+			if err := w.Write(three); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			again, warnings, err := ReadFile(path)
+			if err != nil || len(warnings) > 0 {
+				t.Fatalf("after appending: %v %v", err, warnings)
+			}
+			if want := append(slices.Clone(c.rows[:c.wantRows]), three); !reflect.DeepEqual(again, want) {
+				t.Errorf("after appending %d rows, want %d", len(again), len(want))
+			}
+		})
+	}
+}
+
+func TestAppendRefusesAnotherLayout(t *testing.T) {
+	cases := []struct{ file, want string }{
+		{"testdata/read/schema-1.csv", fmt.Sprintf("written in schema 1, but this iotbench writes schema %d: one file holds rows of one schema; finish it with the iotbench that wrote it (0fd2809), or start a new run", SchemaVersion)},
+		{"testdata/read/cut-header.csv", ""},
+		{"testdata/read/newer-schema.csv", fmt.Sprintf("schema_version %d is newer than this iotbench reads (%d)", SchemaVersion+1, SchemaVersion)},
+		{"testdata/read/short-row.csv", ":3: 10 fields, but the header has 42"},
+	}
+	for _, c := range cases {
+		t.Run(filepath.Base(c.file), func(t *testing.T) {
+			data, _ := os.ReadFile(c.file)
+			path := filepath.Join(t.TempDir(), "r.csv")
+			os.WriteFile(path, data, 0o644)
+			w, _, _, err := Append(path)
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Close()
+				if got, _ := os.ReadFile(path); string(got) != strings.Join(Header(), ",")+"\n" {
+					t.Errorf("a cut header is not written again whole: %q", got)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err %v, want %q", err, c.want)
+			}
+			if got, _ := os.ReadFile(path); !bytes.Equal(got, data) {
+				t.Error("a refused file was changed")
+			}
+		})
+	}
+}
+
+// TestOneWriterAtATime: a file a run is writing cannot be resumed by another iotbench.
+func TestOneWriterAtATime(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.csv")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := Append(path); err == nil || !strings.Contains(err.Error(), "another iotbench is writing this file") {
+		t.Errorf("Append of a file being written: %v", err)
+	}
+	w.Close()
+	w2, _, _, err := Append(path)
+	if err != nil {
+		t.Fatalf("Append after the writer closed: %v", err)
+	}
+	w2.Close()
+}
+
+func TestACellNeverLoadedHasNoMeasurement(t *testing.T) {
+	never := Row{Scenario: "s", Target: "t", Trial: 1, Mode: "open", InvalidReason: VerifyFailed + ": answered 500", StartedAt: time.Unix(0, 0)}
+	loaded := Row{Scenario: "s", Target: "u", Trial: 1, Mode: "open", InvalidReason: "success ratio 0.7000 below 0.99", Requests: 10, SuccessRatio: 0.7, StartedAt: time.Unix(0, 0)}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write(Header())
+	w.Write(record(never))
+	w.Write(record(loaded))
+	w.Flush()
+	rec := record(never)
+	for i, c := range columns {
+		if measurementColumn[c.name] && rec[i] != "" {
+			t.Errorf("a verify-failed row writes %s=%q, want empty", c.name, rec[i])
+		}
+	}
+	if rec := record(loaded); rec[slices.Index(Header(), "success_ratio")] != "0.700000" {
+		t.Errorf("a loaded row lost its success ratio: %v", rec)
+	}
+	rows, _, err := Read(bytes.NewReader(buf.Bytes()))
+	if err != nil || len(rows) != 2 || rows[0].Loaded() || rows[0].SuccessRatio != 0 || rows[1].SuccessRatio != 0.7 {
+		t.Fatalf("read back %+v, %v", rows, err)
+	}
+	// A loaded row with an empty measurement is a damaged file, not a cell never loaded.
+	damaged := strings.Replace(buf.String(), ",0.700000,", ",,", 1)
+	if _, _, err := Read(strings.NewReader(damaged)); err == nil || !strings.Contains(err.Error(), "column success_ratio") {
+		t.Errorf("an empty success_ratio in a loaded row: %v", err)
+	}
 }

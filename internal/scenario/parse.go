@@ -15,7 +15,7 @@ import (
 	"github.com/docker/go-units"
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/payload"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Load reads, parses and validates a scenario file.

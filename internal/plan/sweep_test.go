@@ -1,4 +1,4 @@
-package cli
+package plan
 
 import (
 	"encoding/json"
@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
 
@@ -36,7 +35,7 @@ scenarios:
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := makePlan(f, "sizes", plan.Overrides{}, []int{0, 1})
+	p, err := Make(f, "sizes", Overrides{}, []int{0, 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +51,7 @@ scenarios:
 	if len(p.Cells) != 8 || count["sizes.1k"] != 4 || count["sizes.16k"] != 4 {
 		t.Errorf("cells per size %v, want 2 targets × 2 trials for each of 2 sizes", count)
 	}
-	plain, err := makePlan(f, "plain", plan.Overrides{}, []int{0, 1})
+	plain, err := Make(f, "plain", Overrides{}, []int{0, 1})
 	if err != nil || len(plain.Cells) != 1 || plain.Cells[0].Scenario != "plain" || len(plain.Cells[0].Load.Request.Body) != 41 {
 		t.Errorf("a scenario without sizes was changed: %v, %d cells", err, len(plain.Cells))
 	}

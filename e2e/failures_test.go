@@ -1,0 +1,170 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+// faultMatrix writes a scenario file whose targets fail on purpose (testdata/faultsrv): one
+// exits mid-cell, one is OOM-killed under its 64 MiB limit, one is healthy, one does not build.
+func faultMatrix(t *testing.T, trials int, targets ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	fault := filepath.Join(dir, "faultsrv")
+	os.MkdirAll(fault, 0o755)
+	build := exec.Command("go", "build", "-o", filepath.Join(fault, "faultsrv"), "./testdata/faultsrv")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(fault, "Dockerfile"), []byte("FROM debian:trixie\nCOPY faultsrv /faultsrv\nUSER 65534\nCMD [\"/faultsrv\"]\n"), 0o644)
+	broken := filepath.Join(dir, "brokensrv")
+	os.MkdirAll(broken, 0o755)
+	os.WriteFile(filepath.Join(broken, "Dockerfile"), []byte("FROM debian:trixie\nRUN echo 'no such artifact' && false\n"), 0o644)
+	file := filepath.Join(dir, "scenarios.yaml")
+	yaml := fmt.Sprintf(`default_scenario: faults
+defaults: {warmup: 1s, duration: 4s, trials: %d, memory: 64m}
+targets:
+  exits: {build: faultsrv, port: %d, env: {EXIT_AFTER: "250"}}
+  oom: {build: faultsrv, port: %d, env: {LEAK_KB: "256"}}
+  good: {build: faultsrv, port: %d}
+  broken: {build: brokensrv, port: %d}
+scenarios:
+  faults:
+    request: {method: GET, path: /work}
+    check: {contains: ['"id"']}
+    load: {rate: 100, expected_latency: 10ms}
+    targets: [%s]
+`, trials, freePort(t), freePort(t), freePort(t), freePort(t), strings.Join(targets, ", "))
+	os.WriteFile(file, []byte(yaml), 0o644)
+	return file
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func TestFailuresAreExplainedAndTheMatrixGoesOn(t *testing.T) {
+	file := faultMatrix(t, 1, "exits", "oom", "good", "broken")
+	out := t.TempDir()
+	code, table, log := iotbench(t, context.Background(), "run", "--file", file, "--out", out)
+	t.Log(log)
+	t.Log(table)
+	if code != 1 {
+		t.Errorf("exit status %d, want 1 (cells invalid)", code)
+	}
+	rows := readRows(t, out)
+	if len(rows) != 4 {
+		t.Fatalf("%d rows, want one per target", len(rows))
+	}
+	want := map[string]string{
+		"exits":  "target exited with code 3 ",
+		"oom":    "target OOM-killed at its 64 MiB limit ",
+		"broken": results.BuildFailed + ": ",
+	}
+	for _, r := range rows {
+		switch w, failing := want[r.Target]; {
+		case failing && (r.Valid || !strings.HasPrefix(r.InvalidReason, w)):
+			t.Errorf("%s: valid=%v reason %q, want it to start with %q", r.Target, r.Valid, r.InvalidReason, w)
+		// Measured, and not blamed for a failure: on a busy machine the generator may still judge
+		// its own cell late, which is the chain working.
+		case r.Target == "good" && (r.Successes == 0 || strings.HasPrefix(r.InvalidReason, "target") || strings.HasPrefix(r.InvalidReason, "a process")):
+			t.Errorf("good: the next cell was not measured: valid=%v %q", r.Valid, r.InvalidReason)
+		}
+		if r.Target == "exits" || r.Target == "oom" {
+			if !strings.Contains(r.InvalidReason, "into the measured phase") {
+				t.Errorf("%s: %q does not say when", r.Target, r.InvalidReason)
+			}
+			logFile := filepath.Join(out, r.LogFile)
+			if data, err := os.ReadFile(logFile); r.LogFile == "" || err != nil {
+				t.Errorf("%s: log_file %q: %v", r.Target, r.LogFile, err)
+			} else if r.Target == "exits" && !strings.Contains(string(data), "exiting after 250") {
+				t.Errorf("%s: kept log %q lacks the target's last words", r.Target, data)
+			}
+		}
+		if r.Target == "broken" && (r.Loaded() || r.Requests != 0 || !strings.Contains(r.InvalidReason, "no such artifact")) {
+			t.Errorf("broken: %+v", r)
+		}
+	}
+	if left := leftovers(t); left != "" {
+		t.Errorf("containers left behind: %s", left)
+	}
+}
+
+// TestKilledRunIsCleanedUpAndResumed kills iotbench with SIGKILL while a container runs: the
+// next run removes the leftover, naming it, and --resume finishes the matrix, each cell once.
+func TestKilledRunIsCleanedUpAndResumed(t *testing.T) {
+	file := faultMatrix(t, 3, "good")
+	out := t.TempDir()
+	cmd := exec.Command(binary(t), "run", "--file", file, "--out", out, "--duration", "3s")
+	cmd.Dir = ".."
+	var log bytes.Buffer
+	cmd.Stderr = &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill it during the second cell, once the first is recorded.
+	deadline := time.Now().Add(3 * time.Minute)
+	for !strings.Contains(log.String(), "[2/3]") || strings.Count(log.String(), "healthy in") < 2 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the second cell never started:\n%s", log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	names, err := exec.Command("docker", "ps", "-a", "--filter", "label=iotbench", "--format", "{{.Names}}").Output()
+	left := strings.TrimSpace(string(names))
+	if err != nil || left == "" {
+		t.Fatalf("no container left by the killed run (%v): nothing to clean up", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*.csv"))
+	if len(files) != 1 {
+		t.Fatalf("%d results files", len(files))
+	}
+	code, table, relog := iotbench(t, context.Background(), "run", "--file", file, "--duration", "3s", "--resume", files[0])
+	t.Log(relog)
+	t.Log(table)
+	for _, name := range strings.Fields(left) {
+		if !strings.Contains(relog, name) {
+			t.Errorf("the leftover container %s was not named when removed", name)
+		}
+	}
+	rows := readRows(t, out)
+	seen := map[int]int{}
+	for _, r := range rows {
+		seen[r.Trial]++
+		if r.Seed != rows[0].Seed {
+			t.Errorf("trial %d ordered by seed %d, the first by %d", r.Trial, r.Seed, rows[0].Seed)
+		}
+	}
+	if len(rows) != 3 || seen[1] != 1 || seen[2] != 1 || seen[3] != 1 {
+		t.Errorf("trials recorded %v, want 1, 2 and 3 once each", seen)
+	}
+	if code != 0 && code != 1 {
+		t.Errorf("resumed run: exit status %d", code)
+	}
+	if left := leftovers(t); left != "" {
+		t.Errorf("containers left behind: %s", left)
+	}
+}

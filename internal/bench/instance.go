@@ -1,0 +1,249 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/verify"
+)
+
+// instance is one started target of a cell, verified with the cell's request before any load:
+// the one lifecycle of runs, find-max searches and payload sweeps. Each measured phase on it
+// returns a row; remove ends it whatever happens.
+type instance struct {
+	r     *Runner
+	p     *plan.Plan
+	c     plan.Cell
+	image string
+	ctr   container.Instance
+	// oomKills is the container's count when it started, so that a phase's kills are its own.
+	oomKills int64
+}
+
+// notLoaded is why a cell's target was never loaded: its invalid_reason (starting with
+// results.VerifyFailed, for instance), and what the target logged.
+type notLoaded struct{ reason, log string }
+
+// start starts c's target and, unless contract-only, checks the cell's request on it. A target
+// that does not start or fails its check comes back as notLoaded; err is only cancellation.
+func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, image string, checkRequest bool) (*instance, *notLoaded, error) {
+	spec := c.Spec
+	spec.Image = image
+	begin := time.Now()
+	ctr, err := r.Lifecycle.Start(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		fmt.Fprintf(r.Log, "  %v\n", err)
+		return nil, &notLoaded{results.StartFailed + ": " + firstLine(err.Error()), err.Error()}, nil
+	}
+	in := &instance{r: r, p: p, c: c, image: image, ctr: ctr, oomKills: -1}
+	if f, err := in.fate(ctx); err == nil {
+		in.oomKills = f.OOMKills
+	}
+	fmt.Fprintf(r.Log, "  healthy in %s\n", time.Since(begin).Round(100*time.Millisecond))
+	if !checkRequest {
+		return in, nil, nil
+	}
+	cfg := in.config(c.Load)
+	if err := verifyCell(ctx, ctr.URL(), cfg, c.Expect); err != nil {
+		if ctx.Err() != nil {
+			in.remove(ctx)
+			return nil, nil, ctx.Err()
+		}
+		if r.WarnUnverified {
+			fmt.Fprintf(r.Log, "  warning: the request fails its check before load (%v); measuring anyway\n", err)
+			return in, nil, nil
+		}
+		reason := results.VerifyFailed + ": " + err.Error()
+		if cause := in.cause(ctx, time.Time{}); cause != "" {
+			reason = results.VerifyFailed + ": " + cause + "; " + err.Error()
+		}
+		nl := &notLoaded{reason, ctr.Logs(context.WithoutCancel(ctx), LogLines)}
+		in.remove(ctx)
+		return nil, nl, nil
+	}
+	return in, nil, nil
+}
+
+// config is cfg aimed at the instance.
+func (in *instance) config(cfg load.Config) load.Config {
+	cfg.Request.URL = in.ctr.URL() + in.c.Path
+	return cfg
+}
+
+// remove removes the container, even when ctx is cancelled (Ctrl-C).
+func (in *instance) remove(ctx context.Context) {
+	if err := in.ctr.Remove(context.WithoutCancel(ctx)); err != nil {
+		fmt.Fprintf(in.r.Log, "  removing the %s container: %v\n", in.c.Target, err)
+	}
+}
+
+// phase is what one measured phase on an instance found besides its row.
+type phase struct {
+	res load.Result
+	// stored is the stored-row check's error; nil when it held or the work stores nothing.
+	stored error
+	// cause is what became of the target when it died or lost a process to its memory limit.
+	cause string
+	// disturbed says what other work took of the phase's CPUs; empty when nothing did.
+	disturbed string
+}
+
+// measure runs one load phase, cfg, on the instance and fills row with its figures, the
+// target's resources and the stored-row check; an invalid row says first what became of the
+// target, and its log is kept. The error is only cancellation.
+func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Config) (phase, error) {
+	var ph phase
+	cfg = in.config(cfg)
+	m := observe(row, in.ctr, in.c.Spec, in.p.GeneratorCPUs)
+	defer m.discard()
+	rows := countRows(in.c.Expect.StoresRows, in.ctr.URL())
+	var measuredFrom time.Time
+	cfg.Measuring = func() {
+		measuredFrom = time.Now()
+		rows.start(ctx)
+		m.start()
+	}
+	row.StartedAt = time.Now().Add(cfg.Warmup)
+	res, err := load.Run(ctx, cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ph, ctx.Err()
+		}
+		invalidate(row, "load failed: "+err.Error())
+	} else {
+		ph.res = res
+		m.record(row, res)
+		ph.disturbed = m.disturbed
+		if ph.stored = rows.check(ctx, res.Successes, res.Errors); ph.stored != nil {
+			invalidate(row, "stored rows: "+ph.stored.Error())
+		}
+	}
+	if ph.cause = in.cause(ctx, measuredFrom); ph.cause != "" {
+		// The cause goes first: it explains the errors and ratios that follow.
+		if row.Valid {
+			row.Valid, row.InvalidReason = false, ph.cause
+		} else {
+			row.InvalidReason = ph.cause + "; " + row.InvalidReason
+		}
+	}
+	if !row.Valid {
+		in.r.keepLog(row, in.ctr.Logs(context.WithoutCancel(ctx), LogLines))
+	}
+	return ph, nil
+}
+
+func (in *instance) fate(ctx context.Context) (container.Fate, error) {
+	e, ok := in.ctr.(container.Examined)
+	if !ok {
+		return container.Fate{Running: true, OOMKills: -1}, nil
+	}
+	return e.Fate(ctx)
+}
+
+// cause says in words what happened to the target when it no longer runs or lost a process to
+// its memory limit; empty when neither. from is when the phase being explained began (zero: no
+// phase), to say how far into it the target ended.
+func (in *instance) cause(ctx context.Context, from time.Time) string {
+	f, err := in.fate(context.WithoutCancel(ctx))
+	if err != nil {
+		return ""
+	}
+	limit := ""
+	if in.c.Spec.Memory > 0 {
+		limit = " at its " + memorySize(in.c.Spec.Memory) + " limit"
+	}
+	when := ""
+	if !f.FinishedAt.IsZero() && !from.IsZero() {
+		if into := f.FinishedAt.Sub(from); into >= 0 {
+			when = fmt.Sprintf(" %.1f s into the measured phase", into.Seconds())
+		} else {
+			when = fmt.Sprintf(" %.1f s before the measured phase", -into.Seconds())
+		}
+	}
+	killed := f.OOMKills > 0 && f.OOMKills > in.oomKills
+	switch {
+	case !f.Running && (f.OOMKilled || killed):
+		return "target OOM-killed" + limit + when
+	case !f.Running:
+		return fmt.Sprintf("target exited with code %d%s", f.ExitCode, when)
+	case killed:
+		return fmt.Sprintf("a process of the target was OOM-killed%s (%d kill(s)); the target still runs", limit, f.OOMKills-max(in.oomKills, 0))
+	}
+	return ""
+}
+
+// keepLog writes a failed cell's target log to a file beside the results and names it in the row;
+// without a folder for them, its last lines are printed.
+func (r *Runner) keepLog(row *results.Row, text string) {
+	if r.LogDir != "" {
+		name := fmt.Sprintf("%s.%s.%d.log", sanitize(row.Scenario), sanitize(row.Target), row.Trial)
+		err := os.MkdirAll(r.LogDir, 0o755)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(r.LogDir, name), []byte(text+"\n"), 0o644)
+		}
+		if err == nil {
+			row.LogFile = filepath.Join(filepath.Base(r.LogDir), name)
+			fmt.Fprintf(r.Log, "  the target's last log lines: %s\n", filepath.Join(r.LogDir, name))
+			return
+		}
+		fmt.Fprintf(r.Log, "  keeping the target's log: %v\n", err)
+	}
+	fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", lastN(text, 20))
+}
+
+// LogLines is how many of a failed target's last log lines are kept beside the results.
+const LogLines = 200
+
+func lastN(text string, n int) string {
+	lines := strings.Split(text, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sanitize keeps a name usable in a file name.
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// memorySize writes a limit in bytes as people write it: 1 GiB, 512 MiB.
+func memorySize(b int64) string {
+	switch {
+	case b >= 1<<30 && b%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", b>>30)
+	case b >= 1<<20:
+		return fmt.Sprintf("%d MiB", b>>20)
+	}
+	return fmt.Sprintf("%d bytes", b)
+}
+
+// verifyCell sends the cell's request a few times before any load and checks the answers as
+// expected; when the work stores rows, /stats must have grown by one per request.
+func verifyCell(ctx context.Context, baseURL string, cfg load.Config, e plan.Expect) error {
+	expect := verify.Expect{Check: cfg.Check, ContentType: e.ContentType, JSONFields: e.JSONFields, MinLatency: e.MinLatency}
+	rows := countRows(e.StoresRows, baseURL)
+	if err := rows.start(ctx); err != nil {
+		return err
+	}
+	if err := verify.Request(ctx, cfg.Request, expect, cfg.Timeout); err != nil {
+		return err
+	}
+	return rows.check(ctx, verify.Tries, 0)
+}
