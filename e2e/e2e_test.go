@@ -191,35 +191,6 @@ func TestInterruptedRunRemovesItsContainer(t *testing.T) {
 	}
 }
 
-// TestKilledRunsContainerIsRemovedByTheNextRun: kill -9 leaves the container running and holding
-// its port; the next run removes it, says so, and measures.
-func TestKilledRunsContainerIsRemovedByTheNextRun(t *testing.T) {
-	cmd, _ := startFastify(t, t.TempDir())
-	cmd.Process.Kill()
-	cmd.Wait()
-	left := containersOf(t, cmd.Process.Pid)
-	if left == "" {
-		t.Fatal("kill -9 left no container: nothing to test")
-	}
-	t.Cleanup(func() {
-		if ids := containersOf(t, cmd.Process.Pid); ids != "" {
-			exec.Command("docker", append([]string{"rm", "-f"}, strings.Fields(ids)...)...).Run()
-		}
-	})
-	code, _, log := iotbench(t, context.Background(), "run", "--scenario", "io-heavy", "--targets", "fastify",
-		"--trials", "1", "--warmup", "1s", "--duration", "2s", "--rate", "50", "--out", t.TempDir())
-	want := fmt.Sprintf("removed a container left by an earlier run: iotbench-fastify-%d-", cmd.Process.Pid)
-	if !strings.Contains(log, want) || !strings.Contains(log, "target fastify") || !strings.Contains(log, "its iotbench process is gone") {
-		t.Errorf("the next run's log does not name the leftover (%q):\n%s", want, log)
-	}
-	if code != 0 {
-		t.Errorf("the next run: exit %d, want 0 once the leftover is gone\n%s", code, log)
-	}
-	if ids := containersOf(t, cmd.Process.Pid); ids != "" {
-		t.Errorf("the killed run's container is still there: %s", ids)
-	}
-}
-
 // containersOf lists the containers that iotbench process pid created and that still exist.
 func containersOf(t *testing.T, pid int) string {
 	t.Helper()
