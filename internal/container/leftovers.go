@@ -164,14 +164,27 @@ func (d *Docker) removeContainer(ctx context.Context, id string) error {
 	return removeContainer(ctx, d.c, id)
 }
 
-// removeContainer stops and deletes the container id. One already gone, or already being removed
-// (a second Ctrl-C removes beside the run), is as good as removed.
+// removeContainer stops and deletes the container id. One already gone is removed; one already
+// being removed (a second Ctrl-C removes beside the run) is removed once the engine is done.
 func removeContainer(ctx context.Context, c *client.Client, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	_, err := c.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
-	if cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress") {
+	switch {
+	case err == nil || cerrdefs.IsNotFound(err):
 		return nil
+	case cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress"):
+		for {
+			if _, err := c.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); cerrdefs.IsNotFound(err) {
+				return nil
+			} else if ctx.Err() != nil {
+				return fmt.Errorf("container %.12s: still being removed: %w", id, ctx.Err())
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
 	}
 	return err
 }
