@@ -7,6 +7,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -152,12 +153,38 @@ func startFastify(t *testing.T, out string) (*exec.Cmd, *syncBuffer) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second)
-	if containersOf(t, cmd.Process.Pid) == "" {
+	id := containersOf(t, cmd.Process.Pid)
+	if id == "" {
 		cmd.Process.Kill()
 		cmd.Wait()
 		t.Fatal("no container labelled with the run's pid while the run is under way")
 	}
+	checkHardened(t, id)
 	return cmd, log
+}
+
+// checkHardened inspects a running target's container for the hardening of docs/security.md.
+func checkHardened(t *testing.T, id string) {
+	t.Helper()
+	out, err := exec.Command("docker", "inspect", "-f", "{{json .HostConfig}}", id).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hc struct {
+		CapDrop        []string
+		SecurityOpt    []string
+		PidsLimit      int64
+		ReadonlyRootfs bool
+		Tmpfs          map[string]string
+		NetworkMode    string
+	}
+	if err := json.Unmarshal(out, &hc); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(hc.CapDrop, ",") != "ALL" || strings.Join(hc.SecurityOpt, ",") != "no-new-privileges" || hc.PidsLimit != 2048 ||
+		!hc.ReadonlyRootfs || !strings.HasPrefix(hc.Tmpfs["/tmp"], "rw,nosuid,nodev,noexec") || len(hc.Tmpfs) != 1 || hc.NetworkMode != "host" {
+		t.Errorf("the running target is not hardened: %s", out)
+	}
 }
 
 // TestInterruptedRunRemovesItsContainer: Ctrl-C, SIGTERM (a service manager's stop) and SIGHUP (a
