@@ -214,6 +214,10 @@ func TestInterruptedRunRemovesItsContainer(t *testing.T) {
 			if left := containersOf(t, cmd.Process.Pid); left != "" {
 				t.Errorf("containers left after %v: %s", c.signals, left)
 			}
+			// One signal: the run stops in order and says how to finish it.
+			if len(c.signals) == 1 && !strings.Contains(log.String(), "--resume ") {
+				t.Errorf("an interrupted run does not say how to finish it:\n%s", log.String())
+			}
 		})
 	}
 }

@@ -73,7 +73,7 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 	}
 	p, err := plan.Targets(f, o.Targets, plan.Overrides{CPUs: o.CPUs, Memory: o.Memory}, allowed)
 	if err != nil {
-		return usageError{err}
+		return planError(err)
 	}
 	engine := o.Engine
 	if engine == nil {

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/go-units"
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/load"
@@ -79,7 +78,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	if len(o.Targets) > 0 {
 		for _, t := range o.Targets {
 			if f.Targets[t] == nil {
-				return nil, fmt.Errorf("--targets: unknown target %q (known: %s)", t, strings.Join(f.TargetOrder, ", "))
+				return nil, &OverrideError{"targets", t, fmt.Errorf("not a target of %s (known: %s)", f.Path, strings.Join(f.TargetOrder, ", "))}
 			}
 		}
 		targets = o.Targets
@@ -95,9 +94,9 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		settings.Trials = o.Trials
 	}
 	if settings.Duration <= 0 || *settings.Warmup < 0 {
-		return nil, fmt.Errorf("--duration must be positive and --warmup not negative")
+		return nil, fmt.Errorf("duration %v must be positive and warm-up %v not negative", settings.Duration, *settings.Warmup)
 	}
-	settings, memory, targetCPUs, generatorCPUs, err := resources(settings, o, allowed)
+	settings, memory, targetCPUs, generatorCPUs, err := resources(f, settings, fmt.Sprintf("scenario %q", s.Name), o, allowed)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +104,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	model := load.Model{Rate: s.Load.Rate, Connections: s.Load.Connections, ExpectedLatency: s.Load.ExpectedLatency}
 	switch {
 	case o.Rate > 0 && o.Connections > 0:
-		return nil, fmt.Errorf("give --rate (open loop) or --connections (closed loop), not both")
+		return nil, fmt.Errorf("a rate (open loop) or connections (closed loop), not both")
 	case o.Rate > 0:
 		model.Rate, model.Connections = o.Rate, 0
 	case o.Connections > 0:
@@ -170,7 +169,7 @@ func Targets(f *scenario.File, names []string, o Overrides, allowed []int) (*Pla
 	if len(names) == 0 {
 		names = f.TargetOrder
 	}
-	settings, memory, targetCPUs, generatorCPUs, err := resources(f.Defaults, o, allowed)
+	settings, memory, targetCPUs, generatorCPUs, err := resources(f, f.Defaults, "defaults", o, allowed)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +177,7 @@ func Targets(f *scenario.File, names []string, o Overrides, allowed []int) (*Pla
 	for _, name := range names {
 		t := f.Targets[name]
 		if t == nil {
-			return nil, fmt.Errorf("--targets: unknown target %q (known: %s)", name, strings.Join(f.TargetOrder, ", "))
+			return nil, &OverrideError{"targets", name, fmt.Errorf("not a target of %s (known: %s)", f.Path, strings.Join(f.TargetOrder, ", "))}
 		}
 		b, spec := p.addTarget(t, memory)
 		p.Cells = append(p.Cells, Cell{Scenario: "verify", Target: name, Trial: 1, Build: b, Spec: spec})
@@ -186,20 +185,23 @@ func Targets(f *scenario.File, names []string, o Overrides, allowed []int) (*Pla
 	return p, nil
 }
 
-// resources applies the command line's cpus and memory to settings and resolves them: the memory
-// limit in bytes and the CPUs of the targets and of the generator.
-func resources(settings scenario.Settings, o Overrides, allowed []int) (scenario.Settings, int64, []int, []int, error) {
+// resources applies the command line's cpus and memory to settings (of f, at where) and resolves
+// them: the memory limit in bytes and the CPUs of the targets and of the generator.
+func resources(f *scenario.File, settings scenario.Settings, where string, o Overrides, allowed []int) (scenario.Settings, int64, []int, []int, error) {
 	if o.Memory != "" {
 		settings.Memory = o.Memory
 	}
 	if o.CPUs != "" {
 		settings.CPUs = o.CPUs
 	}
-	memory, err := units.RAMInBytes(settings.Memory)
-	if err != nil || memory < 6<<20 {
-		return settings, 0, nil, nil, fmt.Errorf("memory %q is not a size Docker accepts (at least 6m, e.g. 1g)", settings.Memory)
+	memory, err := scenario.ParseMemory(settings.Memory)
+	if err != nil {
+		return settings, 0, nil, nil, settingError(f, settings, where, "memory", o.Memory, settings.Memory, err)
 	}
 	targetCPUs, generatorCPUs, err := SplitCPUs(allowed, settings.CPUs)
+	if err != nil && settings.CPUs != "" {
+		err = settingError(f, settings, where, "cpus", o.CPUs, settings.CPUs, err)
+	}
 	return settings, memory, targetCPUs, generatorCPUs, err
 }
 
@@ -231,13 +233,14 @@ func SplitCPUs(allowed []int, asked string) (targetCPUs, generator []int, err er
 		k := max(1, len(allowed)/4)
 		return allowed[len(allowed)-k:], allowed[:len(allowed)-k], nil
 	}
-	targetCPUs, err = cpuset.Parse(asked, cpuset.MaxCPUs)
+	// Bounded by this machine's CPUs before the list is expanded.
+	targetCPUs, err = cpuset.Parse(asked, slices.Max(append([]int{0}, allowed...))+1)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--cpus: %w", err)
+		return nil, nil, err
 	}
 	for _, c := range targetCPUs {
 		if !slices.Contains(allowed, c) {
-			return nil, nil, fmt.Errorf("--cpus %s: CPU %d is not available here (available: %s)", asked, c, cpuset.Format(allowed))
+			return nil, nil, fmt.Errorf("CPU %d is not available here (available: %s)", c, cpuset.Format(allowed))
 		}
 	}
 	for _, c := range allowed {
@@ -246,7 +249,7 @@ func SplitCPUs(allowed []int, asked string) (targetCPUs, generator []int, err er
 		}
 	}
 	if len(generator) == 0 {
-		return nil, nil, fmt.Errorf("--cpus %s leaves no CPU for the load generator (available: %s)", asked, cpuset.Format(allowed))
+		return nil, nil, fmt.Errorf("leaves no CPU for the load generator (available: %s)", cpuset.Format(allowed))
 	}
 	return targetCPUs, generator, nil
 }

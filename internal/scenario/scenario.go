@@ -107,10 +107,22 @@ type Settings struct {
 	// CPUs is the cpuset of the target container ("1", "2-3"); empty: the automatic split.
 	CPUs   string `yaml:"cpus"`
 	Memory string `yaml:"memory"`
+
+	// Lines are where the file gives each setting (its key → line), in defaults or the scenario:
+	// a value refused later (a cpuset this machine lacks) is named where it was written.
+	Lines map[string]int `yaml:"-"`
 }
 
 // merged returns s with every unset field taken from d.
 func (s Settings) merged(d Settings) Settings {
+	lines := map[string]int{}
+	for k, v := range d.Lines {
+		lines[k] = v
+	}
+	for k, v := range s.Lines {
+		lines[k] = v
+	}
+	s.Lines = lines
 	if s.Warmup == nil {
 		s.Warmup = d.Warmup
 	}
