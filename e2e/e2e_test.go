@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,7 +39,11 @@ func iotbench(t *testing.T, ctx context.Context, args ...string) (int, string, s
 	cmd.Dir = ".."
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		ours.Store(strconv.Itoa(cmd.Process.Pid), true)
+		err = cmd.Wait()
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -61,14 +66,34 @@ func readRows(t *testing.T, dir string) []results.Row {
 	return rows
 }
 
-// leftovers lists containers iotbench created that still exist.
+// ours holds the process ids of the iotbench processes these tests started: other containers
+// labelled iotbench on this engine (a developer's own run beside the tests) are not theirs.
+var ours sync.Map
+
+// start starts cmd and records its process as one of the tests'.
+func start(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ours.Store(strconv.Itoa(cmd.Process.Pid), true)
+}
+
+// leftovers lists the containers of the tests' iotbench processes that still exist, by name.
 func leftovers(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("docker", "ps", "-a", "-q", "--filter", "label=iotbench").Output()
+	out, err := exec.Command("docker", "ps", "-a", "--filter", "label=iotbench", "--format", `{{.Names}} {{.Label "iotbench.pid"}}`).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.TrimSpace(string(out))
+	var left []string
+	for line := range strings.Lines(string(out)) {
+		name, pid, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if _, ok := ours.Load(pid); ok {
+			left = append(left, name)
+		}
+	}
+	return strings.Join(left, " ")
 }
 
 func TestIOHeavyOnTheFoundationTargets(t *testing.T) {
@@ -140,9 +165,7 @@ func startFastify(t *testing.T, out string) (*exec.Cmd, *syncBuffer) {
 	cmd.Dir = ".."
 	log := &syncBuffer{}
 	cmd.Stderr = log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	start(t, cmd)
 	deadline := time.Now().Add(5 * time.Minute)
 	for !strings.Contains(log.String(), "healthy in") {
 		if time.Now().After(deadline) {

@@ -119,9 +119,7 @@ func TestKilledRunIsCleanedUpAndResumed(t *testing.T) {
 	cmd.Dir = ".."
 	var log bytes.Buffer
 	cmd.Stderr = &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	start(t, cmd)
 	// Kill it during the second cell, once the first is recorded.
 	deadline := time.Now().Add(3 * time.Minute)
 	for !strings.Contains(log.String(), "[2/3]") || strings.Count(log.String(), "healthy in") < 2 {
@@ -133,10 +131,9 @@ func TestKilledRunIsCleanedUpAndResumed(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	names, err := exec.Command("docker", "ps", "-a", "--filter", "label=iotbench", "--format", "{{.Names}}").Output()
-	left := strings.TrimSpace(string(names))
-	if err != nil || left == "" {
-		t.Fatalf("no container left by the killed run (%v): nothing to clean up", err)
+	left := leftovers(t)
+	if left == "" {
+		t.Fatal("no container left by the killed run: nothing to clean up")
 	}
 	files, _ := filepath.Glob(filepath.Join(out, "*.csv"))
 	if len(files) != 1 {

@@ -55,6 +55,7 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, image str
 		return in, nil, nil
 	}
 	cfg := in.config(c.Load)
+	r.status().Phase("verify")
 	if err := verifyCell(ctx, ctr.URL(), cfg, c.Expect); err != nil {
 		if ctx.Err() != nil {
 			in.remove(ctx)
@@ -140,6 +141,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	if !row.Valid {
 		in.r.keepLog(row, in.ctr.Logs(context.WithoutCancel(ctx), LogLines))
 	}
+	in.r.detail(row, ph.res, m.perSecond)
 	return ph, nil
 }
 
