@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
 )
@@ -91,15 +92,18 @@ func (c PairedChange) HalfWidth() float64 { return (c.Hi - c.Lo) / 2 }
 
 // PairedCell is one (scenario, target) of a paired run.
 type PairedCell struct {
-	Scenario, Target        string
-	BaseTrials, BaseValid   int
-	CandTrials, CandValid   int
-	AATrials, AAValid       int
-	Mismatches              []Mismatch // between the sides
-	Refused                 bool
-	Changes                 []PairedChange
-	NotRecorded             []string // gated metrics the rows do not record (a service iotbench did not start)
-	NoValidCandidate        bool
+	Scenario, Target      string
+	BaseTrials, BaseValid int
+	CandTrials, CandValid int
+	AATrials, AAValid     int
+	Mismatches            []Mismatch // between the sides
+	Refused               bool
+	Changes               []PairedChange
+	NotRecorded           []string // gated metrics the rows do not record (a service iotbench did not start)
+	NoValidCandidate      bool
+	// Unmeasured is set when no candidate trial is valid because the generator was short (a
+	// busy machine): nothing is known, which is not a failure of the candidate.
+	Unmeasured              bool
 	baseRows, candRows, aas []results.Row
 }
 
@@ -119,6 +123,12 @@ type PairedResult struct {
 	Searches []string
 	// Until says how an adaptive run ended; empty when it was not adaptive.
 	Until string
+}
+
+// generatorShort reports whether an invalid reason blames the load generator alone: the
+// generator's own reason, with no cause before it (a dead target) nor another after it.
+func generatorShort(reason string) bool {
+	return strings.HasPrefix(reason, "generator ") && (strings.HasSuffix(reason, load.GeneratorShort) || strings.HasSuffix(reason, load.GeneratorBehind))
 }
 
 // IsPaired reports whether rows come from a paired run.
@@ -157,7 +167,12 @@ func AnalyzePaired(file string, rows []results.Row, o PairedOptions) PairedResul
 				}
 			}
 		}
-		c.NoValidCandidate = c.CandValid == 0 && c.BaseValid > 0
+		// A candidate without a valid trial fails the gate, unless the generator, not the
+		// candidate, is what every one of its trials was invalid for (a busy machine).
+		c.NoValidCandidate = c.CandValid == 0 && c.BaseValid > 0 && slices.ContainsFunc(c.candRows, func(r results.Row) bool {
+			return !generatorShort(r.InvalidReason)
+		})
+		c.Unmeasured = c.CandValid == 0 && !c.NoValidCandidate
 		if !c.Refused {
 			c.Changes, c.NotRecorded = pairedChanges(c, o)
 		}
@@ -408,7 +423,9 @@ func (r PairedResult) Undecided() []string {
 	var out []string
 	for _, c := range r.Cells {
 		if len(c.Changes) == 0 && !c.Refused && !c.NoValidCandidate {
-			if len(c.NotRecorded) > 0 && len(c.NotRecorded) == len(r.Gates) {
+			if c.Unmeasured {
+				out = append(out, fmt.Sprintf("%s: no valid trial of the candidate, every one judged delayed by the load generator (a busy machine): nothing measured", c.Name()))
+			} else if len(c.NotRecorded) > 0 && len(c.NotRecorded) == len(r.Gates) {
 				out = append(out, fmt.Sprintf("%s: none of the gated metrics is recorded (%s): nothing judged", c.Name(), strings.Join(c.NotRecorded, ", ")))
 			} else {
 				out = append(out, fmt.Sprintf("%s: no round with a valid baseline and candidate", c.Name()))

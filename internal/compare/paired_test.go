@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -205,4 +206,35 @@ func FuzzParseUntil(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A candidate without a valid trial fails the gate when the candidate is to blame, and leaves it
+// undecided when every trial was the generator's (a busy machine measured nothing).
+func TestCandidateWithoutAValidTrial(t *testing.T) {
+	short := "generator delayed requests: its own p99 delay 6.8ms exceeds 2ms (send lag p99 4.5ms): " + load.GeneratorShort
+	cases := []struct {
+		name    string
+		reasons []string // of the candidate's trials
+		verdict Verdict
+	}{
+		{"the generator was short every time", []string{short, short, short}, Inconclusive},
+		{"the candidate failed once", []string{short, "success ratio 0.5000 below 0.99", short}, Regressed},
+		{"the target died, then the generator", []string{"target exited with code 1; " + short, short, short}, Regressed},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rows := pairedRows("t", 1, alternating(3, 0.01), alternating(3, 0.01), nil)
+			i := 0
+			for j := range rows {
+				if rows[j].Variant == results.VariantCandidate {
+					rows[j].Valid, rows[j].InvalidReason = false, c.reasons[i]
+					i++
+				}
+			}
+			res := AnalyzePaired("run.csv", rows, PairedOptions{Alpha: 0.05, Gates: []Gate{{"p50", 5}}})
+			if v := res.Verdict(); v != c.verdict {
+				t.Errorf("verdict %s, want %s; failures %v, undecided %v", v, c.verdict, res.Failures(), res.Undecided())
+			}
+		})
+	}
 }
