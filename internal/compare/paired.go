@@ -593,7 +593,7 @@ func (r PairedResult) Reached(until []Until) (bool, string) {
 		for _, c := range r.Cells {
 			for _, ch := range c.Changes {
 				if ch.Metric.Name == u.Metric && ch.Rounds < fewest {
-					return false, fmt.Sprintf("%s of %s: %d valid round(s), fewer than the %d any verdict needs over %d comparison(s)", u.Metric, c.Name(), ch.Rounds, fewest, r.Comparisons)
+					return false, fmt.Sprintf("%s of %s: %d valid round(s), fewer than the %d a verdict may need after the adjustment over %d comparison(s)", u.Metric, c.Name(), ch.Rounds, fewest, r.Comparisons)
 				}
 			}
 		}

@@ -158,7 +158,7 @@ func TestReached(t *testing.T) {
 		{"narrow over enough rounds", pairedRows("t", 1.02, alternating(10, 0.04), alternating(10, 0.003), nil), "p50:±2%", true, ""},
 		{"wider than asked", pairedRows("t", 1.02, alternating(10, 0.04), alternating(10, 0.05), nil), "p50:±1%", false, "p50 of s/t ±"},
 		// Five rounds give a finite, narrow interval, but no test can decide on five.
-		{"narrow over too few rounds", pairedRows("t", 1.02, alternating(5, 0.04), alternating(5, 0.001), nil), "p50:±2%", false, "5 valid round(s), fewer than the 6"},
+		{"narrow over too few rounds", pairedRows("t", 1.02, alternating(5, 0.04), alternating(5, 0.001), nil), "p50:±2%", false, "5 valid round(s), fewer than the 6 a verdict may need"},
 		{"four rounds: no interval", pairedRows("t", 1.02, alternating(4, 0.04), alternating(4, 0.001), nil), "p50:±2%", false, "±∞"},
 		// Rows of a service iotbench did not start have no CPU per request: nothing to narrow.
 		{"not recorded", pairedRows("t", 1.02, alternating(10, 0.04), alternating(10, 0.003), nil), "cpu-per-request:±2%,p50:±2%", true, ""},
