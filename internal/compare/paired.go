@@ -301,7 +301,8 @@ func logRatios(b, c []float64) []float64 {
 		case positive:
 			out[i] = math.Log(c[i] / b[i])
 		case scale != 0:
-			out[i] = math.Log1p((c[i] - b[i]) / math.Abs(scale))
+			// A fall to nothing is a fall of 100%: bounded, so that no ratio is infinite.
+			out[i] = math.Log1p(math.Max((c[i]-b[i])/math.Abs(scale), -0.999))
 		}
 	}
 	return out
