@@ -73,6 +73,7 @@ func TestExitCodes(t *testing.T) {
 		{"scenario flag with --url", []string{"run", "--url", healthy.URL, "--rate", "1", "--targets", "x"}, ExitUsage, "--targets belongs to scenario runs", 0},
 		{"unknown flag", []string{"run", "--rat", "5"}, ExitUsage, "unknown flag", 0},
 		{"an argument to run", []string{"run", "--url", healthy.URL, "--rate", "1", "5"}, ExitUsage, `takes no arguments; got "5"`, 0},
+		{"--max-trials beyond reason", []string{"run", "--url", healthy.URL, "--baseline-url", healthy.URL, "--rate", "1", "--until", "p50:±3%", "--max-trials", "100000"}, ExitUsage, "--max-trials 100000", 0},
 		{"--aa without a baseline", []string{"run", "--url", healthy.URL, "--rate", "1", "--aa", "2"}, ExitUsage, "--aa belongs to a paired run", 0},
 		{"--baseline-url without --url", []string{"run", "--baseline-url", healthy.URL, "--rate", "1"}, ExitUsage, "--baseline-url pairs with --url", 0},
 		{"--until an ungated metric", []string{"run", "--url", healthy.URL, "--baseline-url", healthy.URL, "--rate", "1", "--fail-on", "p50:+5%", "--until", "p99:±3%"}, ExitUsage, "--until p99:±3%: p99 is not a gated metric", 0},
