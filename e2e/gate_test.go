@@ -17,8 +17,11 @@ import (
 )
 
 // Issue 18's acceptance: a paired run (baseline and candidate in one sitting, round by round)
-// against the stub server, through the real binary. Each round is two cells of 2 s at 500 rps:
-// the tests together take about two minutes.
+// against the stub server, through the real binary. Each round is two cells of 2 s: the tests
+// together take about two minutes on a quiet machine. The generator judges its own delay
+// against a tenth of the latency (docs/results.md): a 20 ms service allows it 2 ms, which a
+// machine busy with other work often exceeds, so the tests that need no particular service time
+// use 100 ms (10 ms allowed), and the one that needs 20 → 22 ms adds rounds with --until.
 
 var stubOnce struct {
 	sync.Once
@@ -67,15 +70,17 @@ type verdicts struct {
 	Undecided []string `json:"undecided"`
 }
 
-// pairedRun measures the service at candidate against the one at baseline in one paired run and
-// returns its exit status, what it printed, and the results file.
-func pairedRun(t *testing.T, candidate, baseline string, args ...string) (int, string, string) {
+// pairedRun measures the service at candidate against the one at baseline in one paired run,
+// open loop with about ten requests of the service time in flight, and returns its exit
+// status, what it printed, and the results file.
+func pairedRun(t *testing.T, candidate, baseline string, service time.Duration, args ...string) (int, string, string) {
 	t.Helper()
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	rate := fmt.Sprint(int(10 * time.Second / service))
 	code, table, log := iotbench(t, ctx, append([]string{"run", "--url", "http://" + candidate + "/ingest", "--baseline-url", "http://" + baseline + "/ingest",
-		"--name", "stub", "--rate", "500", "--expected-latency", "20ms", "--warmup", "500ms", "--duration", "2s", "--contains", "processingMs", "--out", out}, args...)...)
+		"--name", "stub", "--rate", rate, "--expected-latency", service.String(), "--warmup", "500ms", "--duration", "2s", "--contains", "processingMs", "--out", out}, args...)...)
 	files, _ := filepath.Glob(filepath.Join(out, "*.csv"))
 	if len(files) != 1 {
 		t.Fatalf("exit %d, %d results files\n%s\n%s", code, len(files), log, table)
@@ -106,9 +111,9 @@ func pct(p *float64) float64 {
 // interval is wider than asked: a shared machine that invalidates trials gets more of them.
 func TestPairedSameServerIsEquivalent(t *testing.T) {
 	addr := freeAddr(t)
-	stub(t, stubBinary(t), addr, 20*time.Millisecond)
+	stub(t, stubBinary(t), addr, 100*time.Millisecond)
 	const gates = "throughput:-5%,p50:+5%,p99:+5%"
-	code, log, file := pairedRun(t, addr, addr, "--trials", "8", "--fail-on", gates, "--until", "p50:±2%,p99:±3%", "--max-trials", "20")
+	code, log, file := pairedRun(t, addr, addr, 100*time.Millisecond, "--trials", "8", "--fail-on", gates, "--until", "p50:±2%,p99:±3%", "--max-trials", "20")
 	if code != 0 {
 		t.Errorf("run exit %d, want 0\n%s", code, log)
 	}
@@ -132,7 +137,7 @@ func TestPairedSlowerCandidateRegresses(t *testing.T) {
 	stub(t, stubBinary(t), base, 20*time.Millisecond)
 	stub(t, stubBinary(t), cand, 22*time.Millisecond)
 	const gates = "throughput:-5%,p50:+5%"
-	code, log, file := pairedRun(t, cand, base, "--trials", "8", "--aa", "2", "--fail-on", gates, "--until", "p50:±3%", "--max-trials", "20")
+	code, log, file := pairedRun(t, cand, base, 20*time.Millisecond, "--trials", "8", "--aa", "2", "--fail-on", gates, "--until", "p50:±3%", "--max-trials", "20")
 	if code != 1 || !strings.Contains(log, "regressed") {
 		t.Errorf("run exit %d, want 1 and a regression\n%s", code, log)
 	}
@@ -145,6 +150,11 @@ func TestPairedSlowerCandidateRegresses(t *testing.T) {
 			continue
 		}
 		found = true
+		if ch.Rounds < 7 {
+			// 20 rounds without 7 valid pairs: the generator judged most trials delayed (it is
+			// allowed 2 ms at 20 ms), as on a machine saturated by other work.
+			t.Fatalf("p50: %d valid rounds of up to 20, too few for any verdict: this machine was too busy for the generator (see the INVALID lines)\n%s", ch.Rounds, log)
+		}
 		if ch.Verdict != "regressed" || pct(ch.ChangePct) < 5 || pct(ch.ChangePct) > 15 {
 			t.Errorf("p50 %+.2f%%: %s; want regressed by about +10%%", pct(ch.ChangePct), ch.Verdict)
 		}
@@ -162,9 +172,9 @@ func TestPairedSlowerCandidateRegresses(t *testing.T) {
 // with more rounds suggested; --allow-inconclusive lets the gate pass.
 func TestPairedSmallChangeIsInconclusive(t *testing.T) {
 	base, cand := freeAddr(t), freeAddr(t)
-	stub(t, stubBinary(t), base, 20*time.Millisecond)
-	stub(t, stubBinary(t), cand, 20300*time.Microsecond)
-	code, log, file := pairedRun(t, cand, base, "--trials", "4", "--fail-on", "p50:+5%")
+	stub(t, stubBinary(t), base, 100*time.Millisecond)
+	stub(t, stubBinary(t), cand, 101500*time.Microsecond)
+	code, log, file := pairedRun(t, cand, base, 100*time.Millisecond, "--trials", "4", "--fail-on", "p50:+5%")
 	if code != 4 || !strings.Contains(log, "inconclusive") || !strings.Contains(log, "rounds would likely settle it") {
 		t.Errorf("run exit %d, want 4, inconclusive with the rounds to settle it\n%s", code, log)
 	}
