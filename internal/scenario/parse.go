@@ -333,6 +333,9 @@ func (f *File) validate() []lineError {
 				add(line, "scenario %q: cpus: %v", name, err)
 			}
 		}
+		for _, e := range s.Settings.checkDB() {
+			add(line, "scenario %q: %s", name, e)
+		}
 		if len(s.Targets) == 0 {
 			add(line, "scenario %q lists no targets: add \"targets: [name, …]\"", name)
 		}
