@@ -19,7 +19,8 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // another same-server pair whose p99 drifted by 1.75% with p = 0.008; find-max-steps the first steps of
 // a --find-max search; again-20ms-cut again-20ms with its last row cut mid-way (a run killed
 // during a write); two-cells-base base-20ms twice, as two targets, and two-cells-stopped a
-// candidate stopped after the first.
+// candidate stopped after the first; io-embedded and io-postgres base-20ms as one target on its
+// embedded store and on PostgreSQL (p50 10% slower there), which compare refuses unless allowed.
 func TestCompareGolden(t *testing.T) {
 	cases := []struct{ name, args string }{
 		{"same-server", "base-20ms.csv again-20ms.csv"},
@@ -51,6 +52,8 @@ func TestCompareGolden(t *testing.T) {
 		{"one-argument", "base-20ms.csv"},
 		{"bad-format", "--format xml base-20ms.csv again-20ms.csv"},
 		{"find-max-steps", "find-max-steps.csv find-max-steps.csv"},
+		{"embedded-vs-postgres", "io-embedded.csv io-postgres.csv"},
+		{"embedded-vs-postgres-allowed", "--allow-mismatch=db,db_cpus,db_image_id io-embedded.csv io-postgres.csv"},
 	}
 	wd, _ := os.Getwd()
 	dir := filepath.Join(wd, "testdata", "compare")

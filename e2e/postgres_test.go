@@ -1,0 +1,131 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+// lockedBuffer is a log written by a running command and read by the test meanwhile.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// loadRowsInDatabase asks the database server of target, started by the iotbench process pid,
+// how many readings it holds besides the 50 seeds: psql inside the server's container, not the
+// target's /stats. ok is false while there is no such server (or it cannot answer yet).
+func loadRowsInDatabase(t *testing.T, pid int, target string) (n int, ok bool) {
+	t.Helper()
+	ids, err := exec.Command("docker", "ps", "-q", "--filter", "label=iotbench.pid="+strconv.Itoa(pid),
+		"--filter", "label=iotbench.target="+target+".db").Output()
+	id, _, _ := strings.Cut(strings.TrimSpace(string(ids)), "\n")
+	if err != nil || id == "" {
+		return 0, false
+	}
+	out, err := exec.Command("docker", "exec", id, "psql", "--no-psqlrc", "-h", "/tmp", "-U", "iot", "-d", "iot", "-tAc",
+		"SELECT COUNT(*) FROM readings WHERE device_id NOT LIKE 'seed-%'").Output()
+	if err != nil {
+		return 0, false
+	}
+	n, err = strconv.Atoi(strings.TrimSpace(string(out)))
+	return n, err == nil
+}
+
+// TestIOHeavyOnPostgres runs io-heavy on one JVM and one JavaScript target against PostgreSQL:
+// valid cells, rows seen growing in each target's own server while it runs (asked there, not
+// through the target), and the row's count of the server's rows holding the successes.
+func TestIOHeavyOnPostgres(t *testing.T) {
+	out := t.TempDir()
+	targets := []string{"spring-mvc-platform", "fastify"}
+	cmd := exec.Command(binary(t), "run", "--scenario", "io-heavy", "--db", "postgres",
+		"--targets", strings.Join(targets, ","), "--trials", "1", "--warmup", "2s", "--duration", "4s",
+		"--rate", "200", "--out", out)
+	cmd.Dir = ".."
+	var log lockedBuffer
+	var table bytes.Buffer
+	cmd.Stderr, cmd.Stdout = &log, &table
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	// While the run goes on, ask each target's server for its rows, every half second.
+	seen := map[string]int{}
+	var runErr error
+	deadline := time.After(15 * time.Minute) // the first run builds the images
+poll:
+	for {
+		select {
+		case runErr = <-done:
+			break poll
+		case <-deadline:
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("the run did not end within 15 minutes:\n%s", log.String())
+		case <-time.After(500 * time.Millisecond):
+			for _, target := range targets {
+				if n, ok := loadRowsInDatabase(t, cmd.Process.Pid, target); ok && n > seen[target] {
+					seen[target] = n
+				}
+			}
+		}
+	}
+	t.Log(log.String())
+	t.Log(table.String())
+	if runErr != nil {
+		t.Fatalf("run: %v, want exit status 0 (every cell valid)", runErr)
+	}
+	rows := readRows(t, out)
+	if len(rows) != len(targets) {
+		t.Fatalf("%d rows, want %d", len(rows), len(targets))
+	}
+	for _, r := range rows {
+		if !r.Valid || r.Successes < 700 {
+			t.Errorf("%s: valid=%v successes=%d (%s)", r.Target, r.Valid, r.Successes, r.InvalidReason)
+		}
+		if r.DB != results.DBPostgres || r.DBPoolSize != 10 || r.DBCPUSet != r.CPUSet || !strings.HasPrefix(r.DBImageID, "sha256:") {
+			t.Errorf("%s: db=%q pool=%d db_cpuset=%q (target's %q) db_image=%q", r.Target, r.DB, r.DBPoolSize, r.DBCPUSet, r.CPUSet, r.DBImageID)
+		}
+		// The server's own count over the measured phase, which the stored-row check holds.
+		if r.DBRowsStored < r.Successes || r.DBRowsStored > r.Requests {
+			t.Errorf("%s: the server counted %d new rows over the measured phase, want %d to %d", r.Target, r.DBRowsStored, r.Successes, r.Requests)
+		}
+		// The server did the inserts: its cgroup shows CPU and memory (shared buffers, connections).
+		if r.DBCPUCores <= 0 || r.DBMemoryPeak < 10<<20 {
+			t.Errorf("%s: database server cpu %.3f cores, peak memory %d bytes: not measured", r.Target, r.DBCPUCores, r.DBMemoryPeak)
+		}
+		// Asked in the server while the cell ran: the warm-up's and the phase's rows, at least
+		// the successes the test saw arrive before its last look.
+		if seen[r.Target] < 100 {
+			t.Errorf("%s: psql in its database server saw at most %d load rows during the run", r.Target, seen[r.Target])
+		}
+	}
+	if !strings.Contains(table.String(), "database") {
+		t.Errorf("the table does not show the database server's resources:\n%s", table.String())
+	}
+	if left := leftovers(t); left != "" {
+		t.Errorf("containers left behind: %s", left)
+	}
+}
