@@ -154,8 +154,11 @@ func TestInterruptedRunRemovesItsContainer(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 1 {
-		t.Errorf("exit after Ctrl-C: %v, want status 1\n%s", err, log.String())
+	if !ok || ee.ExitCode() != 130 {
+		t.Errorf("exit after Ctrl-C: %v, want status 130\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "--resume ") {
+		t.Errorf("an interrupted run does not say how to finish it:\n%s", log.String())
 	}
 	if left := leftovers(t); left != "" {
 		t.Errorf("containers left after Ctrl-C: %s", left)

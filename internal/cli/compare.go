@@ -94,7 +94,7 @@ func runCompare(o *CompareOptions) error {
 	if o.FailOn != "" {
 		gates, err := compare.ParseGates(o.FailOn)
 		if err != nil {
-			return usageError{err}
+			return flagErr("fail-on", "", err)
 		}
 		for _, g := range gates {
 			if math.Abs(g.Percent) < o.NoisePct {

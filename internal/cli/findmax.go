@@ -30,14 +30,14 @@ func (o *RunOptions) maxSearch() (*bench.MaxSearch, error) {
 	}
 	slo, err := maxrate.ParseSLO(o.SLO)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, flagErr("slo", "", err)
 	}
 	if o.Step <= 0 {
 		return nil, usagef("--step must be positive (e.g. 10s)")
 	}
 	resolution, err := maxrate.ParseResolution(o.Resolution)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, flagErr("resolution", o.Resolution, err)
 	}
 	return &bench.MaxSearch{SLO: slo, Step: o.Step, StepWarmup: o.Step / 2, Cooldown: 2 * time.Second,
 		Search: maxrate.Config{Resolution: resolution, Limit: maxRateLimit}}, nil

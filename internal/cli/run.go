@@ -154,6 +154,9 @@ func addDBFlags(f *pflag.FlagSet, db, cpus *string, pool *[]int) {
 }
 
 func runRun(ctx context.Context, o *RunOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
 	search, err := o.maxSearch()
 	if err != nil {
 		return err
@@ -288,7 +291,7 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 	}
 	p, err := plan.Make(f, name, over, allowed)
 	if err != nil {
-		return nil, nil, meta, nothing, usageError{err}
+		return nil, nil, meta, nothing, planError(err)
 	}
 	d, err := connectDocker(ctx, o.CABundle, o.Streams.ErrOut)
 	if err != nil {

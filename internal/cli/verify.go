@@ -77,7 +77,7 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 	}
 	p, err := plan.Targets(f, o.Targets, plan.Overrides{CPUs: o.CPUs, Memory: o.Memory, DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool}, allowed)
 	if err != nil {
-		return usageError{err}
+		return planError(err)
 	}
 	engine := o.Engine
 	if engine == nil {

@@ -66,15 +66,15 @@ func ParseGates(spec string) ([]Gate, error) {
 		}
 		name, limit, ok := strings.Cut(part, ":")
 		if !ok {
-			return nil, fmt.Errorf("--fail-on %q: write metric:signed percent, e.g. throughput:-5%%", part)
+			return nil, fmt.Errorf("%q: write metric:signed percent, e.g. throughput:-5%%", part)
 		}
 		if _, known := results.MetricNamed(name); !known {
-			return nil, fmt.Errorf("--fail-on %q: unknown metric %q (metrics: %s)", part, name, metricNames())
+			return nil, fmt.Errorf("%q: unknown metric %q (metrics: %s)", part, name, metricNames())
 		}
 		num, isPct := strings.CutSuffix(limit, "%")
 		pct, err := strconv.ParseFloat(num, 64)
 		if !isPct || err != nil || (num[0] != '+' && num[0] != '-') || math.IsInf(pct, 0) || math.IsNaN(pct) {
-			return nil, fmt.Errorf("--fail-on %q: the limit must be a signed percent: -5%% fails on a drop of 5%% or more, +10%% on a rise of 10%% or more", part)
+			return nil, fmt.Errorf("%q: the limit must be a signed percent: -5%% fails on a drop of 5%% or more, +10%% on a rise of 10%% or more", part)
 		}
 		if num[0] == '-' {
 			pct = -math.Abs(pct) // keep the sign of "-0%"
@@ -82,7 +82,7 @@ func ParseGates(spec string) ([]Gate, error) {
 		gates = append(gates, Gate{Metric: name, Percent: pct})
 	}
 	if len(gates) == 0 {
-		return nil, fmt.Errorf("--fail-on %q names no gate: e.g. throughput:-5%%,p99:+10%%", spec)
+		return nil, fmt.Errorf("%q names no gate: e.g. throughput:-5%%,p99:+10%%", spec)
 	}
 	return gates, nil
 }

@@ -3,6 +3,7 @@
 package cpuset
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,7 +15,8 @@ import (
 const MaxCPUs = 8192
 
 // Parse reads a CPU list into sorted, distinct CPU numbers, each below limit. The bound is checked
-// before a range is expanded, so a list such as "0-4000000000" costs nothing.
+// before a range is expanded, so a list such as "0-4000000000" costs nothing. Errors do not repeat
+// the list: the caller names it.
 func Parse(s string, limit int) ([]int, error) {
 	var cpus []int
 	for part := range strings.SplitSeq(s, ",") {
@@ -26,10 +28,10 @@ func Parse(s string, limit int) ([]int, error) {
 			b, err = strconv.Atoi(hi)
 		}
 		if err != nil || a < 0 || b < a {
-			return nil, fmt.Errorf("%q is not a CPU list (e.g. \"1\", \"2-3\", \"0,2\")", s)
+			return nil, errors.New("not a CPU list (e.g. 1, 2-3, 0,2)")
 		}
 		if b >= limit {
-			return nil, fmt.Errorf("%q names CPU %d, but CPUs are numbered 0 to %d here", s, b, limit-1)
+			return nil, fmt.Errorf("names CPU %d, but CPUs are numbered 0 to %d here", b, limit-1)
 		}
 		for c := a; c <= b; c++ {
 			cpus = append(cpus, c)

@@ -87,6 +87,10 @@ func (m Model) Mode() Mode {
 	return Open
 }
 
+// MaxInFlight bounds the requests outstanding at once, each a socket and a worker of this process:
+// the open loop's in-flight limit, and the most connections a closed loop may have.
+const MaxInFlight = 10000
+
 // InFlightLimit is how many requests may be outstanding at once: the worker and connection bound.
 // Open loop: twice the in-flight count Little's law predicts (rate × latency), with 100 ms of slack
 // for pauses, so the bound is reached only when the server falls well behind its expected latency.
@@ -96,7 +100,7 @@ func (m Model) InFlightLimit() int {
 		return m.Connections
 	}
 	n := math.Ceil(float64(m.Rate) * (m.ExpectedLatency + 100*time.Millisecond).Seconds() * 2)
-	return int(min(max(n, 16), 10000))
+	return int(min(max(n, 16), MaxInFlight))
 }
 
 // Progress is reported about once a second during the measured phase.

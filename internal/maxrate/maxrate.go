@@ -32,24 +32,24 @@ var sloTerm = regexp.MustCompile(`^\s*(p99|errors)\s*<\s*([0-9.]+)\s*(%|[a-zµ]+
 func ParseSLO(text string) (SLO, error) {
 	slo := SLO{MaxErrors: -1, text: strings.ReplaceAll(text, " ", "")}
 	if strings.TrimSpace(text) == "" {
-		return slo, errors.New(`--slo is empty: give bounds such as 'p99<100ms,errors<0.1%'`)
+		return slo, errors.New(`is empty: give bounds such as 'p99<100ms,errors<0.1%'`)
 	}
 	for term := range strings.SplitSeq(text, ",") {
 		m := sloTerm.FindStringSubmatch(term)
 		if m == nil {
-			return slo, fmt.Errorf("--slo term %q: write p99<DURATION or errors<PERCENT%%, e.g. 'p99<100ms,errors<0.1%%'", strings.TrimSpace(term))
+			return slo, fmt.Errorf("term %q: write p99<DURATION or errors<PERCENT%%, e.g. 'p99<100ms,errors<0.1%%'", strings.TrimSpace(term))
 		}
 		switch m[1] {
 		case "p99":
 			d, err := time.ParseDuration(m[2] + m[3])
 			if err != nil || d <= 0 {
-				return slo, fmt.Errorf("--slo term %q: %q is not a positive duration (e.g. 100ms)", strings.TrimSpace(term), m[2]+m[3])
+				return slo, fmt.Errorf("term %q: %q is not a positive duration (e.g. 100ms)", strings.TrimSpace(term), m[2]+m[3])
 			}
 			slo.P99 = d
 		case "errors":
 			v, err := strconv.ParseFloat(m[2], 64)
 			if err != nil || m[3] != "%" || v <= 0 || v > 100 {
-				return slo, fmt.Errorf("--slo term %q: give errors as a percentage above 0, e.g. errors<0.1%%", strings.TrimSpace(term))
+				return slo, fmt.Errorf("term %q: give errors as a percentage above 0, e.g. errors<0.1%%", strings.TrimSpace(term))
 			}
 			slo.MaxErrors = v / 100
 		}
@@ -107,7 +107,7 @@ type Resolution struct {
 // ParseResolution reads "5%" or "200" (rps).
 func ParseResolution(text string) (Resolution, error) {
 	text = strings.TrimSpace(text)
-	bad := fmt.Errorf("--resolution %q: give a percentage between 0 and 100 (e.g. 5%%) or a number of rps (e.g. 200)", text)
+	bad := errors.New("give a percentage between 0 and 100 (e.g. 5%) or a number of rps (e.g. 200)")
 	if pct, ok := strings.CutSuffix(text, "%"); ok {
 		v, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
 		if err != nil || !(v > 0 && v < 100) {

@@ -20,7 +20,7 @@ func TestParseSLO(t *testing.T) {
 		{"p99<100ms,errors<0.1%", 100 * time.Millisecond, 0.001, ""},
 		{" p99 < 2s ", 2 * time.Second, -1, ""},
 		{"errors<1%", 0, 0.01, ""},
-		{"", 0, 0, "--slo is empty"},
+		{"", 0, 0, "is empty"},
 		{"p95<100ms", 0, 0, `term "p95<100ms": write p99<DURATION or errors<PERCENT%`},
 		{"p99<100", 0, 0, `"100" is not a positive duration`},
 		{"errors<0.1", 0, 0, "give errors as a percentage above 0"},

@@ -66,3 +66,27 @@ func TestPad(t *testing.T) {
 		})
 	}
 }
+
+// TestMinSize: the least size Pad makes, found without building a body.
+func TestMinSize(t *testing.T) {
+	reading, _ := os.ReadFile("../../payloads/iot-reading.json")
+	for _, doc := range []string{string(reading), `{"a":"<&>","n":23.50}`, `{"a":""}`} {
+		field := "a"
+		if doc == string(reading) {
+			field = "firmware"
+		}
+		least, err := MinSize([]byte(doc), field)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Pad([]byte(doc), field, least); err != nil || len(got) != least {
+			t.Errorf("Pad(%.20q, %d): %d bytes, %v", doc, least, len(got), err)
+		}
+		if _, err := Pad([]byte(doc), field, least-1); err == nil {
+			t.Errorf("Pad(%.20q) below MinSize %d succeeded", doc, least)
+		}
+	}
+	if _, err := MinSize([]byte(`{"a":1}`), "a"); err == nil {
+		t.Error("MinSize accepted a number field")
+	}
+}

@@ -99,10 +99,10 @@ func TestDatabasePlanErrors(t *testing.T) {
 		o       Overrides
 		want    string
 	}{
-		{"unknown store", nil, Overrides{DB: "mysql"}, "--db mysql: give embedded (the targets' in-process database) or postgres"},
-		{"server CPU not here", nil, Overrides{DB: "postgres", DBCPUs: "7"}, "--db-cpus 7: CPU 7 is not available here (available: 0-1)"},
-		{"pool too large", nil, Overrides{DBPool: []int{10, 151}}, "--db-pool: pool size 151: give 1 to 150 connections"},
-		{"pool twice", nil, Overrides{DBPool: []int{10, 10}}, "--db-pool: pool size 10 is listed twice"},
+		{"unknown store", nil, Overrides{DB: "mysql"}, "db mysql: give embedded (the targets' in-process database) or postgres"},
+		{"server CPU not here", nil, Overrides{DB: "postgres", DBCPUs: "7"}, "db-cpus 7: CPU 7 is not available here (available: 0-1)"},
+		{"pool too large", nil, Overrides{DBPool: []int{10, 151}}, "db-pool 10,151: pool size 151: give 1 to 150 connections"},
+		{"pool twice", nil, Overrides{DBPool: []int{10, 10}}, "db-pool 10,10: pool size 10 is listed twice"},
 		{"server port beyond 65535", []string{"high"}, Overrides{DB: "postgres"}, "target high: its database would listen on port 70000 (its port + 10000), beyond 65535: give the target a port below 55536"},
 	}
 	for _, c := range cases {
@@ -113,6 +113,15 @@ func TestDatabasePlanErrors(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+func TestDatabaseFileErrorsNameTheLine(t *testing.T) {
+	f := dbFile(t, "    db: postgres\n    db_cpus: \"7\"\n")
+	_, err := Make(f, "s", Overrides{}, []int{0, 1})
+	want := f.Path + `:13: scenario "s": db_cpus 7: CPU 7 is not available here (available: 0-1)`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
 	}
 }
 

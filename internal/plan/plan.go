@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/go-units"
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/load"
@@ -119,7 +118,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	if len(o.Targets) > 0 {
 		for _, t := range o.Targets {
 			if f.Targets[t] == nil {
-				return nil, fmt.Errorf("--targets: unknown target %q (known: %s)", t, strings.Join(f.TargetOrder, ", "))
+				return nil, &OverrideError{"targets", t, fmt.Errorf("not a target of %s (known: %s)", f.Path, strings.Join(f.TargetOrder, ", "))}
 			}
 		}
 		targets = o.Targets
@@ -135,13 +134,13 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		settings.Trials = o.Trials
 	}
 	if settings.Duration <= 0 || *settings.Warmup < 0 {
-		return nil, fmt.Errorf("--duration must be positive and --warmup not negative")
+		return nil, fmt.Errorf("duration %v must be positive and warm-up %v not negative", settings.Duration, *settings.Warmup)
 	}
-	settings, memory, targetCPUs, generatorCPUs, err := resources(settings, o, allowed)
+	settings, memory, targetCPUs, generatorCPUs, err := resources(f, settings, fmt.Sprintf("scenario %q", s.Name), o, allowed)
 	if err != nil {
 		return nil, err
 	}
-	db, pools, err := database(settings, o, targetCPUs, allowed)
+	db, pools, err := database(f, settings, fmt.Sprintf("scenario %q", s.Name), o, targetCPUs, allowed)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +148,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	model := load.Model{Rate: s.Load.Rate, Connections: s.Load.Connections, ExpectedLatency: s.Load.ExpectedLatency}
 	switch {
 	case o.Rate > 0 && o.Connections > 0:
-		return nil, fmt.Errorf("give --rate (open loop) or --connections (closed loop), not both")
+		return nil, fmt.Errorf("a rate (open loop) or connections (closed loop), not both")
 	case o.Rate > 0:
 		model.Rate, model.Connections = o.Rate, 0
 	case o.Connections > 0:
@@ -221,21 +220,31 @@ type dbSettings struct {
 }
 
 // database resolves the store, the server's CPUs (the targets' unless set) and the pool sizes of
-// settings and the command line.
-func database(settings scenario.Settings, o Overrides, targetCPUs, allowed []int) (dbSettings, []poolSize, error) {
+// settings (of f, at where) and the command line.
+func database(f *scenario.File, settings scenario.Settings, where string, o Overrides, targetCPUs, allowed []int) (dbSettings, []poolSize, error) {
+	// A command-line value is named by its flag (db-cpus), a file's at its key's line (db_cpus).
+	refused := func(key, override, value string, err error) error {
+		if override != "" {
+			return &OverrideError{Setting: strings.ReplaceAll(key, "_", "-"), Value: override, Err: err}
+		}
+		return settingError(f, settings, where, key, "", value, err)
+	}
 	db := dbSettings{kind: cmp.Or(o.DB, settings.DB, scenario.DBEmbedded), cpus: targetCPUs}
-	if db.kind != scenario.DBEmbedded && db.kind != scenario.DBPostgres {
-		return db, nil, fmt.Errorf("--db %s: give %s (the targets' in-process database) or %s", db.kind, scenario.DBEmbedded, scenario.DBPostgres)
+	if err := scenario.CheckDB(db.kind); err != nil {
+		return db, nil, refused("db", o.DB, db.kind, err)
 	}
 	if asked := cmp.Or(o.DBCPUs, settings.DBCPUs); asked != "" {
 		cpus, err := cpuset.Parse(asked, cpuset.MaxCPUs)
-		if err != nil {
-			return db, nil, fmt.Errorf("--db-cpus: %w", err)
-		}
-		for _, c := range cpus {
-			if !slices.Contains(allowed, c) {
-				return db, nil, fmt.Errorf("--db-cpus %s: CPU %d is not available here (available: %s)", asked, c, cpuset.Format(allowed))
+		if err == nil {
+			for _, c := range cpus {
+				if !slices.Contains(allowed, c) {
+					err = fmt.Errorf("CPU %d is not available here (available: %s)", c, cpuset.Format(allowed))
+					break
+				}
 			}
+		}
+		if err != nil {
+			return db, nil, refused("db_cpus", o.DBCPUs, asked, err)
 		}
 		db.cpus = cpus
 	}
@@ -244,7 +253,11 @@ func database(settings scenario.Settings, o Overrides, targetCPUs, allowed []int
 		sizes = o.DBPool
 	}
 	if err := scenario.CheckPoolSizes(sizes); err != nil {
-		return db, nil, fmt.Errorf("--db-pool: %w", err)
+		var override string
+		if len(o.DBPool) > 0 {
+			override = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(o.DBPool)), ","), "[]")
+		}
+		return db, nil, refused("db_pool", override, "", err)
 	}
 	if len(sizes) == 0 {
 		return db, []poolSize{{size: scenario.DefaultPoolSize}}, nil
@@ -299,11 +312,11 @@ func Targets(f *scenario.File, names []string, o Overrides, allowed []int) (*Pla
 	if len(names) == 0 {
 		names = f.TargetOrder
 	}
-	settings, memory, targetCPUs, generatorCPUs, err := resources(f.Defaults, o, allowed)
+	settings, memory, targetCPUs, generatorCPUs, err := resources(f, f.Defaults, "defaults", o, allowed)
 	if err != nil {
 		return nil, err
 	}
-	db, pools, err := database(settings, o, targetCPUs, allowed)
+	db, pools, err := database(f, settings, "defaults", o, targetCPUs, allowed)
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +324,7 @@ func Targets(f *scenario.File, names []string, o Overrides, allowed []int) (*Pla
 	for _, name := range names {
 		t := f.Targets[name]
 		if t == nil {
-			return nil, fmt.Errorf("--targets: unknown target %q (known: %s)", name, strings.Join(f.TargetOrder, ", "))
+			return nil, &OverrideError{"targets", name, fmt.Errorf("not a target of %s (known: %s)", f.Path, strings.Join(f.TargetOrder, ", "))}
 		}
 		b, spec := p.addTarget(t, memory)
 		cellDB, err := p.addDatabase(db, pools[0].size, t, &spec, memory)
@@ -323,20 +336,23 @@ func Targets(f *scenario.File, names []string, o Overrides, allowed []int) (*Pla
 	return p, nil
 }
 
-// resources applies the command line's cpus and memory to settings and resolves them: the memory
-// limit in bytes and the CPUs of the targets and of the generator.
-func resources(settings scenario.Settings, o Overrides, allowed []int) (scenario.Settings, int64, []int, []int, error) {
+// resources applies the command line's cpus and memory to settings (of f, at where) and resolves
+// them: the memory limit in bytes and the CPUs of the targets and of the generator.
+func resources(f *scenario.File, settings scenario.Settings, where string, o Overrides, allowed []int) (scenario.Settings, int64, []int, []int, error) {
 	if o.Memory != "" {
 		settings.Memory = o.Memory
 	}
 	if o.CPUs != "" {
 		settings.CPUs = o.CPUs
 	}
-	memory, err := units.RAMInBytes(settings.Memory)
-	if err != nil || memory < 6<<20 {
-		return settings, 0, nil, nil, fmt.Errorf("memory %q is not a size Docker accepts (at least 6m, e.g. 1g)", settings.Memory)
+	memory, err := scenario.ParseMemory(settings.Memory)
+	if err != nil {
+		return settings, 0, nil, nil, settingError(f, settings, where, "memory", o.Memory, settings.Memory, err)
 	}
 	targetCPUs, generatorCPUs, err := SplitCPUs(allowed, settings.CPUs)
+	if err != nil && settings.CPUs != "" {
+		err = settingError(f, settings, where, "cpus", o.CPUs, settings.CPUs, err)
+	}
 	return settings, memory, targetCPUs, generatorCPUs, err
 }
 
@@ -368,13 +384,14 @@ func SplitCPUs(allowed []int, asked string) (targetCPUs, generator []int, err er
 		k := max(1, len(allowed)/4)
 		return allowed[len(allowed)-k:], allowed[:len(allowed)-k], nil
 	}
-	targetCPUs, err = cpuset.Parse(asked, cpuset.MaxCPUs)
+	// Bounded by this machine's CPUs before the list is expanded.
+	targetCPUs, err = cpuset.Parse(asked, slices.Max(append([]int{0}, allowed...))+1)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--cpus: %w", err)
+		return nil, nil, err
 	}
 	for _, c := range targetCPUs {
 		if !slices.Contains(allowed, c) {
-			return nil, nil, fmt.Errorf("--cpus %s: CPU %d is not available here (available: %s)", asked, c, cpuset.Format(allowed))
+			return nil, nil, fmt.Errorf("CPU %d is not available here (available: %s)", c, cpuset.Format(allowed))
 		}
 	}
 	for _, c := range allowed {
@@ -383,7 +400,7 @@ func SplitCPUs(allowed []int, asked string) (targetCPUs, generator []int, err er
 		}
 	}
 	if len(generator) == 0 {
-		return nil, nil, fmt.Errorf("--cpus %s leaves no CPU for the load generator (available: %s)", asked, cpuset.Format(allowed))
+		return nil, nil, fmt.Errorf("leaves no CPU for the load generator (available: %s)", cpuset.Format(allowed))
 	}
 	return targetCPUs, generator, nil
 }

@@ -1,6 +1,9 @@
 package plan
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -24,7 +27,9 @@ func TestSplitCPUs(t *testing.T) {
 		{[]int{0, 1, 2, 3}, "2-3", []int{2, 3}, []int{0, 1}, ""},
 		{[]int{0}, "", nil, nil, "at least 2 CPUs"},
 		{[]int{0, 1}, "0-1", nil, nil, "no CPU for the load generator"},
-		{[]int{0, 1}, "5", nil, nil, "not available"},
+		{[]int{0, 1}, "5", nil, nil, "names CPU 5, but CPUs are numbered 0 to 1 here"},
+		{[]int{0, 2, 3}, "1", nil, nil, "CPU 1 is not available here (available: 0,2-3)"},
+		{[]int{0, 1}, "0-4000000000", nil, nil, "names CPU 4000000000, but CPUs are numbered 0 to 1 here"},
 	}
 	for _, c := range cases {
 		tg, gen, err := SplitCPUs(c.allowed, c.asked)
@@ -98,9 +103,10 @@ func TestPlanErrors(t *testing.T) {
 		want     string
 	}{
 		{"unknown scenario", "nope", Overrides{}, `no scenario "nope"`},
-		{"unknown target", "s", Overrides{Targets: []string{"ghost"}}, `unknown target "ghost"`},
+		{"unknown target", "s", Overrides{Targets: []string{"ghost"}}, `targets ghost: not a target of ../scenario/testdata/valid.yaml (known: t, u)`},
 		{"both models", "s", Overrides{Rate: 5, Connections: 5}, "not both"},
-		{"bad memory", "s", Overrides{Memory: "lots"}, "not a size"},
+		{"bad memory", "s", Overrides{Memory: "lots"}, "memory lots: not a size Docker accepts"},
+		{"cpus this machine lacks", "s", Overrides{CPUs: "2"}, "cpus 2: names CPU 2, but CPUs are numbered 0 to 1 here"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -109,5 +115,38 @@ func TestPlanErrors(t *testing.T) {
 				t.Errorf("err = %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestSettingErrorsNameTheirSource: a value the command line gave is an *OverrideError (the
+// command line names its flag); one the file gave is named at its line.
+func TestSettingErrorsNameTheirSource(t *testing.T) {
+	ctx, _ := filepath.Abs("../scenario/testdata/ctx/t")
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	os.WriteFile(path, []byte("defaults:\n  cpus: \"3\"\ntargets:\n  t: {build: "+ctx+", port: 9001}\n"+
+		"scenarios:\n  s:\n    request: {path: /x}\n    load: {rate: 10}\n    targets: [t]\n  m:\n    request: {path: /x}\n    load: {rate: 10}\n    cpus: 0-1\n    targets: [t]\n"), 0o644)
+	f, err := scenario.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		scenario string
+		o        Overrides
+		want     string
+		override bool
+	}{
+		{"s", Overrides{}, path + `:2: scenario "s": cpus 3: names CPU 3, but CPUs are numbered 0 to 1 here`, false},
+		{"m", Overrides{}, path + `:13: scenario "m": cpus 0-1: leaves no CPU for the load generator (available: 0-1)`, false},
+		{"s", Overrides{CPUs: "1-2"}, "cpus 1-2: names CPU 2, but CPUs are numbered 0 to 1 here", true},
+	}
+	for _, c := range cases {
+		_, err := Make(f, c.scenario, c.o, []int{0, 1})
+		var oe *OverrideError
+		if err == nil || err.Error() != c.want || errors.As(err, &oe) != c.override {
+			t.Errorf("%s %+v: err %v (override %v), want %q (override %v)", c.scenario, c.o, err, oe != nil, c.want, c.override)
+		}
+	}
+	if _, err := Targets(f, nil, Overrides{}, []int{0, 1}); err == nil || err.Error() != path+`:2: defaults: cpus 3: names CPU 3, but CPUs are numbered 0 to 1 here` {
+		t.Errorf("verify's plan: %v", err)
 	}
 }

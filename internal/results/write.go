@@ -155,8 +155,15 @@ func open(f *os.File, end int64) (*Writer, error) {
 	return w, f.Sync()
 }
 
-// lock takes the file's exclusive lock without waiting.
-func lock(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) }
+// lock takes the file's exclusive lock without waiting. It fails only when another process holds
+// it: on a file system without locks the file is written unlocked, as before locks were taken.
+func lock(f *os.File) error {
+	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return err
+	}
+	return nil
+}
 
 // syncDir makes a folder's entries (a new file's name) durable.
 func syncDir(dir string) error {

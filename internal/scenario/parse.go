@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/docker/go-units"
 	"github.com/iotbench/iotbench/internal/cpuset"
@@ -46,7 +47,7 @@ func Parse(path string, data []byte) (*File, error) {
 		return nil, fileError(path, err)
 	}
 	f.TargetOrder, f.ScenarioOrder = orderAndLines(root, f)
-	if errs := f.validate(); len(errs) > 0 {
+	if errs := f.validate(root); len(errs) > 0 {
 		return nil, located(path, errs)
 	}
 	return f, nil
@@ -212,10 +213,103 @@ func orderAndLines(root *yaml.Node, f *File) (targets, scenarios []string) {
 
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
+// lookup finds key in node, a mapping: its key and value nodes; nil when absent. A null value
+// (key: ~) is absent, as the decoder leaves it unset.
+func lookup(node *yaml.Node, key string) (k, v *yaml.Node) {
+	if node == nil || node.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		if v := node.Content[i+1]; node.Content[i].Value == key && v.ShortTag() != "!!null" {
+			return node.Content[i], v
+		}
+	}
+	return nil, nil
+}
+
+// keyNode is the value at path (keys of nested mappings) under node; nil when absent.
+func keyNode(node *yaml.Node, path ...string) *yaml.Node {
+	for _, key := range path {
+		_, node = lookup(node, key)
+	}
+	return node
+}
+
+// keyLine is the line of the last key of path under node; 0 when absent.
+func keyLine(node *yaml.Node, path ...string) int {
+	if len(path) == 0 {
+		return 0
+	}
+	k, _ := lookup(keyNode(node, path[:len(path)-1]...), path[len(path)-1])
+	if k == nil {
+		return 0
+	}
+	return k.Line
+}
+
+// resolve makes a path of the file relative to its folder; an absolute one stays as it is.
+func resolve(dir, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
+}
+
+// settingKeys are the keys of Settings, which defaults and scenarios share.
+var settingKeys = []string{"warmup", "duration", "trials", "cpus", "memory", "db", "db_cpus", "db_pool"}
+
+// checkSettings checks the settings that node, a defaults or scenario mapping, gives, each at its
+// line, and records those lines in s. what prefixes each message ("defaults", `scenario "s"`).
+func checkSettings(s *Settings, node *yaml.Node, what string) []lineError {
+	var errs []lineError
+	s.Lines = map[string]int{}
+	for _, key := range settingKeys {
+		line := keyLine(node, key)
+		if line == 0 {
+			continue
+		}
+		s.Lines[key] = line
+		var err error
+		var value any
+		switch key {
+		case "warmup":
+			value, err = FormatDuration(*s.Warmup), CheckWarmup(*s.Warmup)
+		case "duration":
+			value, err = FormatDuration(s.Duration), CheckPhase(s.Duration)
+		case "trials":
+			value, err = s.Trials, CheckTrials(s.Trials)
+		case "cpus":
+			value = s.CPUs
+			_, err = cpuset.Parse(s.CPUs, cpuset.MaxCPUs)
+		case "memory":
+			value = s.Memory
+			_, err = ParseMemory(s.Memory)
+		case "db":
+			value, err = s.DB, CheckDB(s.DB)
+		case "db_cpus":
+			value = s.DBCPUs
+			_, err = cpuset.Parse(s.DBCPUs, cpuset.MaxCPUs)
+		case "db_pool":
+			value, err = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(s.DBPool)), ", "), "[]"), CheckPoolSizes(s.DBPool)
+		}
+		if err != nil {
+			errs = append(errs, errorf(line, "%s: %s %v: %v", what, key, value, err))
+		}
+	}
+	return errs
+}
+
 // validate checks what the types cannot, fills in defaults, and resolves paths against the file.
-func (f *File) validate() []lineError {
+// Each error is at the line of the key it is about, else of its target or scenario.
+func (f *File) validate(root *yaml.Node) []lineError {
 	var errs []lineError
 	add := func(line int, format string, args ...any) { errs = append(errs, errorf(line, format, args...)) }
+	at := func(fallback int, path ...string) int {
+		if line := keyLine(root, path...); line > 0 {
+			return line
+		}
+		return fallback
+	}
 	dir := filepath.Dir(f.Path)
 
 	if len(f.Targets) == 0 {
@@ -227,25 +321,26 @@ func (f *File) validate() []lineError {
 	ports := map[int]string{}
 	for _, name := range f.TargetOrder {
 		t := f.Targets[name]
+		key := func(k string) int { return at(t.Line, "targets", name, k) }
 		if !validName.MatchString(name) {
 			add(t.Line, "target name %q: use lower-case letters, digits, '.', '_' and '-'", name)
 		}
 		if t.Build == "" {
 			add(t.Line, "target %q has no \"build\": give the folder holding its Dockerfile, e.g. targets/%s", name, name)
 		} else {
-			t.Build = filepath.Join(dir, t.Build)
+			t.Build = resolve(dir, t.Build)
 			if t.Dockerfile == "" {
 				t.Dockerfile = "Dockerfile"
 			}
 			if _, err := os.Stat(filepath.Join(t.Build, t.Dockerfile)); err != nil {
-				add(t.Line, "target %q: no %s in %s", name, t.Dockerfile, t.Build)
+				add(key("build"), "target %q: no %s in %s", name, t.Dockerfile, t.Build)
 			}
 		}
 		switch other, taken := ports[t.Port]; {
 		case t.Port < 1 || t.Port > 65535:
-			add(t.Line, "target %q needs a \"port\" between 1 and 65535, distinct from the other targets'", name)
+			add(key("port"), "target %q needs a \"port\" between 1 and 65535, distinct from the other targets'", name)
 		case taken:
-			add(t.Line, "target %q: port %d is already used by target %q; every target listens on its own port", name, t.Port, other)
+			add(key("port"), "target %q: port %d is already used by target %q; every target listens on its own port", name, t.Port, other)
 		default:
 			ports[t.Port] = name
 		}
@@ -253,22 +348,32 @@ func (f *File) validate() []lineError {
 			t.Health = defaultHealth
 		}
 		if !strings.HasPrefix(t.Health, "/") {
-			add(t.Line, "target %q: health %q must be a path starting with /", name, t.Health)
+			add(key("health"), "target %q: health %q must be a path starting with /", name, t.Health)
+		}
+		if keyLine(root, "targets", name, "startup_timeout") > 0 {
+			if err := CheckWait(t.StartupTimeout); err != nil {
+				add(key("startup_timeout"), "target %q: startup_timeout %s: %v", name, FormatDuration(t.StartupTimeout), err)
+			}
 		}
 		if t.StartupTimeout == 0 {
 			t.StartupTimeout = defaultStartupTimeout
 		}
 	}
 
+	errs = append(errs, checkSettings(&f.Defaults, keyNode(root, "defaults"), "defaults")...)
 	// After validation Defaults is complete: what a run uses when a scenario sets nothing.
 	f.Defaults = f.Defaults.merged(builtin)
 	defaults := f.Defaults
 	for _, name := range f.ScenarioOrder {
 		s := f.Scenarios[name]
 		line := s.Line
+		key := func(path ...string) int { return at(line, append([]string{"scenarios", name}, path...)...) }
+		given := func(path ...string) bool { return keyLine(root, append([]string{"scenarios", name}, path...)...) > 0 }
 		if !validName.MatchString(name) {
 			add(line, "scenario name %q: use lower-case letters, digits, '.', '_' and '-'", name)
 		}
+		what := fmt.Sprintf("scenario %q", name)
+		errs = append(errs, checkSettings(&s.Settings, keyNode(root, "scenarios", name), what)...)
 		s.Settings = s.Settings.merged(defaults)
 		r := &s.Request
 		if r.Method == "" {
@@ -276,83 +381,79 @@ func (f *File) validate() []lineError {
 		}
 		r.Method = strings.ToUpper(r.Method)
 		if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, r.Method) {
-			add(line, "scenario %q: method %q is not one of GET, POST, PUT, PATCH, DELETE", name, r.Method)
+			add(key("request", "method"), "%s: method %q is not one of GET, POST, PUT, PATCH, DELETE", what, r.Method)
 		}
 		if !strings.HasPrefix(r.Path, "/") {
-			add(line, "scenario %q needs request.path, a path starting with / (e.g. /ingest)", name)
+			add(key("request", "path"), "%s needs request.path, a path starting with / (e.g. /ingest)", what)
 		}
 		if r.BodyFile != "" {
-			r.BodyFile = filepath.Join(dir, r.BodyFile)
+			r.BodyFile = resolve(dir, r.BodyFile)
 			if _, err := os.Stat(r.BodyFile); err != nil {
-				add(line, "scenario %q: request.body_file: %v", name, err)
+				add(key("request", "body_file"), "%s: request.body_file: %v", what, err)
 			}
 		}
-		for _, e := range r.parseSizes() {
-			add(line, "scenario %q: %s", name, e)
+		for _, e := range r.parseSizes(s.Memory) {
+			add(key("request", "body_sizes"), "%s: %s", what, e)
 		}
 		l := &s.Load
 		switch {
-		case l.Rate < 0 || l.Connections < 0:
-			add(line, "scenario %q: load.rate and load.connections must not be negative", name)
-		case l.Rate > 0 && l.Connections > 0:
-			add(line, "scenario %q: give load.rate (open loop) or load.connections (closed loop), not both", name)
-		case l.Rate == 0 && l.Connections == 0:
-			add(line, "scenario %q needs load.rate (requests per second, open loop) or load.connections (closed loop)", name)
+		case given("load", "rate") && given("load", "connections"):
+			add(key("load"), "%s: give load.rate (open loop) or load.connections (closed loop), not both", what)
+		case given("load", "rate"):
+			if err := CheckRate(l.Rate); err != nil {
+				add(key("load", "rate"), "%s: load.rate %d: %v", what, l.Rate, err)
+			}
+		case given("load", "connections"):
+			if err := CheckConnections(l.Connections); err != nil {
+				add(key("load", "connections"), "%s: load.connections %d: %v", what, l.Connections, err)
+			}
+		default:
+			add(key("load"), "%s needs load.rate (requests per second, open loop) or load.connections (closed loop)", what)
 		}
 		c := &s.Check
 		if c.MinLatency < 0 {
-			add(line, "scenario %q: check.min_latency must not be negative", name)
+			add(key("check", "min_latency"), "%s: check.min_latency %s: must not be negative", what, FormatDuration(c.MinLatency))
 		}
 		if len(c.JSONFields) > 0 {
 			if c.ContentType == "" {
 				c.ContentType = "application/json"
 			} else if c.ContentType != "application/json" {
-				add(line, "scenario %q: check.json_fields needs a JSON answer, but check.content_type is %q; drop one of them", name, c.ContentType)
+				add(key("check", "content_type"), "%s: check.json_fields needs a JSON answer, but check.content_type is %q; drop one of them", what, c.ContentType)
 			}
 		}
-		if l.ExpectedLatency == 0 {
-			l.ExpectedLatency = defaultExpectedLatency
-		}
-		if l.Timeout == 0 {
-			l.Timeout = defaultTimeout
-		}
-		if s.Duration <= 0 {
-			add(line, "scenario %q: duration must be positive (e.g. 30s)", name)
-		}
-		if *s.Warmup < 0 {
-			add(line, "scenario %q: warmup must not be negative", name)
-		}
-		if s.Trials < 1 {
-			add(line, "scenario %q: trials must be at least 1", name)
-		}
-		if _, err := units.RAMInBytes(s.Memory); err != nil {
-			add(line, "scenario %q: memory %q is not a size (e.g. 1g, 512m)", name, s.Memory)
-		}
-		if s.CPUs != "" {
-			if _, err := cpuset.Parse(s.CPUs, cpuset.MaxCPUs); err != nil {
-				add(line, "scenario %q: cpus: %v", name, err)
+		waits := true
+		for _, w := range []struct {
+			key string
+			d   *time.Duration
+			def time.Duration
+		}{{"expected_latency", &l.ExpectedLatency, defaultExpectedLatency}, {"timeout", &l.Timeout, defaultTimeout}} {
+			if !given("load", w.key) {
+				*w.d = w.def
+			} else if err := CheckWait(*w.d); err != nil {
+				add(key("load", w.key), "%s: load.%s %s: %v", what, w.key, FormatDuration(*w.d), err)
+				waits = false
 			}
 		}
-		for _, e := range s.Settings.checkDB() {
-			add(line, "scenario %q: %s", name, e)
+		if err := CheckTimeout(l.Timeout, l.ExpectedLatency, c.MinLatency); waits && err != nil {
+			add(key("load", "timeout"), "%s: load.timeout %s: %v", what, FormatDuration(l.Timeout), err)
 		}
 		if len(s.Targets) == 0 {
-			add(line, "scenario %q lists no targets: add \"targets: [name, …]\"", name)
+			add(key("targets"), "%s lists no targets: add \"targets: [name, …]\"", what)
 		}
 		for _, t := range s.Targets {
 			if f.Targets[t] == nil {
-				add(line, "scenario %q: unknown target %q (known: %s)", name, t, strings.Join(f.TargetOrder, ", "))
+				add(key("targets"), "%s: unknown target %q (known: %s)", what, t, strings.Join(f.TargetOrder, ", "))
 			}
 		}
 	}
 	if f.DefaultScenario != "" && f.Scenarios[f.DefaultScenario] == nil {
-		add(1, "default_scenario %q is not a scenario of this file", f.DefaultScenario)
+		add(at(1, "default_scenario"), "default_scenario %q is not a scenario of this file", f.DefaultScenario)
 	}
 	return errs
 }
 
 // parseSizes checks a payload sweep and fills r.Sizes; it returns what is wrong.
-func (r *Request) parseSizes() []string {
+func (r *Request) parseSizes(memory string) []string {
 	if len(r.BodySizes) == 0 {
 		if r.PadField != "" {
 			return []string{"request.pad_field is set but request.body_sizes is not: give the sizes to sweep (e.g. [16k, 256k])"}
@@ -370,15 +471,26 @@ func (r *Request) parseSizes() []string {
 	for _, text := range r.BodySizes {
 		label := strings.ToLower(text)
 		n, err := units.RAMInBytes(text)
+		limit, memErr := ParseMemory(memory)
 		switch {
 		case err != nil || n <= 0 || !validName.MatchString(label):
 			errs = append(errs, fmt.Sprintf("request.body_sizes: %q is not a size (e.g. 1536, 16k, 256k)", text))
+			continue
+		case n > MaxBodySize:
+			errs = append(errs, fmt.Sprintf("request.body_sizes: %s is over %s, the largest body iotbench builds", text, units.BytesSize(MaxBodySize)))
+			continue
+		case memErr == nil && n >= limit:
+			errs = append(errs, fmt.Sprintf("request.body_sizes: %s is not below the targets' memory limit %s: a target could not hold one request", text, memory))
 			continue
 		case slices.ContainsFunc(r.Sizes, func(s PayloadSize) bool { return s.Label == label }):
 			errs = append(errs, fmt.Sprintf("request.body_sizes: %q is listed twice", text))
 			continue
 		}
-		if _, err := payload.Pad(body, r.PadField, int(n)); err != nil {
+		// Checked without building the body: a run pads it.
+		if least, err := payload.MinSize(body, r.PadField); err != nil || int(n) < least {
+			if err == nil {
+				err = fmt.Errorf("%d bytes is smaller than the body itself (%d bytes)", n, least)
+			}
 			errs = append(errs, fmt.Sprintf("request.body_sizes: %s: %v", text, err))
 			continue
 		}

@@ -110,3 +110,67 @@ func TestTargetsCarryTheScenariosReading(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: whatever the bytes, Parse returns a file or errors without panicking; every error
+// names the file (and a line within it when it names one); a file it accepts holds only values a
+// run can use. The file is read as if it were testdata/fuzz.yaml, so that its paths can reach the
+// build context and bodies of testdata. Seed corpus: testdata/*.yaml and testdata/fuzz/FuzzParse.
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.yaml")
+	for _, path := range files {
+		data, _ := os.ReadFile(path)
+		f.Add(data)
+	}
+	path := filepath.Join("testdata", "fuzz.yaml")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Parse(path, data)
+		if err != nil {
+			lines := 1 // YAML breaks lines at \n, \r, NEL, LS and PS alike: count each as one, \r\n as two
+			for _, br := range []string{"\n", "\r", "\u0085", "\u2028", "\u2029"} {
+				lines += strings.Count(string(data), br)
+			}
+			for _, msg := range strings.Split(err.Error(), "\n") {
+				rest, ok := strings.CutPrefix(msg, path+":")
+				if !ok {
+					t.Fatalf("error %q does not name the file", msg)
+				}
+				var n int
+				if _, scanErr := fmt.Sscanf(rest, "%d:", &n); scanErr == nil && (n < 1 || n > lines) {
+					t.Fatalf("error %q names line %d of a %d-line file", msg, n, lines)
+				}
+			}
+			return
+		}
+		for _, name := range file.ScenarioOrder {
+			s := file.Scenarios[name]
+			l := s.Load
+			for _, err := range []error{CheckPhase(s.Duration), CheckWarmup(*s.Warmup), CheckTrials(s.Trials),
+				CheckWait(l.Timeout), CheckWait(l.ExpectedLatency), CheckTimeout(l.Timeout, l.ExpectedLatency, s.Check.MinLatency)} {
+				if err != nil {
+					t.Fatalf("scenario %q accepted with %v", name, err)
+				}
+			}
+			if (l.Rate > 0) == (l.Connections > 0) || CheckRate(max(l.Rate, 1)) != nil || l.Connections > 0 && CheckConnections(l.Connections) != nil {
+				t.Fatalf("scenario %q accepted with rate %d, connections %d", name, l.Rate, l.Connections)
+			}
+			if _, err := ParseMemory(s.Memory); err != nil || len(s.Targets) == 0 {
+				t.Fatalf("scenario %q accepted with memory %q, targets %v", name, s.Memory, s.Targets)
+			}
+			for _, size := range s.Request.Sizes {
+				if size.Bytes <= 0 || size.Bytes > MaxBodySize {
+					t.Fatalf("scenario %q accepted with body size %d", name, size.Bytes)
+				}
+			}
+			for _, target := range s.Targets {
+				if file.Targets[target] == nil {
+					t.Fatalf("scenario %q accepted with unknown target %q", name, target)
+				}
+			}
+		}
+		for _, name := range file.TargetOrder {
+			if tg := file.Targets[name]; CheckWait(tg.StartupTimeout) != nil || tg.Port < 1 || tg.Port > 65535 {
+				t.Fatalf("target %q accepted with port %d, startup_timeout %v", name, tg.Port, tg.StartupTimeout)
+			}
+		}
+	})
+}

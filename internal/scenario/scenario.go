@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/iotbench/iotbench/internal/cpuset"
 )
 
 // File is a parsed and validated scenario matrix.
@@ -119,6 +117,10 @@ type Settings struct {
 	// DBPool sweeps the targets' connection-pool size: the scenario runs once per size, its rows
 	// named <scenario>.pool-<n>. Empty: the contract's DefaultPoolSize, and no suffix.
 	DBPool []int `yaml:"db_pool"`
+
+	// Lines are where the file gives each setting (its key → line), in defaults or the scenario:
+	// a value refused later (a cpuset this machine lacks) is named where it was written.
+	Lines map[string]int `yaml:"-"`
 }
 
 // The stores a target can use (Settings.DB).
@@ -136,6 +138,14 @@ const (
 
 // merged returns s with every unset field taken from d.
 func (s Settings) merged(d Settings) Settings {
+	lines := map[string]int{}
+	for k, v := range d.Lines {
+		lines[k] = v
+	}
+	for k, v := range s.Lines {
+		lines[k] = v
+	}
+	s.Lines = lines
 	if s.Warmup == nil {
 		s.Warmup = d.Warmup
 	}
@@ -175,21 +185,12 @@ const (
 
 func ptr[T any](v T) *T { return &v }
 
-// checkDB returns what is wrong with the database settings.
-func (s Settings) checkDB() []string {
-	var errs []string
-	if s.DB != DBEmbedded && s.DB != DBPostgres {
-		errs = append(errs, fmt.Sprintf("db %q: give %s (the targets' in-process database) or %s", s.DB, DBEmbedded, DBPostgres))
+// CheckDB checks a store's name.
+func CheckDB(db string) error {
+	if db != DBEmbedded && db != DBPostgres {
+		return fmt.Errorf("give %s (the targets' in-process database) or %s", DBEmbedded, DBPostgres)
 	}
-	if s.DBCPUs != "" {
-		if _, err := cpuset.Parse(s.DBCPUs, cpuset.MaxCPUs); err != nil {
-			errs = append(errs, fmt.Sprintf("db_cpus: %v", err))
-		}
-	}
-	if err := CheckPoolSizes(s.DBPool); err != nil {
-		errs = append(errs, "db_pool: "+err.Error())
-	}
-	return errs
+	return nil
 }
 
 // CheckPoolSizes says what is wrong with a pool-size sweep: each size from 1 to MaxPoolSize, none twice.

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/scenario"
+)
+
+// flagError is a flag's value that cannot be used: what the domain says of the value, named by
+// the flag (cli/cli's FlagError). It exits with ExitUsage.
+type flagError struct {
+	flag, value string
+	err         error
+}
+
+func (e flagError) Error() string {
+	if e.value == "" { // a list of terms: the error names the one at fault
+		return fmt.Sprintf("--%s %v", e.flag, e.err)
+	}
+	return fmt.Sprintf("--%s %s: %v", e.flag, e.value, e.err)
+}
+func (e flagError) Unwrap() error { return e.err }
+
+func flagErr(flag, value string, err error) error { return usageError{flagError{flag, value, err}} }
+
+// planError names the flag of a command-line override that plan refused; the plan's other errors
+// (the scenario file's, at their lines) are usage errors as they are.
+func planError(err error) error {
+	var oe *plan.OverrideError
+	if errors.As(err, &oe) {
+		return flagErr(oe.Setting, oe.Value, oe.Err)
+	}
+	return usageError{err}
+}
+
+// urlOnly are the flags of `run --url`: a scenario run takes them from its file.
+var urlOnly = []string{"method", "body-file", "header", "contains", "expected-latency", "timeout"}
+
+// validate refuses the flags no run can use, naming the flag, before a file is read or anything
+// built. The bounds are the scenario file's (scenario.Check*), so that a value refused in the
+// file is refused on the command line too.
+func (o *RunOptions) validate() error {
+	if o.URL == "" {
+		for _, name := range urlOnly {
+			if o.set(name) {
+				return usagef("--%s belongs to --url runs; a scenario run takes it from the scenario file (docs/scenarios.md)", name)
+			}
+		}
+	}
+	if o.set("rate") && o.set("connections") {
+		return usagef("give --rate (open loop) or --connections (closed loop), not both")
+	}
+	d := scenario.FormatDuration
+	checks := []struct {
+		flag, value string
+		err         func() error
+	}{
+		{"rate", fmt.Sprint(o.Rate), func() error { return scenario.CheckRate(o.Rate) }},
+		{"connections", fmt.Sprint(o.Conns), func() error { return scenario.CheckConnections(o.Conns) }},
+		{"trials", fmt.Sprint(o.Trials), func() error { return scenario.CheckTrials(o.Trials) }},
+		{"duration", d(o.Duration), func() error { return scenario.CheckPhase(o.Duration) }},
+		{"warmup", d(o.Warmup), func() error { return scenario.CheckWarmup(o.Warmup) }},
+		{"step", d(o.Step), func() error { return scenario.CheckPhase(o.Step) }},
+		{"expected-latency", d(o.ExpectedLatency), func() error { return scenario.CheckWait(o.ExpectedLatency) }},
+		{"timeout", d(o.Timeout), func() error { return scenario.CheckWait(o.Timeout) }},
+		{"memory", o.Memory, func() error { _, err := scenario.ParseMemory(o.Memory); return err }},
+	}
+	for _, c := range checks {
+		if !o.set(c.flag) {
+			continue
+		}
+		if err := c.err(); err != nil {
+			return flagErr(c.flag, c.value, err)
+		}
+	}
+	if o.URL != "" {
+		if err := scenario.CheckTimeout(o.Timeout, o.ExpectedLatency, 0); err != nil {
+			return flagErr("timeout", d(o.Timeout), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/hostinfo"
+)
+
+// TestBadInputIsRefused runs commands whose flags or scenario values no run can use, and checks
+// what each says and its exit status (2, before anything is built) against
+// testdata/run/bad-input.golden (-update rewrites it). This machine's CPUs are written as
+// <last CPU> and <available> there.
+func TestBadInputIsRefused(t *testing.T) {
+	const f = "--file testdata/run/scenarios.yaml "
+	const url = "--url http://127.0.0.1:1/x "
+	cases := []string{
+		"run " + f + "--rate 0",
+		"run " + f + "--connections -3",
+		"run " + f + "--connections 20000",
+		"run " + f + "--trials 0",
+		"run " + f + "--duration 0s",
+		"run " + f + "--duration 500ms",
+		"run " + f + "--duration 2.5005s",
+		"run " + f + "--duration 48h",
+		"run " + f + "--warmup -1s",
+		"run " + f + "--rate 5 --connections 5",
+		"run " + f + "--memory 3k",
+		"run " + f + "--find-max --step 0s",
+		"run " + f + "--timeout 5s",
+		"run " + f + "--cpus 0-4000000000",
+		"run " + f + "--targets t,ghost",
+		"run " + f + "--scenario far-cpus",
+		"run --file ../scenario/testdata/bad-check.yaml",
+		"run " + url + "--rate 10 --timeout 50ms --expected-latency 100ms",
+		"run " + url + "--rate 10 --expected-latency 0s",
+		"run " + url + "--connections 4 --trials -1",
+		"verify " + f + "--payload ../../payloads/iot-reading.json --cpus 0-4000000000",
+		"verify " + f + "--payload ../../payloads/iot-reading.json --targets ghost",
+	}
+	allowed, err := hostinfo.AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	machine := strings.NewReplacer(
+		fmt.Sprintf("numbered 0 to %d here", slices.Max(allowed)), "numbered 0 to <last CPU> here",
+		"(available: "+cpuset.Format(allowed)+")", "(available: <available>)")
+	var got strings.Builder
+	for _, args := range cases {
+		s, out, errOut := streams()
+		code := Main(context.Background(), strings.Fields(args), s)
+		fmt.Fprintf(&got, "$ iotbench %s\n%s--- stderr\n%s--- exit %d\n\n", args, out, machine.Replace(errOut.String()), code)
+		if code != ExitUsage {
+			t.Errorf("iotbench %s: exit %d, want %d", args, code, ExitUsage)
+		}
+	}
+	golden := "testdata/run/bad-input.golden"
+	if *update {
+		os.WriteFile(golden, []byte(got.String()), 0o644)
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("got:\n%s\nwant:\n%s", got.String(), want)
+	}
+}
