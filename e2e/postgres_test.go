@@ -140,20 +140,32 @@ poll:
 	}
 }
 
-// TestEveryTargetPassesTheContractOnPostgres verifies every target of scenarios.yaml on a
-// PostgreSQL server of its own: every endpoint, and /stats equal to the rows the server holds.
-func TestEveryTargetPassesTheContractOnPostgres(t *testing.T) {
-	code, out, log := iotbench(t, context.Background(), "verify", "--db", "postgres")
-	t.Log(log)
-	if code != 0 || !strings.Contains(out, "pass every contract check") {
-		t.Fatalf("exit %d: %s", code, out)
-	}
+// onPostgres are one target of each code path to PostgreSQL: each JVM app (its thread-model twins
+// share its store code), each Node app, the Node apps' pg on Bun, node-cluster's primary creating
+// the table for its workers, and bun-native's Bun.SQL. `iotbench verify --db postgres` checks all
+// seventeen; these ten keep make test's share of it modest.
+var onPostgres = []string{"spring-mvc-virtual", "spring-webflux", "javalin-platform", "ktor-coroutines",
+	"express", "koa", "nestjs", "fastify-bun", "node-cluster", "bun-native"}
+
+// TestContractOnPostgres verifies those targets on a PostgreSQL server of their own: every endpoint,
+// and /stats equal to the rows the server holds.
+func TestContractOnPostgres(t *testing.T) {
 	f, err := scenario.Load("../scenarios.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(log, "ok   the rows are in the database server"); n != len(f.TargetOrder) {
-		t.Errorf("%d targets' rows were found in their database server, want every target's (%d)", n, len(f.TargetOrder))
+	for _, name := range onPostgres {
+		if f.Targets[name] == nil {
+			t.Fatalf("%s is no longer a target of scenarios.yaml: update onPostgres", name)
+		}
+	}
+	code, out, log := iotbench(t, context.Background(), "verify", "--db", "postgres", "--targets", strings.Join(onPostgres, ","))
+	t.Log(log)
+	if code != 0 || !strings.Contains(out, "pass every contract check") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if n := strings.Count(log, "ok   the rows are in the database server"); n != len(onPostgres) {
+		t.Errorf("%d targets' rows were found in their database server, want %d", n, len(onPostgres))
 	}
 	if left := leftovers(t); left != "" {
 		t.Errorf("containers left behind: %s", left)
