@@ -71,7 +71,7 @@ func TestIOHeavyOnPostgres(t *testing.T) {
 	out := t.TempDir()
 	targets := []string{"spring-mvc-platform", "fastify"}
 	cmd := exec.Command(binary(t), "run", "--scenario", "io-heavy", "--db", "postgres",
-		"--targets", strings.Join(targets, ","), "--trials", "1", "--warmup", "2s", "--duration", "4s",
+		"--targets", strings.Join(targets, ","), "--trials", "1", "--warmup", "3s", "--duration", "4s",
 		"--rate", "200", "--out", out)
 	cmd.Dir = ".."
 	var log lockedBuffer
