@@ -11,7 +11,7 @@ ARGS    ?=
 # by default they fail when no engine answers, so that `make test` never passes without them.
 DOCKER  ?= 1
 
-.PHONY: build run test docker lint unit e2e acceptance bench-generator clean
+.PHONY: build run test docker chromium lint unit e2e acceptance bench-generator clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/iotbench
@@ -21,12 +21,17 @@ docker:
 	scripts/ensure-docker.sh
 	scripts/root-image.sh
 
-# The default scenario of scenarios.yaml on all its targets: a table, and results/<time>.csv.
-run: build docker
-	$(BIN) run $(ARGS)
+# Headless Chromium, for the test that opens the HTML report.
+chromium:
+	scripts/ensure-chromium.sh
 
-test: docker lint unit e2e
-# make test always runs the Docker side: DOCKER=0 is for `make unit` alone.
+# The default scenario of scenarios.yaml on all its targets: a table, results/<time>.csv, its
+# timeline and histograms (results/<time>.timeline/) and the report, results/<time>.html.
+run: build docker
+	$(BIN) run --html $(ARGS)
+
+test: docker chromium lint unit e2e
+# make test always runs the Docker side and the browser test: DOCKER=0 is for `make unit` alone.
 test: override DOCKER := 1
 
 # go.mod and go.sum as `go mod tidy` leaves them (-diff changes nothing; it may fetch the go.mod
@@ -41,7 +46,7 @@ lint:
 # One package at a time (-p 1): timing assertions of the engine must not compete with other packages.
 # `make unit DOCKER=0` skips the Docker side instead of failing without an engine.
 unit:
-	IOTBENCH_REQUIRE_DOCKER=$(filter-out 0,$(DOCKER)) $(GO) test -race -p 1 -count=1 ./...
+	IOTBENCH_REQUIRE_DOCKER=$(filter-out 0,$(DOCKER)) IOTBENCH_REQUIRE_CHROMIUM=$(filter-out 0,$(DOCKER)) $(GO) test -race -p 1 -count=1 ./...
 
 # End to end: the real target images built and run through the iotbench binary.
 e2e: build

@@ -15,6 +15,7 @@ import (
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/timeline"
 	"github.com/iotbench/iotbench/internal/verify"
 )
 
@@ -30,6 +31,11 @@ type Runner struct {
 	Log io.Writer
 	// Record is called with each row as soon as its cell is done.
 	Record func(results.Row) error
+	// Detail, when set, is called with each measured phase's timeline and latency histogram,
+	// before its row is recorded (detail.go).
+	Detail func(results.Row, Detail) error
+	// Status, when set, hears where the run is (status.go).
+	Status Status
 	Meta   Meta
 	// ProgressEvery is how often load progress is printed; 0 means 5 s.
 	ProgressEvery time.Duration
@@ -76,6 +82,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 			continue
 		}
 		fmt.Fprintf(r.Log, "[%d/%d] %s · %s · trial %d\n", i+1, len(p.Cells), c.Scenario, c.Target, c.Trial)
+		r.status().Cell(i+1, len(p.Cells), c)
 		row, err := r.cell(ctx, p, c, images, startFailures)
 		if err != nil {
 			return rows, err
@@ -84,6 +91,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 			return rows, fmt.Errorf("recording %s trial %d: %w", c.Target, c.Trial, err)
 		}
 		rows = append(rows, row)
+		r.status().Done(row)
 		if row.Valid {
 			fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s, generator delay p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, report.Millis(row.LatencyP50), report.Millis(row.LatencyP99), report.Millis(row.GeneratorDelayP99))
 		} else {
@@ -165,6 +173,7 @@ func (r *Runner) build(ctx context.Context, p *plan.Plan) (built, error) {
 	b := built{ids: map[string]string{}, failed: map[string]string{}}
 	for i, spec := range p.Builds {
 		fmt.Fprintf(r.Log, "build %d/%d: %s from %s\n", i+1, len(p.Builds), spec.Tag(), spec.Context)
+		r.status().Phase(fmt.Sprintf("build %d/%d %s", i+1, len(p.Builds), spec.Tag()))
 		begin := time.Now()
 		id, err := r.Lifecycle.Build(ctx, spec, &stepLines{w: r.Log})
 		if err != nil {
@@ -288,7 +297,8 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 	}
 	var last time.Duration
 	cfg.Progress = func(pr load.Progress) {
-		if pr.Elapsed-last >= every {
+		r.status().Second(pr)
+		if pr.Phase == timeline.Measure && pr.Elapsed-last >= every {
 			last = pr.Elapsed
 			fmt.Fprintf(r.Log, "  %s/%s: %d done, %d failed\n", pr.Elapsed.Truncate(time.Second), pr.Duration, pr.Completed, pr.Failures)
 		}

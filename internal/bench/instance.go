@@ -74,6 +74,7 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 		return in, nil, nil
 	}
 	cfg := in.config(c.Load)
+	r.status().Phase("verify")
 	if err := verifyCell(ctx, ctr.URL(), cfg, c.Expect, db); err != nil {
 		if ctx.Err() != nil {
 			in.remove(ctx)
@@ -208,6 +209,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	if !row.Valid {
 		in.r.keepLog(row, in.ctr.Logs(context.WithoutCancel(ctx), LogLines))
 	}
+	in.r.detail(row, ph.res, m.perSecond)
 	return ph, nil
 }
 

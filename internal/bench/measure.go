@@ -36,6 +36,8 @@ type meter struct {
 	host     *resources.HostWatch // nil when hostCPUs cannot be read
 	// disturbed says why other work on the CPUs makes the phase suspect; empty when nothing did.
 	disturbed string
+	// perSecond is the target's usage second by second over the phase, for its timeline.
+	perSecond []resources.SecondUsage
 
 	// The database server's cgroup and its sampling over the phase; nil for the embedded store.
 	dbSrc   resources.Source
@@ -146,6 +148,7 @@ func (m *meter) stop(row *results.Row) {
 	targetMeasured := false
 	if m.watch != nil {
 		u, err := m.watch.Stop()
+		m.perSecond = m.watch.PerSecond()
 		m.watch = nil
 		if err != nil {
 			m.problems = append(m.problems, "target resources not measured: "+err.Error())

@@ -12,6 +12,24 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// checkGolden compares got with the golden file at path, or rewrites the file with -update.
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s: got:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
 // TestCompareGolden runs `iotbench compare` on the files of testdata/compare and checks its whole
 // behaviour, output, messages and exit status, against a golden file per case (-update rewrites
 // them). The files are a stub server loaded closed-loop: base-20ms and again-20ms the same server
@@ -64,17 +82,7 @@ func TestCompareGolden(t *testing.T) {
 			code := Main(context.Background(), append([]string{"compare"}, strings.Fields(c.args)...), s)
 			got := fmt.Sprintf("$ iotbench compare %s\n%s--- stderr\n%s--- exit %d\n", c.args, out, errOut, code)
 			golden := c.name + ".golden"
-			if *update {
-				os.WriteFile(golden, []byte(got), 0o644)
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to write it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("got:\n%s\nwant:\n%s", got, want)
-			}
+			checkGolden(t, golden, got)
 		})
 	}
 }

@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 // Exit codes, documented in the README and in `iotbench --help`.
@@ -32,6 +34,9 @@ type Streams struct {
 	In     io.Reader
 	Out    io.Writer // results: tables
 	ErrOut io.Writer // progress and errors
+	// ErrWidth, when set, is the width of the terminal ErrOut is; nil when ErrOut is not a
+	// terminal (a file, a pipe, CI), where progress is plain lines.
+	ErrWidth func() int
 }
 
 // usageError marks errors that exit with ExitUsage.
@@ -65,7 +70,12 @@ once after a best-effort removal).`,
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(NewCmdRun(s, nil), NewCmdVerify(s, nil), NewCmdList(s), NewCmdCompare(s, nil), NewCmdClean(s, nil), NewCmdVersion(s))
+	run, verify := NewCmdRun(s, nil), NewCmdVerify(s, nil)
+	completeNames(run)
+	completeNames(verify)
+	root.AddCommand(run, verify, NewCmdList(s), NewCmdCompare(s, nil), NewCmdClean(s, nil), NewCmdReport(s, nil), NewCmdVersion(s))
+	root.Version = strings.TrimSpace(versionLine())
+	root.SetVersionTemplate("{{.Version}}\n")
 	return root
 }
 
@@ -98,7 +108,19 @@ func execute(ctx context.Context, root *cobra.Command, args []string, s Streams)
 }
 
 // DefaultStreams are the process's standard streams.
-func DefaultStreams() Streams { return Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr} }
+func DefaultStreams() Streams {
+	s := Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	fd := int(os.Stderr.Fd())
+	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+		s.ErrWidth = func() int {
+			if ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+				return int(ws.Col)
+			}
+			return 80
+		}
+	}
+	return s
+}
 
 // Interrupts are the signals iotbench handles as Ctrl-C: a service manager's stop (SIGTERM) and a
 // closed terminal (SIGHUP) must not leave a container behind either.

@@ -62,6 +62,11 @@ type RunOptions struct {
 	Step       time.Duration
 	Resolution string
 
+	// Output: what is printed at the end, the HTML report, no progress.
+	Format string
+	HTML   string
+	Quiet  bool
+
 	// set records which flags the user gave, so that only those override the scenario.
 	set func(name string) bool
 }
@@ -123,6 +128,7 @@ With --url, load a service already listening on loopback instead (no Docker, not
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
 	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run: the results CSV it was writing; give the flags that started it")
 	addCABundleFlag(f, &o.CABundle)
+	addOutputFlags(f, o)
 	f.StringVar(&o.URL, "url", "", "load this running service on loopback instead of a scenario")
 	f.StringVar(&o.Method, "method", "GET", "--url: HTTP method")
 	f.StringVar(&o.BodyFile, "body-file", "", "--url: request body")
@@ -154,6 +160,9 @@ func addDBFlags(f *pflag.FlagSet, db, cpus *string, pool *[]int) {
 }
 
 func runRun(ctx context.Context, o *RunOptions) error {
+	if err := o.checkOutputFlags(); err != nil {
+		return err
+	}
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -179,7 +188,14 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	path := w.Path()
 	warnGeneratorCapacity(o.Streams.ErrOut, p, meta.HostCPU)
 	defer load.GeneratorGC()()
-	r := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut, Record: w.Write, Meta: meta, Seed: seed,
+	keep, closeFiles, err := runFiles(path)
+	if err != nil {
+		return err
+	}
+	defer closeFiles()
+	log, status, statusDone := o.progressOutput()
+	defer statusDone()
+	r := &bench.Runner{Lifecycle: lifecycle, Log: log, Status: status, Detail: keep, Record: w.Write, Meta: meta, Seed: seed,
 		LogDir: strings.TrimSuffix(path, filepath.Ext(path)) + ".logs", Resumed: resumed,
 		// A service the user started is measured even when its answers fail their check: its
 		// error ratio under load is what they came for.
@@ -198,6 +214,7 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		return runFindMax(ctx, o, r, p, search)
 	}
 	rows, runErr := r.Run(ctx, p)
+	statusDone()
 	var re *bench.ResumeError
 	if errors.As(runErr, &re) {
 		return usagef("--resume %s: %v: run it with the flags that started it, or start a new run", o.Resume, re)
@@ -207,7 +224,7 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		fmt.Fprintf(o.Streams.ErrOut, "interrupted: %d of %d cell(s) recorded in %s; the same command with --resume %s measures the rest\n", len(rows), len(p.Cells), path, path)
 	}
 	if len(rows) > 0 {
-		if err := report.Write(o.Streams.Out, rows); err != nil {
+		if err := o.writeRunOutput(path, rows); err != nil {
 			return err
 		}
 		fmt.Fprintf(o.Streams.ErrOut, "%s; results: %s\n", report.Summary(rows), path)

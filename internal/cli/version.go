@@ -2,9 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"runtime"
 
-	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/spf13/cobra"
 )
 
@@ -16,7 +14,7 @@ func NewCmdVersion(s Streams) *cobra.Command {
 		Example: "  iotbench version",
 		Args:    cobra.NoArgs,
 		Run: func(*cobra.Command, []string) {
-			fmt.Fprintf(s.Out, "iotbench %s (commit %s, %s)\n", hostinfo.Version, hostinfo.Commit(), runtime.Version())
+			fmt.Fprint(s.Out, versionLine())
 		},
 	}
 }
