@@ -199,6 +199,9 @@ func startupMessage(user, database string) []byte {
 // container's user: it cannot be reached from outside the container).
 func (db *dockerDatabase) CountRows(ctx context.Context) (int64, error) {
 	out, err := db.exec(ctx, "psql", "--no-psqlrc", "-h", "/tmp", "-U", dbUser, "-d", dbName, "-tAc", "SELECT COUNT(*) FROM "+dbTable)
+	if err != nil && strings.Contains(err.Error(), `relation "`+dbTable+`" does not exist`) {
+		return 0, fmt.Errorf("the database server has no %s table: the target never created it there (did it ignore DATABASE_URL, or does another process answer on its port?)", dbTable)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("counting the rows in the database: %w", err)
 	}
