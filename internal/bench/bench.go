@@ -171,9 +171,10 @@ func (r *Runner) resumed(p *plan.Plan, images built) (map[cellKey]bool, error) {
 			return nil, &ResumeError{fmt.Sprintf("the results were ordered by seed %d, this run by %d", row.Seed, r.Seed)}
 		}
 		done[k] = true
-		now := r.newRow(p, c, images.ids[c.Build.Tag()])
-		if !row.Loaded() || images.failed[c.Build.Tag()] != "" {
-			now.ImageID = row.ImageID // an image that did not build has no id to compare
+		now := r.newRow(p, c, images)
+		if !row.Loaded() || images.failure(c) != "" {
+			// an image that did not build has no id to compare
+			now.ImageID, now.DBImageID = row.ImageID, row.DBImageID
 		}
 		for i, f := range row.FingerprintFields() {
 			if g := now.FingerprintFields()[i]; g.Value != f.Value {
@@ -188,6 +189,20 @@ func (r *Runner) resumed(p *plan.Plan, images built) (map[cellKey]bool, error) {
 type built struct {
 	ids    map[string]string
 	failed map[string]string
+}
+
+// failure is why c cannot run: its target's image, or its database server's, did not build;
+// empty when both built.
+func (b built) failure(c plan.Cell) string {
+	if reason := b.failed[c.Build.Tag()]; reason != "" {
+		return reason
+	}
+	if c.DB.Server() {
+		if reason := b.failed[c.DB.Build.Tag()]; reason != "" {
+			return strings.Replace(reason, results.BuildFailed+": ", results.BuildFailed+": the database server: ", 1)
+		}
+	}
+	return ""
 }
 
 // build builds p's images. A build that fails is reported and its targets' cells become
@@ -223,12 +238,12 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check
 	var failed []string
 	for i, c := range p.Cells {
 		fmt.Fprintf(r.Log, "[%d/%d] verifying %s\n", i+1, len(p.Cells), c.Target)
-		if reason := images.failed[c.Build.Tag()]; reason != "" {
+		if reason := images.failure(c); reason != "" {
 			fmt.Fprintf(r.Log, "  FAIL %s\n", reason)
 			failed = append(failed, c.Target)
 			continue
 		}
-		in, nl, err := r.start(ctx, p, c, images.ids[c.Build.Tag()], false)
+		in, nl, err := r.start(ctx, p, c, images, false)
 		if err != nil {
 			return failed, err
 		}
@@ -246,6 +261,14 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check
 				fmt.Fprintf(r.Log, "  ok   %s\n", res.Check)
 			}
 		}
+		if in.db != nil {
+			if err := in.sameRows(ctx); err != nil {
+				ok = false
+				fmt.Fprintf(r.Log, "  FAIL the rows are in the database server: %v\n", err)
+			} else {
+				fmt.Fprintf(r.Log, "  ok   the rows are in the database server: /stats counts what PostgreSQL counts\n")
+			}
+		}
 		if !ok {
 			failed = append(failed, c.Target)
 			fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", in.ctr.Logs(context.WithoutCancel(ctx), 20))
@@ -259,24 +282,31 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check
 }
 
 // newRow is c's row before any measurement: its settings and where it runs.
-func (r *Runner) newRow(p *plan.Plan, c plan.Cell, image string) results.Row {
-	return results.Row{
+func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
+	row := results.Row{
 		Scenario: c.Scenario, Target: c.Target, Trial: c.Trial, Mode: string(c.Load.Model.Mode()),
 		RequestedRPS: c.Load.Model.Rate, Connections: c.Load.Model.InFlightLimit(),
 		Duration: c.Load.Duration, Warmup: c.Load.Warmup,
-		CPUSet: c.Spec.CPUSet, Memory: p.Memory, ImageID: image,
+		CPUSet: c.Spec.CPUSet, Memory: p.Memory, ImageID: images.ids[c.Build.Tag()],
 		Version: r.Meta.Version, GitCommit: r.Meta.Commit, HostCPU: r.Meta.HostCPU,
 		Kernel: r.Meta.Kernel, DockerVersion: r.Meta.DockerVersion, StartedAt: time.Now(),
 		Seed: r.Seed, PayloadSHA: payloadSHA(c), GeneratorCPUSet: cpuset.Format(p.GeneratorCPUs),
 		Variant: c.Variant,
 	}
+	if c.DB.Kind != "" {
+		row.DB, row.DBPoolSize = c.DB.Kind, c.DB.PoolSize
+	}
+	if c.DB.Server() {
+		row.DBCPUSet, row.DBImageID = c.DB.Spec.CPUSet, images.ids[c.DB.Build.Tag()]
+	}
+	return row
 }
 
 // cell measures one cell. Errors are returned only for cancellation; failures become invalid
 // rows. startFailures counts, by target, the starts that failed in this run.
 func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int) (results.Row, error) {
-	row := r.newRow(p, c, images.ids[c.Build.Tag()])
-	if reason := images.failed[c.Build.Tag()]; reason != "" {
+	row := r.newRow(p, c, images)
+	if reason := images.failure(c); reason != "" {
 		row.InvalidReason = reason
 		return row, nil
 	}
@@ -284,7 +314,7 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 		row.InvalidReason = fmt.Sprintf("%s: %s failed to start %d times in this run", results.Skipped, c.Target, n)
 		return row, nil
 	}
-	in, nl, err := r.start(ctx, p, c, row.ImageID, true)
+	in, nl, err := r.start(ctx, p, c, images, true)
 	if err != nil {
 		return row, err
 	}
@@ -322,31 +352,40 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 	return row, nil
 }
 
-// storedRows counts the rows a target stores over a measured phase; nil when the scenario stores none.
+// storedRows counts the rows a target stores over a measured phase, through its /stats and, on a
+// database server, in the server itself; nil when the scenario stores none.
 type storedRows struct {
 	url    string
 	before int64
 	err    error
+
+	db               container.Database // nil: the embedded store
+	dbBefore, dbGrew int64
 }
 
-func countRows(stores bool, baseURL string) *storedRows {
+func countRows(stores bool, baseURL string, db container.Database) *storedRows {
 	if !stores {
 		return nil
 	}
-	return &storedRows{url: baseURL}
+	return &storedRows{url: baseURL, db: db}
 }
 
-// start reads /stats as the measured phase begins; check returns its error too.
+// start reads /stats (and the server's count) as the measured phase begins; check returns its
+// error too.
 func (s *storedRows) start(ctx context.Context) error {
 	if s == nil {
 		return nil
 	}
 	s.before, s.err = verify.StoredRows(ctx, s.url)
+	if s.err == nil && s.db != nil {
+		s.dbBefore, s.err = s.db.CountRows(ctx)
+	}
 	return s.err
 }
 
 // check reads /stats after the measured phase and holds the growth against its writes: at least
-// successes, at most successes + failures.
+// successes, at most successes + failures. On a database server, the rows it counts itself must
+// have grown so too.
 func (s *storedRows) check(ctx context.Context, successes, failures int64) error {
 	if s == nil {
 		return nil
@@ -358,7 +397,27 @@ func (s *storedRows) check(ctx context.Context, successes, failures int64) error
 	if err != nil {
 		return err
 	}
-	return verify.RowsGrew(s.before, after, successes, failures)
+	if err := verify.RowsGrew(s.before, after, successes, failures); err != nil {
+		return err
+	}
+	if s.db == nil {
+		return nil
+	}
+	dbAfter, err := s.db.CountRows(ctx)
+	if err != nil {
+		return err
+	}
+	s.dbGrew = dbAfter - s.dbBefore
+	return verify.CountGrew("the rows the database server counts", s.dbBefore, dbAfter, successes, failures)
+}
+
+// inDatabase is how many rows the database server counted more after the phase than before; 0
+// without a server.
+func (s *storedRows) inDatabase() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.dbGrew
 }
 
 func fill(row *results.Row, res load.Result) {

@@ -41,7 +41,8 @@ func checkGolden(t *testing.T, path, got string) {
 // paired-*.csv files are paired runs of the stub server (run --url --baseline-url, open loop at
 // 300 rps, 2 s a cell, on a busy shared machine: several trials invalid): paired-22ms 20 ms
 // against 22 ms over 8 rounds, paired-same-aa one server against itself with 2 A/A rounds,
-// paired-20.3ms 20 ms against 20.3 ms over 4 rounds.
+// paired-20.3ms 20 ms against 20.3 ms over 4 rounds. io-embedded and io-postgres base-20ms as one target on its
+// embedded store and on PostgreSQL (p50 10% slower there), which compare refuses unless allowed.
 func TestCompareGolden(t *testing.T) {
 	cases := []struct{ name, args string }{
 		{"same-server", "base-20ms.csv again-20ms.csv"},
@@ -84,6 +85,8 @@ func TestCompareGolden(t *testing.T) {
 		{"paired-beside-another", "base-20ms.csv paired-20.3ms.csv"},
 		{"other-port", "single-20ms.csv other-port-30ms.csv"},
 		{"allow-inconclusive-two-files", "--allow-inconclusive base-20ms.csv again-20ms.csv"},
+		{"embedded-vs-postgres", "io-embedded.csv io-postgres.csv"},
+		{"embedded-vs-postgres-allowed", "--allow-mismatch=db,db_cpus,db_image_id io-embedded.csv io-postgres.csv"},
 	}
 	wd, _ := os.Getwd()
 	dir := filepath.Join(wd, "testdata", "compare")

@@ -43,6 +43,9 @@ type RunOptions struct {
 	Seed     int64
 	CPUs     string
 	Memory   string
+	DB       string
+	DBCPUs   string
+	DBPool   []int
 	Out      string
 	Resume   string
 	CABundle string
@@ -115,6 +118,9 @@ as asked.`,
   # each target's maximum sustainable rate (median of 3 searches), and its latency at 50/75/90% of it
   iotbench run --scenario io-heavy --targets spring-mvc-platform,javalin-platform --find-max --slo 'p99<100ms,errors<0.1%' --trials 3
 
+  # every target on a PostgreSQL server of its own (on the target's CPUs), at pool sizes 5, 10 and 20
+  iotbench run --scenario io-heavy --db postgres --db-pool 5,10,20
+
   # finish a run that was interrupted (Ctrl-C, a crash): same flags, and the file it was writing
   iotbench run --scenario io-heavy --resume results/20261123T181500Z.csv
 
@@ -149,6 +155,7 @@ as asked.`,
 	f.Int64Var(&o.Seed, "seed", 0, "shuffles the targets' order in each round of trials; every row records it (default: a new one each run)")
 	f.StringVar(&o.CPUs, "cpus", "", "targets' cpuset, e.g. 1 or 2-3; the generator gets the other CPUs (default: the last quarter of the CPUs, at least one)")
 	f.StringVar(&o.Memory, "memory", "", "targets' memory limit, e.g. 1g (default: the scenario's)")
+	addDBFlags(f, &o.DB, &o.DBCPUs, &o.DBPool)
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
 	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run: the results CSV it was writing; give the flags that started it")
 	addCABundleFlag(f, &o.CABundle)
@@ -182,6 +189,13 @@ func addCABundleFlag(f *pflag.FlagSet, v *string) {
 		def = env
 	}
 	f.StringVar(v, "ca-bundle", def, "PEM certificates image builds trust (for registries behind TLS inspection); empty for none [$IOTBENCH_CA_BUNDLE]")
+}
+
+// addDBFlags adds the database flags of run and verify.
+func addDBFlags(f *pflag.FlagSet, db, cpus *string, pool *[]int) {
+	f.StringVar(db, "db", "", "targets' store: embedded (their in-process database) or postgres (a PostgreSQL server started beside each target, a fresh database every trial) (default: the scenario's, else embedded)")
+	f.StringVar(cpus, "db-cpus", "", "--db postgres: the server's cpuset (default: the target's, as one host serving both)")
+	f.IntSliceVar(pool, "db-pool", nil, "targets' connection-pool sizes, comma-separated: the scenario runs once per size, rows named <scenario>.pool-<n> (default: the scenario's db_pool, else 10)")
 }
 
 func runRun(ctx context.Context, o *RunOptions) error {
@@ -372,7 +386,8 @@ func (o *RunOptions) scenarioPlan(allowed []int) (*plan.Plan, error) {
 	if name == "" {
 		return nil, usagef("no --scenario given and %s has no default_scenario (scenarios: %s)", o.File, strings.Join(f.ScenarioOrder, ", "))
 	}
-	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory}
+	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory,
+		DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool}
 	if o.set("duration") {
 		over.Duration = &o.Duration
 	}
@@ -419,7 +434,7 @@ func (o *RunOptions) pairWithBaseline(candidate *plan.Plan, name string, over pl
 }
 
 func (o *RunOptions) adHocPlan() (*plan.Plan, error) {
-	for _, scenarioOnly := range []string{"scenario", "targets", "cpus", "memory", "file"} {
+	for _, scenarioOnly := range []string{"scenario", "targets", "cpus", "memory", "file", "db", "db-cpus", "db-pool"} {
 		if o.set(scenarioOnly) {
 			return nil, usagef("--%s belongs to scenario runs; --url loads a running service as it is", scenarioOnly)
 		}

@@ -60,6 +60,11 @@ type Settings struct {
 	Memory          string
 	Fingerprint     string
 	Seed            int64
+	// DB is the targets' store (results.DBEmbedded, DBPostgres; empty for a service iotbench did
+	// not start), DBPoolSize their pool, DBCPUSet the PostgreSQL server's CPUs.
+	DB         string
+	DBPoolSize int
+	DBCPUSet   string
 }
 
 // Target is one target of a scenario over its trials.
@@ -207,6 +212,7 @@ func Build(sources []Source) (*Overview, error) {
 			Mode: first.Mode, RequestedRPS: first.RequestedRPS, Connections: first.Connections,
 			Duration: first.Duration, Warmup: first.Warmup, CPUSet: first.CPUSet,
 			GeneratorCPUSet: first.GeneratorCPUSet, Memory: first.Memory, Fingerprint: first.Fingerprint(), Seed: first.Seed,
+			DB: first.DB, DBPoolSize: first.DBPoolSize, DBCPUSet: first.DBCPUSet,
 		}}
 		targets := map[string]*Target{}
 		var names []string

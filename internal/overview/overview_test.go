@@ -134,6 +134,38 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
+// TestPostgresShowsTheServer: a run on PostgreSQL names its server in the settings, and each cell
+// gives the server's CPU and memory beside the target's; the embedded fixture shows none of it.
+func TestPostgresShowsTheServer(t *testing.T) {
+	o := fixtureOverview(t)
+	var plain bytes.Buffer
+	if err := WriteJSON(&plain, o); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "db_") {
+		t.Errorf("a run without a server has db fields:\n%s", plain.String())
+	}
+	sc := &o.Scenarios[0]
+	sc.Settings.DB, sc.Settings.DBPoolSize, sc.Settings.DBCPUSet = results.DBPostgres, 20, "1"
+	cell := &sc.Targets[0].Cells[0]
+	cell.Row.DB, cell.Row.DBCPUCores, cell.Row.DBMemoryPeak = results.DBPostgres, 0.42, 123<<20
+	var md, js bytes.Buffer
+	if err := WriteMarkdown(&md, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&js, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"db": "postgres"`, `"db_pool_size": 20`, `"db_cpuset": "1"`, `"db_cpu_cores": 0.42`, `"db_memory_peak_bytes": 128974848`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON lacks %s", want)
+		}
+	}
+	if !strings.Contains(md.String(), "PostgreSQL server on cpuset 1, pool 20") {
+		t.Errorf("markdown does not name the server:\n%s", md.String())
+	}
+}
+
 func TestMarkdownAndJSON(t *testing.T) {
 	o := fixtureOverview(t)
 	var md, js bytes.Buffer

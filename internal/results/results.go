@@ -104,6 +104,18 @@ type Row struct {
 	// Variant is which side of a paired run measured the row (VariantBase, VariantCandidate, or
 	// an A/A control's VariantAA1, VariantAA2); empty in a run of one side.
 	Variant string
+	// DB is the store the target used: DBEmbedded or DBPostgres; empty for a service iotbench did
+	// not start. DBPoolSize is the target's connection pool (DB_POOL_SIZE).
+	DB         string
+	DBPoolSize int
+	// The PostgreSQL server's cpuset and image; empty for the embedded store.
+	DBCPUSet, DBImageID string
+	// The PostgreSQL server's resources over the measured phase, from its own cgroup.
+	DBCPUCores, DBCPUPercent   float64
+	DBMemoryPeak, DBMemoryMean int64
+	// DBRowsStored is how many more rows the PostgreSQL server itself counted after the measured
+	// phase than before it (the stored-row check holds it as it holds /stats).
+	DBRowsStored int64
 	// Warnings say why a valid row may still mislead (a busy generator, a runtime that sees other
 	// limits than it was given); "; "-separated.
 	Warnings string
@@ -349,6 +361,37 @@ var columns = []column{
 	{"log_file", str(func(r *Row) *string { return &r.LogFile }), 5},
 	{"variant", str(func(r *Row) *string { return &r.Variant }), 6},
 	{"cpu_us_per_request", micros(func(r *Row) *time.Duration { return &r.CPUPerRequest }), 6},
+	{"db", str(func(r *Row) *string { return &r.DB }), 6},
+	{"db_pool_size", integer(func(r *Row) *int { return &r.DBPoolSize }), 6},
+	{"db_cpuset", cpus(func(r *Row) *string { return &r.DBCPUSet }), 6},
+	{"db_image_id", str(func(r *Row) *string { return &r.DBImageID }), 6},
+	{"db_cpu_cores", serverMeasure(float(3, func(r *Row) *float64 { return &r.DBCPUCores })), 6},
+	{"db_cpu_percent_of_cpuset", serverMeasure(float(1, func(r *Row) *float64 { return &r.DBCPUPercent })), 6},
+	{"db_memory_peak_bytes", serverMeasure(integer(func(r *Row) *int64 { return &r.DBMemoryPeak })), 6},
+	{"db_memory_mean_bytes", serverMeasure(integer(func(r *Row) *int64 { return &r.DBMemoryMean })), 6},
+	{"db_rows_stored", serverMeasure(integer(func(r *Row) *int64 { return &r.DBRowsStored })), 6},
+}
+
+// The stores of the db column.
+const (
+	DBEmbedded = "embedded"
+	DBPostgres = "postgres"
+)
+
+// serverMeasure is a measurement of the database server: empty where there was none (the
+// embedded store, a cell never loaded).
+func serverMeasure(c codec) codec {
+	return codec{func(r *Row) string {
+		if !r.Loaded() || r.DB != DBPostgres {
+			return ""
+		}
+		return c.get(r)
+	}, func(r *Row, v string) error {
+		if v == "" {
+			return nil
+		}
+		return c.set(r, v)
+	}}
 }
 
 // Header is the CSV header line's fields.
