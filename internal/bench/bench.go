@@ -56,6 +56,17 @@ type Runner struct {
 	// instead of recording it verify-failed: for a service the user started, whose errors under
 	// load are what they came to measure.
 	WarnUnverified bool
+	// Load measures a cell's load phase; nil: load.Run, one generator in this process
+	// (internal/shard's Runner.Run spreads it over several).
+	Load func(context.Context, load.Config) (load.Result, error)
+}
+
+// load runs one load phase with the runner's generator(s).
+func (r *Runner) load(ctx context.Context, cfg load.Config) (load.Result, error) {
+	if r.Load != nil {
+		return r.Load(ctx, cfg)
+	}
+	return load.Run(ctx, cfg)
 }
 
 // maxStartFailures is how often a target may fail to start before the run skips its other

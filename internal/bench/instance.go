@@ -183,7 +183,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		m.start()
 	}
 	row.StartedAt = time.Now().Add(cfg.Warmup)
-	res, err := load.Run(ctx, cfg)
+	res, err := in.r.load(ctx, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ph, ctx.Err()

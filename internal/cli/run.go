@@ -71,7 +71,9 @@ type RunOptions struct {
 	Name string
 
 	// --find-max: search each target's maximum sustainable rate instead of measuring at one.
-	FindMax    bool
+	FindMax bool
+	// Generators is how many generator processes share each cell's load (internal/shard).
+	Generators int
 	SLO        string
 	Step       time.Duration
 	Resolution string
@@ -175,6 +177,7 @@ as asked.`,
 	f.BoolVar(&o.AllowInconclusive, "allow-inconclusive", false, "a paired run: exit 0, not 4, when a verdict is inconclusive or untestable (and none regressed)")
 	f.StringVar(&o.Until, "until", "", "a paired run: add rounds until each named metric's 90% interval is this narrow, e.g. 'p99:±3%,p50:±2%' (up to --max-trials)")
 	f.IntVar(&o.MaxTrials, "max-trials", 30, "--until: the most rounds")
+	f.IntVar(&o.Generators, "generators", 1, "generator processes sharing each cell's load, each sending rate/N on an offset schedule, their histograms merged (one per generator CPU when there are as many; docs/scale.md)")
 	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest open-loop rate meeting --slo (ramp from --rate, then bisect), once per trial")
 	f.StringVar(&o.SLO, "slo", "p99<100ms,errors<0.1%", "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", 10*time.Second, "--find-max: how long each rate is held")
@@ -258,6 +261,9 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Name, len(p.Cells), path)
 	}
 	fmt.Fprintf(o.Streams.ErrOut, "targets take turns in an order shuffled by seed %d (--seed %d replays it)\n", seed, seed)
+	if err := useGenerators(r, p, o.Generators, o.Streams.ErrOut); err != nil {
+		return err
+	}
 	if search != nil {
 		return runFindMax(ctx, o, r, p, search)
 	}

@@ -49,6 +49,12 @@ func (o *RunOptions) validate() error {
 			}
 		}
 	}
+	if o.Generators < 1 || o.Generators > 64 {
+		return flagErr("generators", fmt.Sprint(o.Generators), errors.New("must be between 1 and 64"))
+	}
+	if o.Generators > 1 && o.FindMax {
+		return usagef("--generators shares one rate among shards; --find-max searches rates one generator at a time: drop one of them")
+	}
 	if o.set("rate") && o.set("connections") {
 		return usagef("give --rate (open loop) or --connections (closed loop), not both")
 	}

@@ -22,6 +22,10 @@ func main() {
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(256 << 20)
 	var n atomic.Int64
+	// How many requests it answered, for a check that the generator's count is the server's.
+	http.HandleFunc("/served", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "%d\n", n.Load())
+	})
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		time.Sleep(*delay)

@@ -1,0 +1,150 @@
+package shard
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/hdrlog"
+	"github.com/iotbench/iotbench/internal/latency"
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/timeline"
+)
+
+// Part is one shard's measurement: its result and its latency histogram, read from its log.
+type Part struct {
+	Spec      Spec
+	Result    load.Result
+	Latencies *hdrhistogram.Histogram
+}
+
+// Merge is the cell's measurement made of its shards': counts added, histograms pooled without
+// loss (each shard's log must hold as many latencies as the shard counted successes, and the pool
+// their sum), each second of the timeline pooled. The generator's own delay and send lag are the
+// worst shard's (a percentile of several shards' summaries is not theirs pooled; the worst is
+// what judged the cell). The cell is invalid when any shard's measurement was, and its reason
+// names the first such shard.
+func Merge(parts []Part) (load.Result, error) {
+	if len(parts) == 0 {
+		return load.Result{}, fmt.Errorf("no shard to merge")
+	}
+	first := parts[0].Result
+	res := load.Result{
+		Mode: first.Mode, ExpectedLatency: first.ExpectedLatency,
+		Codes: map[int]int64{}, ErrorKinds: map[string]int64{}, Valid: true,
+	}
+	hs := make([]*hdrhistogram.Histogram, len(parts))
+	var warm, measured [][]timeline.Second
+	for i, p := range parts {
+		r := p.Result
+		if p.Latencies == nil {
+			return load.Result{}, fmt.Errorf("%s: no latency histogram", p.Spec.Name())
+		}
+		if got := p.Latencies.TotalCount(); got != r.Latency.Count || got != r.Successes {
+			return load.Result{}, fmt.Errorf("%s: its histogram holds %d latencies, it counted %d successes", p.Spec.Name(), got, r.Successes)
+		}
+		hs[i] = p.Latencies
+		res.RequestedRate += r.RequestedRate
+		res.InFlightLimit += r.InFlightLimit
+		res.PeakInFlight += r.PeakInFlight
+		res.Duration = max(res.Duration, r.Duration)
+		res.Requests += r.Requests
+		res.Successes += r.Successes
+		res.Errors += r.Errors
+		res.Timeouts += r.Timeouts
+		for k, v := range r.Codes {
+			res.Codes[k] += v
+		}
+		for k, v := range r.ErrorKinds {
+			res.ErrorKinds[k] += v
+		}
+		res.SendLag = worse(res.SendLag, r.SendLag)
+		res.OwnDelay = worse(res.OwnDelay, r.OwnDelay)
+		res.Latency.Clamped += r.Latency.Clamped
+		if !r.Valid && res.Valid {
+			res.Valid, res.InvalidReason = false, p.Spec.Name()+": "+r.InvalidReason
+		}
+		warm = append(warm, r.WarmupTimeline)
+		measured = append(measured, r.Timeline)
+	}
+	pool, err := hdrlog.Merge(hs...)
+	if err != nil {
+		return load.Result{}, err
+	}
+	if pool.TotalCount() != res.Successes {
+		return load.Result{}, fmt.Errorf("the pooled histogram holds %d latencies, the shards counted %d successes", pool.TotalCount(), res.Successes)
+	}
+	res.Latencies = pool
+	clamped := res.Latency.Clamped
+	res.Latency = latency.Summarize(pool)
+	res.Latency.Clamped = clamped
+	if res.Timeline, err = mergeSeconds(measured); err != nil {
+		return load.Result{}, err
+	}
+	if res.WarmupTimeline, err = mergeSeconds(warm); err != nil {
+		return load.Result{}, err
+	}
+	return res, nil
+}
+
+// worse keeps the summary with the higher p99, the counts of both added.
+func worse(a, b latency.Summary) latency.Summary {
+	n := a.Count + b.Count
+	if b.P99 > a.P99 {
+		a = b
+	}
+	a.Count = n
+	return a
+}
+
+// mergeSeconds pools the shards' timelines second by second.
+func mergeSeconds(shards [][]timeline.Second) ([]timeline.Second, error) {
+	bySecond := map[int]*timeline.Second{}
+	hists := map[int][]*hdrhistogram.Histogram{}
+	for _, secs := range shards {
+		for _, s := range secs {
+			m := bySecond[s.Index]
+			if m == nil {
+				m = &timeline.Second{Index: s.Index}
+				bySecond[s.Index] = m
+			}
+			m.Due += s.Due
+			m.Sent += s.Sent
+			m.Successes += s.Successes
+			m.Timeouts += s.Timeouts
+			m.Transport += s.Transport
+			m.Status += s.Status
+			m.Check += s.Check
+			m.InFlight += s.InFlight
+			m.OwnDelayP99 = max(m.OwnDelayP99, s.OwnDelayP99)
+			if s.Histogram != nil {
+				h, err := hdrhistogram.Decode(s.Histogram)
+				if err != nil {
+					return nil, fmt.Errorf("second %d's histogram: %w", s.Index, err)
+				}
+				hists[s.Index] = append(hists[s.Index], h)
+			}
+		}
+	}
+	if len(bySecond) == 0 {
+		return nil, nil
+	}
+	var out []timeline.Second
+	for _, i := range slices.Sorted(maps.Keys(bySecond)) {
+		s := bySecond[i]
+		if hs := hists[i]; len(hs) > 0 {
+			h, err := hdrlog.Merge(hs...)
+			if err != nil {
+				return nil, fmt.Errorf("second %d: %w", i, err)
+			}
+			sum := latency.Summarize(h)
+			s.P50, s.P99, s.Max = sum.P50, sum.P99, sum.Max
+			if s.Histogram, err = h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, *s)
+	}
+	return out, nil
+}

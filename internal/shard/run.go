@@ -1,0 +1,212 @@
+package shard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/load"
+)
+
+// Process is one started shard: where its protocol lines go and come from, and how it ends.
+type Process struct {
+	In   io.WriteCloser
+	Out  io.Reader
+	Wait func() error
+}
+
+// Starter starts shard i's process.
+type Starter func(ctx context.Context, i int) (Process, error)
+
+// Command starts shards as `bin shard`, each process's error output kept for its error.
+func Command(bin string) Starter {
+	return func(ctx context.Context, i int) (Process, error) {
+		cmd := exec.CommandContext(ctx, bin, "shard")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return Process{}, err
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return Process{}, err
+		}
+		if err := cmd.Start(); err != nil {
+			return Process{}, fmt.Errorf("starting generator shard %d (%s shard): %w", i+1, bin, err)
+		}
+		return Process{In: in, Out: out, Wait: func() error {
+			if err := cmd.Wait(); err != nil {
+				return fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+			}
+			return nil
+		}}, nil
+	}
+}
+
+// Runner measures a cell over Count shards; its Run has load.Run's shape, so that the cell's
+// lifecycle does not know how many generators it has.
+type Runner struct {
+	Count int
+	// CPUs are the generator's CPUs: each shard is pinned to one of its own when there are as
+	// many, and to all of them otherwise (the shards then share them: see Shared).
+	CPUs  []int
+	Start Starter
+	// Dir receives the shards' interval logs (shard-<i>.hlog); empty: a temporary folder,
+	// removed after the merge.
+	Dir string
+	// StartDelay is how far ahead of now the common start is set once every shard is warm: long
+	// enough for every shard to hear it.
+	StartDelay time.Duration
+}
+
+// Shared says whether the shards share their CPUs, fewer than one each.
+func (r Runner) Shared() bool { return len(r.CPUs) < r.Count }
+
+// Run measures cfg over the shards and merges their results (Merge).
+func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
+	specs, err := Split(cfg, r.Count)
+	if err != nil {
+		return load.Result{}, err
+	}
+	if err := load.RequireLoopback(cfg.Request.URL); err != nil {
+		return load.Result{}, err
+	}
+	dir := r.Dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "iotbench-shards-"); err != nil {
+			return load.Result{}, err
+		}
+		defer os.RemoveAll(dir)
+	}
+	for i := range specs {
+		specs[i].Hlog = filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i+1))
+		switch {
+		case !r.Shared():
+			specs[i].CPUs = []int{r.CPUs[i]}
+		default:
+			specs[i].CPUs = r.CPUs
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	shards := make([]*running, len(specs))
+	defer func() {
+		for _, s := range shards {
+			if s != nil {
+				s.p.In.Close()
+			}
+		}
+		cancel()
+		for _, s := range shards {
+			if s != nil {
+				_ = s.p.Wait()
+			}
+		}
+	}()
+	for i, spec := range specs {
+		p, err := r.Start(ctx, i)
+		if err != nil {
+			return load.Result{}, err
+		}
+		shards[i] = &running{spec: spec, p: p, enc: json.NewEncoder(p.In), lines: make(chan message, 2)}
+		go shards[i].read()
+		if err := shards[i].enc.Encode(message{Spec: &spec}); err != nil {
+			return load.Result{}, shards[i].fail(fmt.Errorf("sending its spec: %w", err))
+		}
+	}
+	for _, s := range shards {
+		if m, err := s.next(ctx); err != nil {
+			return load.Result{}, err
+		} else if !m.Warm {
+			return load.Result{}, s.fail(fmt.Errorf("answered %+v before warming up", m))
+		}
+	}
+	if cfg.Measuring != nil {
+		cfg.Measuring()
+	}
+	delay := r.StartDelay
+	if delay == 0 {
+		delay = 100 * time.Millisecond
+	}
+	start := time.Now().Add(delay).UnixNano()
+	for _, s := range shards {
+		if err := s.enc.Encode(message{Start: start}); err != nil {
+			return load.Result{}, s.fail(fmt.Errorf("sending the start time: %w", err))
+		}
+	}
+	parts := make([]Part, len(shards))
+	for i, s := range shards {
+		m, err := s.next(ctx)
+		if err != nil {
+			return load.Result{}, err
+		}
+		if m.Result == nil {
+			return load.Result{}, s.fail(fmt.Errorf("answered %+v instead of its result", m))
+		}
+		h, err := readHlog(s.spec.Hlog)
+		if err != nil {
+			return load.Result{}, s.fail(err)
+		}
+		parts[i] = Part{Spec: s.spec, Result: *m.Result, Latencies: h}
+	}
+	return Merge(parts)
+}
+
+// running is a started shard and the protocol lines it sent.
+type running struct {
+	spec  Spec
+	p     Process
+	enc   *json.Encoder
+	lines chan message
+	once  sync.Once
+}
+
+// read passes the shard's lines on until it ends; a broken line, or the end, is an error message.
+func (s *running) read() {
+	dec := json.NewDecoder(s.p.Out)
+	for {
+		var m message
+		if err := dec.Decode(&m); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			s.lines <- message{Error: "its output ended: " + err.Error()}
+			close(s.lines)
+			return
+		}
+		s.lines <- m
+		if m.Error != "" || m.Result != nil {
+			close(s.lines)
+			return
+		}
+	}
+}
+
+// next is the shard's next line; its error is an error naming the shard.
+func (s *running) next(ctx context.Context) (message, error) {
+	select {
+	case <-ctx.Done():
+		return message{}, ctx.Err()
+	case m, ok := <-s.lines:
+		if !ok {
+			return message{}, s.fail(fmt.Errorf("said nothing more"))
+		}
+		if m.Error != "" {
+			return message{}, s.fail(fmt.Errorf("%s", m.Error))
+		}
+		return m, nil
+	}
+}
+
+func (s *running) fail(err error) error {
+	return fmt.Errorf("%s: %w", s.spec.Name(), err)
+}

@@ -1,0 +1,125 @@
+package shard
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/hdrlog"
+	"github.com/iotbench/iotbench/internal/hostinfo"
+	"github.com/iotbench/iotbench/internal/load"
+)
+
+// Serve is a shard's side of the protocol: it reads its Spec from in, warms up, says so on out,
+// waits for the start time, measures, writes its interval log and answers with its Result. An
+// error is also sent to the parent, as the protocol's last line.
+func Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	dec := json.NewDecoder(bufio.NewReader(in))
+	enc := json.NewEncoder(out)
+	err := serve(ctx, dec, enc)
+	if err != nil {
+		_ = enc.Encode(message{Error: err.Error()})
+	}
+	return err
+}
+
+func serve(ctx context.Context, dec *json.Decoder, enc *json.Encoder) error {
+	var m message
+	if err := dec.Decode(&m); err != nil || m.Spec == nil {
+		return fmt.Errorf("reading the shard's spec: %v", orNone(err))
+	}
+	s := *m.Spec
+	if len(s.CPUs) > 0 {
+		if err := hostinfo.PinProcess(s.CPUs); err != nil {
+			return err
+		}
+	}
+	cfg := s.config()
+	var barrier error
+	cfg.Measuring = func() {
+		// Every shard warm, then one start for all: the measured phases overlap exactly.
+		if barrier = enc.Encode(message{Warm: true}); barrier != nil {
+			return
+		}
+		var start message
+		if barrier = dec.Decode(&start); barrier != nil || start.Start == 0 {
+			barrier = fmt.Errorf("waiting for the start time: %v", orNone(barrier))
+			return
+		}
+		time.Sleep(time.Until(time.Unix(0, start.Start).Add(s.Offset())))
+	}
+	began := time.Now()
+	res, err := load.Run(ctx, cfg)
+	if barrier != nil {
+		return barrier
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeHlog(s, began, res); err != nil {
+		return err
+	}
+	res.Latencies = nil // travels in the interval log
+	return enc.Encode(message{Result: &res})
+}
+
+func orNone(err error) error {
+	if err == nil {
+		return errors.New("none came")
+	}
+	return err
+}
+
+// phaseTag marks the interval holding the whole measured phase, beside its seconds.
+const phaseTag = "phase"
+
+// writeHlog writes the measured phase's histogram: one interval per second, untagged, for
+// HdrHistogram's tools, and the whole phase, tagged phaseTag, for the merge.
+func writeHlog(s Spec, began time.Time, res load.Result) error {
+	whole, err := res.Latencies.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return fmt.Errorf("encoding the shard's histogram: %w", err)
+	}
+	l := hdrlog.Log{Comment: s.Name() + ": latencies of successes, µs", StartTime: began}
+	for _, sec := range res.Timeline {
+		if sec.Histogram == nil {
+			continue
+		}
+		l.Intervals = append(l.Intervals, hdrlog.Interval{Start: time.Duration(sec.Index) * time.Second, Length: time.Second, Max: sec.Max, Encoded: sec.Histogram})
+	}
+	l.Intervals = append(l.Intervals, hdrlog.Interval{Tag: phaseTag, Length: res.Duration, Max: res.Latency.Max, Encoded: whole})
+	f, err := os.Create(s.Hlog)
+	if err != nil {
+		return err
+	}
+	if err := hdrlog.Write(f, l); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// readHlog reads back the whole phase's histogram of a shard's interval log.
+func readHlog(path string) (*hdrhistogram.Histogram, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	l, err := hdrlog.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, in := range l.Intervals {
+		if in.Tag == phaseTag {
+			return in.Histogram()
+		}
+	}
+	return nil, fmt.Errorf("%s: no interval tagged %s", path, phaseTag)
+}

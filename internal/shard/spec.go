@@ -1,0 +1,111 @@
+// Package shard splits one cell's load over several generator processes and merges what they
+// measured without loss.
+//
+// A cell's open loop at R requests per second over N shards: shard i (from 0) runs the load
+// engine at R/N, its measured phase starting i/R after a start time handed to every shard, so that
+// its k-th request is due at (k·N + i + 1)/R from that start and the merged arrivals stay R evenly
+// spaced. A closed loop's connections are split evenly, with no offset.
+//
+// The seam is one process per shard (the hidden `iotbench shard` command) speaking JSON lines over
+// its stdin and stdout: the parent sends the shard's Spec; the shard warms up, says "warm" and
+// waits; once every shard is warm the parent sends one start time to all; each shard measures,
+// writes its latency histogram as an HdrHistogram interval log (internal/hdrlog) and answers with
+// its Result. The parent merges the histograms (their counts must add up, checked) and judges the
+// cell invalid, naming the shard, when any shard's own measurement was invalid: a shard that
+// delayed its requests delayed the cell's.
+package shard
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/load"
+)
+
+// Spec is what one shard is asked to do.
+type Spec struct {
+	Index, Count int
+	// TotalRate is the cell's open-loop rate, every shard's together; 0 in closed loop.
+	TotalRate int
+	// CPUs pin the shard's process; empty: it keeps the parent's affinity.
+	CPUs []int
+	// Hlog is the interval log the shard writes its measured histogram to.
+	Hlog string
+
+	Method   string
+	URL      string
+	Header   http.Header
+	Body     []byte
+	Contains []string
+	// Rate (open loop) or Connections (closed loop) is the shard's own share.
+	Rate, Connections int
+	ExpectedLatency   time.Duration
+	Warmup, Duration  time.Duration
+	Timeout           time.Duration
+}
+
+// message is one line of the protocol, either way: a Spec to the shard; "warm", then the result
+// from it; the start time to it.
+type message struct {
+	Spec   *Spec        `json:",omitempty"`
+	Warm   bool         `json:",omitempty"`
+	Start  int64        `json:",omitempty"` // Unix nanoseconds
+	Result *load.Result `json:",omitempty"` // Latencies travel in the interval log, not here
+	Error  string       `json:",omitempty"`
+}
+
+// Split is cfg's load as count shards' specs: the rate or the connections divided evenly. A rate
+// or a number of connections that does not divide evenly is refused, since shards of unequal
+// rates cannot interleave evenly.
+func Split(cfg load.Config, count int) ([]Spec, error) {
+	if count < 1 {
+		return nil, fmt.Errorf("%d generators: at least one is needed", count)
+	}
+	m := cfg.Model
+	rate, conns := m.Rate/count, m.Connections/count
+	switch {
+	case m.Rate > 0 && m.Rate%count != 0:
+		return nil, fmt.Errorf("a rate of %d rps does not divide among %d generators: use a multiple of %d, e.g. %d", m.Rate, count, count, m.Rate-m.Rate%count+count)
+	case m.Connections > 0 && m.Connections%count != 0:
+		return nil, fmt.Errorf("%d connections do not divide among %d generators: use a multiple of %d", m.Connections, count, count)
+	}
+	var contains []string
+	for _, c := range cfg.Check.Contains {
+		contains = append(contains, string(c))
+	}
+	specs := make([]Spec, count)
+	for i := range specs {
+		specs[i] = Spec{
+			Index: i, Count: count, TotalRate: m.Rate,
+			Method: cfg.Request.Method, URL: cfg.Request.URL, Header: cfg.Request.Header, Body: cfg.Request.Body,
+			Contains: contains, Rate: rate, Connections: conns, ExpectedLatency: m.ExpectedLatency,
+			Warmup: cfg.Warmup, Duration: cfg.Duration, Timeout: cfg.Timeout,
+		}
+	}
+	return specs, nil
+}
+
+// Offset is how long after the common start the shard's measured phase begins: i/R, so that
+// shard i's requests fall between those of the shards before and after it.
+func (s Spec) Offset() time.Duration {
+	if s.TotalRate <= 0 {
+		return 0
+	}
+	return time.Duration(int64(s.Index) * int64(time.Second) / int64(s.TotalRate))
+}
+
+// config is the load engine's configuration of the shard.
+func (s Spec) config() load.Config {
+	return load.Config{
+		Request:  load.Request{Method: s.Method, URL: s.URL, Header: s.Header, Body: s.Body},
+		Check:    load.NewCheck(s.Contains...),
+		Model:    load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency},
+		Warmup:   s.Warmup,
+		Duration: s.Duration,
+		Timeout:  s.Timeout,
+	}
+}
+
+// Name is how a reason names the shard.
+func (s Spec) Name() string { return fmt.Sprintf("generator shard %d of %d", s.Index+1, s.Count) }
