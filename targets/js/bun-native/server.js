@@ -20,6 +20,8 @@ import {
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
+// The address it listens on: loopback, unless a run on a remote Docker engine names that host's (docs/scale.md).
+const BIND_ADDRESS = process.env.BIND_ADDRESS || '127.0.0.1';
 const DOWNSTREAM_URL = process.env.DOWNSTREAM_URL || `http://127.0.0.1:${PORT}/downstream`;
 
 // ---- database: the contract's table and 50 seeds, statements prepared once; values (bun:sqlite) or
@@ -245,7 +247,7 @@ const routes = {
 };
 
 const server = Bun.serve({
-  hostname: '127.0.0.1',
+  hostname: BIND_ADDRESS,
   port: PORT,
   development: false,
   // Idle keep-alive connections stay open 65 s, as on the Node targets (Bun's default is 10 s).

@@ -20,6 +20,8 @@ import { Lru, sleep, validateReading } from '../contract/work.js';
 import * as tasks from './tasks.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
+// The address it listens on: loopback, unless a run on a remote Docker engine names that host's (docs/scale.md).
+const BIND_ADDRESS = process.env.BIND_ADDRESS || '127.0.0.1';
 const DOWNSTREAM_URL = process.env.DOWNSTREAM_URL || `http://127.0.0.1:${PORT}/downstream`;
 const VIEWS = join(import.meta.dirname, '..', 'contract', 'views');
 
@@ -227,6 +229,6 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
   });
 }
 
-await app.listen({ port: PORT, host: '127.0.0.1' });
+await app.listen({ port: PORT, host: BIND_ADDRESS });
 const who = cluster.isWorker ? `worker ${cluster.worker.id}: ` : '';
-console.log(`${who}fastify ${app.version} on ${health.runtime} ${health.version} (${threadModel}) listening on 127.0.0.1:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
+console.log(`${who}fastify ${app.version} on ${health.runtime} ${health.version} (${threadModel}) listening on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);

@@ -16,6 +16,8 @@ import { enterprise } from '../contract/enterprise.js';
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
+// The address it listens on: loopback, unless a run on a remote Docker engine names that host's (docs/scale.md).
+const BIND_ADDRESS = process.env.BIND_ADDRESS || '127.0.0.1';
 const DOWNSTREAM_URL = process.env.DOWNSTREAM_URL || `http://127.0.0.1:${PORT}/downstream`;
 const VIEWS = join(import.meta.dirname, '..', 'contract', 'views');
 
@@ -138,8 +140,8 @@ app.use(views(VIEWS, { extension: 'pug', options: { cache: true } }));
 app.use(router.routes());
 
 // ---- start and stop ----
-const server = app.listen(PORT, '127.0.0.1', () => {
-  console.log(`koa on node ${process.versions.node} listening on 127.0.0.1:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
+const server = app.listen(PORT, BIND_ADDRESS, () => {
+  console.log(`koa on node ${process.versions.node} listening on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
 });
 // Idle keep-alive connections stay open 65 s (Node's own default is 5 s): the load generator
 // reuses its connections across pauses between phases. Node never closes a connection after

@@ -13,6 +13,8 @@ import { ErrorFilter } from './error.filter';
 import { ReadingsService } from './readings.service';
 
 const PORT = Number(process.env.PORT ?? 8080);
+// The address it listens on: loopback, unless a run on a remote Docker engine names that host's (docs/scale.md).
+const BIND_ADDRESS = process.env.BIND_ADDRESS || '127.0.0.1';
 
 async function main(): Promise<void> {
   const adapter = new FastifyAdapter({
@@ -44,9 +46,9 @@ async function main(): Promise<void> {
 
   // The table and seeds exist, and on PostgreSQL the pool is open, before the first request.
   await app.get(ReadingsService).readings.ready;
-  await app.listen(PORT, '127.0.0.1');
+  await app.listen(PORT, BIND_ADDRESS);
   const runtime = process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`;
-  console.log(`nestjs on ${runtime} listening on 127.0.0.1:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
+  console.log(`nestjs on ${runtime} listening on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
 }
 
 main().catch((error: unknown) => {

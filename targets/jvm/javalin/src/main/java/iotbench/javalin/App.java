@@ -29,7 +29,7 @@ import org.eclipse.jetty.util.Jetty;
  * DOWNSTREAM_URL (default http://127.0.0.1:$PORT/downstream). Every setting is explained in README.md.
  */
 public final class App {
-    static final String HOST = "127.0.0.1";
+    static final String HOST = System.getenv().getOrDefault("BIND_ADDRESS", "127.0.0.1");
     /** Idle keep-alive connections stay open 60 s: Tomcat's default in spring-mvc (Jetty's own is 30 s). */
     static final long IDLE_TIMEOUT_MS = 60_000;
 

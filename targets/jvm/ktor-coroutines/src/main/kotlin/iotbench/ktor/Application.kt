@@ -38,7 +38,7 @@ fun main() {
     lateinit var engineInfo: EngineInfo
     embeddedServer(Netty, configure = {
         connector {
-            host = "127.0.0.1"
+            host = System.getenv("BIND_ADDRESS") ?: "127.0.0.1"
             this.port = port
         }
         // Thread groups, runningLimit, timeouts: Ktor's defaults, on purpose (README.md, "Tuning").
