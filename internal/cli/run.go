@@ -49,6 +49,8 @@ type RunOptions struct {
 	Out      string
 	Resume   string
 	CABundle string
+	// DockerHost is the engine the targets run on (a DOCKER_HOST value); empty: DOCKER_HOST's.
+	DockerHost string
 
 	// Ad-hoc mode: a service already listening on loopback.
 	URL             string
@@ -161,6 +163,7 @@ as asked.`,
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
 	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run: the results CSV it was writing; give the flags that started it")
 	addCABundleFlag(f, &o.CABundle)
+	f.StringVar(&o.DockerHost, "docker-host", "", "the Docker engine the targets run on, e.g. tcp://10.0.0.2:2376 (TLS from DOCKER_TLS_VERIFY, DOCKER_CERT_PATH); on another host, targets listen on its address and load goes there (default: $DOCKER_HOST, else the local engine; docs/scale.md)")
 	addOutputFlags(f, o)
 	f.StringVar(&o.URL, "url", "", "load this running service on loopback instead of a scenario")
 	f.StringVar(&o.Method, "method", "GET", "--url: HTTP method")
@@ -366,11 +369,29 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 	if err != nil {
 		return nil, nil, meta, nothing, err
 	}
-	d, err := connectDocker(ctx, o.CABundle, o.Streams.ErrOut)
+	d, err := connectDocker(ctx, o.DockerHost, o.CABundle, o.Streams.ErrOut)
 	if err != nil {
 		return nil, nil, meta, nothing, err
 	}
 	meta.DockerVersion = d.Version(ctx)
+	if d.Remote() != "" {
+		// The targets' CPUs are the engine host's; this machine is the generator's, all of it.
+		facts, err := d.Facts(ctx)
+		if err != nil {
+			d.Close()
+			return nil, nil, meta, nothing, fmt.Errorf("asking the engine at %s about its host: %w", d.Remote(), err)
+		}
+		meta.HostCPU, meta.Kernel, meta.DockerVersion = facts.CPU, facts.Kernel, facts.EngineVersion
+		remoteCPUs := make([]int, facts.CPUs)
+		for i := range remoteCPUs {
+			remoteCPUs[i] = i
+		}
+		if p, err = o.scenarioPlan(remoteCPUs); err != nil {
+			d.Close()
+			return nil, nil, meta, nothing, err
+		}
+		p.GeneratorCPUs = allowed
+	}
 	if err := hostinfo.PinProcess(p.GeneratorCPUs); err != nil {
 		d.Close()
 		return nil, nil, meta, nothing, err

@@ -11,6 +11,7 @@ import (
 	"github.com/iotbench/iotbench/internal/bench"
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/hostinfo"
+	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/iotbench/iotbench/internal/verify"
@@ -104,7 +105,7 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 // dockerEngine is the Docker engine of the environment, as a lifecycle; log hears of the
 // leftovers it removes.
 func dockerEngine(ctx context.Context, caBundle string, log io.Writer) (container.Lifecycle, func(), error) {
-	d, err := connectDocker(ctx, caBundle, log)
+	d, err := connectDocker(ctx, "", caBundle, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -113,13 +114,33 @@ func dockerEngine(ctx context.Context, caBundle string, log io.Writer) (containe
 
 // connectDocker reaches the engine, sets the CA bundle for image builds and the run's id for its
 // containers' labels, and removes the containers of runs whose process is gone.
-func connectDocker(ctx context.Context, caBundle string, log io.Writer) (*container.Docker, error) {
-	d, err := container.Connect(ctx)
+func connectDocker(ctx context.Context, host, caBundle string, log io.Writer) (*container.Docker, error) {
+	d, err := container.ConnectTo(ctx, host)
 	if err != nil {
 		return nil, err
 	}
 	d.CABundle = caBundle
 	d.RunID = newRunID(time.Now())
 	removeLeftovers(ctx, d, log)
+	if d.Remote() != "" {
+		if err := useRemoteEngine(ctx, d, log); err != nil {
+			d.Close()
+			return nil, err
+		}
+	}
 	return d, nil
+}
+
+// useRemoteEngine prepares a run on another host's engine: load may go to that host (and only
+// there besides loopback), and the root image the targets' Dockerfiles start from is copied to it
+// from the local engine when it lacks it (it cannot pull it either).
+func useRemoteEngine(ctx context.Context, d *container.Docker, log io.Writer) error {
+	load.AllowRemoteHost(d.Remote())
+	local, err := container.ConnectTo(ctx, container.LocalEngine)
+	if err != nil {
+		return fmt.Errorf("copying the root image %s to the engine at %s: %w", container.RootImage, d.Remote(), err)
+	}
+	defer local.Close()
+	fmt.Fprintf(log, "targets on the engine at %s: they listen on %s; copying %s there unless it has it\n", d.Remote(), d.Remote(), container.RootImage)
+	return d.Transfer(ctx, local, container.RootImage)
 }

@@ -67,7 +67,11 @@ const (
 // failure the container is removed and the error carries its last log lines.
 func (d *Docker) StartDatabase(ctx context.Context, s DBSpec) (Database, error) {
 	name := s.Target + ".db"
-	if err := portFree(s.Port); err != nil {
+	if d.remote != "" {
+		// Its rows are counted from here over loopback (CountRows): not yet from another host.
+		return nil, fmt.Errorf("the database of %s: a PostgreSQL server on a remote engine (%s) is not supported; run --db postgres on a local engine", s.Target, d.remote)
+	}
+	if err := portFree("127.0.0.1", s.Port); err != nil {
 		return nil, fmt.Errorf("the database of %s: %w", s.Target, err)
 	}
 	password, err := newPassword()

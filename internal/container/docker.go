@@ -177,22 +177,12 @@ type Docker struct {
 	RunID string
 	// pid is the process the containers' LabelPID names: this one, except in tests.
 	pid int
+	// remote is the address of the engine's host when it is another host (remote.go).
+	remote string
 }
 
 // Connect reaches the Docker engine the environment points at (DOCKER_HOST, or the local socket).
-func Connect(ctx context.Context) (*Docker, error) {
-	c, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err != nil {
-		return nil, err
-	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if _, err := c.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("no Docker engine answers (%v): run `make docker` to install and start one", err)
-	}
-	return &Docker{c: c, CABundle: DefaultCABundle, pid: os.Getpid()}, nil
-}
+func Connect(ctx context.Context) (*Docker, error) { return ConnectTo(ctx, "") }
 
 // Close releases the client.
 func (d *Docker) Close() error { return d.c.Close() }
@@ -266,10 +256,10 @@ func (d *Docker) Build(ctx context.Context, b BuildSpec, log io.Writer) (string,
 // Start runs s's image and waits until its health endpoint answers 200. On failure the container
 // is removed and the error carries its last log lines.
 func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
-	if err := portFree(s.Port); err != nil {
+	if err := portFree(d.bindAddress(), s.Port); err != nil {
 		return nil, fmt.Errorf("target %s: %w", s.Target, err)
 	}
-	env := []string{"PORT=" + strconv.Itoa(s.Port)}
+	env := []string{"PORT=" + strconv.Itoa(s.Port), "BIND_ADDRESS=" + d.bindAddress()}
 	for k, v := range s.Env {
 		env = append(env, k+"="+v)
 	}
@@ -289,7 +279,7 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the %s container: %w", s.Target, err)
 	}
-	inst := &dockerInstance{d: d, id: created.ID, url: fmt.Sprintf("http://127.0.0.1:%d", s.Port)}
+	inst := &dockerInstance{d: d, id: created.ID, url: "http://" + net.JoinHostPort(d.bindAddress(), strconv.Itoa(s.Port))}
 	begin := time.Now()
 	if _, err := d.c.ContainerStart(cctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		inst.Remove(context.WithoutCancel(ctx))
@@ -356,12 +346,29 @@ func (d *Docker) hostConfig(s Spec) *ctypes.HostConfig {
 // TmpfsPath is the one writable folder of a target: the rest of its filesystem is read-only.
 const TmpfsPath = "/tmp"
 
+// bindAddress is where targets listen: loopback, or the remote engine's host.
+func (d *Docker) bindAddress() string {
+	if d.remote != "" {
+		return d.remote
+	}
+	return "127.0.0.1"
+}
+
 // portFree fails when something already listens on the target's port: load would reach it
-// instead of the target.
-func portFree(port int) error {
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+// instead of the target. On another host, something answering there is what shows it.
+func portFree(host string, port int) error {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	taken := fmt.Errorf("port %d on %s is already in use: stop what listens there or give the target another port in scenarios.yaml", port, host)
+	if host != "127.0.0.1" {
+		if c, err := net.DialTimeout("tcp", addr, 2*time.Second); err == nil {
+			c.Close()
+			return taken
+		}
+		return nil
+	}
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("port %d on 127.0.0.1 is already in use: stop what listens there or give the target another port in scenarios.yaml", port)
+		return taken
 	}
 	return l.Close()
 }
@@ -389,10 +396,16 @@ func (i *dockerInstance) ImageSize() int64       { return i.imageSize }
 // Resources finds the container's cgroup through its init process; it needs the engine on this
 // machine (DOCKER_HOST on loopback or the local socket), as every target does.
 func (i *dockerInstance) Resources() (resources.Source, error) {
+	if i.d.remote != "" {
+		return statsSource{i.d, i.id}, nil
+	}
 	return i.cgroup(context.Background())
 }
 
 func (i *dockerInstance) cgroup(ctx context.Context) (*resources.Cgroup, error) {
+	if i.d.remote != "" {
+		return nil, fmt.Errorf("container %.12s runs on %s: its cgroup is there", i.id, i.d.remote)
+	}
 	ins, err := i.inspect(ctx)
 	if err != nil {
 		return nil, err

@@ -158,7 +158,7 @@ func RequireLoopback(raw string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	if host == "localhost" {
+	if host == "localhost" || host != "" && host == RemoteHost() {
 		return nil
 	}
 	return fmt.Errorf("URL %q: iotbench sends load to loopback only; use 127.0.0.1", raw)

@@ -35,6 +35,7 @@ func serve(ctx context.Context, dec *json.Decoder, enc *json.Encoder) error {
 		return fmt.Errorf("reading the shard's spec: %v", orNone(err))
 	}
 	s := *m.Spec
+	load.AllowRemoteHost(s.RemoteHost)
 	if len(s.CPUs) > 0 {
 		if err := hostinfo.PinProcess(s.CPUs); err != nil {
 			return err

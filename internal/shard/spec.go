@@ -32,6 +32,9 @@ type Spec struct {
 	CPUs []int
 	// Hlog is the interval log the shard writes its measured histogram to.
 	Hlog string
+	// RemoteHost is the remote engine's host the load may go to besides loopback
+	// (load.AllowRemoteHost); empty: loopback only.
+	RemoteHost string
 
 	Method   string
 	URL      string
@@ -77,7 +80,7 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 	specs := make([]Spec, count)
 	for i := range specs {
 		specs[i] = Spec{
-			Index: i, Count: count, TotalRate: m.Rate,
+			Index: i, Count: count, TotalRate: m.Rate, RemoteHost: load.RemoteHost(),
 			Method: cfg.Request.Method, URL: cfg.Request.URL, Header: cfg.Request.Header, Body: cfg.Request.Body,
 			Contains: contains, Rate: rate, Connections: conns, ExpectedLatency: m.ExpectedLatency,
 			Warmup: cfg.Warmup, Duration: cfg.Duration, Timeout: cfg.Timeout,
