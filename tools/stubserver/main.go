@@ -22,9 +22,18 @@ func main() {
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(256 << 20)
 	var n atomic.Int64
-	// How many requests it answered, for a check that the generator's count is the server's.
+	// How many requests it answered (health and these counts aside), for a check that the
+	// generator's count is the server's: as a number, and as the contract's /stats (docs/contract.md),
+	// which iotbench holds against a writing scenario's successes.
 	http.HandleFunc("/served", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, "%d\n", n.Load())
+	})
+	http.HandleFunc("/stats", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"rows":%d}`, n.Load())
+	})
+	http.HandleFunc("/health", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"status":"UP"}`)
 	})
 	http.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)

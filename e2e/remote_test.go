@@ -1,0 +1,189 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testHost is a network namespace of this test's own, linked to this machine by a veth pair:
+// addr is its address, reachable from here and from nothing else.
+type testHost struct {
+	ns, addr string
+}
+
+// newTestHost creates a namespace with a veth pair on 10.77.<n>.0/24 (the host side .1, the
+// namespace .2), removed when the test ends whatever happens.
+func newTestHost(t *testing.T, n int) testHost {
+	t.Helper()
+	id := fmt.Sprintf("%d-%d", os.Getpid()%100000, n)
+	ns, here, there := "iotb-"+id, "ibh"+id, "ibn"+id
+	net3 := fmt.Sprintf("10.77.%d", n)
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	run("netns", "add", ns)
+	t.Cleanup(func() {
+		// Deleting the namespace deletes its end of the pair, and with it this end.
+		exec.Command("ip", "netns", "del", ns).Run()
+		exec.Command("ip", "link", "del", here).Run()
+	})
+	run("link", "add", here, "type", "veth", "peer", "name", there)
+	run("link", "set", there, "netns", ns)
+	run("addr", "add", net3+".1/24", "dev", here)
+	run("link", "set", here, "up")
+	run("-n", ns, "addr", "add", net3+".2/24", "dev", there)
+	run("-n", ns, "link", "set", there, "up")
+	run("-n", ns, "link", "set", "lo", "up")
+	return testHost{ns: ns, addr: net3 + ".2"}
+}
+
+// startEngine starts a Docker engine of its own in h (data root, exec root, pidfile, sockets in
+// a folder of its own; no bridge, no iptables), listening on h's address, and returns its
+// DOCKER_HOST. It is stopped, and its folder removed, when the test ends.
+func startEngine(t *testing.T, h testHost) string {
+	t.Helper()
+	// Short: containerd's socket lies under the exec root, and a socket's path is at most 107 bytes.
+	dir, err := os.MkdirTemp("/var/tmp", "ibeng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "daemon.json"), []byte("{}"), 0o644)
+	host := "tcp://" + net.JoinHostPort(h.addr, "2375")
+	log, _ := os.Create(filepath.Join(dir, "dockerd.log"))
+	// nsenter, not ip netns exec: that one mounts a sysfs of the namespace's own, which hides the
+	// cgroup mounts the engine needs.
+	cmd := exec.Command("nsenter", "--net=/run/netns/"+h.ns, "dockerd",
+		"--config-file", filepath.Join(dir, "daemon.json"),
+		"--data-root", filepath.Join(dir, "data"), "--exec-root", filepath.Join(dir, "x"),
+		"--pidfile", filepath.Join(dir, "dockerd.pid"),
+		"-H", host, "-H", "unix://"+filepath.Join(dir, "d.sock"),
+		"--bridge", "none", "--iptables=false", "--ip6tables=false", "--ip-masq=false",
+		"--cgroup-parent", "iotbench-e2e-engine")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	exited := false
+	t.Cleanup(func() {
+		if !exited {
+			cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+				<-done
+			}
+		}
+		// What the engine left mounted under its folder (the host network's namespace file).
+		for _, sub := range []string{"x/netns/default", "x", "data"} {
+			exec.Command("umount", "-R", filepath.Join(dir, sub)).Run()
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Logf("removing the engine's folder: %v", err)
+		}
+	})
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		ping := exec.Command("docker", "-H", host, "version", "--format", "{{.Server.Version}}")
+		if out, err := ping.CombinedOutput(); err == nil {
+			t.Logf("engine %s in namespace %s at %s", strings.TrimSpace(string(out)), h.ns, host)
+			return host
+		}
+		select {
+		case <-done:
+			exited = true
+		default:
+		}
+		if time.Now().After(deadline) || exited {
+			b, _ := os.ReadFile(filepath.Join(dir, "dockerd.log"))
+			t.Fatalf("the engine in %s never answered at %s:\n%s", h.ns, host, lastLines(string(b), 30))
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// TestTargetOnARemoteEngineLoadedFromTwoShards is issue 20's test with the project's own test
+// hosts: a second Docker engine in a network namespace, reached over a veth pair. iotbench
+// copies the root image to it, builds the stub server's image there, starts it pinned there,
+// bound to that host's address, and loads it from two generator shards; the target's own count
+// of requests (its /stats, which iotbench holds against the successes) equals the merged count.
+func TestTargetOnARemoteEngineLoadedFromTwoShards(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("network namespaces and a second Docker engine need root")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	engine := startEngine(t, newTestHost(t, 1+os.Getpid()%200))
+
+	dir := t.TempDir()
+	stubDir := filepath.Join(dir, "stub")
+	os.MkdirAll(stubDir, 0o755)
+	build := exec.Command("go", "build", "-o", filepath.Join(stubDir, "stubserver"), "./tools/stubserver")
+	build.Dir = ".."
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(stubDir, "Dockerfile"), []byte("FROM debian:trixie\nCOPY stubserver /stubserver\nUSER 65534\n"+
+		`CMD ["sh", "-c", "exec /stubserver -addr $BIND_ADDRESS:$PORT -delay 20ms"]`+"\n"), 0o644)
+	file := filepath.Join(dir, "scenarios.yaml")
+	os.WriteFile(file, []byte(fmt.Sprintf(`default_scenario: remote
+defaults: {warmup: 1s, duration: 3s, trials: 1, memory: 256m}
+targets:
+  stub: {build: stub, port: %d}
+scenarios:
+  remote:
+    request: {method: GET, path: /ingest}
+    check: {contains: ['"processingMs"'], stores_rows: true}
+    load: {rate: 400, expected_latency: 20ms}
+    targets: [stub]
+`, freePort(t))), 0o644)
+
+	out := t.TempDir()
+	code, table, log := iotbench(t, ctx, "run", "--file", file, "--docker-host", engine, "--generators", "2", "--out", out)
+	t.Log(log)
+	rows := readRows(t, out)
+	if len(rows) != 1 {
+		t.Fatalf("exit %d, %d rows\n%s", code, len(rows), table)
+	}
+	r := rows[0]
+	t.Logf("on the remote engine (%s, %s, engine %s): %d requests from two shards, %d successes, p50 %s, generator delay p99 %s, target CPU %.2f cores, memory peak %d MiB",
+		r.HostCPU, r.Kernel, r.DockerVersion, r.Requests, r.Successes, r.LatencyP50, r.GeneratorDelayP99, r.CPUCores, r.MemoryPeak>>20)
+	// Valid means the target's own /stats grew by exactly the merged successes (no errors: no
+	// request it may have counted without answering).
+	generatorOnly := !r.Valid && strings.Contains(r.InvalidReason, "generator delayed requests")
+	if !r.Valid && !generatorOnly || r.Errors != 0 || r.Requests != r.Successes {
+		t.Fatalf("exit %d: valid %v (%s), %d requests, %d successes, %d errors\n%s", code, r.Valid, r.InvalidReason, r.Requests, r.Successes, r.Errors, table)
+	}
+	if strings.Contains(r.InvalidReason, "stored rows") {
+		t.Fatalf("the target's own count is not the merged one: %s", r.InvalidReason)
+	}
+	if generatorOnly {
+		t.Logf("delayed by a generator on this shared machine (the counts still checked): %s", r.InvalidReason)
+	}
+	if r.Kernel == "" || r.DockerVersion == "" || r.CPUCores <= 0 || r.MemoryPeak <= 0 {
+		t.Errorf("host facts or resources not read from the engine: kernel %q, engine %q, CPU %.3f cores, memory peak %d", r.Kernel, r.DockerVersion, r.CPUCores, r.MemoryPeak)
+	}
+	if r.RequestedRPS != 400 || r.AchievedRPS < 0.99*400 {
+		t.Errorf("requested %d rps, achieved %.1f", r.RequestedRPS, r.AchievedRPS)
+	}
+}
