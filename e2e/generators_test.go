@@ -64,13 +64,17 @@ func generatorsRun(t *testing.T, n int) (results.Row, int64) {
 func TestTwoGeneratorsMergeWithoutLoss(t *testing.T) {
 	one, _ := generatorsRun(t, 1)
 	two, srv := generatorsRun(t, 2)
-	t.Logf("one generator: %.1f rps, p50 %s, own delay p99 %s; two: %.1f rps, p50 %s, own delay p99 %s; the server served %d, merged %d",
-		one.AchievedRPS, one.LatencyP50, one.GeneratorDelayP99, two.AchievedRPS, two.LatencyP50, two.GeneratorDelayP99, srv, two.Requests)
+	t.Logf("one generator: %.1f rps, p50 %s, own delay p99 %s, %.3f cores; two: %.1f rps, p50 %s, own delay p99 %s, %.3f cores; the server served %d, merged %d",
+		one.AchievedRPS, one.LatencyP50, one.GeneratorDelayP99, one.GeneratorCPUCores, two.AchievedRPS, two.LatencyP50, two.GeneratorDelayP99, two.GeneratorCPUCores, srv, two.Requests)
 	if two.AchievedRPS < 0.995*2000 {
 		t.Errorf("two generators achieved %.1f rps of 2000", two.AchievedRPS)
 	}
 	if d := math.Abs(float64(two.LatencyP50 - one.LatencyP50)); d > float64(time.Millisecond) {
 		t.Errorf("merged p50 %s, one generator's %s: more than 1 ms apart", two.LatencyP50, one.LatencyP50)
+	}
+	// The shards' CPU is the generator's: more than the parent's, which only waits for them.
+	if two.GeneratorCPUCores < 0.2*one.GeneratorCPUCores {
+		t.Errorf("two generators' CPU %.3f cores, one generator's %.3f: the shards' CPU is not counted", two.GeneratorCPUCores, one.GeneratorCPUCores)
 	}
 	if srv != two.Requests {
 		t.Errorf("the server served %d requests in the measured phase, the merged result counts %d", srv, two.Requests)

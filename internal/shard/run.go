@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/resources"
 )
 
 // Process is one started shard: where its protocol lines go and come from, and how it ends.
@@ -157,6 +158,7 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 			return load.Result{}, s.fail(err)
 		}
 		parts[i] = Part{Spec: s.spec, Result: *m.Result, Latencies: h}
+		resources.AddShardCPU(m.CPU)
 	}
 	return Merge(parts)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/iotbench/iotbench/internal/hdrlog"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/resources"
 )
 
 // Serve is a shard's side of the protocol: it reads its Spec from in, warms up, says so on out,
@@ -43,6 +44,7 @@ func serve(ctx context.Context, dec *json.Decoder, enc *json.Encoder) error {
 	}
 	cfg := s.config()
 	var barrier error
+	var cpuFrom time.Duration
 	cfg.Measuring = func() {
 		// Every shard warm, then one start for all: the measured phases overlap exactly.
 		if barrier = enc.Encode(message{Warm: true}); barrier != nil {
@@ -54,6 +56,7 @@ func serve(ctx context.Context, dec *json.Decoder, enc *json.Encoder) error {
 			return
 		}
 		time.Sleep(time.Until(time.Unix(0, start.Start).Add(s.Offset())))
+		cpuFrom, _ = resources.OwnCPU()
 	}
 	began := time.Now()
 	res, err := load.Run(ctx, cfg)
@@ -67,7 +70,8 @@ func serve(ctx context.Context, dec *json.Decoder, enc *json.Encoder) error {
 		return err
 	}
 	res.Latencies = nil // travels in the interval log
-	return enc.Encode(message{Result: &res})
+	cpu, _ := resources.OwnCPU()
+	return enc.Encode(message{Result: &res, CPU: cpu - cpuFrom})
 }
 
 func orNone(err error) error {

@@ -55,7 +55,9 @@ type message struct {
 	Warm   bool         `json:",omitempty"`
 	Start  int64        `json:",omitempty"` // Unix nanoseconds
 	Result *load.Result `json:",omitempty"` // Latencies travel in the interval log, not here
-	Error  string       `json:",omitempty"`
+	// CPU is the shard's own CPU time over its measured phase, with its result.
+	CPU   time.Duration `json:",omitempty"`
+	Error string        `json:",omitempty"`
 }
 
 // Split is cfg's load as count shards' specs: the rate or the connections divided evenly. A rate
