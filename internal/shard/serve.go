@@ -35,43 +35,55 @@ func serve(ctx context.Context, dec *json.Decoder, enc *json.Encoder) error {
 	if err := dec.Decode(&m); err != nil || m.Spec == nil {
 		return fmt.Errorf("reading the shard's spec: %v", orNone(err))
 	}
-	s := *m.Spec
+	out, err := measure(ctx, *m.Spec, func() error {
+		// Every shard warm, then one start for all: the measured phases overlap exactly.
+		if err := enc.Encode(message{Warm: true}); err != nil {
+			return err
+		}
+		var start message
+		if err := dec.Decode(&start); err != nil || start.Start == 0 {
+			return fmt.Errorf("waiting for the start time: %v", orNone(err))
+		}
+		time.Sleep(time.Until(time.Unix(0, start.Start).Add(m.Spec.Offset())))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return enc.Encode(out)
+}
+
+// measure runs s's load, warm-up first; waitStart returns when the measured phase may begin. It
+// writes the shard's interval log and returns its result and CPU time over the measured phase.
+func measure(ctx context.Context, s Spec, waitStart func() error) (message, error) {
 	load.AllowRemoteHost(s.RemoteHost)
 	if len(s.CPUs) > 0 {
 		if err := hostinfo.PinProcess(s.CPUs); err != nil {
-			return err
+			return message{}, err
 		}
 	}
 	cfg := s.config()
 	var barrier error
 	var cpuFrom time.Duration
+	var began time.Time
 	cfg.Measuring = func() {
-		// Every shard warm, then one start for all: the measured phases overlap exactly.
-		if barrier = enc.Encode(message{Warm: true}); barrier != nil {
-			return
-		}
-		var start message
-		if barrier = dec.Decode(&start); barrier != nil || start.Start == 0 {
-			barrier = fmt.Errorf("waiting for the start time: %v", orNone(barrier))
-			return
-		}
-		time.Sleep(time.Until(time.Unix(0, start.Start).Add(s.Offset())))
+		barrier = waitStart()
+		began = time.Now()
 		cpuFrom, _ = resources.OwnCPU()
 	}
-	began := time.Now()
 	res, err := load.Run(ctx, cfg)
 	if barrier != nil {
-		return barrier
+		return message{}, barrier
 	}
 	if err != nil {
-		return err
+		return message{}, err
 	}
+	cpu, _ := resources.OwnCPU()
 	if err := writeHlog(s, began, res); err != nil {
-		return err
+		return message{}, err
 	}
 	res.Latencies = nil // travels in the interval log
-	cpu, _ := resources.OwnCPU()
-	return enc.Encode(message{Result: &res, CPU: cpu - cpuFrom})
+	return message{Result: &res, CPU: cpu - cpuFrom}, nil
 }
 
 func orNone(err error) error {

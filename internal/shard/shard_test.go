@@ -183,3 +183,50 @@ func TestRunNamesTheShardThatFailed(t *testing.T) {
 	_, err := Runner{Count: 2, Start: broken, Dir: t.TempDir()}.Run(ctx, cfg)
 	golden(t, "failed-shard", fmt.Sprintln(err))
 }
+
+// TestRunFileAndMergeDir: shards given their start up front, as an indexed Job's are, leave
+// results in a shared folder whose merge counts what the server served.
+func TestRunFileAndMergeDir(t *testing.T) {
+	var served atomic.Int64
+	measuring := atomic.Bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if measuring.Load() {
+			served.Add(1)
+		}
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	cfg := load.Config{
+		Request: load.Request{Method: "GET", URL: srv.URL}, Check: load.NewCheck("ok"),
+		Model: load.Model{Rate: 200, ExpectedLatency: 10 * time.Millisecond}, Warmup: 100 * time.Millisecond,
+		Duration: time.Second, Timeout: 2 * time.Second,
+	}
+	specs, err := Split(cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	start := time.Now().Add(time.Second)
+	time.AfterFunc(time.Until(start), func() { measuring.Store(true) })
+	errs := make(chan error, len(specs))
+	for _, s := range specs {
+		go func() { errs <- RunFile(context.Background(), s, start, dir) }()
+	}
+	for range specs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := MergeDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Requests still in flight when the phase ends are the phase's, answered after it: compare
+	// with what the server saw from the start on.
+	if res.Requests != served.Load() || res.Requests == 0 || res.Latencies.TotalCount() != res.Successes {
+		t.Errorf("merged %d requests (%d latencies of %d successes), the server served %d from the start", res.Requests, res.Latencies.TotalCount(), res.Successes, served.Load())
+	}
+	os.Remove(filepath.Join(dir, "shard-2.json"))
+	_, err = MergeDir(dir)
+	golden(t, "merge-dir-missing", strings.ReplaceAll(fmt.Sprintln(err), dir, "DIR"))
+}
