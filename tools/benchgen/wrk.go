@@ -15,9 +15,9 @@ import (
 type wrkResult struct {
 	RPS            float64
 	P50, P99, P999 time.Duration // P999: wrk2 only
-	Errors   int64 // socket errors and non-2xx/3xx answers
-	CPU      time.Duration
-	Wall     time.Duration
+	Errors         int64         // socket errors and non-2xx/3xx answers
+	CPU            time.Duration
+	Wall           time.Duration
 }
 
 // runWrk runs wrk with one thread pinned to cpu, conns connections, for d.
