@@ -37,8 +37,10 @@ func countingServer(t *testing.T, h http.HandlerFunc, idleTimeout time.Duration)
 // stopAfter is a pacer that releases n requests as fast as the connections take them, then stops.
 type stopAfter uint64
 
-func (n stopAfter) Pace(_ time.Duration, hits uint64) (time.Duration, bool) { return 0, hits >= uint64(n) }
-func (n stopAfter) Rate(time.Duration) float64                            { return 0 }
+func (n stopAfter) Pace(_ time.Duration, hits uint64) (time.Duration, bool) {
+	return 0, hits >= uint64(n)
+}
+func (n stopAfter) Rate(time.Duration) float64 { return 0 }
 
 func newTestAttacker(t *testing.T, timeout time.Duration) *attacker {
 	t.Helper()

@@ -29,4 +29,3 @@ func (p *pacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 
 // Rate implements vegeta.Pacer.
 func (p *pacer) Rate(time.Duration) float64 { return float64(p.rate) }
-
