@@ -292,7 +292,7 @@ func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, 
 // connectTo makes addr the address connections are opened to. One address at a time: the
 // engine loads one endpoint per measurement.
 func (a *attacker) connectTo(ctx context.Context, addr string) error {
-	if a.started > a.completed+1 { // the request being released is counted already
+	if a.started > a.completed {
 		return fmt.Errorf("target %s: the load engine sends to one address per measurement, already %s", addr, a.addr)
 	}
 	host, port, err := net.SplitHostPort(addr)
