@@ -63,7 +63,7 @@ func parseFlags() (options, error) {
 	if len(cpus) < 2 {
 		return o, fmt.Errorf("benchgen needs 2 CPUs, one for nginx and one for the client; this process may use %v", cpus)
 	}
-	rates := "2000,5000,10000,15000,20000,25000"
+	rates := "2000,5000,10000,15000,20000,30000,40000"
 	flag.StringVar(&o.nginx, "nginx", lookPath("nginx", "/usr/sbin/nginx"), "nginx binary")
 	flag.StringVar(&o.wrk, "wrk", lookPath("wrk", "/usr/bin/wrk"), "wrk binary")
 	flag.StringVar(&o.wrk2, "wrk2", "", "wrk2 binary (github.com/giltene/wrk2, built by hand): when set, it runs open loop before the engine at each rate, with the connections of the closed-loop steps (each such step lasts 10 s more: wrk2's calibration)")
