@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,12 +56,9 @@ scenarios:
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	_, port, _ := net.SplitHostPort(freeAddr(t))
+	n, _ := strconv.Atoi(port)
+	return n
 }
 
 func TestFailuresAreExplainedAndTheMatrixGoesOn(t *testing.T) {

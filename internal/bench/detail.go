@@ -24,7 +24,7 @@ func (r *Runner) detail(row *results.Row, res load.Result, usage []resources.Sec
 	measure := withUsage(res.Timeline, usage)
 	d := Detail{
 		Cell: timeline.Cell{
-			Key:    timeline.Key{Scenario: row.Scenario, Target: row.Target, Trial: row.Trial, RequestedRPS: row.RequestedRPS},
+			Key:    timeline.Key{Scenario: row.Scenario, Target: timeline.SideTarget(row.Target, row.Variant), Trial: row.Trial, RequestedRPS: row.RequestedRPS},
 			Warmup: res.WarmupTimeline, Measure: measure,
 		},
 		Latencies: res.Latencies,

@@ -32,17 +32,7 @@ func TestReportGolden(t *testing.T) {
 			code := Main(context.Background(), append([]string{"report"}, strings.Fields(c.args)...), s)
 			got := fmt.Sprintf("$ iotbench report %s\n%s--- stderr\n%s--- exit %d\n", c.args, out, errOut, code)
 			golden := c.name + ".golden"
-			if *update {
-				os.WriteFile(golden, []byte(got), 0o644)
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to write it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("got:\n%s\nwant:\n%s", got, want)
-			}
+			checkGolden(t, golden, got)
 		})
 	}
 }

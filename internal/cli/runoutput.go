@@ -67,7 +67,7 @@ func runFiles(csvPath string) (func(results.Row, bench.Detail) error, func(), er
 // files the run left, as `iotbench report` would.
 func (o *RunOptions) writeRunOutput(csvPath string, rows []results.Row) error {
 	if o.Format == "table" {
-		if err := report.Write(o.Streams.Out, rows); err != nil {
+		if err := report.Write(o.Streams.Out, sidesApart(rows)); err != nil {
 			return err
 		}
 	}

@@ -12,7 +12,7 @@ func NewCmdVersion(s Streams) *cobra.Command {
 		Use:     "version",
 		Short:   "Print iotbench's version and the commit it was built from",
 		Example: "  iotbench version",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		Run: func(*cobra.Command, []string) {
 			fmt.Fprint(s.Out, versionLine())
 		},

@@ -386,7 +386,7 @@ func judge(r Result) (bool, string) {
 			if r.PeakInFlight >= int64(r.InFlightLimit) {
 				return false, reason + fmt.Sprintf(": all %d in-flight slots were busy, the target answered far slower than the expected latency (lower the rate or raise expected_latency)", r.InFlightLimit)
 			}
-			return false, reason + ": the load generator could not keep up (give it more CPU or lower the rate)"
+			return false, reason + ": " + GeneratorBehind
 		}
 	}
 	if r.Requests == 0 {
@@ -407,7 +407,14 @@ func judge(r Result) (bool, string) {
 				return false, reason + fmt.Sprintf(": all %d in-flight slots were busy at times, the target stalled far beyond the expected latency (raise expected_latency or lower the rate)", r.InFlightLimit)
 			}
 		}
-		return false, reason + ": the load generator was short of CPU; latencies would carry its delay"
+		return false, reason + ": " + GeneratorShort
 	}
 	return true, ""
 }
+
+// The ends of the invalid reasons that blame the generator, not the target: a paired run's gate
+// treats a candidate left without a valid trial by them alone as unmeasured, not as failed.
+const (
+	GeneratorBehind = "the load generator could not keep up (give it more CPU or lower the rate)"
+	GeneratorShort  = "the load generator was short of CPU; latencies would carry its delay"
+)

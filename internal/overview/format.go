@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/results"
 )
 
 // SchemaVersion is the version of the JSON this package writes (docs/report.md documents it);
@@ -51,6 +53,9 @@ type jsonSettings struct {
 	Memory          string  `json:"memory"`
 	Fingerprint     string  `json:"fingerprint"`
 	Seed            int64   `json:"seed"`
+	DB              string  `json:"db,omitempty"`
+	DBPoolSize      int     `json:"db_pool_size,omitempty"`
+	DBCPUSet        string  `json:"db_cpuset,omitempty"`
 }
 
 type jsonEstimate struct {
@@ -102,7 +107,10 @@ type jsonCell struct {
 	GeneratorDelay float64 `json:"generator_delay_p99_ms"`
 	CPUCores       float64 `json:"cpu_cores"`
 	MemoryPeak     int64   `json:"memory_peak_bytes"`
-	Seconds        int     `json:"timeline_seconds"`
+	// The PostgreSQL server's, beside the target's; absent on the embedded store.
+	DBCPUCores   float64 `json:"db_cpu_cores,omitempty"`
+	DBMemoryPeak int64   `json:"db_memory_peak_bytes,omitempty"`
+	Seconds      int     `json:"timeline_seconds"`
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -123,7 +131,7 @@ func WriteJSON(w io.Writer, o *Overview) error {
 		js := jsonScenario{Name: sc.Name, FindMax: sc.FindMax, Notes: nonNil(sc.Notes), Settings: jsonSettings{
 			Mode: s.Mode, RequestedRPS: s.RequestedRPS, Connections: s.Connections, DurationS: s.Duration.Seconds(),
 			WarmupS: s.Warmup.Seconds(), CPUSet: s.CPUSet, GeneratorCPUSet: s.GeneratorCPUSet, Memory: s.Memory,
-			Fingerprint: s.Fingerprint, Seed: s.Seed}}
+			Fingerprint: s.Fingerprint, Seed: s.Seed, DB: s.DB, DBPoolSize: s.DBPoolSize, DBCPUSet: s.DBCPUSet}}
 		for _, t := range sc.Targets {
 			jt := jsonTarget{Name: t.Name, Trials: t.Trials, Valid: t.Valid, Rank: t.Rank,
 				Throughput: jsonEst(t.Throughput), P50: jsonEst(t.P50), P99: jsonEst(t.P99), P999: jsonEst(t.P999),
@@ -135,7 +143,8 @@ func WriteJSON(w io.Writer, o *Overview) error {
 				r := c.Row
 				jt.Cells = append(jt.Cells, jsonCell{Trial: r.Trial, RequestedRPS: r.RequestedRPS, Verdict: c.Verdict, Reason: r.InvalidReason,
 					Warnings: r.Warnings, Throughput: r.ThroughputRPS, SuccessRatio: r.SuccessRatio, P50: ms(r.LatencyP50), P99: ms(r.LatencyP99),
-					P999: ms(r.LatencyP999), GeneratorDelay: ms(r.GeneratorDelayP99), CPUCores: r.CPUCores, MemoryPeak: r.MemoryPeak, Seconds: len(c.Measure)})
+					P999: ms(r.LatencyP999), GeneratorDelay: ms(r.GeneratorDelayP99), CPUCores: r.CPUCores, MemoryPeak: r.MemoryPeak,
+					DBCPUCores: r.DBCPUCores, DBMemoryPeak: r.DBMemoryPeak, Seconds: len(c.Measure)})
 			}
 			js.Targets = append(js.Targets, jt)
 		}
@@ -227,8 +236,12 @@ func settingsLine(sc Scenario) string {
 		}
 		return v
 	}
-	return fmt.Sprintf("%s; %s measured after %s warm-up; target cpuset %s, memory %s; generator cpuset %s; fingerprint `%s`",
-		load, s.Duration, s.Warmup, or(s.CPUSet, "none (not pinned)"), or(s.Memory, "unlimited"), or(s.GeneratorCPUSet, "none (not pinned)"), s.Fingerprint)
+	store := ""
+	if s.DB == results.DBPostgres {
+		store = fmt.Sprintf("; PostgreSQL server on cpuset %s, pool %d", s.DBCPUSet, s.DBPoolSize)
+	}
+	return fmt.Sprintf("%s; %s measured after %s warm-up; target cpuset %s, memory %s; generator cpuset %s%s; fingerprint `%s`",
+		load, s.Duration, s.Warmup, or(s.CPUSet, "none (not pinned)"), or(s.Memory, "unlimited"), or(s.GeneratorCPUSet, "none (not pinned)"), store, s.Fingerprint)
 }
 
 func estText(e *Estimate, prec int) string {

@@ -60,6 +60,11 @@ type Settings struct {
 	Memory          string
 	Fingerprint     string
 	Seed            int64
+	// DB is the targets' store (results.DBEmbedded, DBPostgres; empty for a service iotbench did
+	// not start), DBPoolSize their pool, DBCPUSet the PostgreSQL server's CPUs.
+	DB         string
+	DBPoolSize int
+	DBCPUSet   string
 }
 
 // Target is one target of a scenario over its trials.
@@ -174,7 +179,7 @@ func Load(path string) (Source, error) {
 
 // KeyOf is the timeline key of a row.
 func KeyOf(r results.Row) timeline.Key {
-	return timeline.Key{Scenario: r.Scenario, Target: r.Target, Trial: r.Trial, RequestedRPS: r.RequestedRPS}
+	return timeline.Key{Scenario: r.Scenario, Target: timeline.SideTarget(r.Target, r.Variant), Trial: r.Trial, RequestedRPS: r.RequestedRPS}
 }
 
 // Build gathers sources into an overview: scenarios in the order they first appear, targets by
@@ -207,17 +212,20 @@ func Build(sources []Source) (*Overview, error) {
 			Mode: first.Mode, RequestedRPS: first.RequestedRPS, Connections: first.Connections,
 			Duration: first.Duration, Warmup: first.Warmup, CPUSet: first.CPUSet,
 			GeneratorCPUSet: first.GeneratorCPUSet, Memory: first.Memory, Fingerprint: first.Fingerprint(), Seed: first.Seed,
+			DB: first.DB, DBPoolSize: first.DBPoolSize, DBCPUSet: first.DBCPUSet,
 		}}
 		targets := map[string]*Target{}
 		var names []string
 		hists := map[string][]*hdrhistogram.Histogram{}
 		for _, c := range cells {
 			r := c.row
-			t, ok := targets[r.Target]
+			// A paired run's baseline and candidate of a target are shown apart.
+			name := timeline.SideTarget(r.Target, r.Variant)
+			t, ok := targets[name]
 			if !ok {
-				t = &Target{Name: r.Target}
-				targets[r.Target] = t
-				names = append(names, r.Target)
+				t = &Target{Name: name}
+				targets[name] = t
+				names = append(names, name)
 			}
 			k := KeyOf(r)
 			tl := sources[c.src].Timelines[k]
@@ -226,12 +234,12 @@ func Build(sources []Source) (*Overview, error) {
 			if r.Valid {
 				t.Valid++
 				if h, ok := sources[c.src].Histograms[k]; ok {
-					hists[r.Target] = append(hists[r.Target], h)
+					hists[name] = append(hists[name], h)
 				}
 			}
 			// The fingerprint holds the target's image: trials are held to their target's first.
 			if first := t.Cells[0].Row; r.Fingerprint() != first.Fingerprint() && !sc.FindMax {
-				sc.Notes = append(sc.Notes, fmt.Sprintf("%s trial %d was measured with other settings than its trial %d (fingerprint %s, not %s): its figures are shown, but compare with care", r.Target, r.Trial, first.Trial, r.Fingerprint(), first.Fingerprint()))
+				sc.Notes = append(sc.Notes, fmt.Sprintf("%s trial %d was measured with other settings than its trial %d (fingerprint %s, not %s): its figures are shown, but compare with care", name, r.Trial, first.Trial, r.Fingerprint(), first.Fingerprint()))
 			}
 		}
 		slices.Sort(names)

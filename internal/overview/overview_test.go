@@ -3,6 +3,7 @@ package overview
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
 
@@ -132,6 +134,38 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
+// TestPostgresShowsTheServer: a run on PostgreSQL names its server in the settings, and each cell
+// gives the server's CPU and memory beside the target's; the embedded fixture shows none of it.
+func TestPostgresShowsTheServer(t *testing.T) {
+	o := fixtureOverview(t)
+	var plain bytes.Buffer
+	if err := WriteJSON(&plain, o); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "db_") {
+		t.Errorf("a run without a server has db fields:\n%s", plain.String())
+	}
+	sc := &o.Scenarios[0]
+	sc.Settings.DB, sc.Settings.DBPoolSize, sc.Settings.DBCPUSet = results.DBPostgres, 20, "1"
+	cell := &sc.Targets[0].Cells[0]
+	cell.Row.DB, cell.Row.DBCPUCores, cell.Row.DBMemoryPeak = results.DBPostgres, 0.42, 123<<20
+	var md, js bytes.Buffer
+	if err := WriteMarkdown(&md, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&js, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"db": "postgres"`, `"db_pool_size": 20`, `"db_cpuset": "1"`, `"db_cpu_cores": 0.42`, `"db_memory_peak_bytes": 128974848`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON lacks %s", want)
+		}
+	}
+	if !strings.Contains(md.String(), "PostgreSQL server on cpuset 1, pool 20") {
+		t.Errorf("markdown does not name the server:\n%s", md.String())
+	}
+}
+
 func TestMarkdownAndJSON(t *testing.T) {
 	o := fixtureOverview(t)
 	var md, js bytes.Buffer
@@ -171,5 +205,27 @@ func TestHTMLIsSelfContained(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+}
+
+// A paired run's rows share their target's name: its baseline and its candidate are two
+// targets of the overview, not one target's trials mixed.
+func TestPairedSidesApart(t *testing.T) {
+	var rows []results.Row
+	for trial := 1; trial <= 2; trial++ {
+		for _, v := range []string{results.VariantBase, results.VariantCandidate} {
+			rows = append(rows, results.Row{Scenario: "s", Target: "t", Trial: trial, Variant: v, Valid: true, ThroughputRPS: 100})
+		}
+	}
+	o, err := Build([]Source{{Path: "run.csv", Rows: rows}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tg := range o.Scenarios[0].Targets {
+		names = append(names, fmt.Sprintf("%s:%d", tg.Name, tg.Trials))
+	}
+	if got := strings.Join(names, " "); got != "t (base):2 t (candidate):2" {
+		t.Errorf("targets %s, want each side apart with its 2 trials", got)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
@@ -147,7 +148,7 @@ func (l *Line) textLocked() string {
 		}
 	}
 	if s := l.last; s != nil {
-		parts = append(parts, fmt.Sprintf("%d rps, %d errors, p99 %s", s.Successes, s.Errors(), millis(s.P99)))
+		parts = append(parts, fmt.Sprintf("%d rps, %d errors, p99 %s", s.Successes, s.Errors(), report.Millis(s.P99)))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -167,17 +168,6 @@ func (l *Line) leftLocked() (time.Duration, bool) {
 		current = 0
 	}
 	return time.Duration(l.n-l.i)*per + current, true
-}
-
-func millis(d time.Duration) string {
-	v := float64(d) / 1e6
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f ms", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f ms", v)
-	}
-	return fmt.Sprintf("%.2f ms", v)
 }
 
 func (l *Line) redrawLocked() {

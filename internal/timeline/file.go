@@ -30,6 +30,15 @@ type Key struct {
 	RequestedRPS     int
 }
 
+// SideTarget is the target a row's timeline is filed under: a paired run's baseline and
+// candidate of one target and trial, apart ("fastify (base)").
+func SideTarget(target, variant string) string {
+	if variant == "" {
+		return target
+	}
+	return target + " (" + variant + ")"
+}
+
 func (k Key) String() string {
 	s := fmt.Sprintf("%s · %s · trial %d", k.Scenario, k.Target, k.Trial)
 	if strings.Contains(k.Scenario, ".find-max") {
