@@ -26,8 +26,8 @@ import (
 //
 // vegeta's own attacker runs a goroutine per request in flight, handed its request and its
 // answer over channels, each waiting for Go's scheduler to poll the network: on the generator's
-// one core that cost, not the kernel's work, capped the open loop near 10,000 rps with answers
-// left unread for milliseconds (docs/generator.md has the profiles and the figures).
+// one core that bookkeeping, not the kernel's work, capped the open loop near 10,000 rps, with
+// answers left unread for milliseconds (docs/generator.md has the profiles and the figures).
 type attacker struct {
 	timeout time.Duration // each request's: from when it was released until its answer is read
 	keep    int           // body bytes kept for the check
@@ -46,7 +46,7 @@ type attacker struct {
 	connGen     int32   // the last connection's generation
 	dialing     int
 	dials       []*conn // the connections being opened
-	mostDialing int
+	mostDialing int     // the most opened at once, ever (what the tests check of maxDialing)
 	maxConns    int // this attack's in-flight limit: at most one connection per request in flight
 
 	addr   string // host:port of the connections
@@ -97,7 +97,7 @@ type conn struct {
 	state   connState
 	slot    int32 // the request it carries, when busy
 	reused  bool  // it carried a request before this one
-	out     []byte
+	out     []byte // what is left to write of its request
 	resp    response
 	// arrival is when the kernel received the last bytes read (SO_TIMESTAMPNS); zero when not known.
 	arrival      time.Time
