@@ -47,7 +47,7 @@ type attacker struct {
 	dialing     int
 	dials       []*conn // the connections being opened
 	mostDialing int     // the most opened at once, ever (what the tests check of maxDialing)
-	maxConns    int // this attack's in-flight limit: at most one connection per request in flight
+	maxConns    int     // this attack's in-flight limit: at most one connection per request in flight
 
 	addr   string // host:port of the connections
 	sa     unix.Sockaddr
@@ -95,8 +95,8 @@ type conn struct {
 	id, gen int32
 	fd      int
 	state   connState
-	slot    int32 // the request it carries, when busy
-	reused  bool  // it carried a request before this one
+	slot    int32  // the request it carries, when busy
+	reused  bool   // it carried a request before this one
 	out     []byte // what is left to write of its request
 	resp    response
 	// arrival is when the kernel received the last bytes read (SO_TIMESTAMPNS); zero when not known.
