@@ -1,4 +1,5 @@
-// Package load drives one HTTP endpoint with the embedded vegeta attacker and measures it honestly.
+// Package load drives one HTTP endpoint with vegeta's engine API (a targeter, a pacer, results)
+// over an event loop of its own, and measures it honestly.
 //
 // Open loop (the default) sends at a constant rate whatever the server does, and measures each
 // latency from the moment the request was due, not the moment it left: a server that stalls is
@@ -21,7 +22,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -215,12 +215,21 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.validate(); err != nil {
 		return Result{}, err
 	}
-	client := newClient(cfg.Timeout)
-	defer client.CloseIdleConnections()
+	keep := maxBody
+	if len(cfg.Check.Contains) == 0 {
+		keep = 0 // nothing to check: the answer is read to its end and dropped
+	}
+	// One attacker for the warm-up and the measured phase, so that connections opened while
+	// warming up serve the measurement.
+	a, err := newAttacker(cfg.Timeout, keep)
+	if err != nil {
+		return Result{}, err
+	}
+	defer a.close()
 
 	var warm []timeline.Second
 	if cfg.Warmup > 0 {
-		res, err := attack(ctx, client, cfg, timeline.Warmup, cfg.Warmup)
+		res, err := attack(ctx, a, cfg, timeline.Warmup, cfg.Warmup)
 		if err != nil {
 			return Result{}, err
 		}
@@ -229,79 +238,44 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Measuring != nil {
 		cfg.Measuring()
 	}
-	res, err := attack(ctx, client, cfg, timeline.Measure, cfg.Duration)
+	res, err := attack(ctx, a, cfg, timeline.Measure, cfg.Duration)
 	res.WarmupTimeline = warm
 	return res, err
-}
-
-// newClient is shared by the warm-up and the measured phase so that connections opened while warming
-// up serve the measurement. The transport bounds each request's time (a Client.Timeout would cost
-// a goroutine per request with a transport other than net/http's) and opens at most one
-// connection per vegeta worker, whose number is bounded by the in-flight limit.
-func newClient(timeout time.Duration) *http.Client {
-	return &http.Client{
-		Transport:     newTransport(timeout),
-		CheckRedirect: NoRedirects,
-	}
 }
 
 // NoRedirects is the CheckRedirect of every client that judges a target: a redirect is the answer,
 // never followed. A target that redirects its endpoint to a page answering 200 has not answered
 // 200 itself, and following would send load or checks somewhere else than the target's endpoint.
+// The load engine itself never follows one.
 func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-func attack(ctx context.Context, client *http.Client, cfg Config, phase timeline.Phase, du time.Duration) (Result, error) {
+// attack runs one phase on a: vegeta's seam (a targeter, a pacer, results) over the engine's
+// own connections.
+func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, du time.Duration) (Result, error) {
 	progress := cfg.Progress
 	limit := cfg.Model.InFlightLimit()
-	var pace vegeta.Pacer = vegeta.ConstantPacer{} // zero value: as fast as the workers go (closed loop)
+	var pace vegeta.Pacer = vegeta.ConstantPacer{} // zero value: as fast as the connections go (closed loop)
 	var schedule *pacer
-	initialWorkers := limit
 	if cfg.Model.Mode() == Open {
 		schedule = &pacer{rate: uint64(cfg.Model.Rate)}
 		pace = schedule
-		defer schedule.startWaking()()
-		initialWorkers = min(limit, max(4, int(float64(cfg.Model.Rate)*cfg.Model.ExpectedLatency.Seconds())+1))
 	}
-	keep := int64(maxBody)
-	if len(cfg.Check.Contains) == 0 {
-		keep = 0 // nothing to check: the answer is read to its end and dropped
-	}
-	attacker := vegeta.NewAttacker(
-		vegeta.Client(client),
-		vegeta.Workers(uint64(initialWorkers)),
-		vegeta.MaxWorkers(uint64(limit)),
-		vegeta.MaxBody(keep),
-	)
-
-	var started, completed, peak atomic.Int64
 	tgt := vegeta.Target{Method: cfg.Request.Method, URL: cfg.Request.URL, Body: cfg.Request.Body, Header: cfg.Request.Header}
 	targeter := func(t *vegeta.Target) error {
 		*t = tgt
-		inFlight := started.Add(1) - completed.Load()
-		for p := peak.Load(); inFlight > p && !peak.CompareAndSwap(p, inFlight); p = peak.Load() {
-		}
 		return nil
 	}
 
-	stop := context.AfterFunc(ctx, func() { attacker.Stop() })
-	defer stop()
-
 	t := newTally(cfg, du, schedule)
-	// Taken last before Attack: vegeta stamps its own start within a microsecond of this, and the
-	// schedule charged to every request counts from it.
+	// The schedule charged to every request counts from here.
 	began := time.Now()
 	t.began = began
 	t.seconds = timeline.NewRecorder(began, du, 2*cfg.Timeout+du)
-	t.seconds.InFlight = func() int64 { return started.Load() - completed.Load() }
+	t.seconds.InFlight = func() int64 { return a.started - a.completed }
 	defer t.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
-	tr := client.Transport.(*transport)
 	own := newOwnDelay(began, schedule, 2*cfg.Timeout+du)
-	tr.own = own // read by vegeta's workers only, which start after this and end before the loop below does
-	defer func() { tr.own = nil }()
 	nextReport := time.Second
-	// Unnamed: vegeta would send an attack's name in a header of every request.
-	for r := range attacker.Attack(targeter, pace, du, "") {
-		completed.Add(1)
+	err := a.attack(ctx, targeter, pace, began, du, limit, own, func(r *vegeta.Result) {
 		t.add(r)
 		if progress != nil {
 			if el := time.Since(began); el >= nextReport {
@@ -309,15 +283,14 @@ func attack(ctx context.Context, client *http.Client, cfg Config, phase timeline
 				nextReport = el.Truncate(time.Second) + time.Second
 			}
 		}
-	}
-	if err := ctx.Err(); err != nil {
+	})
+	if err != nil {
 		return Result{}, err
 	}
 	res := t.result()
 	res.OwnDelay = own.summary()
 	res.Timeline = t.seconds.Finish(own.perSecond())
-	// Counted when a request starts, before the previous completion is seen: can overshoot by a few.
-	res.PeakInFlight = min(peak.Load(), int64(limit))
+	res.PeakInFlight = a.peak
 	res.Valid, res.InvalidReason = judge(res)
 	return res, nil
 }

@@ -1,7 +1,6 @@
 package load
 
 import (
-	"slices"
 	"testing"
 	"time"
 
@@ -50,61 +49,8 @@ func TestPacerPace(t *testing.T) {
 	var _ vegeta.Pacer = p
 }
 
-// The heartbeat and the pacer are about timing, which a shared machine makes noisy: they are
-// measured by benchmarks that print figures (with and without the heartbeat in one run), not held
-// to a bound by a test. go test -run - -bench 'SleepLateness|SendLag' ./internal/load
-
-// BenchmarkSleepLateness: an idle Go program sleeping 300 µs wakes up to a millisecond late (the
-// scheduler waits for the network in whole milliseconds; about 800 µs at the median here); with
-// the heartbeat, within about a period (about 200 µs); with an alarm set for the end of each
-// sleep, on time but at the cost of arming a timer each time.
-func BenchmarkSleepLateness(b *testing.B) {
-	for _, waking := range []string{"none", "heartbeat", "alarm"} {
-		b.Run("waking="+waking, func(b *testing.B) {
-			const d = 300 * time.Microsecond
-			p := &pacer{rate: uint64(time.Second / d)} // slow enough for the alarm
-			switch waking {
-			case "heartbeat":
-				defer startHeartbeat(heartbeatPeriod)()
-			case "alarm":
-				defer p.startWaking()()
-				if p.alarm == nil {
-					b.Skip("no timerfd")
-				}
-			}
-			var late []time.Duration
-			for b.Loop() {
-				begin := time.Now()
-				if p.alarm != nil {
-					p.alarm.set(d)
-				}
-				time.Sleep(d)
-				late = append(late, time.Since(begin)-d)
-			}
-			slices.Sort(late)
-			b.ReportMetric(float64(late[len(late)/2].Microseconds()), "µs-late-p50")
-			b.ReportMetric(float64(late[len(late)*99/100].Microseconds()), "µs-late-p99")
-		})
-	}
-}
-
-// TestStartWakingChoosesTheFewerWakeUps: an alarm per request below 4,000 rps, a heartbeat above.
-func TestStartWakingChoosesTheFewerWakeUps(t *testing.T) {
-	for _, c := range []struct {
-		rate      uint64
-		wantAlarm bool
-	}{{100, true}, {4000, true}, {4001, false}, {20000, false}} {
-		p := &pacer{rate: c.rate}
-		stop := p.startWaking()
-		if got := p.alarm != nil; got != c.wantAlarm {
-			t.Errorf("%d rps: alarm %v, want %v", c.rate, got, c.wantAlarm)
-		}
-		stop()
-		if p.alarm != nil {
-			t.Errorf("%d rps: alarm still set after stop", c.rate)
-		}
-	}
-}
+// The pacer's timing is measured by a benchmark that prints figures, not held to a bound by a
+// test: go test -run - -bench SendLag ./internal/load
 
 // BenchmarkOpenLoopSendLag: at a rate whose interval is below the scheduler's millisecond,
 // requests leave close to when they are due (vegeta's own sleeps leave them about half an

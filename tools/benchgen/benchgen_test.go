@@ -50,6 +50,47 @@ func TestParseWrk(t *testing.T) {
 	}
 }
 
+// wrk2's output (github.com/giltene/wrk2 at 44a94c1), abridged.
+const wrk2Output = `Running 14s test @ http://127.0.0.1:34567/
+  1 threads and 64 connections
+  Thread calibration: mean lat.: 0.912ms, rate sampling interval: 10ms
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     0.91ms  402.50us   4.07ms   68.92%
+    Req/Sec     2.11k   270.07     3.33k    73.40%
+  Latency Distribution (HdrHistogram - Recorded Latency)
+ 50.000%  870.00us
+ 75.000%    1.13ms
+ 90.000%    1.38ms
+ 99.000%    1.86ms
+ 99.900%    2.97ms
+ 99.990%    3.81ms
+ 99.999%    4.07ms
+100.000%    4.07ms
+
+  Detailed Percentile spectrum:
+       Value   Percentile   TotalCount 1/(1-Percentile)
+
+       0.061     0.000000            1         1.00
+       4.071     1.000000         7461          inf
+#[Mean    =        0.911, StdDeviation   =        0.402]
+#[Max     =        4.068, Total count    =         7461]
+#[Buckets =           27, SubBuckets     =         2048]
+----------------------------------------------------------
+  27712 requests in 14.00s, 4.73MB read
+Requests/sec:   1979.38
+Transfer/sec:    346.04KB
+`
+
+func TestParseWrk2(t *testing.T) {
+	r, err := parseWrk(wrk2Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.RPS != 1979.38 || r.P50 != 870*time.Microsecond || r.P99 != 1860*time.Microsecond || r.P999 != 2970*time.Microsecond {
+		t.Errorf("got %+v, want 1979.38 rps, p50 870µs, p99 1.86ms, p99.9 2.97ms", r)
+	}
+}
+
 func TestStatCPU(t *testing.T) {
 	// Fields 14 and 15 (utime, stime) are 150 and 50 ticks; the name holds a space and a ')'.
 	stat := "4242 (nginx: w) rker) S 1 4242 4242 0 -1 4194624 300 0 0 0 150 50 0 0 20 0 1 0 100 1000 200"
@@ -78,6 +119,7 @@ func TestCapacityOf(t *testing.T) {
 		{"judged invalid by the engine", []row{open(5000, 1, ms/4), late(open(10000, 1, ms/4))}, 5000, false},
 		{"none sustained", []row{open(5000, 0.5, ms/4)}, 0, false},
 		{"the step at half the capacity is not a step of the search", []row{open(5000, 1, ms/4), open(10000, 1, ms/4), func(r row) row { r.isHalf = true; return r }(open(5000, 1, 40*ms))}, 10000, true},
+		{"wrk2's steps are not the engine's", []row{{client: "wrk2", isOpen: true, requested: 5000, achieved: 0.9, valid: "3 errors"}, open(5000, 1, ms/4)}, 5000, true},
 		{"a step failed while disturbed counts as run again", []row{open(5000, 1, ms/4), repeated(open(10000, 0.9, ms/4)), open(10000, 1, ms/4)}, 10000, true},
 	}
 	for _, c := range cases {
@@ -118,8 +160,9 @@ func TestSchedWaitSince(t *testing.T) {
 
 func TestRepeatWhy(t *testing.T) {
 	ms := time.Millisecond
-	passing := row{isOpen: true, valid: "yes", achieved: 1, p50: ms / 4}
-	failing := row{isOpen: true, valid: "no: generator delayed requests", achieved: 1, p50: ms / 4}
+	passing := row{isEngine: true, isOpen: true, valid: "yes", achieved: 1, p50: ms / 4}
+	failing := row{isEngine: true, isOpen: true, valid: "no: generator delayed requests", achieved: 1, p50: ms / 4}
+	wrk2 := row{client: "wrk2", isOpen: true, valid: "12 errors", achieved: 0.9, p50: ms / 4}
 	disturbed := failing
 	disturbed.others, disturbed.othersKnown = 0.2, true
 	closed := failing
@@ -136,6 +179,7 @@ func TestRepeatWhy(t *testing.T) {
 		{"failed while disturbed", disturbed, 2, "0.20 cores"},
 		{"failed while disturbed, attempts used up", disturbed, maxAttempts, ""},
 		{"closed loop", closed, 1, ""},
+		{"wrk2 is not the engine", wrk2, 1, ""},
 	}
 	for _, c := range cases {
 		got := repeatWhy(c.r, ms/8, c.attempt)

@@ -42,7 +42,7 @@ func main() {
 }
 
 type options struct {
-	nginx, wrk           string
+	nginx, wrk, wrk2     string
 	serverCPU, clientCPU int
 	step, warmup         time.Duration
 	rates                []int
@@ -63,9 +63,10 @@ func parseFlags() (options, error) {
 	if len(cpus) < 2 {
 		return o, fmt.Errorf("benchgen needs 2 CPUs, one for nginx and one for the client; this process may use %v", cpus)
 	}
-	rates := "2000,5000,10000,15000,20000,25000"
+	rates := "2000,5000,10000,15000,20000,30000,40000"
 	flag.StringVar(&o.nginx, "nginx", lookPath("nginx", "/usr/sbin/nginx"), "nginx binary")
 	flag.StringVar(&o.wrk, "wrk", lookPath("wrk", "/usr/bin/wrk"), "wrk binary")
+	flag.StringVar(&o.wrk2, "wrk2", "", "wrk2 binary (github.com/giltene/wrk2, built by hand): when set, it runs open loop before the engine at each rate, with the connections of the closed-loop steps (each such step lasts 10 s more: wrk2's calibration)")
 	// The split iotbench run makes on this machine: the server on the last CPU, the client on the first.
 	flag.IntVar(&o.serverCPU, "server-cpu", cpus[len(cpus)-1], "CPU nginx is pinned to")
 	flag.IntVar(&o.clientCPU, "client-cpu", cpus[0], "CPU wrk and the engine are pinned to")
@@ -112,7 +113,11 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "benchgen:", err)
 		return 2
 	}
-	for _, bin := range []string{o.nginx, o.wrk} {
+	bins := []string{o.nginx, o.wrk}
+	if o.wrk2 != "" {
+		bins = append(bins, o.wrk2)
+	}
+	for _, bin := range bins {
 		if _, err := os.Stat(bin); err != nil {
 			fmt.Fprintf(os.Stderr, "benchgen: %v: install Debian's nginx and wrk (scripts/bench-generator.sh does, as root)\n", err)
 			return 2
@@ -191,7 +196,7 @@ type row struct {
 	achieved       float64 // share of requested, open loop
 	clientCPU      float64 // cores
 	serverCPU      float64
-	p50, p99       time.Duration
+	p50, p99, p999 time.Duration
 	lagP99         time.Duration
 	ownP99         time.Duration // engine: p99 of the delay it added itself (load.Result.OwnDelay)
 	allocated      float64       // engine: heap bytes per request
@@ -268,6 +273,13 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 		fmt.Fprintf(os.Stderr, "iotbench %s: %.0f rps\n", r.load, r.rps)
 	}
 	for _, m := range models {
+		if o.wrk2 != "" && m.Mode() == load.Open {
+			r, err := wrk2Row(ctx, o, srv, m.Rate)
+			if err != nil {
+				return rows, err
+			}
+			add(r)
+		}
 		for attempt := 1; ; attempt++ {
 			r, err := step(m)
 			if err != nil {
@@ -298,6 +310,27 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 	return rows, nil
 }
 
+// wrk2Row runs wrk2 at rate, open loop, as the engine's step at that rate is run.
+func wrk2Row(ctx context.Context, o options, srv *nginx, rate int) (row, error) {
+	before, watch := srv.cpu(), watchCPUs(o.clientCPU, o.serverCPU)
+	w, err := runWrk2(ctx, o.wrk2, o.clientCPU, o.conns, rate, o.step, srv.URL)
+	if err != nil {
+		return row{}, err
+	}
+	server := srv.cpu() - before
+	others, known := watch.others(w.CPU+server, w.Wall)
+	valid := "yes"
+	if w.Errors > 0 {
+		valid = fmt.Sprintf("%d errors", w.Errors)
+	}
+	return row{
+		client: "wrk2", load: fmt.Sprintf("open %d", rate), requested: rate, isOpen: true,
+		rps: w.RPS, achieved: w.RPS / float64(rate),
+		clientCPU: cores(w.CPU, w.Wall), serverCPU: cores(server, w.Wall),
+		p50: w.P50, p99: w.P99, p999: w.P999, valid: valid, others: others, othersKnown: known,
+	}, nil
+}
+
 // repeatWhy says why a step is run again, or "" when its result stands. A failed open-loop step
 // is confirmed once, as iotbench's find-max confirms a failure (this VM's stalls of a few
 // milliseconds fail a step now and then at any rate), and run up to maxAttempts times while
@@ -305,7 +338,7 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 // engine's.
 func repeatWhy(r row, floor time.Duration, attempt int) string {
 	switch {
-	case !r.isOpen || r.sustained(floor) || attempt >= maxAttempts:
+	case !r.isEngine || !r.isOpen || r.sustained(floor) || attempt >= maxAttempts:
 		return ""
 	case r.othersKnown && r.others > resources.Disturbed:
 		return fmt.Sprintf("failed while other processes and the hypervisor took %.2f cores of the client's and nginx's CPUs", r.others)
@@ -321,7 +354,7 @@ func engineRow(m load.Model, e engineResult) row {
 	r := row{
 		client: "iotbench", rps: res.Throughput(),
 		clientCPU: cores(e.cpu, e.wall), serverCPU: cores(e.serverCPU, e.wall),
-		p50: res.Latency.P50, p99: res.Latency.P99, ownP99: res.OwnDelay.P99, valid: "yes", isEngine: true,
+		p50: res.Latency.P50, p99: res.Latency.P99, p999: res.Latency.P999, ownP99: res.OwnDelay.P99, valid: "yes", isEngine: true,
 		schedP99: e.schedP99, gcs: e.gcs, others: e.others, othersKnown: e.othersKnown,
 	}
 	if res.Requests > 0 {
@@ -432,7 +465,7 @@ func capacityOf(rows []row) load.Capacity {
 			c.ClosedLoopRPS = r.rps
 		case r.repeated || r.isHalf:
 			continue
-		case r.isOpen && c.AtLeast:
+		case r.isEngine && r.isOpen && c.AtLeast:
 			if r.sustained(floor) {
 				c.Rate = r.requested
 			} else {
@@ -446,5 +479,5 @@ func capacityOf(rows []row) load.Capacity {
 // sustained: an open-loop step judged valid by the engine, at least 99.5% of its rate sent, and its
 // median within queueingAllowed of the floor's median.
 func (r row) sustained(floor time.Duration) bool {
-	return r.isOpen && r.valid == "yes" && r.achieved >= 0.995 && r.p50-floor <= queueingAllowed
+	return r.isEngine && r.isOpen && r.valid == "yes" && r.achieved >= 0.995 && r.p50-floor <= queueingAllowed
 }

@@ -23,7 +23,7 @@ func printTable(w io.Writer, rows []row) {
 			wrk = r
 		}
 	}
-	header := []any{"client", "load", "rps", "achieved", "client CPU", "CPU/request", "server CPU", "other CPU", "p50", "p99", "p50 added", "p99 added", "own p99", "send lag p99", "sched wait p99", "GCs", "heap/request", "×wrk", "valid"}
+	header := []any{"client", "load", "rps", "achieved", "client CPU", "CPU/request", "server CPU", "other CPU", "p50", "p99", "p99.9", "p50 added", "p99 added", "own p99", "send lag p99", "sched wait p99", "GCs", "heap/request", "×wrk", "valid"}
 	align := make([]tw.Align, len(header))
 	for i := range align {
 		align[i] = tw.AlignRight
@@ -42,6 +42,8 @@ func printTable(w io.Writer, rows []row) {
 		achieved, lag := "—", "—"
 		if r.isOpen {
 			achieved = fmt.Sprintf("%.2f%%", 100*r.achieved)
+		}
+		if r.isOpen && r.isEngine {
 			lag = micros(r.lagP99)
 		}
 		added50, added99 := "floor", "floor"
@@ -54,8 +56,12 @@ func printTable(w io.Writer, rows []row) {
 			own, sched, gcs = micros(r.ownP99), micros(r.schedP99), fmt.Sprint(r.gcs)
 		}
 		ratio := "—"
-		if r.client != "wrk" && wrk.rps > 0 {
+		if r.client == "iotbench" && wrk.rps > 0 {
 			ratio = fmt.Sprintf("%.2f", r.rps/wrk.rps)
+		}
+		p999 := "—" // wrk prints none
+		if r.p999 > 0 {
+			p999 = micros(r.p999)
 		}
 		others := "—"
 		if r.othersKnown {
@@ -72,7 +78,7 @@ func printTable(w io.Writer, rows []row) {
 		}
 		_ = t.Append(r.client, r.load, fmt.Sprintf("%.0f", r.rps), achieved,
 			fmt.Sprintf("%.0f%%", 100*r.clientCPU), perRequest(r.clientCPU, r.rps), fmt.Sprintf("%.0f%%", 100*r.serverCPU), others,
-			micros(r.p50), micros(r.p99), added50, added99, own, lag, sched, gcs, heap, ratio, valid)
+			micros(r.p50), micros(r.p99), p999, added50, added99, own, lag, sched, gcs, heap, ratio, valid)
 	}
 	_ = t.Render()
 	for i, n := range notes {

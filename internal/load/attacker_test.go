@@ -1,0 +1,426 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+	"golang.org/x/sys/unix"
+)
+
+// countingServer counts the connections it accepts.
+func countingServer(t *testing.T, h http.HandlerFunc, idleTimeout time.Duration) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.IdleTimeout = idleTimeout
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, &conns
+}
+
+// stopAfter is a pacer that releases n requests as fast as the connections take them, then stops.
+type stopAfter uint64
+
+func (n stopAfter) Pace(_ time.Duration, hits uint64) (time.Duration, bool) {
+	return 0, hits >= uint64(n)
+}
+func (n stopAfter) Rate(time.Duration) float64 { return 0 }
+
+func newTestAttacker(t *testing.T, timeout time.Duration) *attacker {
+	t.Helper()
+	a, err := newAttacker(timeout, maxBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.close)
+	return a
+}
+
+// sendN sends n requests to target through a, at most conns at a time, and returns their
+// results in the order they ended, bodies copied.
+func sendN(t *testing.T, a *attacker, target vegeta.Target, n, conns int, own *ownDelay, each func(*vegeta.Result)) []vegeta.Result {
+	t.Helper()
+	var out []vegeta.Result
+	err := a.attack(context.Background(), func(tg *vegeta.Target) error { *tg = target; return nil },
+		stopAfter(n), time.Now(), time.Minute, conns, own, func(r *vegeta.Result) {
+			c := *r
+			c.Body = bytes.Clone(r.Body)
+			out = append(out, c)
+			if each != nil {
+				each(r)
+			}
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != n {
+		t.Fatalf("%d results for %d requests", len(out), n)
+	}
+	return out
+}
+
+func TestAttackerKeepsConnectionsAlive(t *testing.T) {
+	big := strings.Repeat("x", 100_000) // larger than the attacker's read buffer
+	cases := []struct {
+		name      string
+		handler   http.HandlerFunc
+		wantBody  string
+		wantConns int64
+	}{
+		{"small body", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"id":1}`) }, `{"id":1}`, 1},
+		{"chunked body", func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, `{"id":`)
+			w.(http.Flusher).Flush() // no Content-Length: chunked
+			io.WriteString(w, `1}`)
+		}, `{"id":1}`, 1},
+		{"large body", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, big) }, big, 1},
+		{"server closes after each answer", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Connection", "close")
+			io.WriteString(w, `{"id":1}`)
+		}, `{"id":1}`, 20},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv, conns := countingServer(t, c.handler, 0)
+			a := newTestAttacker(t, 5*time.Second)
+			for i, r := range sendN(t, a, vegeta.Target{Method: http.MethodPost, URL: srv.URL, Body: []byte(`{"n":1}`)}, 20, 1, nil, nil) {
+				if r.Error != "" || r.Code != 200 || string(r.Body) != c.wantBody {
+					t.Fatalf("request %d: %d, %d bytes, %q", i, r.Code, len(r.Body), r.Error)
+				}
+			}
+			if got := conns.Load(); got != c.wantConns {
+				t.Errorf("20 sequential requests used %d connections, want %d", got, c.wantConns)
+			}
+		})
+	}
+}
+
+func TestAttackerSendsTheRequest(t *testing.T) {
+	var got atomic.Value
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got.Store(r.Method + " " + r.URL.RequestURI() + " " + r.Header.Get("Content-Type") + " " + r.UserAgent() + " " + string(b))
+	}, 0)
+	a := newTestAttacker(t, 5*time.Second)
+	tgt := vegeta.Target{Method: http.MethodPut, URL: srv.URL + "/ingest?x=1", Body: []byte(`{"a":2}`), Header: http.Header{"Content-Type": {"application/json"}}}
+	if r := sendN(t, a, tgt, 1, 1, nil, nil)[0]; r.Code != 200 || r.Error != "" {
+		t.Fatalf("%d %q", r.Code, r.Error)
+	}
+	if want := `PUT /ingest?x=1 application/json iotbench {"a":2}`; got.Load() != want {
+		t.Errorf("server saw %q, want %q", got.Load(), want)
+	}
+}
+
+// TestAttackerSurvivesServerClosingIdleConnections: a server's keep-alive timeout closes a
+// connection while it is idle; the next request must not fail for it.
+func TestAttackerSurvivesServerClosingIdleConnections(t *testing.T) {
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		t.Run(method, func(t *testing.T) {
+			srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }, 50*time.Millisecond)
+			a := newTestAttacker(t, 5*time.Second)
+			tgt := vegeta.Target{Method: method, URL: srv.URL}
+			sendN(t, a, tgt, 1, 1, nil, nil)
+			time.Sleep(300 * time.Millisecond) // the server closes the idle connection
+			if r := sendN(t, a, tgt, 1, 1, nil, nil)[0]; r.Code != 200 || string(r.Body) != "ok" {
+				t.Fatalf("after the server closed the idle connection: %d %q %q", r.Code, r.Body, r.Error)
+			}
+			if got := conns.Load(); got != 2 {
+				t.Errorf("%d connections, want 2 (the closed one replaced)", got)
+			}
+		})
+	}
+}
+
+// closingOnSecond is a server that answers the first request of each connection and closes the
+// connection when the second arrives, without answering: the race of a keep-alive timeout with
+// a request already sent.
+func closingOnSecond(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns atomic.Int64
+	var wg sync.WaitGroup
+	t.Cleanup(func() { l.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				buf := make([]byte, 4096)
+				if _, err := c.Read(buf); err != nil {
+					return
+				}
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				c.Read(buf) // the second request: closed on, unanswered
+			}()
+		}
+	}()
+	return "http://" + l.Addr().String() + "/", &conns
+}
+
+// A request the server closed a reused connection on, unanswered, is sent again on a new one
+// when it may be sent twice (net/http's rule), and fails otherwise.
+func TestAttackerSendsAgainOnlyWhatMayBeSentTwice(t *testing.T) {
+	cases := []struct {
+		method string
+		header http.Header
+		again  bool
+	}{
+		{http.MethodGet, nil, true},
+		{http.MethodPost, nil, false},
+		{http.MethodPost, http.Header{"Idempotency-Key": {"k"}}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.method+" "+strconv.Itoa(len(c.header)), func(t *testing.T) {
+			url, conns := closingOnSecond(t)
+			a := newTestAttacker(t, 5*time.Second)
+			rs := sendN(t, a, vegeta.Target{Method: c.method, URL: url, Header: c.header}, 2, 1, nil, nil)
+			if rs[0].Code != 200 {
+				t.Fatalf("first request: %d %q", rs[0].Code, rs[0].Error)
+			}
+			second := rs[1]
+			if got := second.Code == 200; got != c.again {
+				t.Errorf("second request: %d %q; sent again and answered: %v, want %v", second.Code, second.Error, got, c.again)
+			}
+			if !c.again && !strings.Contains(second.Error, "closed the connection") {
+				t.Errorf("second request's error %q, want the server closing the connection", second.Error)
+			}
+			if want := map[bool]int64{true: 2, false: 1}[c.again]; conns.Load() != want {
+				t.Errorf("%d connections, want %d", conns.Load(), want)
+			}
+		})
+	}
+}
+
+func TestAttackerTimeoutIsOneErrorKind(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+		io.WriteString(w, "late")
+	}, 0)
+	a := newTestAttacker(t, 50*time.Millisecond)
+	kinds := map[string]int{}
+	for range 3 {
+		r := sendN(t, a, vegeta.Target{Method: http.MethodGet, URL: srv.URL}, 1, 1, nil, nil)[0]
+		if r.Error == "" {
+			t.Fatal("a 300 ms answer within a 50 ms timeout")
+		}
+		if r.Latency > 250*time.Millisecond {
+			t.Errorf("timed out after %v, want about 50 ms", r.Latency)
+		}
+		if !isTimeout(r.Error) {
+			t.Errorf("error %q is not counted as a timeout", r.Error)
+		}
+		kinds[errorKind(r.Error)]++
+	}
+	if len(kinds) != 1 {
+		t.Errorf("timeouts on 3 connections counted as %d kinds, want 1: %v", len(kinds), kinds)
+	}
+}
+
+func TestAttackerRefusedConnection(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String() + "/"
+	l.Close() // nothing listens there now
+	a := newTestAttacker(t, time.Second)
+	for _, r := range sendN(t, a, vegeta.Target{Method: http.MethodGet, URL: url}, 3, 1, nil, nil) {
+		if want := "dial: connect: connection refused"; r.Error != want {
+			t.Errorf("error %q, want %q", r.Error, want)
+		}
+	}
+}
+
+// Requests released all at once open at most maxDialing connections at a time, and no more
+// than one per request beyond that bound: dialing one per waiting request turned hiccups into
+// storms of handshakes.
+func TestAttackerBoundsDialsInProgress(t *testing.T) {
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }, 0)
+	a := newTestAttacker(t, 5*time.Second)
+	const requests = 3 * maxDialing
+	most := 0
+	var dialed int64
+	for _, r := range sendN(t, a, vegeta.Target{Method: http.MethodGet, URL: srv.URL}, requests, requests, nil, func(*vegeta.Result) {
+		most = max(most, a.dialing)
+	}) {
+		if r.Code != 200 {
+			t.Fatalf("%d %q", r.Code, r.Error)
+		}
+	}
+	dialed = int64(a.connGen)
+	if most > maxDialing || a.mostDialing != maxDialing {
+		t.Errorf("%d dials in progress at once (%d seen between answers), want at most and at least %d", a.mostDialing, most, maxDialing)
+	}
+	if dialed > requests || conns.Load() > requests {
+		t.Errorf("%d dials, %d connections for %d requests", dialed, conns.Load(), requests)
+	}
+}
+
+// A request waiting while a connection is being opened for it takes whichever connection is
+// ready first: here one handed back by the request before it.
+func TestWaitingRequestTakesTheConnectionHandedBack(t *testing.T) {
+	a := newTestAttacker(t, 5*time.Second)
+	w, err := encodeRequest(&vegeta.Target{Method: http.MethodGet, URL: "http://127.0.0.1:1/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[1])
+	a.conns = append(a.conns, &conn{fd: fds[0], state: busy}) // the connection handed back
+	slot := a.takeSlot()
+	a.slots[slot].wire = w
+	a.waiting.push(ticket{slot: slot, gen: a.slots[slot].gen})
+	a.dialing = 1 // and a dial under way for it
+	a.handBack(a.conns[0], func(*vegeta.Result) { t.Error("a result, for a request that was sent") })
+	buf := make([]byte, 1024)
+	n, _ := unix.Read(fds[1], buf)
+	if !bytes.Equal(buf[:n], w.bytes) {
+		t.Errorf("the connection handed back carried %q, want the waiting request", buf[:n])
+	}
+	if a.waiting.len() != 0 || len(a.idle) != 0 || a.slots[slot].c != a.conns[0] {
+		t.Errorf("%d waiting, %d idle: the request should be on the connection handed back", a.waiting.len(), len(a.idle))
+	}
+	a.dialing = 0
+}
+
+// listenFull is a loopback address whose listener takes no more connections: a connect to it
+// waits until it gives up.
+func listenFull(t *testing.T) string {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, _ := unix.Getsockname(fd)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*unix.SockaddrInet4).Port))
+	// Fill the accept queue, never accepted.
+	for range 2 {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err != nil {
+			break
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
+		c.Close()
+		t.Skip("this kernel accepts connections beyond a full backlog")
+	}
+	return "http://" + addr + "/"
+}
+
+func TestAttackerWaitEndsAtTheRequestTimeout(t *testing.T) {
+	url := listenFull(t)
+	a := newTestAttacker(t, 50*time.Millisecond)
+	began := time.Now()
+	r := sendN(t, a, vegeta.Target{Method: http.MethodGet, URL: url}, 1, 1, nil, nil)[0]
+	if r.Error != errTimeout.Error() {
+		t.Fatalf("error %q, want the timeout", r.Error)
+	}
+	if took := time.Since(began); took > time.Second {
+		t.Errorf("gave up after %s, want about the 50ms timeout", took)
+	}
+	if a.waiting.len() != 0 || a.dialing != 0 || a.open != 0 {
+		t.Errorf("%d requests waiting, %d dials, %d connections left", a.waiting.len(), a.dialing, a.open)
+	}
+}
+
+// The generator's own delay counts the time it held a request, not the server's: a server that
+// takes 30 ms adds nothing to it, an answer left unread for 30 ms after it arrived adds 30 ms.
+func TestOwnDelayCountsTheGeneratorsTimeOnly(t *testing.T) {
+	const hold = 30 * time.Millisecond
+	t.Run("slow server, prompt reader", func(t *testing.T) {
+		srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(hold)
+			io.WriteString(w, `{"id":1}`)
+		}, time.Minute)
+		a := newTestAttacker(t, 5*time.Second)
+		own := newOwnDelay(time.Now(), nil, time.Minute)
+		sendN(t, a, vegeta.Target{Method: http.MethodGet, URL: srv.URL}, 1, 1, own, nil)
+		if s := own.summary(); s.Count != 1 || s.Max > hold/2 {
+			t.Errorf("%d delays, max %v; want 1, below %v (receive timestamps unavailable?)", s.Count, s.Max, hold/2)
+		}
+	})
+	t.Run("fast server, late reader", func(t *testing.T) {
+		// Both answers leave the server together; the generator, busy with the first for
+		// longer than hold, reads the second late.
+		var arrived sync.WaitGroup
+		arrived.Add(2)
+		srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+			arrived.Done()
+			arrived.Wait()
+			io.WriteString(w, `{"id":1}`)
+		}, time.Minute)
+		a := newTestAttacker(t, 5*time.Second)
+		own := newOwnDelay(time.Now(), nil, time.Minute)
+		first := true
+		sendN(t, a, vegeta.Target{Method: http.MethodGet, URL: srv.URL}, 2, 2, own, func(*vegeta.Result) {
+			if first {
+				first = false
+				time.Sleep(hold + hold/5)
+			}
+		})
+		if s := own.summary(); s.Count != 2 || s.Max < hold || s.Max > 10*hold {
+			t.Errorf("%d delays, max %v; want 2, the later between %v and %v", s.Count, s.Max, hold, 10*hold)
+		}
+	})
+}
+
+// In open loop the generator is responsible for a request from its due time, found from its
+// sequence number; in closed loop from when it was released.
+func TestOwnDelayStartsAtTheDueTime(t *testing.T) {
+	began := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
+	now := began.Add(time.Second)
+	open := newOwnDelay(began, &pacer{rate: 1000}, time.Minute)
+	closed := newOwnDelay(began, nil, time.Minute)
+	cases := []struct {
+		own  *ownDelay
+		seq  uint64
+		want time.Time
+	}{
+		{open, 0, began.Add(time.Millisecond)},
+		{open, 499, began.Add(500 * time.Millisecond)},
+		{closed, 499, now},
+	}
+	for _, tc := range cases {
+		if got := tc.own.start(tc.seq, now); !got.Equal(tc.want) {
+			t.Errorf("seq %d, schedule %v: start %v, want %v", tc.seq, tc.own.schedule != nil, got.Sub(began), tc.want.Sub(began))
+		}
+	}
+}
