@@ -216,7 +216,7 @@ func (r *Runner) newRow(p *plan.Plan, c plan.Cell, image string) results.Row {
 	return results.Row{
 		Scenario: c.Scenario, Target: c.Target, Trial: c.Trial, Mode: string(c.Load.Model.Mode()),
 		RequestedRPS: c.Load.Model.Rate, Connections: c.Load.Model.InFlightLimit(),
-		Duration: c.Load.Duration, Warmup: c.Load.Warmup,
+		Duration: c.Load.Duration, Warmup: c.Load.Warmup, Timeout: c.Load.Timeout,
 		CPUSet: c.Spec.CPUSet, Memory: p.Memory, ImageID: image,
 		Version: r.Meta.Version, GitCommit: r.Meta.Commit, HostCPU: r.Meta.HostCPU,
 		Kernel: r.Meta.Kernel, DockerVersion: r.Meta.DockerVersion, StartedAt: time.Now(),
@@ -320,6 +320,7 @@ func fill(row *results.Row, res load.Result) {
 	row.ThroughputRPS = res.Throughput()
 	row.Requests, row.Successes, row.Errors, row.Timeouts = res.Requests, res.Successes, res.Errors, res.Timeouts
 	row.SuccessRatio = res.SuccessRatio()
+	row.BytesReceived = res.BytesReceived
 	row.StatusCodes = load.FormatCodes(res.Codes)
 	l := res.Latency
 	row.LatencyMean, row.LatencyP50, row.LatencyP90, row.LatencyP99, row.LatencyP999, row.LatencyMax = l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max

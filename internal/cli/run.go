@@ -122,7 +122,7 @@ With --url, load a service already listening on loopback instead (no Docker, not
 	f.StringArrayVar(&o.Headers, "header", nil, "--url: request header K:V (repeatable)")
 	f.StringArrayVar(&o.Contains, "contains", nil, "--url: a successful body must contain this (repeatable)")
 	f.DurationVar(&o.ExpectedLatency, "expected-latency", 100*time.Millisecond, "--url: expected latency, sizes the in-flight bound")
-	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "--url: per-request timeout")
+	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "per-request timeout, a slower answer is an error (default: the scenario's load.timeout; 10s for --url)")
 	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest open-loop rate meeting --slo (ramp from --rate, then bisect), once per trial")
 	f.StringVar(&o.SLO, "slo", "p99<100ms,errors<0.1%", "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", 10*time.Second, "--find-max: how long each rate is held")
@@ -269,6 +269,9 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 	}
 	if o.set("warmup") {
 		over.Warmup = &o.Warmup
+	}
+	if o.set("timeout") {
+		over.Timeout = o.Timeout
 	}
 	allowed, err := hostinfo.AllowedCPUs()
 	if err != nil {

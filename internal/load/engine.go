@@ -170,6 +170,9 @@ type Result struct {
 	Duration        time.Duration
 
 	Requests, Successes, Errors, Timeouts int64
+	// BytesReceived is every byte read from the target over the phase (heads and bodies of
+	// every answer, failed ones too): wrk's Transfer/sec is BytesReceived / Duration.
+	BytesReceived int64
 	Codes                                 map[int]int64    // status code → count; 0 for transport errors
 	ErrorKinds                            map[string]int64 // a few distinct error messages, counted
 
@@ -271,11 +274,12 @@ func attack(ctx context.Context, client *http.Client, cfg Config, du time.Durati
 	defer stop()
 
 	t := newTally(cfg, du, schedule)
+	tr := client.Transport.(*transport)
+	receivedBefore := tr.received.Load() // the warm-up's bytes are not the phase's
 	// Taken last before Attack: vegeta stamps its own start within a microsecond of this, and the
 	// schedule charged to every request counts from it.
 	began := time.Now()
 	t.began = began
-	tr := client.Transport.(*transport)
 	own := newOwnDelay(began, schedule, 2*cfg.Timeout+du)
 	tr.own = own // read by vegeta's workers only, which start after this and end before the loop below does
 	defer func() { tr.own = nil }()
@@ -295,6 +299,7 @@ func attack(ctx context.Context, client *http.Client, cfg Config, du time.Durati
 		return Result{}, err
 	}
 	res := t.result()
+	res.BytesReceived = tr.received.Load() - receivedBefore
 	res.OwnDelay = own.summary()
 	// Counted when a request starts, before the previous completion is seen: can overshoot by a few.
 	res.PeakInFlight = min(peak.Load(), int64(limit))

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -39,6 +40,9 @@ type transport struct {
 	// own is set for a measured phase: each answered request records how long the generator
 	// itself held it. Set before the phase's workers start and cleared after they end.
 	own *ownDelay
+	// received counts the bytes read from every connection (heads and bodies, errors too), as
+	// wrk's Transfer/sec does; the engine reads it across a measured phase.
+	received atomic.Int64
 
 	mu      sync.Mutex
 	idle    []*conn // most recently used last: a busy set of connections stays warm
@@ -85,6 +89,8 @@ type conn struct {
 	oob   []byte // allocated, so aligned for the control message headers read from it
 	oobN  int
 	err   error
+
+	received *atomic.Int64 // the transport's count of bytes read; nil: not counted
 }
 
 // errTimeout replaces the network's own timeout errors, which name the connection's ports and so
@@ -231,6 +237,7 @@ func (t *transport) connect(addr string, deadline time.Time) {
 	var c *conn
 	if err == nil {
 		c = newConn(nc)
+		c.received = &t.received
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -285,6 +292,14 @@ func newConn(nc net.Conn) *conn {
 
 // Read reads from the connection and notes when the kernel received what it read.
 func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.read(p)
+	if c.received != nil && n > 0 {
+		c.received.Add(int64(n))
+	}
+	return n, err
+}
+
+func (c *conn) read(p []byte) (int, error) {
 	if c.raw == nil || len(p) == 0 {
 		return c.nc.Read(p)
 	}

@@ -24,9 +24,11 @@ type Overrides struct {
 	Targets           []string
 	Duration, Warmup  *time.Duration
 	Rate, Connections int
-	Trials            int
-	CPUs              string // the targets' cpuset
-	Memory            string
+	// Timeout is the per-request timeout; checked against the scenario's latencies.
+	Timeout time.Duration
+	Trials  int
+	CPUs    string // the targets' cpuset
+	Memory  string
 }
 
 // Cell is one measurement: a fresh container of Target, loaded as Load says.
@@ -110,6 +112,13 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	case o.Connections > 0:
 		model.Rate, model.Connections = 0, o.Connections
 	}
+	timeout := s.Load.Timeout
+	if o.Timeout > 0 {
+		timeout = o.Timeout
+		if err := scenario.CheckTimeout(timeout, model.ExpectedLatency, s.Check.MinLatency); err != nil {
+			return nil, &OverrideError{"timeout", scenario.FormatDuration(timeout), err}
+		}
+	}
 	req, err := request(s)
 	if err != nil {
 		return nil, err
@@ -141,7 +150,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 					Scenario: name, Size: size.Label, Target: t, Trial: trial, Build: b, Path: s.Request.Path, Spec: spec,
 					Load: load.Config{
 						Request: sized, Check: load.NewCheck(s.Check.Contains...), Model: model,
-						Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: s.Load.Timeout,
+						Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: timeout,
 					},
 					Expect: expect,
 				})

@@ -18,7 +18,7 @@ type Field struct{ Name, Value string }
 // differ; its size may not (target_cpus).
 func (r Row) FingerprintFields() []Field {
 	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
-	return []Field{
+	fields := []Field{
 		{"mode", r.Mode},
 		{"requested_rps", strconv.Itoa(r.RequestedRPS)},
 		{"connections", strconv.Itoa(r.Connections)},
@@ -31,6 +31,12 @@ func (r Row) FingerprintFields() []Field {
 		{"iotbench_version", r.Version},
 		{"host_cpu", r.HostCPU},
 	}
+	// A timeout decides which slow answers are errors. Files before schema 6 did not record it
+	// (0): their fingerprints stay what they were.
+	if r.Timeout > 0 {
+		fields = append(fields, Field{"timeout_s", secs(r.Timeout)})
+	}
+	return fields
 }
 
 // Fingerprint is a short hash of FingerprintFields: rows with equal fingerprints were measured

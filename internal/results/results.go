@@ -46,7 +46,10 @@ type Row struct {
 
 	Requests, Successes, Errors, Timeouts int64
 	SuccessRatio                          float64
-	StatusCodes                           string
+	// BytesReceived is every byte of the measured phase's answers, heads and bodies, failed ones
+	// too: what wrk's Transfer/sec divides by the duration (TransferPerSecond).
+	BytesReceived int64
+	StatusCodes   string
 
 	LatencyMean, LatencyP50, LatencyP90, LatencyP99, LatencyP999, LatencyMax time.Duration
 	SendLagP99, SendLagMax                                                   time.Duration
@@ -54,8 +57,10 @@ type Row struct {
 	GeneratorDelayP99 time.Duration
 
 	Duration, Warmup time.Duration
-	Valid            bool
-	InvalidReason    string
+	// Timeout is the per-request timeout: a slower answer is an error (a timeout).
+	Timeout       time.Duration
+	Valid         bool
+	InvalidReason string
 
 	StartedAt       time.Time
 	CPUSet          string // the target's
@@ -92,6 +97,14 @@ type Row struct {
 	// Warnings say why a valid row may still mislead (a busy generator, a runtime that sees other
 	// limits than it was given); "; "-separated.
 	Warnings string
+}
+
+// TransferPerSecond is BytesReceived per second of the measured phase; 0 when not measured.
+func (r Row) TransferPerSecond() float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	return float64(r.BytesReceived) / r.Duration.Seconds()
 }
 
 // VerifyFailed reports whether the cell's target failed verification and was not loaded.
@@ -152,6 +165,7 @@ var measurementColumn = map[string]bool{
 	"generator_cpu_cores":    true,
 	"generator_cpu_percent":  true,
 	"generator_delay_p99_ms": true,
+	"bytes_received":         true,
 }
 
 func init() {
@@ -250,7 +264,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -325,6 +339,8 @@ var columns = []column{
 	{"warnings", str(func(r *Row) *string { return &r.Warnings }), 3},
 	{"generator_delay_p99_ms", millis(func(r *Row) *time.Duration { return &r.GeneratorDelayP99 }), 4},
 	{"log_file", str(func(r *Row) *string { return &r.LogFile }), 5},
+	{"bytes_received", integer(func(r *Row) *int64 { return &r.BytesReceived }), 6},
+	{"timeout_s", seconds(func(r *Row) *time.Duration { return &r.Timeout }), 6},
 }
 
 // Header is the CSV header line's fields.
