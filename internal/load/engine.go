@@ -173,8 +173,8 @@ type Result struct {
 	// BytesReceived is every byte read from the target over the phase (heads and bodies of
 	// every answer, failed ones too): wrk's Transfer/sec is BytesReceived / Duration.
 	BytesReceived int64
-	Codes                                 map[int]int64    // status code → count; 0 for transport errors
-	ErrorKinds                            map[string]int64 // a few distinct error messages, counted
+	Codes         map[int]int64    // status code → count; 0 for transport errors
+	ErrorKinds    map[string]int64 // a few distinct error messages, counted
 
 	// Latency of successful requests. Open loop: from the moment each request was due.
 	Latency latency.Summary
