@@ -11,7 +11,7 @@ ARGS    ?=
 # by default they fail when no engine answers, so that `make test` never passes without them.
 DOCKER  ?= 1
 
-.PHONY: build run test docker lint unit e2e acceptance bench-generator clean
+.PHONY: build run test docker lint unit e2e acceptance bench-generator clean experiments experiments-doc
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/iotbench
@@ -24,6 +24,17 @@ docker:
 # The default scenario of scenarios.yaml on all its targets: a table, and results/<time>.csv.
 run: build docker
 	$(BIN) run $(ARGS)
+
+# The published experiments (experiments.yaml), short: 2 trials of 5 s per cell, about 30 minutes,
+# into docs/experiments/ (committed), then docs/experiments.md from them. The full version of one:
+# bin/iotbench reproduce NAME (resumable). Remove docs/experiments/ first to measure anew.
+experiments: build docker
+	$(BIN) reproduce all --trials 2 --duration 5s --out docs/experiments
+	$(MAKE) experiments-doc
+
+# docs/experiments.md from the committed run files, byte for byte (no Docker, nothing run).
+experiments-doc: build
+	$(BIN) claims all --results docs/experiments --format markdown > docs/experiments.md
 
 test: docker lint unit e2e
 # make test always runs the Docker side: DOCKER=0 is for `make unit` alone.

@@ -65,7 +65,8 @@ once after a best-effort removal).`,
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(NewCmdRun(s, nil), NewCmdVerify(s, nil), NewCmdList(s), NewCmdCompare(s, nil), NewCmdClean(s, nil), NewCmdVersion(s))
+	root.AddCommand(NewCmdRun(s, nil), NewCmdVerify(s, nil), NewCmdList(s), NewCmdCompare(s, nil), NewCmdClean(s, nil), NewCmdVersion(s),
+		NewCmdReproduce(s, nil), NewCmdClaims(s, nil))
 	return root
 }
 
