@@ -131,7 +131,30 @@ func Load(path string, scenarios *scenario.File) (*File, error) {
 	return Parse(path, data, scenarios)
 }
 
-var yamlLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var (
+	yamlLine      = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	yamlWrongType = regexp.MustCompile("cannot unmarshal !!\\w+ `(.*)` into (.*)")
+	typeNames     = map[string]string{
+		"int": "a whole number", "float64": "a number", "time.Duration": "a duration (e.g. 30s, 500ms)",
+		"string": "a string", "[]string": "a list of strings (e.g. [a, b])",
+	}
+)
+
+// friendly says what a yaml type error means in the file's terms.
+func friendly(msg string) string {
+	m := yamlWrongType.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	want := typeNames[m[2]]
+	if want == "" {
+		want = "a mapping of keys to values"
+		if strings.HasPrefix(m[2], "[]") {
+			want = "a list"
+		}
+	}
+	return fmt.Sprintf("wrong type: %q should be %s", m[1], want)
+}
 
 // Parse parses and validates the content of an experiments file; path names it in errors.
 func Parse(path string, data []byte, scenarios *scenario.File) (*File, error) {
@@ -140,7 +163,7 @@ func Parse(path string, data []byte, scenarios *scenario.File) (*File, error) {
 		return nil, yamlError(path, err)
 	}
 	if len(doc.Content) == 0 {
-		return nil, fmt.Errorf("%s: the file is empty; it needs experiments (see docs/experiments.md)", path)
+		return nil, fmt.Errorf("%s: the file is empty; it needs experiments (see docs/scenarios.md, experiments.yaml)", path)
 	}
 	root := doc.Content[0]
 	if keys := scenario.UnknownKeys(root, reflect.TypeFor[File](), "the file"); len(keys) > 0 {
@@ -231,7 +254,7 @@ func yamlError(path string, err error) error {
 	out := make([]error, len(msgs))
 	for i, m := range msgs {
 		if g := yamlLine.FindStringSubmatch(m); g != nil {
-			out[i] = fmt.Errorf("%s:%s: %s", path, g[1], g[2])
+			out[i] = fmt.Errorf("%s:%s: %s", path, g[1], friendly(g[2]))
 		} else {
 			out[i] = fmt.Errorf("%s: %s", path, strings.TrimPrefix(m, "yaml: "))
 		}
@@ -249,7 +272,7 @@ func (f *File) validate(sf *scenario.File) []lineError {
 		errs = append(errs, lineError{line, fmt.Sprintf(format, args...)})
 	}
 	if len(f.Experiments) == 0 {
-		add(1, "no experiments: add an \"experiments:\" section (see docs/experiments.md)")
+		add(1, "no experiments: add an \"experiments:\" section (see docs/scenarios.md, \"experiments.yaml\")")
 	}
 	for _, name := range f.Order {
 		e := f.Experiments[name]
