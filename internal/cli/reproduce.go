@@ -42,6 +42,9 @@ type ReproduceOptions struct {
 	Engine func(ctx context.Context, caBundle string, log io.Writer) (container.Lifecycle, func(), error)
 	// AllowedCPUs are the CPUs this process may use; nil: this machine's.
 	AllowedCPUs func() ([]int, error)
+
+	// set records which flags the user gave.
+	set func(name string) bool
 }
 
 // NewCmdReproduce builds `iotbench reproduce`; runF replaces the behaviour in tests.
@@ -65,9 +68,15 @@ iotbench claims prints the report again from the files, without running anything
   iotbench reproduce virtual-threads-500ms       # one experiment, as experiments.yaml says
   iotbench reproduce all --out results/experiments
   iotbench reproduce all --trials 2 --duration 5s --out docs/experiments   # short: what docs/experiments.md shows`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("name an experiment of experiments.yaml, or all (iotbench list shows them)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Names = args
+			o.set = func(name string) bool { return cmd.Flags().Changed(name) }
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
@@ -109,12 +118,13 @@ func loadExperiments(file, experiments string, names []string) (*scenario.File, 
 }
 
 func runReproduce(ctx context.Context, o *ReproduceOptions) error {
-	if o.Trials != 0 {
+	given := func(name string) bool { return o.set != nil && o.set(name) }
+	if given("trials") || o.Trials != 0 {
 		if err := scenario.CheckTrials(o.Trials); err != nil {
 			return flagErr("trials", fmt.Sprint(o.Trials), err)
 		}
 	}
-	if o.Duration != 0 {
+	if given("duration") || o.Duration != 0 {
 		if err := scenario.CheckPhase(o.Duration); err != nil {
 			return flagErr("duration", scenario.FormatDuration(o.Duration), err)
 		}
