@@ -6,11 +6,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/downstream"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/report"
@@ -46,6 +48,24 @@ type Runner struct {
 	// instead of recording it verify-failed: for a service the user started, whose errors under
 	// load are what they came to measure.
 	WarnUnverified bool
+
+	// downstream serves the cells whose work calls it (plan.Expect.CallsDownstream), while a plan runs.
+	downstream *downstream.Server
+}
+
+// withDownstream starts the downstream service when a cell of p calls it, on loopback in this
+// process (pinned with the generator); stop closes it.
+func (r *Runner) withDownstream(p *plan.Plan) (stop func(), err error) {
+	if r.downstream != nil || !slices.ContainsFunc(p.Cells, func(c plan.Cell) bool { return c.Expect.CallsDownstream }) {
+		return func() {}, nil
+	}
+	s, err := downstream.Start(downstream.Delay)
+	if err != nil {
+		return nil, fmt.Errorf("starting the downstream service: %w", err)
+	}
+	r.downstream = s
+	fmt.Fprintf(r.Log, "downstream service at %s (%s a call), given to the targets as DOWNSTREAM_URL\n", s.URL(), downstream.Delay)
+	return func() { s.Close(); r.downstream = nil }, nil
 }
 
 // maxStartFailures is how often a target may fail to start before the run skips its other
@@ -59,6 +79,11 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	stop, err := r.withDownstream(p)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
 	done, err := r.resumed(p, images)
 	if err != nil {
 		return nil, err

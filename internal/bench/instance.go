@@ -3,12 +3,14 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/downstream"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
@@ -37,6 +39,13 @@ type notLoaded struct{ reason, log string }
 func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, image string, checkRequest bool) (*instance, *notLoaded, error) {
 	spec := c.Spec
 	spec.Image = image
+	if r.downstream != nil && c.Expect.CallsDownstream {
+		spec.Env = maps.Clone(spec.Env)
+		if spec.Env == nil {
+			spec.Env = map[string]string{}
+		}
+		spec.Env["DOWNSTREAM_URL"] = r.downstream.URL()
+	}
 	begin := time.Now()
 	ctr, err := r.Lifecycle.Start(ctx, spec)
 	if err != nil {
@@ -108,10 +117,12 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	m := observe(row, in.ctr, in.c.Spec, in.p.GeneratorCPUs)
 	defer m.discard()
 	rows := countRows(in.c.Expect.StoresRows, in.ctr.URL())
+	calls := countCalls(in.c.Expect.CallsDownstream, in.r.downstream)
 	var measuredFrom time.Time
 	cfg.Measuring = func() {
 		measuredFrom = time.Now()
 		rows.start(ctx)
+		calls.start()
 		m.start()
 	}
 	row.StartedAt = time.Now().Add(cfg.Warmup)
@@ -127,6 +138,9 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		ph.disturbed = m.disturbed
 		if ph.stored = rows.check(ctx, res.Successes, res.Errors); ph.stored != nil {
 			invalidate(row, "stored rows: "+ph.stored.Error())
+		}
+		if err := calls.check(res.Successes); err != nil {
+			invalidate(row, "downstream: "+err.Error())
 		}
 	}
 	if ph.cause = in.cause(ctx, measuredFrom); ph.cause != "" {
@@ -246,4 +260,37 @@ func verifyCell(ctx context.Context, baseURL string, cfg load.Config, e plan.Exp
 		return err
 	}
 	return rows.check(ctx, verify.Tries, 0)
+}
+
+// downstreamCalls counts the calls the downstream service gets over a measured phase; nil when the
+// cell's work makes none or no service runs.
+type downstreamCalls struct {
+	s      *downstream.Server
+	before int64
+}
+
+func countCalls(calls bool, s *downstream.Server) *downstreamCalls {
+	if !calls || s == nil {
+		return nil
+	}
+	return &downstreamCalls{s: s}
+}
+
+func (d *downstreamCalls) start() {
+	if d != nil {
+		d.before = d.s.Calls()
+	}
+}
+
+// check holds the calls against the successes: each success answered "downstream":true, so it
+// made a call during the phase. More calls are not held against it (requests of the warm-up still
+// in flight, failed requests).
+func (d *downstreamCalls) check(successes int64) error {
+	if d == nil {
+		return nil
+	}
+	if got := d.s.Calls() - d.before; got < successes {
+		return fmt.Errorf("%d calls for %d successes: answers claim calls the target did not make", got, successes)
+	}
+	return nil
 }

@@ -56,6 +56,8 @@ type Expect struct {
 	MinLatency time.Duration
 	// StoresRows says each success stores one reading: /stats must grow by the successes.
 	StoresRows bool
+	// CallsDownstream says each success calls the downstream service iotbench runs.
+	CallsDownstream bool
 }
 
 // Plan is everything one run measures. All cells share every setting but the target.
@@ -125,7 +127,8 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	}
 
 	p := &Plan{Name: s.Name, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory}
-	expect := Expect{ContentType: s.Check.ContentType, JSONFields: s.Check.JSONFields, MinLatency: s.Check.MinLatency, StoresRows: s.Check.StoresRows}
+	expect := Expect{ContentType: s.Check.ContentType, JSONFields: s.Check.JSONFields, MinLatency: s.Check.MinLatency, StoresRows: s.Check.StoresRows,
+		CallsDownstream: s.Check.CallsDownstream}
 	// A payload sweep is planned once per size, each size a scenario of its own rows.
 	sizes := s.Request.Sizes
 	if len(sizes) == 0 {
