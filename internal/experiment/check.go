@@ -83,6 +83,10 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 			}
 			continue
 		}
+		if m.OfSuccesses && r.Successes == 0 {
+			f.Invalid = append(f.Invalid, fmt.Sprintf("trial %d: no successful answer: %s", r.Trial, r.InvalidReason))
+			continue
+		}
 		f.Values = append(f.Values, m.Value(r))
 		if r.Valid {
 			f.Valid++
@@ -191,12 +195,14 @@ func (c *Claim) check(rows []results.Row) Finding {
 	}
 	// What stops a verdict: a target never measured, a generator that fell behind.
 	for _, f := range figs {
-		if len(f.Values) == 0 {
-			reason := f.NotLoaded
-			if reason == "" {
-				reason = "no rows"
-			}
-			return Finding{Verdict: Untestable, Measured: "—", Why: fmt.Sprintf("%s was not measured: %s", f.Target, reason)}
+		switch {
+		case len(f.Values) > 0:
+		case len(f.Invalid) > 0: // loaded, but nothing measured of the metric: no successful answer
+			return Finding{Verdict: Inconclusive, Measured: "—", Why: fmt.Sprintf("%s has no value: %s", f.Target, f.Invalid[0])}
+		case f.NotLoaded != "":
+			return Finding{Verdict: Untestable, Measured: "—", Why: fmt.Sprintf("%s was not measured: %s", f.Target, f.NotLoaded)}
+		default:
+			return Finding{Verdict: Untestable, Measured: "—", Why: fmt.Sprintf("%s was not measured: no rows", f.Target)}
 		}
 	}
 	var measured string
@@ -217,10 +223,13 @@ func (c *Claim) check(rows []results.Row) Finding {
 	var invalid []string
 	generator := false
 	for _, f := range figs {
+		if len(f.Invalid) == 0 {
+			continue
+		}
 		for _, reason := range f.Invalid {
-			invalid = append(invalid, f.Target+" "+reason)
 			generator = generator || strings.Contains(reason, "generator")
 		}
+		invalid = append(invalid, fmt.Sprintf("%s %d of %d (%s)", f.Target, len(f.Invalid), len(f.Invalid)+f.Valid, brief(f.Invalid[0])))
 	}
 	if len(invalid) > 0 && verdict != DoesNotHold {
 		if generator {
@@ -369,4 +378,18 @@ func tie(figs []Figure) (string, Verdict, string) {
 		return measured, Inconclusive, "the trials' ranges overlap, but too few trials to call it a tie"
 	}
 	return measured, Holds, "no significant difference"
+}
+
+// brief is an invalid reason without its trial and details: "success ratio 0.9659 below 0.99".
+func brief(reason string) string {
+	if _, rest, ok := strings.Cut(reason, ": "); ok && strings.HasPrefix(reason, "trial ") {
+		reason = rest
+	}
+	if i := strings.Index(reason, " ("); i > 0 {
+		reason = reason[:i]
+	}
+	if i := strings.Index(reason, ": "); i > 0 && strings.HasPrefix(reason, "generator") {
+		reason = reason[:i]
+	}
+	return reason
 }

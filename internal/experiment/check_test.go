@@ -51,7 +51,7 @@ func TestCheck(t *testing.T) {
 		{"ratio outside, same direction", ratio(4.6), join(trials("a", 190, 200, 210), trials("b", 98, 100, 102)), DoesNotHold, "the direction holds"},
 		{"ratio reversed", ratio(2), join(trials("a", 90, 100, 110), trials("b", 190, 200, 210)), DoesNotHold, "outside"},
 		{"ratio range holds 1 too", ratio(1.2), join(trials("a", 80, 100, 130), trials("b", 90, 100, 110)), Inconclusive, "cannot tell"},
-		{"a claim never holds on an invalid cell", ratio(2), join(invalid(trials("a", 190, 200, 210), 2, "success ratio 0.5 below 0.99"), trials("b", 98, 100, 102)), Inconclusive, "invalid cells: a trial 2: success ratio"},
+		{"a claim never holds on an invalid cell", ratio(2), join(invalid(trials("a", 190, 200, 210), 2, "success ratio 0.5 below 0.99"), trials("b", 98, 100, 102)), Inconclusive, "invalid cells: a 1 of 3 (success ratio 0.5 below 0.99)"},
 		{"the generator's fault is this host's", ratio(2), join(trials("a", 190, 200, 210), invalid(trials("b", 98, 100, 102), 1, "generator delayed requests")), Untestable, "generator delayed"},
 		{"contradicted even on invalid cells", ratio(4.6), join(invalid(trials("a", 190, 200, 210), 1, "success ratio 0.9"), trials("b", 98, 100, 102)), DoesNotHold, "and on invalid cells"},
 		{"a skipped target cannot be tested here", ratio(2), append(trials("a", 200), skipped), Untestable, "skipped: needs 2 target CPUs"},
@@ -65,8 +65,11 @@ func TestCheck(t *testing.T) {
 		{"tie with enough trials", tied, join(trials("a", 100, 102, 98, 101, 99), trials("b", 101, 99, 100, 98, 102)), Holds, "no significant"},
 		{"tie refuted", tied, join(trials("a", 100, 101, 102), trials("b", 200, 201, 202)), DoesNotHold, "differ"},
 		{"lower latency is better", lowLatency, join(
-			[]results.Row{{Target: "a", Trial: 1, Valid: true, LatencyMean: 5e6}, {Target: "a", Trial: 2, Valid: true, LatencyMean: 6e6}},
-			[]results.Row{{Target: "b", Trial: 1, Valid: true, LatencyMean: 50e6}, {Target: "b", Trial: 2, Valid: true, LatencyMean: 60e6}}), Holds, "better than every"},
+			[]results.Row{{Target: "a", Trial: 1, Valid: true, Successes: 9, LatencyMean: 5e6}, {Target: "a", Trial: 2, Valid: true, Successes: 9, LatencyMean: 6e6}},
+			[]results.Row{{Target: "b", Trial: 1, Valid: true, Successes: 9, LatencyMean: 50e6}, {Target: "b", Trial: 2, Valid: true, Successes: 9, LatencyMean: 60e6}}), Holds, "better than every"},
+		{"a latency of no answer is no value", lowLatency, join(
+			[]results.Row{{Target: "a", Trial: 1, InvalidReason: "success ratio 0.0000 below 0.99", Requests: 9}},
+			[]results.Row{{Target: "b", Trial: 1, Valid: true, Successes: 9, LatencyMean: 50e6}}), Inconclusive, "a has no value: trial 1: no successful answer"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,23 +15,26 @@ type Metric struct {
 	Higher bool
 	Value  func(results.Row) float64
 	Format func(float64) string
+	// OfSuccesses says the metric describes successful answers (latency): a trial with none has no
+	// value, not 0.
+	OfSuccesses bool
 }
 
 var metrics = []Metric{
-	{"throughput_rps", "req/s", true, func(r results.Row) float64 { return r.ThroughputRPS }, count},
-	{"transfer_bps", "transfer/s", true, func(r results.Row) float64 { return r.TransferPerSecond() }, bytes},
-	{"latency_mean_ms", "mean latency", false, func(r results.Row) float64 { return float64(r.LatencyMean) / 1e6 }, millis},
-	{"latency_p50_ms", "p50", false, func(r results.Row) float64 { return float64(r.LatencyP50) / 1e6 }, millis},
-	{"latency_p99_ms", "p99", false, func(r results.Row) float64 { return float64(r.LatencyP99) / 1e6 }, millis},
-	{"timeouts", "timeouts", false, func(r results.Row) float64 { return float64(r.Timeouts) }, count},
+	{"throughput_rps", "req/s", true, func(r results.Row) float64 { return r.ThroughputRPS }, count, false},
+	{"transfer_bps", "transfer/s", true, func(r results.Row) float64 { return r.TransferPerSecond() }, bytes, false},
+	{"latency_mean_ms", "mean latency", false, func(r results.Row) float64 { return float64(r.LatencyMean) / 1e6 }, millis, true},
+	{"latency_p50_ms", "p50", false, func(r results.Row) float64 { return float64(r.LatencyP50) / 1e6 }, millis, true},
+	{"latency_p99_ms", "p99", false, func(r results.Row) float64 { return float64(r.LatencyP99) / 1e6 }, millis, true},
+	{"timeouts", "timeouts", false, func(r results.Row) float64 { return float64(r.Timeouts) }, count, false},
 	{"error_percent", "errors", false, func(r results.Row) float64 {
 		if r.Requests == 0 {
 			return 0
 		}
 		return 100 * float64(r.Errors) / float64(r.Requests)
-	}, percent},
-	{"cpu_cores", "CPU cores", false, func(r results.Row) float64 { return r.CPUCores }, cores},
-	{"memory_peak_mib", "peak memory", false, func(r results.Row) float64 { return float64(r.MemoryPeak) / (1 << 20) }, mib},
+	}, percent, false},
+	{"cpu_cores", "CPU cores", false, func(r results.Row) float64 { return r.CPUCores }, cores, false},
+	{"memory_peak_mib", "peak memory", false, func(r results.Row) float64 { return float64(r.MemoryPeak) / (1 << 20) }, mib, false},
 }
 
 // MetricNamed is the metric of that name; nil when there is none.
