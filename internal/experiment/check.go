@@ -218,8 +218,9 @@ func (c *Claim) check(rows []results.Row) Finding {
 	case c.Tie != nil:
 		measured, verdict, why = tie(figs)
 	}
-	// A claim never holds on an invalid cell: the generator's fault makes it untestable here, the
-	// target's makes the measurement a failure, not a figure.
+	// A claim never holds on an invalid cell. The generator's fault makes it untestable here (the
+	// target's figure is the generator's limit); the target's own failure leaves a contradiction
+	// standing, and makes anything else inconclusive.
 	var invalid []string
 	generator := false
 	for _, f := range figs {
@@ -231,7 +232,7 @@ func (c *Claim) check(rows []results.Row) Finding {
 		}
 		invalid = append(invalid, fmt.Sprintf("%s %d of %d (%s)", f.Target, len(f.Invalid), len(f.Invalid)+f.Valid, brief(f.Invalid[0])))
 	}
-	if len(invalid) > 0 && verdict != DoesNotHold {
+	if len(invalid) > 0 && (verdict != DoesNotHold || generator) {
 		if generator {
 			verdict = Untestable
 		} else {
@@ -354,30 +355,39 @@ func winner(figs []Figure) (string, Verdict, string) {
 	return strings.Join(parts, ", "), verdict, strings.Join(wrong, "; ")
 }
 
-// tie checks that no two figures differ.
+// TieMargin is how far apart two figures may be and still tie: a claim of equal performance is
+// an equivalence, and no measurement shows two runtimes exactly equal.
+const TieMargin = 1.10
+
+// tie checks that every two figures are within TieMargin of each other: it holds when each pair's
+// ratio interval lies within the margin, does not hold when one lies wholly outside it.
 func tie(figs []Figure) (string, Verdict, string) {
-	var parts, apart []string
-	untested := false
+	var parts, apart, unsure []string
 	for i, f := range figs {
 		parts = append(parts, f.Target+" "+f.Metric.Format(f.Median))
 		for _, g := range figs[i+1:] {
-			o, tested := better(f, g)
+			lo, hi := f.Lo/g.Hi, f.Hi/g.Lo
+			if g.Lo <= 0 {
+				hi = math.Inf(1)
+			}
+			pair := fmt.Sprintf("%s/%s %s× [%s–%s]", f.Target, g.Target, factor(f.Median/g.Median), factor(lo), factor(hi))
 			switch {
-			case o != 0:
-				apart = append(apart, fmt.Sprintf("%s %s %s", f.Target, relation(o), g.Target))
-			case !tested:
-				untested = true
+			case lo > TieMargin || hi < 1/TieMargin:
+				apart = append(apart, pair)
+			case lo < 1/TieMargin || hi > TieMargin:
+				unsure = append(unsure, pair)
 			}
 		}
 	}
 	measured := strings.Join(parts, " ~ ")
+	margin := fmt.Sprintf("±%.0f%%", 100*(TieMargin-1))
 	switch {
 	case len(apart) > 0:
-		return measured, DoesNotHold, "they differ: " + strings.Join(apart, "; ")
-	case untested:
-		return measured, Inconclusive, "the trials' ranges overlap, but too few trials to call it a tie"
+		return measured, DoesNotHold, fmt.Sprintf("they differ by more than %s: %s", margin, strings.Join(apart, "; "))
+	case len(unsure) > 0:
+		return measured, Inconclusive, fmt.Sprintf("the interval reaches beyond %s: %s", margin, strings.Join(unsure, "; "))
 	}
-	return measured, Holds, "no significant difference"
+	return measured, Holds, fmt.Sprintf("within %s of each other", margin)
 }
 
 // brief is an invalid reason without its trial and details: "success ratio 0.9659 below 0.99".

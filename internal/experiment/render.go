@@ -93,10 +93,11 @@ func summary(findings []Finding) string {
 	for _, v := range []Verdict{Holds, DoesNotHold, Inconclusive, Untestable, NotRun} {
 		if n := counts[v]; n > 0 {
 			word := string(v)
-			if v == Holds && n == 1 {
-				word = "holds"
-			} else if v == Holds {
+			switch {
+			case v == Holds && n > 1:
 				word = "hold"
+			case v == DoesNotHold && n > 1:
+				word = "do not hold"
 			}
 			parts = append(parts, fmt.Sprintf("%d %s", n, word))
 		}
