@@ -15,7 +15,7 @@ ARGS    ?=
 # by default they fail when no engine answers, so that `make test` never passes without them.
 DOCKER  ?= 1
 
-.PHONY: build run test docker lint unit e2e acceptance bench-generator clean experiments experiments-doc
+.PHONY: build run test docker chromium lint unit e2e acceptance bench-generator clean experiments experiments-doc
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/iotbench
@@ -25,9 +25,14 @@ docker:
 	scripts/ensure-docker.sh
 	scripts/root-image.sh
 
-# The default question (RUN_DEFAULT), or the run ARGS asks for: tables, and results/<time>.csv.
+# Headless Chromium, for the test that opens the HTML report.
+chromium:
+	scripts/ensure-chromium.sh
+
+# The default question (RUN_DEFAULT), or the run ARGS asks for: tables, results/<time>.csv, its
+# timeline and histograms (results/<time>.timeline/) and the report, results/<time>.html.
 run: build docker
-	$(BIN) run $(if $(ARGS),$(ARGS),$(RUN_DEFAULT))
+	$(BIN) run --html $(if $(ARGS),$(ARGS),$(RUN_DEFAULT))
 
 # The published experiments (experiments.yaml), short: 2 trials of 5 s per cell, about 30 minutes,
 # into docs/experiments/ (committed), then docs/experiments.md from them. The full version of one:
@@ -40,8 +45,8 @@ experiments: build docker
 experiments-doc: build
 	$(BIN) claims all --results docs/experiments --format markdown > docs/experiments.md
 
-test: docker lint unit e2e
-# make test always runs the Docker side: DOCKER=0 is for `make unit` alone.
+test: docker chromium lint unit e2e
+# make test always runs the Docker side and the browser test: DOCKER=0 is for `make unit` alone.
 test: override DOCKER := 1
 
 # go.mod and go.sum as `go mod tidy` leaves them (-diff changes nothing; it may fetch the go.mod
@@ -56,7 +61,7 @@ lint:
 # One package at a time (-p 1): timing assertions of the engine must not compete with other packages.
 # `make unit DOCKER=0` skips the Docker side instead of failing without an engine.
 unit:
-	IOTBENCH_REQUIRE_DOCKER=$(filter-out 0,$(DOCKER)) $(GO) test -race -p 1 -count=1 ./...
+	IOTBENCH_REQUIRE_DOCKER=$(filter-out 0,$(DOCKER)) IOTBENCH_REQUIRE_CHROMIUM=$(filter-out 0,$(DOCKER)) $(GO) test -race -p 1 -count=1 ./...
 
 # End to end: the real target images built and run through the iotbench binary.
 e2e: build

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -55,12 +56,9 @@ scenarios:
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	_, port, _ := net.SplitHostPort(freeAddr(t))
+	n, _ := strconv.Atoi(port)
+	return n
 }
 
 func TestFailuresAreExplainedAndTheMatrixGoesOn(t *testing.T) {
@@ -119,9 +117,7 @@ func TestKilledRunIsCleanedUpAndResumed(t *testing.T) {
 	cmd.Dir = ".."
 	var log bytes.Buffer
 	cmd.Stderr = &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	start(t, cmd)
 	// Kill it during the second cell, once the first is recorded.
 	deadline := time.Now().Add(3 * time.Minute)
 	for !strings.Contains(log.String(), "[2/3]") || strings.Count(log.String(), "healthy in") < 2 {
@@ -133,10 +129,9 @@ func TestKilledRunIsCleanedUpAndResumed(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	names, err := exec.Command("docker", "ps", "-a", "--filter", "label=iotbench", "--format", "{{.Names}}").Output()
-	left := strings.TrimSpace(string(names))
-	if err != nil || left == "" {
-		t.Fatalf("no container left by the killed run (%v): nothing to clean up", err)
+	left := leftovers(t)
+	if left == "" {
+		t.Fatal("no container left by the killed run: nothing to clean up")
 	}
 	files, _ := filepath.Glob(filepath.Join(out, "*.csv"))
 	if len(files) != 1 {

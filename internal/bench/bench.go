@@ -17,6 +17,7 @@ import (
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/timeline"
 	"github.com/iotbench/iotbench/internal/verify"
 )
 
@@ -32,6 +33,11 @@ type Runner struct {
 	Log io.Writer
 	// Record is called with each row as soon as its cell is done.
 	Record func(results.Row) error
+	// Detail, when set, is called with each measured phase's timeline and latency histogram,
+	// before its row is recorded (detail.go).
+	Detail func(results.Row, Detail) error
+	// Status, when set, hears where the run is (status.go).
+	Status Status
 	Meta   Meta
 	// ProgressEvery is how often load progress is printed; 0 means 5 s.
 	ProgressEvery time.Duration
@@ -44,6 +50,9 @@ type Runner struct {
 	// Resumed are the rows an interrupted run of the same plan recorded: their cells are skipped,
 	// the order kept (Seed must be theirs). Run refuses rows measured with other settings.
 	Resumed []results.Row
+	// More is asked, once every planned cell is recorded, whether to add a round to a paired
+	// plan (plan.AddRound); nil: never. It gets every row of the run, resumed ones included.
+	More func(rows []results.Row) bool
 	// WarnUnverified measures a cell whose request fails its check before load, with a warning,
 	// instead of recording it verify-failed: for a service the user started, whose errors under
 	// load are what they came to measure.
@@ -93,35 +102,65 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 	}
 	var rows []results.Row
 	startFailures := map[string]int{}
-	for i, c := range ordered(p.Cells, r.Seed) {
-		if err := ctx.Err(); err != nil {
-			return rows, err
+	for {
+		for i, c := range ordered(p.Cells, r.Seed) {
+			if err := ctx.Err(); err != nil {
+				return rows, err
+			}
+			k := keyOf(c)
+			if done[k] {
+				continue
+			}
+			done[k] = true
+			fmt.Fprintf(r.Log, "[%d/%d] %s · %s%s · %s %d\n", i+1, len(p.Cells), c.Scenario, c.Target, variantText(c.Variant), roundWord(p), c.Trial)
+			r.status().Cell(i+1, len(p.Cells), c)
+			row, err := r.cell(ctx, p, c, images, startFailures)
+			if err != nil {
+				return rows, err
+			}
+			if err := r.Record(row); err != nil {
+				return rows, fmt.Errorf("recording %s trial %d: %w", c.Target, c.Trial, err)
+			}
+			rows = append(rows, row)
+			r.status().Done(row)
+			if row.Valid {
+				fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s, generator delay p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, report.Millis(row.LatencyP50), report.Millis(row.LatencyP99), report.Millis(row.GeneratorDelayP99))
+			} else {
+				fmt.Fprintf(r.Log, "  INVALID: %s\n", row.InvalidReason)
+			}
 		}
-		if done[cellKey{c.Scenario, c.Target, c.Trial}] {
-			continue
+		if r.More == nil || !p.Paired || !r.More(append(slices.Clone(r.Resumed), rows...)) {
+			break
 		}
-		fmt.Fprintf(r.Log, "[%d/%d] %s · %s · trial %d\n", i+1, len(p.Cells), c.Scenario, c.Target, c.Trial)
-		row, err := r.cell(ctx, p, c, images, startFailures)
-		if err != nil {
-			return rows, err
-		}
-		if err := r.Record(row); err != nil {
-			return rows, fmt.Errorf("recording %s trial %d: %w", c.Target, c.Trial, err)
-		}
-		rows = append(rows, row)
-		if row.Valid {
-			fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s, generator delay p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, report.Millis(row.LatencyP50), report.Millis(row.LatencyP99), report.Millis(row.GeneratorDelayP99))
-		} else {
-			fmt.Fprintf(r.Log, "  INVALID: %s\n", row.InvalidReason)
-		}
+		fmt.Fprintf(r.Log, "adding round %d\n", p.AddRound())
 	}
 	return rows, nil
 }
 
 // cellKey identifies a cell, as its row does.
 type cellKey struct {
-	scenario, target string
-	trial            int
+	scenario, target, variant string
+	trial                     int
+}
+
+func keyOf(c plan.Cell) cellKey { return cellKey{c.Scenario, c.Target, c.Variant, c.Trial} }
+
+func rowKey(r results.Row) cellKey { return cellKey{r.Scenario, r.Target, r.Variant, r.Trial} }
+
+// variantText names a paired cell's side in progress lines.
+func variantText(v string) string {
+	if v == "" {
+		return ""
+	}
+	return " (" + v + ")"
+}
+
+// roundWord is what a cell's number counts: a paired run's rounds, or trials.
+func roundWord(p *plan.Plan) string {
+	if p.Paired {
+		return "round"
+	}
+	return "trial"
 }
 
 // ResumeError says why recorded rows cannot be resumed by this plan.
@@ -133,26 +172,33 @@ func (e *ResumeError) Error() string { return e.Msg }
 // run's seed, and measured with the settings p would measure it with now. It returns the cells
 // recorded.
 func (r *Runner) resumed(p *plan.Plan, images built) (map[cellKey]bool, error) {
+	// Rounds an adaptive paired run added are planned again.
+	for p.Paired && r.More != nil && slices.ContainsFunc(r.Resumed, func(row results.Row) bool {
+		return row.Variant != results.VariantAA1 && row.Variant != results.VariantAA2 && row.Trial > p.Rounds()
+	}) {
+		p.AddRound()
+	}
 	cells := map[cellKey]plan.Cell{}
 	for _, c := range p.Cells {
-		cells[cellKey{c.Scenario, c.Target, c.Trial}] = c
+		cells[keyOf(c)] = c
 	}
 	done := map[cellKey]bool{}
 	for _, row := range r.Resumed {
-		k := cellKey{row.Scenario, row.Target, row.Trial}
+		k := rowKey(row)
 		c, ok := cells[k]
 		switch {
 		case !ok:
-			return nil, &ResumeError{fmt.Sprintf("the results hold %s · %s · trial %d, which this run does not plan: the scenario, targets or trials differ", row.Scenario, row.Target, row.Trial)}
+			return nil, &ResumeError{fmt.Sprintf("the results hold %s · %s%s · trial %d, which this run does not plan: the scenario, targets, trials or baseline differ", row.Scenario, row.Target, variantText(row.Variant), row.Trial)}
 		case done[k]:
-			return nil, &ResumeError{fmt.Sprintf("the results hold %s · %s · trial %d twice", row.Scenario, row.Target, row.Trial)}
+			return nil, &ResumeError{fmt.Sprintf("the results hold %s · %s%s · trial %d twice", row.Scenario, row.Target, variantText(row.Variant), row.Trial)}
 		case row.Seed != r.Seed:
 			return nil, &ResumeError{fmt.Sprintf("the results were ordered by seed %d, this run by %d", row.Seed, r.Seed)}
 		}
 		done[k] = true
-		now := r.newRow(p, c, images.ids[c.Build.Tag()])
-		if !row.Loaded() || images.failed[c.Build.Tag()] != "" {
-			now.ImageID = row.ImageID // an image that did not build has no id to compare
+		now := r.newRow(p, c, images)
+		if !row.Loaded() || images.failure(c) != "" {
+			// an image that did not build has no id to compare
+			now.ImageID, now.DBImageID = row.ImageID, row.DBImageID
 		}
 		for i, f := range row.FingerprintFields() {
 			if g := now.FingerprintFields()[i]; g.Value != f.Value {
@@ -169,12 +215,27 @@ type built struct {
 	failed map[string]string
 }
 
+// failure is why c cannot run: its target's image, or its database server's, did not build;
+// empty when both built.
+func (b built) failure(c plan.Cell) string {
+	if reason := b.failed[c.Build.Tag()]; reason != "" {
+		return reason
+	}
+	if c.DB.Server() {
+		if reason := b.failed[c.DB.Build.Tag()]; reason != "" {
+			return strings.Replace(reason, results.BuildFailed+": ", results.BuildFailed+": the database server: ", 1)
+		}
+	}
+	return ""
+}
+
 // build builds p's images. A build that fails is reported and its targets' cells become
 // build-failed rows; the other targets are measured. The error is only cancellation.
 func (r *Runner) build(ctx context.Context, p *plan.Plan) (built, error) {
 	b := built{ids: map[string]string{}, failed: map[string]string{}}
 	for i, spec := range p.Builds {
 		fmt.Fprintf(r.Log, "build %d/%d: %s from %s\n", i+1, len(p.Builds), spec.Tag(), spec.Context)
+		r.status().Phase(fmt.Sprintf("build %d/%d %s", i+1, len(p.Builds), spec.Tag()))
 		begin := time.Now()
 		id, err := r.Lifecycle.Build(ctx, spec, &stepLines{w: r.Log})
 		if err != nil {
@@ -201,12 +262,12 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check
 	var failed []string
 	for i, c := range p.Cells {
 		fmt.Fprintf(r.Log, "[%d/%d] verifying %s\n", i+1, len(p.Cells), c.Target)
-		if reason := images.failed[c.Build.Tag()]; reason != "" {
+		if reason := images.failure(c); reason != "" {
 			fmt.Fprintf(r.Log, "  FAIL %s\n", reason)
 			failed = append(failed, c.Target)
 			continue
 		}
-		in, nl, err := r.start(ctx, p, c, images.ids[c.Build.Tag()], false)
+		in, nl, err := r.start(ctx, p, c, images, false)
 		if err != nil {
 			return failed, err
 		}
@@ -224,6 +285,14 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check
 				fmt.Fprintf(r.Log, "  ok   %s\n", res.Check)
 			}
 		}
+		if in.db != nil {
+			if err := in.sameRows(ctx); err != nil {
+				ok = false
+				fmt.Fprintf(r.Log, "  FAIL the rows are in the database server: %v\n", err)
+			} else {
+				fmt.Fprintf(r.Log, "  ok   the rows are in the database server: /stats counts what PostgreSQL counts\n")
+			}
+		}
 		if !ok {
 			failed = append(failed, c.Target)
 			fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", in.ctr.Logs(context.WithoutCancel(ctx), 20))
@@ -237,23 +306,31 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check
 }
 
 // newRow is c's row before any measurement: its settings and where it runs.
-func (r *Runner) newRow(p *plan.Plan, c plan.Cell, image string) results.Row {
-	return results.Row{
+func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
+	row := results.Row{
 		Scenario: c.Scenario, Target: c.Target, Trial: c.Trial, Mode: string(c.Load.Model.Mode()),
 		RequestedRPS: c.Load.Model.Rate, Connections: c.Load.Model.InFlightLimit(),
 		Duration: c.Load.Duration, Warmup: c.Load.Warmup, Timeout: c.Load.Timeout,
-		CPUSet: c.Spec.CPUSet, Memory: p.Memory, ImageID: image,
+		CPUSet: c.Spec.CPUSet, Memory: p.Memory, ImageID: images.ids[c.Build.Tag()],
 		Version: r.Meta.Version, GitCommit: r.Meta.Commit, HostCPU: r.Meta.HostCPU,
 		Kernel: r.Meta.Kernel, DockerVersion: r.Meta.DockerVersion, StartedAt: time.Now(),
 		Seed: r.Seed, PayloadSHA: payloadSHA(c), GeneratorCPUSet: cpuset.Format(p.GeneratorCPUs),
+		Variant: c.Variant,
 	}
+	if c.DB.Kind != "" {
+		row.DB, row.DBPoolSize = c.DB.Kind, c.DB.PoolSize
+	}
+	if c.DB.Server() {
+		row.DBCPUSet, row.DBImageID = c.DB.Spec.CPUSet, images.ids[c.DB.Build.Tag()]
+	}
+	return row
 }
 
 // cell measures one cell. Errors are returned only for cancellation; failures become invalid
 // rows. startFailures counts, by target, the starts that failed in this run.
 func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int) (results.Row, error) {
-	row := r.newRow(p, c, images.ids[c.Build.Tag()])
-	if reason := images.failed[c.Build.Tag()]; reason != "" {
+	row := r.newRow(p, c, images)
+	if reason := images.failure(c); reason != "" {
 		row.InvalidReason = reason
 		return row, nil
 	}
@@ -261,7 +338,7 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 		row.InvalidReason = fmt.Sprintf("%s: %s failed to start %d times in this run", results.Skipped, c.Target, n)
 		return row, nil
 	}
-	in, nl, err := r.start(ctx, p, c, row.ImageID, true)
+	in, nl, err := r.start(ctx, p, c, images, true)
 	if err != nil {
 		return row, err
 	}
@@ -283,7 +360,8 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 	}
 	var last time.Duration
 	cfg.Progress = func(pr load.Progress) {
-		if pr.Elapsed-last >= every {
+		r.status().Second(pr)
+		if pr.Phase == timeline.Measure && pr.Elapsed-last >= every {
 			last = pr.Elapsed
 			fmt.Fprintf(r.Log, "  %s/%s: %d done, %d failed\n", pr.Elapsed.Truncate(time.Second), pr.Duration, pr.Completed, pr.Failures)
 		}
@@ -298,31 +376,40 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 	return row, nil
 }
 
-// storedRows counts the rows a target stores over a measured phase; nil when the scenario stores none.
+// storedRows counts the rows a target stores over a measured phase, through its /stats and, on a
+// database server, in the server itself; nil when the scenario stores none.
 type storedRows struct {
 	url    string
 	before int64
 	err    error
+
+	db               container.Database // nil: the embedded store
+	dbBefore, dbGrew int64
 }
 
-func countRows(stores bool, baseURL string) *storedRows {
+func countRows(stores bool, baseURL string, db container.Database) *storedRows {
 	if !stores {
 		return nil
 	}
-	return &storedRows{url: baseURL}
+	return &storedRows{url: baseURL, db: db}
 }
 
-// start reads /stats as the measured phase begins; check returns its error too.
+// start reads /stats (and the server's count) as the measured phase begins; check returns its
+// error too.
 func (s *storedRows) start(ctx context.Context) error {
 	if s == nil {
 		return nil
 	}
 	s.before, s.err = verify.StoredRows(ctx, s.url)
+	if s.err == nil && s.db != nil {
+		s.dbBefore, s.err = s.db.CountRows(ctx)
+	}
 	return s.err
 }
 
 // check reads /stats after the measured phase and holds the growth against its writes: at least
-// successes, at most successes + failures.
+// successes, at most successes + failures. On a database server, the rows it counts itself must
+// have grown so too.
 func (s *storedRows) check(ctx context.Context, successes, failures int64) error {
 	if s == nil {
 		return nil
@@ -334,7 +421,27 @@ func (s *storedRows) check(ctx context.Context, successes, failures int64) error
 	if err != nil {
 		return err
 	}
-	return verify.RowsGrew(s.before, after, successes, failures)
+	if err := verify.RowsGrew(s.before, after, successes, failures); err != nil {
+		return err
+	}
+	if s.db == nil {
+		return nil
+	}
+	dbAfter, err := s.db.CountRows(ctx)
+	if err != nil {
+		return err
+	}
+	s.dbGrew = dbAfter - s.dbBefore
+	return verify.CountGrew("the rows the database server counts", s.dbBefore, dbAfter, successes, failures)
+}
+
+// inDatabase is how many rows the database server counted more after the phase than before; 0
+// without a server.
+func (s *storedRows) inDatabase() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.dbGrew
 }
 
 func fill(row *results.Row, res load.Result) {

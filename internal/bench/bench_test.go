@@ -236,3 +236,32 @@ func TestVerificationAndStoredRows(t *testing.T) {
 		})
 	}
 }
+
+// TestMoreAddsRounds is --until's loop: the runner asks after the planned rounds, adds one round
+// of both sides while told to, and stops when told.
+func TestMoreAddsRounds(t *testing.T) {
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"a": ok}}
+	cand := planFor("a")
+	base := planFor("a")
+	p, err := plan.Pair(cand, base, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []int
+	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(results.Row) error { return nil },
+		More: func(rows []results.Row) bool { asked = append(asked, len(rows)); return len(rows) < 6 }}
+	rows, err := r.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(asked) != "[2 4 6]" || len(rows) != 6 || p.Rounds() != 3 {
+		t.Fatalf("asked after %v rows, %d rows, %d rounds; want after 2, 4 and 6 rows, 6 rows in 3 rounds", asked, len(rows), p.Rounds())
+	}
+	seen := map[string]bool{}
+	for _, row := range rows {
+		seen[fmt.Sprintf("%s%d", row.Variant, row.Trial)] = true
+	}
+	if len(seen) != 6 {
+		t.Errorf("rows %v: want base and candidate of rounds 1–3 once each", seen)
+	}
+}

@@ -74,22 +74,21 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		steps[key]++
 		return steps[key]
 	}
-	image := images.ids[c.Build.Tag()]
 	// A search whose target never ran leaves a row, numbered as a step, so that the file says why.
 	failed := func(nl notLoaded) (maxrate.Outcome, error) {
 		out.Failed = nl.reason
 		c.Trial = nextStep()
-		row := r.newRow(p, c, image)
+		row := r.newRow(p, c, images)
 		row.InvalidReason = nl.reason
 		if nl.log != "" {
 			r.keepLog(&row, nl.log)
 		}
 		return out, r.Record(row)
 	}
-	if reason := images.failed[c.Build.Tag()]; reason != "" {
+	if reason := images.failure(c); reason != "" {
 		return failed(notLoaded{reason: reason})
 	}
-	in, nl, err := r.start(ctx, p, c, image, true)
+	in, nl, err := r.start(ctx, p, c, images, true)
 	if err != nil {
 		return out, err
 	}
@@ -119,7 +118,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		cfg.Warmup = m.StepWarmup
 		step := c
 		step.Trial, step.Load = nextStep(), cfg
-		row := r.newRow(p, step, image)
+		row := r.newRow(p, step, images)
 		ph, err := in.measure(ctx, &row, cfg)
 		if err != nil {
 			return maxrate.Step{}, false, err

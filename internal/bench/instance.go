@@ -19,13 +19,15 @@ import (
 
 // instance is one started target of a cell, verified with the cell's request before any load:
 // the one lifecycle of runs, find-max searches and payload sweeps. Each measured phase on it
-// returns a row; remove ends it whatever happens.
+// returns a row; remove ends it whatever happens. A cell on PostgreSQL starts its server first
+// (a fresh database), hands its address to the target, and removes it after the target.
 type instance struct {
-	r     *Runner
-	p     *plan.Plan
-	c     plan.Cell
-	image string
-	ctr   container.Instance
+	r   *Runner
+	p   *plan.Plan
+	c   plan.Cell
+	ctr container.Instance
+	// db is the cell's database server; nil for the embedded store.
+	db container.Database
 	// oomKills is the container's count when it started, so that a phase's kills are its own.
 	oomKills int64
 }
@@ -36,26 +38,41 @@ type notLoaded struct{ reason, log string }
 
 // start starts c's target and, unless contract-only, checks the cell's request on it. A target
 // that does not start or fails its check comes back as notLoaded; err is only cancellation.
-func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, image string, checkRequest bool) (*instance, *notLoaded, error) {
+func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images built, checkRequest bool) (*instance, *notLoaded, error) {
 	spec := c.Spec
-	spec.Image = image
-	if r.downstream != nil && c.Expect.CallsDownstream {
+	spec.Image = images.ids[c.Build.Tag()]
+	db, nl, err := r.startDatabase(ctx, c, images)
+	if db == nil && (err != nil || nl != nil) {
+		return nil, nl, err
+	}
+	calls := r.downstream != nil && c.Expect.CallsDownstream
+	if db != nil || calls {
 		spec.Env = maps.Clone(spec.Env)
 		if spec.Env == nil {
 			spec.Env = map[string]string{}
 		}
+	}
+	if db != nil {
+		spec.Env["DATABASE_URL"] = db.URL()
+	}
+	if calls {
 		spec.Env["DOWNSTREAM_URL"] = r.downstream.URL()
 	}
 	begin := time.Now()
 	ctr, err := r.Lifecycle.Start(ctx, spec)
 	if err != nil {
+		if db != nil {
+			if rmErr := db.Remove(context.WithoutCancel(ctx)); rmErr != nil {
+				fmt.Fprintf(r.Log, "  removing the database server of %s: %v\n", c.Target, rmErr)
+			}
+		}
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
 		fmt.Fprintf(r.Log, "  %v\n", err)
 		return nil, &notLoaded{results.StartFailed + ": " + firstLine(err.Error()), err.Error()}, nil
 	}
-	in := &instance{r: r, p: p, c: c, image: image, ctr: ctr, oomKills: -1}
+	in := &instance{r: r, p: p, c: c, ctr: ctr, db: db, oomKills: -1}
 	if f, err := in.fate(ctx); err == nil {
 		in.oomKills = f.OOMKills
 	}
@@ -64,7 +81,8 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, image str
 		return in, nil, nil
 	}
 	cfg := in.config(c.Load)
-	if err := verifyCell(ctx, ctr.URL(), cfg, c.Expect); err != nil {
+	r.status().Phase("verify")
+	if err := verifyCell(ctx, ctr.URL(), cfg, c.Expect, db); err != nil {
 		if ctx.Err() != nil {
 			in.remove(ctx)
 			return nil, nil, ctx.Err()
@@ -90,11 +108,58 @@ func (in *instance) config(cfg load.Config) load.Config {
 	return cfg
 }
 
-// remove removes the container, even when ctx is cancelled (Ctrl-C).
+// remove removes the container, then its database server's, even when ctx is cancelled (Ctrl-C).
 func (in *instance) remove(ctx context.Context) {
 	if err := in.ctr.Remove(context.WithoutCancel(ctx)); err != nil {
 		fmt.Fprintf(in.r.Log, "  removing the %s container: %v\n", in.c.Target, err)
 	}
+	if in.db != nil {
+		if err := in.db.Remove(context.WithoutCancel(ctx)); err != nil {
+			fmt.Fprintf(in.r.Log, "  removing the database server of %s: %v\n", in.c.Target, err)
+		}
+	}
+}
+
+// startDatabase starts c's database server when it has one: nil, nil, nil for the embedded
+// store. A server that does not start comes back as notLoaded; err is only cancellation.
+func (r *Runner) startDatabase(ctx context.Context, c plan.Cell, images built) (container.Database, *notLoaded, error) {
+	if !c.DB.Server() {
+		return nil, nil, nil
+	}
+	servers, ok := r.Lifecycle.(container.Databases)
+	if !ok {
+		return nil, &notLoaded{results.StartFailed + ": this engine cannot start a database server (--db " + c.DB.Kind + " needs Docker)", ""}, nil
+	}
+	spec := c.DB.Spec
+	spec.Image = images.ids[c.DB.Build.Tag()]
+	begin := time.Now()
+	db, err := servers.StartDatabase(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		fmt.Fprintf(r.Log, "  %v\n", err)
+		return nil, &notLoaded{results.StartFailed + ": " + firstLine(err.Error()), err.Error()}, nil
+	}
+	fmt.Fprintf(r.Log, "  database server ready in %s (CPUs %s)\n", time.Since(begin).Round(100*time.Millisecond), spec.CPUSet)
+	return db, nil, nil
+}
+
+// sameRows holds the rows the target counts (/stats) against those its database server counts:
+// a target that ignored DATABASE_URL and stored elsewhere fails it.
+func (in *instance) sameRows(ctx context.Context) error {
+	stats, err := verify.StoredRows(ctx, in.ctr.URL())
+	if err != nil {
+		return err
+	}
+	n, err := in.db.CountRows(ctx)
+	if err != nil {
+		return err
+	}
+	if n != stats {
+		return fmt.Errorf("/stats counts %d rows, the database server %d: the target does not store into it", stats, n)
+	}
+	return nil
 }
 
 // phase is what one measured phase on an instance found besides its row.
@@ -115,8 +180,9 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	var ph phase
 	cfg = in.config(cfg)
 	m := observe(row, in.ctr, in.c.Spec, in.p.GeneratorCPUs)
+	m.observeDatabase(in.db, in.c.DB.Spec.CPUSet)
 	defer m.discard()
-	rows := countRows(in.c.Expect.StoresRows, in.ctr.URL())
+	rows := countRows(in.c.Expect.StoresRows, in.ctr.URL(), in.db)
 	calls := countCalls(in.c.Expect.CallsDownstream, in.r.downstream)
 	var measuredFrom time.Time
 	cfg.Measuring = func() {
@@ -142,6 +208,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		if err := calls.check(res.Successes); err != nil {
 			invalidate(row, "downstream: "+err.Error())
 		}
+		row.DBRowsStored = rows.inDatabase()
 	}
 	if ph.cause = in.cause(ctx, measuredFrom); ph.cause != "" {
 		// The cause goes first: it explains the errors and ratios that follow.
@@ -154,6 +221,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	if !row.Valid {
 		in.r.keepLog(row, in.ctr.Logs(context.WithoutCancel(ctx), LogLines))
 	}
+	in.r.detail(row, ph.res, m.perSecond)
 	return ph, nil
 }
 
@@ -202,6 +270,9 @@ func (in *instance) cause(ctx context.Context, from time.Time) string {
 func (r *Runner) keepLog(row *results.Row, text string) {
 	if r.LogDir != "" {
 		name := fmt.Sprintf("%s.%s.%d.log", sanitize(row.Scenario), sanitize(row.Target), row.Trial)
+		if row.Variant != "" {
+			name = fmt.Sprintf("%s.%s.%s.%d.log", sanitize(row.Scenario), sanitize(row.Target), sanitize(row.Variant), row.Trial)
+		}
 		err := os.MkdirAll(r.LogDir, 0o755)
 		if err == nil {
 			err = os.WriteFile(filepath.Join(r.LogDir, name), []byte(text+"\n"), 0o644)
@@ -250,9 +321,9 @@ func memorySize(b int64) string {
 
 // verifyCell sends the cell's request a few times before any load and checks the answers as
 // expected; when the work stores rows, /stats must have grown by one per request.
-func verifyCell(ctx context.Context, baseURL string, cfg load.Config, e plan.Expect) error {
+func verifyCell(ctx context.Context, baseURL string, cfg load.Config, e plan.Expect, db container.Database) error {
 	expect := verify.Expect{Check: cfg.Check, ContentType: e.ContentType, JSONFields: e.JSONFields, MinLatency: e.MinLatency}
-	rows := countRows(e.StoresRows, baseURL)
+	rows := countRows(e.StoresRows, baseURL, db)
 	if err := rows.start(ctx); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -285,5 +286,44 @@ func TestResumeSkipsRecordedCellsAndRefusesOtherSettings(t *testing.T) {
 		if !errors.As(err, &re) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want a ResumeError saying %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestResumePairedRunWithAddedRounds: a paired run whose --until added rounds, cut in an added
+// round, resumes with those rounds planned again, each side of each round measured once.
+func TestResumePairedRunWithAddedRounds(t *testing.T) {
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"a": ok}}
+	const seed = 3
+	pairedPlan := func() *plan.Plan {
+		p, err := plan.Pair(planFor("a"), planFor("a"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	more := func(rows []results.Row) bool { return len(rows) < 6 } // three rounds in all
+	var first []results.Row
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Runner{Lifecycle: f, Log: io.Discard, Seed: seed, More: more, Record: func(row results.Row) error {
+		first = append(first, row)
+		if len(first) == 3 { // the first side of the first added round
+			cancel()
+		}
+		return nil
+	}}
+	if _, err := r.Run(ctx, pairedPlan()); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cut run: %v", err)
+	}
+	var second []results.Row
+	r = &Runner{Lifecycle: f, Log: io.Discard, Seed: seed, More: more, Resumed: first, Record: func(row results.Row) error { second = append(second, row); return nil }}
+	if _, err := r.Run(context.Background(), pairedPlan()); err != nil {
+		t.Fatalf("resumed: %v", err)
+	}
+	seen := map[string]int{}
+	for _, row := range append(first, second...) {
+		seen[fmt.Sprintf("%s%d", row.Variant, row.Trial)]++
+	}
+	if len(first) != 3 || len(second) != 3 || len(seen) != 6 {
+		t.Errorf("first %d rows, then %d; measured %v; want each side of rounds 1–3 once", len(first), len(second), seen)
 	}
 }

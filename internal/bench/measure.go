@@ -36,6 +36,33 @@ type meter struct {
 	host     *resources.HostWatch // nil when hostCPUs cannot be read
 	// disturbed says why other work on the CPUs makes the phase suspect; empty when nothing did.
 	disturbed string
+	// perSecond is the target's usage second by second over the phase, for its timeline.
+	perSecond []resources.SecondUsage
+
+	// The database server's cgroup and its sampling over the phase; nil for the embedded store.
+	dbSrc   resources.Source
+	dbWatch *resources.Watch
+	dbCPUs  []int
+}
+
+// observeDatabase adds the cell's database server, on cpus, to what m measures: its resources,
+// and its CPU as the phase's own work rather than a neighbour's. db may be nil (embedded).
+func (m *meter) observeDatabase(db container.Database, cpus string) {
+	if db == nil {
+		return
+	}
+	src, err := db.Resources()
+	if err != nil {
+		m.problems = append(m.problems, "database server resources not measured: "+err.Error())
+		return
+	}
+	m.dbSrc = src
+	m.dbCPUs, _ = cpuset.Parse(cpus, cpuset.MaxCPUs)
+	if m.hostCPUs != nil {
+		m.hostCPUs = slices.Concat(m.hostCPUs, m.dbCPUs)
+		slices.Sort(m.hostCPUs)
+		m.hostCPUs = slices.Compact(m.hostCPUs)
+	}
 }
 
 // newMeter prepares what can be read of inst; a target whose resources cannot be read is still
@@ -89,6 +116,13 @@ func (m *meter) start() {
 			m.host = &w
 		}
 	}
+	if m.dbSrc != nil {
+		if w, err := resources.Start(m.dbSrc, SampleEvery); err == nil {
+			m.dbWatch = w
+		} else {
+			m.problems = append(m.problems, "database server resources not measured: "+err.Error())
+		}
+	}
 	if m.src == nil {
 		return
 	}
@@ -114,6 +148,7 @@ func (m *meter) stop(row *results.Row) {
 	targetMeasured := false
 	if m.watch != nil {
 		u, err := m.watch.Stop()
+		m.perSecond = m.watch.PerSecond()
 		m.watch = nil
 		if err != nil {
 			m.problems = append(m.problems, "target resources not measured: "+err.Error())
@@ -122,10 +157,25 @@ func (m *meter) stop(row *results.Row) {
 			targetMeasured = true
 		}
 	}
-	// Others' work is the CPUs' time less the generator's and the target's: without the target's,
-	// it cannot be told.
-	if m.host != nil && targetMeasured && wall > 0 {
-		own := time.Duration((row.GeneratorCPUCores + row.CPUCores) * float64(wall))
+	dbMeasured := m.dbSrc == nil
+	if m.dbWatch != nil {
+		u, err := m.dbWatch.Stop()
+		m.dbWatch = nil
+		if err != nil {
+			m.problems = append(m.problems, "database server resources not measured: "+err.Error())
+		} else {
+			row.DBCPUCores = u.CPUCores
+			if len(m.dbCPUs) > 0 {
+				row.DBCPUPercent = 100 * u.CPUCores / float64(len(m.dbCPUs))
+			}
+			row.DBMemoryPeak, row.DBMemoryMean = int64(u.MemoryPeak), int64(u.MemoryMean)
+			dbMeasured = true
+		}
+	}
+	// Others' work is the CPUs' time less the generator's, the target's and its database
+	// server's: without those, it cannot be told.
+	if m.host != nil && targetMeasured && dbMeasured && wall > 0 {
+		own := time.Duration((row.GeneratorCPUCores + row.CPUCores + row.DBCPUCores) * float64(wall))
 		if others, steal, err := m.host.Others(own); err == nil {
 			d := disturbances(wall, others, steal, m.hostCPUs)
 			m.problems = append(m.problems, d...)
@@ -155,6 +205,10 @@ func (m *meter) discard() {
 		m.watch.Stop()
 		m.watch = nil
 	}
+	if m.dbWatch != nil {
+		m.dbWatch.Stop()
+		m.dbWatch = nil
+	}
 }
 
 func fillUsage(row *results.Row, u resources.Usage) {
@@ -165,6 +219,9 @@ func fillUsage(row *results.Row, u resources.Usage) {
 	row.MemoryPeak, row.MemoryMean = int64(u.MemoryPeak), int64(u.MemoryMean)
 	if u.CPUCores > 0 {
 		row.RPSPerCore = row.ThroughputRPS / u.CPUCores
+	}
+	if row.Successes > 0 {
+		row.CPUPerRequest = time.Duration(u.CPUCores * float64(u.Wall) / float64(row.Successes))
 	}
 	if u.MemoryPeak > 0 {
 		row.RPSPerGiB = row.ThroughputRPS / (float64(u.MemoryPeak) / (1 << 30))

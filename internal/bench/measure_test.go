@@ -113,6 +113,11 @@ func TestResourcesAreRecorded(t *testing.T) {
 	if want := row.ThroughputRPS / row.CPUCores; row.RPSPerCore != want || math.Abs(row.RPSPerGiB-row.ThroughputRPS*10.24) > 1e-6 {
 		t.Errorf("per core %.1f (want %.1f), per GiB %.1f (want %.1f)", row.RPSPerCore, want, row.RPSPerGiB, row.ThroughputRPS*10.24)
 	}
+	// CPU per request is the phase's CPU time over its successes: times the successes, over the
+	// cores, it gives back the phase's wall time, at least the measured duration.
+	if wall := time.Duration(float64(row.CPUPerRequest) * float64(row.Successes) / row.CPUCores); row.Successes == 0 || wall < row.Duration {
+		t.Errorf("cpu per request %v × %d successes / %.3f cores = %v, shorter than the %v measured", row.CPUPerRequest, row.Successes, row.CPUCores, wall, row.Duration)
+	}
 	if row.Startup != 1500*time.Millisecond || row.ImageSize != 400<<20 {
 		t.Errorf("startup %v, image %d", row.Startup, row.ImageSize)
 	}

@@ -78,3 +78,51 @@ func TestPayloadSHA(t *testing.T) {
 		}
 	}
 }
+
+func TestOrderedPairsRunBackToBack(t *testing.T) {
+	var in []plan.Cell
+	for round := 1; round <= 8; round++ {
+		for _, target := range []string{"a", "b", "c"} {
+			for _, v := range []string{"base", "candidate"} {
+				in = append(in, plan.Cell{Target: target, Trial: round, Round: round, Variant: v})
+			}
+		}
+	}
+	got := ordered(in, 7)
+	if len(got) != len(in) {
+		t.Fatalf("%d cells, want %d", len(got), len(in))
+	}
+	candidateFirst, targetOrders := 0, map[string]bool{}
+	for i := 0; i < len(got); i += 2 {
+		a, b := got[i], got[i+1]
+		if a.Target != b.Target || a.Round != b.Round || a.Variant == b.Variant {
+			t.Fatalf("cells %d and %d are %s/%s@%d and %s/%s@%d, not a pair", i, i+1, a.Target, a.Variant, a.Round, b.Target, b.Variant, b.Round)
+		}
+		if a.Round != i/6+1 {
+			t.Fatalf("cell %d is of round %d, want %d", i, a.Round, i/6+1)
+		}
+		if a.Variant == "candidate" {
+			candidateFirst++
+		}
+		if i%6 == 0 {
+			targetOrders[got[i].Target+got[i+2].Target+got[i+4].Target] = true
+		}
+	}
+	// 24 pairs: which side goes first is a coin each time, and so is the targets' turn.
+	if candidateFirst == 0 || candidateFirst == 24 || len(targetOrders) < 2 {
+		t.Errorf("candidate first in %d of 24 pairs, %d target orders: not shuffled", candidateFirst, len(targetOrders))
+	}
+	// A round added later leaves the order of those before it alone (an adaptive run replays).
+	more := append(slices.Clone(in), plan.Cell{Target: "a", Trial: 9, Round: 9, Variant: "base"}, plan.Cell{Target: "a", Trial: 9, Round: 9, Variant: "candidate"})
+	if longer := ordered(more, 7); orderOfPairs(longer[:len(got)]) != orderOfPairs(got) {
+		t.Error("adding a round changed the order of the rounds before it")
+	}
+}
+
+func orderOfPairs(cs []plan.Cell) string {
+	var s []string
+	for _, c := range cs {
+		s = append(s, fmt.Sprintf("%s/%s@%d", c.Target, c.Variant, c.Round))
+	}
+	return strings.Join(s, " ")
+}

@@ -52,7 +52,7 @@ Exit status: 0 done (or nothing to do); 1 a container could not be removed.`,
 		Example: `  iotbench clean
   iotbench clean --dry-run      # list what would be removed
   iotbench clean --all          # every iotbench container, those of runs in progress too`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), o)

@@ -89,17 +89,7 @@ func TestCleanGolden(t *testing.T) {
 			code := execute(context.Background(), root, append([]string{"clean"}, strings.Fields(c.args)...), s)
 			got := fmt.Sprintf("$ %s\n%s--- stderr\n%s--- exit %d\n", strings.TrimSpace("iotbench clean "+c.args), out, errOut, code)
 			golden := filepath.Join(dir, c.name+".golden")
-			if *update {
-				os.WriteFile(golden, []byte(got), 0o644)
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to write it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("got:\n%s\nwant:\n%s", got, want)
-			}
+			checkGolden(t, golden, got)
 			if !engine.closed {
 				t.Error("the engine was not closed")
 			}

@@ -16,21 +16,34 @@ import (
 type CompareOptions struct {
 	Streams Streams
 
-	Old, New      string
+	Old, New      string // New is empty for one paired file
 	Alpha         float64
 	NoisePct      float64
 	Format        string
 	FailOn        string
 	AllowMismatch []string
+	// AllowInconclusive lets a paired gate pass when some verdict is inconclusive or untestable.
+	AllowInconclusive bool
+
+	set func(name string) bool
 }
 
 // NewCmdCompare builds `iotbench compare`; runF replaces the behaviour in tests.
 func NewCmdCompare(s Streams, runF func(*CompareOptions) error) *cobra.Command {
 	o := &CompareOptions{Streams: s}
 	cmd := &cobra.Command{
-		Use:   "compare OLD.csv NEW.csv",
-		Short: "Compare two results files cell by cell, with confidence intervals and significance",
-		Long: `Compare the cells (scenario, target) that two results files share. For each metric, throughput
+		Use:   "compare PAIRED.csv | OLD.csv NEW.csv",
+		Short: "Judge a paired run (equivalent, regressed, inconclusive), or compare two results files",
+		Long: `With one file, a paired run (iotbench run --baseline or --baseline-url): for each cell and gated
+metric, the change of the candidate against the baseline round by round (per-round ratios), the
+Hodges–Lehmann estimate with its 90% interval, the Wilcoxon signed-rank p-value adjusted over all
+comparisons (Benjamini–Hochberg), and a verdict: equivalent (the interval inside ±limit: two
+one-sided tests), improved, regressed (significant and past the limit), or inconclusive (with about
+how many rounds would settle it). With an A/A control (run --aa), the noise floor and the smallest
+change the run could detect; a limit under it is untestable, not passed. The gates are --fail-on's
+(default ` + compare.DefaultPairedGates + `); the limit's sign says which direction is a regression.
+
+With two files, compare the cells (scenario, target) that two results files share. For each metric, throughput
 (rps), success (%), p50, p99 and p99.9 (ms), and the target's cpu (cores) and peak memory (MiB)
 where recorded, it prints the median of each file's valid trials with
 its 95% confidence interval (order statistics, as benchstat), the change, and the Mann–Whitney U
@@ -46,10 +59,15 @@ refused, naming the field, unless --allow-mismatch allows it.
 A file whose last row was cut off mid-way (a run killed during a write) is compared without that
 row, with a warning naming its line.
 
-Exit status: 0 compared, and no --fail-on limit passed; 1 a significant change passes a --fail-on
-limit (or, under a gate, a cell has no valid trial left in NEW, or a cell of OLD is missing from
-NEW); 2 unreadable input, a bad flag, or a refused cell.`,
-		Example: `  iotbench compare results/base.csv results/candidate.csv
+Exit status: 0 compared, and no --fail-on limit passed (a paired run: every gated metric
+equivalent or improved); 1 a significant change passes a --fail-on limit (or, under a gate, a cell
+has no valid trial left in NEW, or a cell of OLD is missing from NEW; a paired run: a gated metric
+regressed, or the candidate has no valid trial); 2 unreadable input, a bad flag, or a refused cell;
+4 a paired run's verdict is inconclusive or untestable somewhere (0 with --allow-inconclusive).`,
+		Example: `  # a paired run: verdicts per cell and gated metric
+  iotbench compare --fail-on 'throughput:-5%,p99:+10%' results/20261124T101500Z.csv
+
+  iotbench compare results/base.csv results/candidate.csv
 
   # a CI gate: fail on a significant throughput drop of 5% or more, or a p99 rise of 10% or more
   iotbench compare --fail-on 'throughput:-5%,p99:+10%' base.csv candidate.csv
@@ -57,13 +75,17 @@ NEW); 2 unreadable input, a bad flag, or a refused cell.`,
   # a pull-request comment; the targets' images differ on purpose
   iotbench compare --format markdown --allow-mismatch=image_id base.csv candidate.csv`,
 		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) != 2 {
-				return usagef("compare takes two results files, OLD.csv and NEW.csv; got %d argument(s)", len(args))
+			if len(args) != 1 && len(args) != 2 {
+				return usagef("compare takes a paired run's results file, or two results files OLD.csv and NEW.csv; got %d argument(s)", len(args))
 			}
 			return nil
 		},
-		RunE: func(_ *cobra.Command, args []string) error {
-			o.Old, o.New = args[0], args[1]
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Old = args[0]
+			if len(args) == 2 {
+				o.New = args[1]
+			}
+			o.set = func(name string) bool { return cmd.Flags().Changed(name) }
 			if runF != nil {
 				return runF(o)
 			}
@@ -77,6 +99,7 @@ NEW); 2 unreadable input, a bad flag, or a refused cell.`,
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when a significant change passes a limit: metric:signed percent, comma-separated, e.g. 'throughput:-5%,p99:+10%'")
 	f.StringSliceVar(&o.AllowMismatch, "allow-mismatch", nil, "compare cells whose rows differ in these fingerprint fields (alone: any field), and mark them")
 	f.Lookup("allow-mismatch").NoOptDefVal = "*"
+	f.BoolVar(&o.AllowInconclusive, "allow-inconclusive", false, "a paired run: exit 0, not 4, when a verdict is inconclusive or untestable (and none regressed)")
 	return cmd
 }
 
@@ -90,6 +113,18 @@ func runCompare(o *CompareOptions) error {
 	if !(o.NoisePct >= 0 && o.NoisePct < 100) {
 		return usagef("--noise %v: give a percent from 0 to 100, e.g. 3", o.NoisePct)
 	}
+	known := append(fingerprintFieldNames(), "*")
+	for _, f := range o.AllowMismatch {
+		if !slices.Contains(known, f) {
+			return usagef("--allow-mismatch %q: not a fingerprint field (fields: %s)", f, strings.Join(known[:len(known)-1], ", "))
+		}
+	}
+	if o.New == "" {
+		return comparePaired(o)
+	}
+	if o.AllowInconclusive {
+		return usagef("--allow-inconclusive belongs to a paired run's verdicts (one file); two files compare without them")
+	}
 	opts := compare.Options{Alpha: o.Alpha, NoisePct: o.NoisePct, AllowMismatch: o.AllowMismatch}
 	if o.FailOn != "" {
 		gates, err := compare.ParseGates(o.FailOn)
@@ -102,12 +137,6 @@ func runCompare(o *CompareOptions) error {
 			}
 		}
 		opts.Gates = gates
-	}
-	known := append(fingerprintFieldNames(), "*")
-	for _, f := range o.AllowMismatch {
-		if !slices.Contains(known, f) {
-			return usagef("--allow-mismatch %q: not a fingerprint field (fields: %s)", f, strings.Join(known[:len(known)-1], ", "))
-		}
 	}
 	old, err := readResults(o.Streams, o.Old)
 	if err != nil {
@@ -123,6 +152,14 @@ func runCompare(o *CompareOptions) error {
 			empty = o.New
 		}
 		return usagef("%s has no rows: nothing to compare", empty)
+	}
+	for _, f := range []struct {
+		name string
+		rows []results.Row
+	}{{o.Old, old}, {o.New, new}} {
+		if compare.IsPaired(f.rows) {
+			return usagef("%s is a paired run (baseline and candidate in one file): judge it alone, iotbench compare %s", f.name, f.name)
+		}
 	}
 	res := compare.Compare(o.Old, old, o.New, new, opts)
 	if err := compare.Write(o.Streams.Out, res, o.Format); err != nil {
@@ -144,10 +181,104 @@ func runCompare(o *CompareOptions) error {
 		return usagef("%s and %s share no fixed-rate cell: --find-max steps are not compared (each is a different rate); compare the maxima the runs reported", o.Old, o.New)
 	}
 	if len(res.Cells) == 0 {
-		return usagef("%s and %s share no cell (scenario, target): nothing to compare", o.Old, o.New)
+		hint := ""
+		if adHoc(old) && adHoc(new) {
+			hint = "; a --url run names its target after the service's host:port (" + strings.Join(targets(old), ", ") + " against " + strings.Join(targets(new), ", ") +
+				"): give both runs the same --name, or measure both sides in one paired run (--baseline-url)"
+		}
+		return usagef("%s and %s share no cell (scenario, target): nothing to compare%s", o.Old, o.New, hint)
 	}
 	if failures := res.Failures(); len(failures) > 0 {
-		return fmt.Errorf("the gate failed: %s", strings.Join(failures, "; "))
+		return &gateError{msg: "the gate failed: " + strings.Join(failures, "; ")}
+	}
+	return nil
+}
+
+// adHoc reports whether every row comes from a --url run.
+func adHoc(rows []results.Row) bool {
+	return !slices.ContainsFunc(rows, func(r results.Row) bool { return r.Scenario != "adhoc" })
+}
+
+// targets are the rows' distinct target names.
+func targets(rows []results.Row) []string {
+	var out []string
+	for _, r := range rows {
+		if !slices.Contains(out, r.Target) {
+			out = append(out, r.Target)
+		}
+	}
+	return out
+}
+
+// comparePaired judges one paired run's file.
+func comparePaired(o *CompareOptions) error {
+	if o.set != nil && o.set("noise") {
+		return usagef("--noise belongs to comparing two files; a paired run's verdicts rest on equivalence tests against the --fail-on limits")
+	}
+	rows, err := readResults(o.Streams, o.Old)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return usagef("%s has no rows: nothing to compare", o.Old)
+	}
+	if !compare.IsPaired(rows) {
+		return usagef("%s is a run of one side (no variant column): compare it with another, iotbench compare OLD.csv %s, or measure both sides in one paired run (run --baseline DIR or --baseline-url)", o.Old, o.Old)
+	}
+	gates, err := pairedGates(o.FailOn)
+	if err != nil {
+		return err
+	}
+	res := compare.AnalyzePaired(o.Old, rows, compare.PairedOptions{Alpha: o.Alpha, Gates: gates, AllowMismatch: o.AllowMismatch})
+	return writeVerdicts(o.Streams, res, o.Format, o.AllowInconclusive)
+}
+
+// pairedGates are --fail-on's gates, or the default ones of a paired run.
+func pairedGates(failOn string) ([]compare.Gate, error) {
+	if failOn == "" {
+		failOn = compare.DefaultPairedGates
+	}
+	gates, err := compare.ParseGates(failOn)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	for _, g := range gates {
+		if g.Percent == 0 {
+			return nil, usagef("--fail-on %s: a paired run tests equivalence within ±limit: give a limit above 0", g)
+		}
+	}
+	return gates, nil
+}
+
+// writeVerdicts prints a paired run's verdicts and returns the gate's outcome.
+func writeVerdicts(s Streams, res compare.PairedResult, format string, allowInconclusive bool) error {
+	if err := compare.WritePaired(s.Out, res, format); err != nil {
+		return err
+	}
+	if format == "csv" {
+		for _, n := range res.Notes() {
+			fmt.Fprintln(s.ErrOut, n)
+		}
+	}
+	if refused := res.Refused(); len(refused) > 0 {
+		var names []string
+		for _, c := range refused {
+			names = append(names, c.Name())
+		}
+		return usagef("%d cell(s) not judged because the baseline and the candidate were measured differently: %s (see the notes)", len(refused), strings.Join(names, ", "))
+	}
+	if len(res.Cells) == 0 {
+		return usagef("%s holds no cell to judge", res.File)
+	}
+	if failures := res.Failures(); len(failures) > 0 {
+		return &gateError{msg: "the gate failed: " + strings.Join(failures, "; ")}
+	}
+	if undecided := res.Undecided(); len(undecided) > 0 {
+		if allowInconclusive {
+			fmt.Fprintf(s.ErrOut, "inconclusive, allowed (--allow-inconclusive): %d comparison(s) undecided\n", len(undecided))
+			return nil
+		}
+		return &gateError{msg: fmt.Sprintf("inconclusive: %d comparison(s) undecided (the UNDECIDED notes say why, and about how many rounds would settle them); --allow-inconclusive passes the gate anyway", len(undecided)), inconclusive: true}
 	}
 	return nil
 }

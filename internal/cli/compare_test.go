@@ -12,6 +12,24 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// checkGolden compares got with the golden file at path, or rewrites the file with -update.
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s: got:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
 // TestCompareGolden runs `iotbench compare` on the files of testdata/compare and checks its whole
 // behaviour, output, messages and exit status, against a golden file per case (-update rewrites
 // them). The files are a stub server loaded closed-loop: base-20ms and again-20ms the same server
@@ -19,7 +37,12 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // another same-server pair whose p99 drifted by 1.75% with p = 0.008; find-max-steps the first steps of
 // a --find-max search; again-20ms-cut again-20ms with its last row cut mid-way (a run killed
 // during a write); two-cells-base base-20ms twice, as two targets, and two-cells-stopped a
-// candidate stopped after the first.
+// candidate stopped after the first; other-port-30ms single-30ms measured at another port. The
+// paired-*.csv files are paired runs of the stub server (run --url --baseline-url, open loop at
+// 300 rps, 2 s a cell, on a busy shared machine: several trials invalid): paired-22ms 20 ms
+// against 22 ms over 8 rounds, paired-same-aa one server against itself with 2 A/A rounds,
+// paired-20.3ms 20 ms against 20.3 ms over 4 rounds. io-embedded and io-postgres base-20ms as one target on its
+// embedded store and on PostgreSQL (p50 10% slower there), which compare refuses unless allowed.
 func TestCompareGolden(t *testing.T) {
 	cases := []struct{ name, args string }{
 		{"same-server", "base-20ms.csv again-20ms.csv"},
@@ -51,6 +74,19 @@ func TestCompareGolden(t *testing.T) {
 		{"one-argument", "base-20ms.csv"},
 		{"bad-format", "--format xml base-20ms.csv again-20ms.csv"},
 		{"find-max-steps", "find-max-steps.csv find-max-steps.csv"},
+		{"paired-22ms", "--fail-on throughput:-5%,p50:+5%,p99:+5% paired-22ms.csv"},
+		{"paired-22ms-markdown", "--format markdown --fail-on throughput:-5%,p50:+5%,p99:+5% paired-22ms.csv"},
+		{"paired-22ms-csv", "--format csv --fail-on p50:+5% paired-22ms.csv"},
+		{"paired-22ms-json", "--format json --fail-on p50:+5% paired-22ms.csv"},
+		{"paired-same-aa", "--fail-on throughput:-5%,p50:+5%,p99:+5% paired-same-aa.csv"},
+		{"paired-default-gates", "paired-20.3ms.csv"},
+		{"paired-small-allowed", "--fail-on p50:+1% --allow-inconclusive paired-20.3ms.csv"},
+		{"paired-with-noise", "--noise 1 paired-20.3ms.csv"},
+		{"paired-beside-another", "base-20ms.csv paired-20.3ms.csv"},
+		{"other-port", "single-20ms.csv other-port-30ms.csv"},
+		{"allow-inconclusive-two-files", "--allow-inconclusive base-20ms.csv again-20ms.csv"},
+		{"embedded-vs-postgres", "io-embedded.csv io-postgres.csv"},
+		{"embedded-vs-postgres-allowed", "--allow-mismatch=db,db_cpus,db_image_id io-embedded.csv io-postgres.csv"},
 	}
 	wd, _ := os.Getwd()
 	dir := filepath.Join(wd, "testdata", "compare")
@@ -61,17 +97,7 @@ func TestCompareGolden(t *testing.T) {
 			code := Main(context.Background(), append([]string{"compare"}, strings.Fields(c.args)...), s)
 			got := fmt.Sprintf("$ iotbench compare %s\n%s--- stderr\n%s--- exit %d\n", c.args, out, errOut, code)
 			golden := c.name + ".golden"
-			if *update {
-				os.WriteFile(golden, []byte(got), 0o644)
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to write it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("got:\n%s\nwant:\n%s", got, want)
-			}
+			checkGolden(t, golden, got)
 		})
 	}
 }

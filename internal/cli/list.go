@@ -18,7 +18,7 @@ func NewCmdList(s Streams) *cobra.Command {
 		Use:     "list",
 		Short:   "List the scenarios and targets of the scenario matrix, one line each",
 		Example: "  iotbench list\n  iotbench list --file my-scenarios.yaml",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			f, err := scenario.Load(file)
 			if err != nil {

@@ -9,19 +9,30 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
-// Exit codes, documented in the README and in `iotbench --help`.
+// Exit codes, documented in the README, docs/ci.md and `iotbench --help`.
 const (
-	ExitOK      = 0 // every cell valid
-	ExitInvalid = 1 // a cell failed or is invalid, or the run could not complete
+	// ExitOK: every cell valid; a gate passed (every gated metric equivalent or improved).
+	ExitOK = 0
+	// ExitInvalid: a run of one side completed with a cell failed or invalid; a gate failed (a
+	// gated metric regressed, or the candidate has no valid trial).
+	ExitInvalid = 1
 	ExitUsage   = 2 // usage or configuration error
+	// ExitCouldNotRun: nothing or not everything could be measured for a reason outside the
+	// cells (no Docker engine, a results file that cannot be written).
+	ExitCouldNotRun = 3
+	// ExitInconclusive: a gate could not decide (a gated metric neither equivalent nor
+	// regressed, or not testable at this run's noise); 0 with --allow-inconclusive.
+	ExitInconclusive = 4
 	// ExitInterrupted: stopped by Ctrl-C, SIGTERM or SIGHUP; 128 + SIGINT, as a shell reports a
 	// command that Ctrl-C ended, so that a script tells "stopped" from "measured and failed".
 	ExitInterrupted = 130
@@ -32,6 +43,9 @@ type Streams struct {
 	In     io.Reader
 	Out    io.Writer // results: tables
 	ErrOut io.Writer // progress and errors
+	// ErrWidth, when set, is the width of the terminal ErrOut is; nil when ErrOut is not a
+	// terminal (a file, a pipe, CI), where progress is plain lines.
+	ErrWidth func() int
 }
 
 // usageError marks errors that exit with ExitUsage.
@@ -42,8 +56,25 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
+// noArgs refuses arguments to a command that takes none: a usage error, such as a flag's value
+// given apart from a flag that takes none.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments; got %q (a flag's value goes after it, or after = for --flag=value)", cmd.CommandPath(), strings.Join(args, " "))
+	}
+	return nil
+}
+
 // errInvalidCells is returned when the run completed but not every cell is valid.
 var errInvalidCells = errors.New("not every cell is valid")
+
+// gateError is a gate's verdict: failed (ExitInvalid) or undecided (ExitInconclusive).
+type gateError struct {
+	msg          string
+	inconclusive bool
+}
+
+func (e *gateError) Error() string { return e.msg }
 
 // NewRoot builds the command tree.
 func NewRoot(s Streams) *cobra.Command {
@@ -56,17 +87,29 @@ with open-loop load from the embedded vegeta library, and writes tables and CSV.
 Numbers first: errors are never throughput, latency counts from when a request was due, a load
 generator that falls behind invalidates its cell, and every target gets the same CPUs.
 
-Exit status: 0 every cell valid; 1 a cell failed or is invalid; 2 usage or configuration error;
-130 interrupted (Ctrl-C, SIGTERM, SIGHUP: the running container is removed; a second one exits at
-once after a best-effort removal).`,
+Exit status:
+  0    every cell valid; a gate passed (every gated metric equivalent or improved)
+  1    a cell failed or is invalid (a run of one side); a gate failed: a gated metric regressed
+       (a paired run, compare)
+  2    usage or configuration error
+  3    could not run: no Docker engine, a results file that cannot be written
+  4    a gate could not decide: a gated metric inconclusive or untestable (0 with
+       --allow-inconclusive)
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP: the running container is removed; a second one
+       exits at once after a best-effort removal)`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(NewCmdRun(s, nil), NewCmdVerify(s, nil), NewCmdList(s), NewCmdCompare(s, nil), NewCmdClean(s, nil), NewCmdVersion(s),
+	run, verify := NewCmdRun(s, nil), NewCmdVerify(s, nil)
+	completeNames(run)
+	completeNames(verify)
+	root.AddCommand(run, verify, NewCmdList(s), NewCmdCompare(s, nil), NewCmdClean(s, nil), NewCmdReport(s, nil), NewCmdVersion(s),
 		NewCmdReproduce(s, nil), NewCmdClaims(s, nil))
+	root.Version = strings.TrimSpace(versionLine())
+	root.SetVersionTemplate("{{.Version}}\n")
 	return root
 }
 
@@ -81,6 +124,7 @@ func execute(ctx context.Context, root *cobra.Command, args []string, s Streams)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	var ue usageError
+	var ge *gateError
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintln(s.ErrOut, "iotbench: interrupted")
@@ -89,17 +133,35 @@ func execute(ctx context.Context, root *cobra.Command, args []string, s Streams)
 		return ExitOK
 	case errors.Is(err, errInvalidCells):
 		return ExitInvalid
+	case errors.As(err, &ge):
+		fmt.Fprintf(s.ErrOut, "iotbench: %v\n", err)
+		if ge.inconclusive {
+			return ExitInconclusive
+		}
+		return ExitInvalid
 	case errors.As(err, &ue):
 		fmt.Fprintf(s.ErrOut, "iotbench: %v\n", err)
 		return ExitUsage
 	default:
 		fmt.Fprintf(s.ErrOut, "iotbench: %v\n", err)
-		return ExitInvalid
+		return ExitCouldNotRun
 	}
 }
 
 // DefaultStreams are the process's standard streams.
-func DefaultStreams() Streams { return Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr} }
+func DefaultStreams() Streams {
+	s := Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	fd := int(os.Stderr.Fd())
+	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+		s.ErrWidth = func() int {
+			if ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+				return int(ws.Col)
+			}
+			return 80
+		}
+	}
+	return s
+}
 
 // Interrupts are the signals iotbench handles as Ctrl-C: a service manager's stop (SIGTERM) and a
 // closed terminal (SIGHUP) must not leave a container behind either.

@@ -10,10 +10,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/bench"
+	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/load"
@@ -21,6 +23,7 @@ import (
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/scenario"
+	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -40,6 +43,9 @@ type RunOptions struct {
 	Seed     int64
 	CPUs     string
 	Memory   string
+	DB       string
+	DBCPUs   string
+	DBPool   []int
 	Out      string
 	Resume   string
 	CABundle string
@@ -53,11 +59,27 @@ type RunOptions struct {
 	ExpectedLatency time.Duration
 	Timeout         time.Duration
 
+	// A paired run: a baseline measured beside the candidate, round by round.
+	Baseline          string // a checkout of the baseline: its scenarios file and build contexts
+	BaselineURL       string // ad-hoc: the baseline service
+	AA                int    // A/A control rounds
+	FailOn            string
+	AllowInconclusive bool
+	Until             string
+	MaxTrials         int
+	// Name names an ad-hoc run's target instead of its host:port.
+	Name string
+
 	// --find-max: search each target's maximum sustainable rate instead of measuring at one.
 	FindMax    bool
 	SLO        string
 	Step       time.Duration
 	Resolution string
+
+	// Output: what is printed at the end, the HTML report, no progress.
+	Format string
+	HTML   string
+	Quiet  bool
 
 	// set records which flags the user gave, so that only those override the scenario.
 	set func(name string) bool
@@ -73,7 +95,17 @@ func NewCmdRun(s Streams, runF func(context.Context, *RunOptions) error) *cobra.
 target start a fresh pinned container, verify the endpoint, warm up, measure, and remove it.
 A row per cell goes to <out>/<UTC time>.csv as soon as the cell is done; a table follows at the end.
 
-With --url, load a service already listening on loopback instead (no Docker, nothing pinned).`,
+With --url, load a service already listening on loopback instead (no Docker, nothing pinned).
+
+A paired run measures a baseline beside the candidate in one sitting: --baseline DIR builds the
+targets of a baseline checkout (its scenarios file and build contexts, images tagged :base), and
+--baseline-url loads a second service beside --url. Each round runs the baseline and the
+candidate of every target back to back, the pair's order shuffled, so that the machine's drift
+hits both alike; rows carry their variant. At the end it prints a verdict per cell and gated
+metric (--fail-on; see iotbench compare --help), and its exit status is the gate's: 0 every gated
+metric equivalent or improved, 1 one regressed, 4 one inconclusive. --aa adds A/A rounds (the
+baseline against itself: the noise floor), --until adds rounds until the intervals are as narrow
+as asked.`,
 		Example: `  # the default scenario of scenarios.yaml, all its targets
   iotbench run
 
@@ -86,13 +118,23 @@ With --url, load a service already listening on loopback instead (no Docker, not
   # each target's maximum sustainable rate (median of 3 searches), and its latency at 50/75/90% of it
   iotbench run --scenario io-heavy --targets spring-mvc-platform,javalin-platform --find-max --slo 'p99<100ms,errors<0.1%' --trials 3
 
+  # every target on a PostgreSQL server of its own (on the target's CPUs), at pool sizes 5, 10 and 20
+  iotbench run --scenario io-heavy --db postgres --db-pool 5,10,20
+
   # finish a run that was interrupted (Ctrl-C, a crash): same flags, and the file it was writing
   iotbench run --scenario io-heavy --resume results/20261123T181500Z.csv
+
+  # a CI gate: the base branch checked out in ../base against this checkout, in one paired run
+  iotbench run --scenario io-heavy --baseline ../base --fail-on 'throughput:-5%,p99:+10%'
+
+  # two builds of your own service, rounds added until p99's interval is within ±3% (at most 30)
+  iotbench run --url http://127.0.0.1:8081/ingest --baseline-url http://127.0.0.1:8080/ingest \
+    --name ingest --rate 1000 --duration 10s --trials 6 --aa 2 --until 'p99:±3%' --max-trials 30
 
   # a service of your own on loopback
   iotbench run --url http://127.0.0.1:8080/ingest --method POST --body-file payloads/iot-reading.json \
     --header Content-Type:application/json --rate 2000 --duration 20s --expected-latency 50ms`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.set = func(name string) bool { return cmd.Flags().Changed(name) }
 			if runF != nil {
@@ -113,9 +155,11 @@ With --url, load a service already listening on loopback instead (no Docker, not
 	f.Int64Var(&o.Seed, "seed", 0, "shuffles the targets' order in each round of trials; every row records it (default: a new one each run)")
 	f.StringVar(&o.CPUs, "cpus", "", "targets' cpuset, e.g. 1 or 2-3; the generator gets the other CPUs (default: the last quarter of the CPUs, at least one)")
 	f.StringVar(&o.Memory, "memory", "", "targets' memory limit, e.g. 1g (default: the scenario's)")
+	addDBFlags(f, &o.DB, &o.DBCPUs, &o.DBPool)
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
 	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run: the results CSV it was writing; give the flags that started it")
 	addCABundleFlag(f, &o.CABundle)
+	addOutputFlags(f, o)
 	f.StringVar(&o.URL, "url", "", "load this running service on loopback instead of a scenario")
 	f.StringVar(&o.Method, "method", "GET", "--url: HTTP method")
 	f.StringVar(&o.BodyFile, "body-file", "", "--url: request body")
@@ -123,6 +167,14 @@ With --url, load a service already listening on loopback instead (no Docker, not
 	f.StringArrayVar(&o.Contains, "contains", nil, "--url: a successful body must contain this (repeatable)")
 	f.DurationVar(&o.ExpectedLatency, "expected-latency", 100*time.Millisecond, "--url: expected latency, sizes the in-flight bound")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "per-request timeout, a slower answer is an error (default: the scenario's load.timeout; 10s for --url)")
+	f.StringVar(&o.Name, "name", "", "--url: name the run's target (default: the service's host:port); runs of the same name compare")
+	f.StringVar(&o.Baseline, "baseline", "", "a paired run: a checkout of the baseline (its --file and build contexts), measured round by round beside this one")
+	f.StringVar(&o.BaselineURL, "baseline-url", "", "a paired --url run: the baseline service on loopback, measured round by round beside --url")
+	f.IntVar(&o.AA, "aa", 0, "a paired run: this many extra rounds measure the baseline against itself (an A/A control: the noise floor), e.g. 3")
+	f.StringVar(&o.FailOn, "fail-on", "", "a paired run: gated metrics and limits, e.g. 'throughput:-5%,p99:+10%' (default "+compare.DefaultPairedGates+")")
+	f.BoolVar(&o.AllowInconclusive, "allow-inconclusive", false, "a paired run: exit 0, not 4, when a verdict is inconclusive or untestable (and none regressed)")
+	f.StringVar(&o.Until, "until", "", "a paired run: add rounds until each named metric's 90% interval is this narrow, e.g. 'p99:±3%,p50:±2%' (up to --max-trials)")
+	f.IntVar(&o.MaxTrials, "max-trials", 30, "--until: the most rounds")
 	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest open-loop rate meeting --slo (ramp from --rate, then bisect), once per trial")
 	f.StringVar(&o.SLO, "slo", "p99<100ms,errors<0.1%", "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", 10*time.Second, "--find-max: how long each rate is held")
@@ -139,11 +191,25 @@ func addCABundleFlag(f *pflag.FlagSet, v *string) {
 	f.StringVar(v, "ca-bundle", def, "PEM certificates image builds trust (for registries behind TLS inspection); empty for none [$IOTBENCH_CA_BUNDLE]")
 }
 
+// addDBFlags adds the database flags of run and verify.
+func addDBFlags(f *pflag.FlagSet, db, cpus *string, pool *[]int) {
+	f.StringVar(db, "db", "", "targets' store: embedded (their in-process database) or postgres (a PostgreSQL server started beside each target, a fresh database every trial) (default: the scenario's, else embedded)")
+	f.StringVar(cpus, "db-cpus", "", "--db postgres: the server's cpuset (default: the target's, as one host serving both)")
+	f.IntSliceVar(pool, "db-pool", nil, "targets' connection-pool sizes, comma-separated: the scenario runs once per size, rows named <scenario>.pool-<n> (default: the scenario's db_pool, else 10)")
+}
+
 func runRun(ctx context.Context, o *RunOptions) error {
+	if err := o.checkOutputFlags(); err != nil {
+		return err
+	}
 	if err := o.validate(); err != nil {
 		return err
 	}
 	search, err := o.maxSearch()
+	if err != nil {
+		return err
+	}
+	gate, err := o.pairedGate(search != nil)
 	if err != nil {
 		return err
 	}
@@ -165,17 +231,29 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	path := w.Path()
 	warnGeneratorCapacity(o.Streams.ErrOut, p, meta.HostCPU)
 	defer load.GeneratorGC()()
-	r := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut, Record: w.Write, Meta: meta, Seed: seed,
+	keep, closeFiles, err := runFiles(path)
+	if err != nil {
+		return err
+	}
+	defer closeFiles()
+	log, status, statusDone := o.progressOutput()
+	defer statusDone()
+	r := &bench.Runner{Lifecycle: lifecycle, Log: log, Status: status, Detail: keep, Record: w.Write, Meta: meta, Seed: seed,
 		LogDir: strings.TrimSuffix(path, filepath.Ext(path)) + ".logs", Resumed: resumed,
 		// A service the user started is measured even when its answers fail their check: its
 		// error ratio under load is what they came for.
 		WarnUnverified: o.URL != ""}
+	if gate != nil && gate.until != nil {
+		r.More = gate.more(o, p)
+	}
 	if search != nil {
 		targets := map[string]bool{}
 		for _, c := range p.Cells {
 			targets[c.Target] = true
 		}
 		fmt.Fprintf(o.Streams.ErrOut, "%s: find-max, %d search(es) over %d target(s), one a trial; every step goes to %s as it finishes\n", p.Name, len(p.Cells), len(targets), path)
+	} else if p.Paired {
+		fmt.Fprintf(o.Streams.ErrOut, "%s: paired run, %d round(s) of baseline and candidate (%d cell(s)); results go to %s as each finishes\n", p.Name, p.Rounds(), len(p.Cells), path)
 	} else {
 		fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Name, len(p.Cells), path)
 	}
@@ -184,6 +262,7 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		return runFindMax(ctx, o, r, p, search)
 	}
 	rows, runErr := r.Run(ctx, p)
+	statusDone()
 	var re *bench.ResumeError
 	if errors.As(runErr, &re) {
 		return usagef("--resume %s: %v: run it with the flags that started it, or start a new run", o.Resume, re)
@@ -193,13 +272,31 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		fmt.Fprintf(o.Streams.ErrOut, "interrupted: %d of %d cell(s) recorded in %s; the same command with --resume %s measures the rest\n", len(rows), len(p.Cells), path, path)
 	}
 	if len(rows) > 0 {
-		if err := report.Write(o.Streams.Out, rows); err != nil {
+		if err := o.writeRunOutput(path, rows); err != nil {
 			return err
 		}
 		fmt.Fprintf(o.Streams.ErrOut, "%s; results: %s\n", report.Summary(rows), path)
 	}
 	if runErr != nil {
 		return runErr
+	}
+	if p.Paired {
+		res := gate.analyze(path, rows)
+		if gate.until != nil {
+			res.Until = gate.outcome(res, p.Rounds(), o.MaxTrials)
+		}
+		// The verdicts follow the run's output: a table under the table, markdown under the
+		// markdown; beside JSON, whose reader expects one document, they go to stderr (iotbench
+		// compare --format json gives them as JSON).
+		s, format := o.Streams, "text"
+		switch o.Format {
+		case "markdown":
+			format = "markdown"
+		case "json":
+			s.Out = s.ErrOut
+		}
+		fmt.Fprintln(s.Out)
+		return writeVerdicts(s, res, format, o.AllowInconclusive)
 	}
 	for _, row := range rows {
 		if !row.Valid {
@@ -251,35 +348,17 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 		u, _ := url.Parse(o.URL)
 		return p, container.Running{BaseURL: u.Scheme + "://" + u.Host}, meta, nothing, nil
 	}
+	if o.set("name") {
+		return nil, nil, meta, nothing, usagef("--name names a --url run's target; a scenario's targets have their names")
+	}
 
-	f, err := scenario.Load(o.File)
-	if err != nil {
-		return nil, nil, meta, nothing, usageError{err}
-	}
-	name := o.Scenario
-	if name == "" {
-		name = f.DefaultScenario
-	}
-	if name == "" {
-		return nil, nil, meta, nothing, usagef("no --scenario given and %s has no default_scenario (scenarios: %s)", o.File, strings.Join(f.ScenarioOrder, ", "))
-	}
-	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory}
-	if o.set("duration") {
-		over.Duration = &o.Duration
-	}
-	if o.set("warmup") {
-		over.Warmup = &o.Warmup
-	}
-	if o.set("timeout") {
-		over.Timeout = o.Timeout
-	}
 	allowed, err := hostinfo.AllowedCPUs()
 	if err != nil {
 		return nil, nil, meta, nothing, err
 	}
-	p, err := plan.Make(f, name, over, allowed)
+	p, err := o.scenarioPlan(allowed)
 	if err != nil {
-		return nil, nil, meta, nothing, planError(err)
+		return nil, nil, meta, nothing, err
 	}
 	d, err := connectDocker(ctx, o.CABundle, o.Streams.ErrOut)
 	if err != nil {
@@ -293,8 +372,72 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 	return p, d, meta, func() { d.Close() }, nil
 }
 
+// scenarioPlan plans the scenario run of the options on the CPUs allowed, paired with the
+// baseline checkout's when there is one.
+func (o *RunOptions) scenarioPlan(allowed []int) (*plan.Plan, error) {
+	f, err := scenario.Load(o.File)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	name := o.Scenario
+	if name == "" {
+		name = f.DefaultScenario
+	}
+	if name == "" {
+		return nil, usagef("no --scenario given and %s has no default_scenario (scenarios: %s)", o.File, strings.Join(f.ScenarioOrder, ", "))
+	}
+	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory,
+		DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool}
+	if o.set("duration") {
+		over.Duration = &o.Duration
+	}
+	if o.set("warmup") {
+		over.Warmup = &o.Warmup
+	}
+	if o.set("timeout") {
+		over.Timeout = o.Timeout
+	}
+	p, err := plan.Make(f, name, over, allowed)
+	if err != nil {
+		return nil, planError(err)
+	}
+	if o.Baseline != "" {
+		return o.pairWithBaseline(p, name, over, allowed)
+	}
+	return p, nil
+}
+
+// pairedAdHocRounds are a paired --url run's rounds unless --trials says: a scenario gives its
+// own trials, a run of one side of --url does one.
+const pairedAdHocRounds = 10
+
+// pairWithBaseline plans the same scenario from the baseline checkout's scenarios file, and
+// pairs its cells with the candidate's.
+func (o *RunOptions) pairWithBaseline(candidate *plan.Plan, name string, over plan.Overrides, allowed []int) (*plan.Plan, error) {
+	if info, err := os.Stat(o.Baseline); err != nil || !info.IsDir() {
+		return nil, usagef("--baseline %s: not a folder: give a checkout of the baseline (e.g. git worktree add ../base origin/main)", o.Baseline)
+	}
+	if filepath.IsAbs(o.File) {
+		return nil, usagef("--baseline %s: --file %s is absolute; give it relative to the checkouts, as each holds its own", o.Baseline, o.File)
+	}
+	path := filepath.Join(o.Baseline, o.File)
+	f, err := scenario.Load(path)
+	if err != nil {
+		return nil, usagef("--baseline: %v", err)
+	}
+	base, err := plan.Make(f, name, over, allowed)
+	if err != nil {
+		return nil, usagef("--baseline %s: %v", o.Baseline, err)
+	}
+	p, err := plan.Pair(candidate, base, o.AA)
+	if err != nil {
+		return nil, usagef("--baseline %s: %v", o.Baseline, err)
+	}
+	return p, nil
+}
+
 func (o *RunOptions) adHocPlan() (*plan.Plan, error) {
-	for _, scenarioOnly := range []string{"scenario", "targets", "cpus", "memory", "file"} {
+	for _, scenarioOnly := range []string{"scenario", "targets", "cpus", "memory", "file", "db", "db-cpus", "db-pool"} {
 		if o.set(scenarioOnly) {
 			return nil, usagef("--%s belongs to scenario runs; --url loads a running service as it is", scenarioOnly)
 		}
@@ -320,13 +463,28 @@ func (o *RunOptions) adHocPlan() (*plan.Plan, error) {
 		}
 		req.Body = body
 	}
-	p, err := plan.MakeAdHoc(plan.AdHoc{
-		URL: o.URL, Request: req, Check: load.NewCheck(o.Contains...),
+	if o.BaselineURL != "" && !o.set("trials") {
+		o.Trials = pairedAdHocRounds
+	}
+	a := plan.AdHoc{
+		URL: o.URL, Name: o.Name, Request: req, Check: load.NewCheck(o.Contains...),
 		Model:  load.Model{Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency},
 		Warmup: o.Warmup, Duration: o.Duration, Timeout: o.Timeout, Trials: o.Trials,
-	})
+	}
+	p, err := plan.MakeAdHoc(a)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if o.BaselineURL != "" {
+		// Both sides are one target: the candidate's name.
+		a.URL, a.Name = o.BaselineURL, p.Cells[0].Target
+		base, err := plan.MakeAdHoc(a)
+		if err != nil {
+			return nil, usagef("--baseline-url: %v", err)
+		}
+		if p, err = plan.Pair(p, base, o.AA); err != nil {
+			return nil, usageError{err}
+		}
 	}
 	if o.Rate > 0 && o.Conns > 0 {
 		return nil, usagef("give --rate (open loop) or --connections (closed loop), not both")
@@ -348,4 +506,114 @@ func warnGeneratorCapacity(w io.Writer, p *plan.Plan, hostCPU string) {
 	if msg := load.CapacityWarning(p.Cells[0].Load.Model.Rate, cpus, hostCPU); msg != "" {
 		fmt.Fprintln(w, "warning:", msg)
 	}
+}
+
+// paired are the settings of a paired run's verdicts.
+type paired struct {
+	gates []compare.Gate
+	until []compare.Until
+	alpha float64
+	// added counts the rounds --until added, for its progress lines.
+	added int
+}
+
+// pairedGate checks the paired-run flags: nil for a run of one side.
+func (o *RunOptions) pairedGate(findMax bool) (*paired, error) {
+	if o.Baseline == "" && o.BaselineURL == "" {
+		for _, name := range []string{"aa", "fail-on", "allow-inconclusive", "until", "max-trials"} {
+			if o.set(name) {
+				return nil, usagef("--%s belongs to a paired run (--baseline DIR, or --baseline-url with --url)", name)
+			}
+		}
+		return nil, nil
+	}
+	switch {
+	case findMax:
+		return nil, usagef("--find-max searches each target's maximum; a paired run measures at one load: drop --baseline/--baseline-url or --find-max")
+	case o.BaselineURL != "" && o.URL == "":
+		return nil, usagef("--baseline-url pairs with --url: give the candidate service's --url too (for scenario runs, --baseline DIR)")
+	case o.Baseline != "" && o.URL != "":
+		return nil, usagef("--baseline DIR is a checkout of a scenario run's targets; beside --url, give --baseline-url")
+	case o.AA < 0:
+		return nil, usagef("--aa %d: give a number of A/A rounds, 0 or more", o.AA)
+	}
+	gates, err := pairedGates(o.FailOn)
+	if err != nil {
+		return nil, err
+	}
+	g := &paired{gates: gates, alpha: stats.DefaultAlpha}
+	if o.Until != "" {
+		if g.until, err = compare.ParseUntil(o.Until); err != nil {
+			return nil, usagef("--until %v", err)
+		}
+		for _, u := range g.until {
+			if !slices.ContainsFunc(gates, func(x compare.Gate) bool { return x.Metric == u.Metric }) {
+				return nil, usagef("--until %s: %s is not a gated metric (gates: %s): add it to --fail-on", u, u.Metric, o.gateText(gates))
+			}
+		}
+		if o.MaxTrials < compare.MinRounds {
+			return nil, usagef("--max-trials %d: at least %d, the fewest rounds that can settle anything", o.MaxTrials, compare.MinRounds)
+		}
+	}
+	return g, nil
+}
+
+func (o *RunOptions) gateText(gates []compare.Gate) string {
+	var s []string
+	for _, g := range gates {
+		s = append(s, g.String())
+	}
+	return strings.Join(s, ",")
+}
+
+func (g *paired) analyze(path string, rows []results.Row) compare.PairedResult {
+	return compare.AnalyzePaired(path, rows, compare.PairedOptions{Alpha: g.alpha, Gates: g.gates})
+}
+
+// more is --until's question after each round: another one, while an interval is wider than
+// asked and the rounds are fewer than --max-trials.
+func (g *paired) more(o *RunOptions, p *plan.Plan) func([]results.Row) bool {
+	return func(rows []results.Row) bool {
+		res := g.analyze("", rows)
+		reached, why := res.Reached(g.until)
+		switch {
+		case reached:
+			fmt.Fprintf(o.Streams.ErrOut, "--until %s: reached after %d round(s)\n", untilText(g.until), p.Rounds())
+			return false
+		case p.Rounds() >= o.MaxTrials:
+			fmt.Fprintf(o.Streams.ErrOut, "--until %s: not reached at --max-trials %d: %s\n", untilText(g.until), o.MaxTrials, why)
+			return false
+		}
+		fmt.Fprintf(o.Streams.ErrOut, "--until %s: after %d round(s), %s: one more\n", untilText(g.until), p.Rounds(), why)
+		return true
+	}
+}
+
+// outcome is the note of how an adaptive run ended.
+func (g *paired) outcome(res compare.PairedResult, rounds, maxTrials int) string {
+	if reached, why := res.Reached(g.until); !reached {
+		return fmt.Sprintf("--until %s NOT reached: %s after %d round(s) (--max-trials %d)", untilText(g.until), why, rounds, maxTrials)
+	}
+	return fmt.Sprintf("--until %s reached after %d round(s)", untilText(g.until), rounds)
+}
+
+func untilText(until []compare.Until) string {
+	var s []string
+	for _, u := range until {
+		s = append(s, u.String())
+	}
+	return strings.Join(s, ",")
+}
+
+// sidesApart names a paired run's rows after their side for the run's table, so that the
+// baseline's trials and the candidate's are summarized apart.
+func sidesApart(rows []results.Row) []results.Row {
+	if !compare.IsPaired(rows) {
+		return rows
+	}
+	out := slices.Clone(rows)
+	for i := range out {
+		out[i].Target += " (" + out[i].Variant + ")"
+	}
+	return out
 }

@@ -60,6 +60,13 @@ func (o *RunOptions) validate() error {
 		{"rate", fmt.Sprint(o.Rate), func() error { return scenario.CheckRate(o.Rate) }},
 		{"connections", fmt.Sprint(o.Conns), func() error { return scenario.CheckConnections(o.Conns) }},
 		{"trials", fmt.Sprint(o.Trials), func() error { return scenario.CheckTrials(o.Trials) }},
+		{"max-trials", fmt.Sprint(o.MaxTrials), func() error { return scenario.CheckTrials(o.MaxTrials) }},
+		{"aa", fmt.Sprint(o.AA), func() error {
+			if o.AA == 0 {
+				return nil // no A/A control
+			}
+			return scenario.CheckTrials(o.AA)
+		}},
 		{"duration", d(o.Duration), func() error { return scenario.CheckPhase(o.Duration) }},
 		{"warmup", d(o.Warmup), func() error { return scenario.CheckWarmup(o.Warmup) }},
 		{"step", d(o.Step), func() error { return scenario.CheckPhase(o.Step) }},

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -60,16 +59,5 @@ func TestBadInputIsRefused(t *testing.T) {
 			t.Errorf("iotbench %s: exit %d, want %d", args, code, ExitUsage)
 		}
 	}
-	golden := "testdata/run/bad-input.golden"
-	if *update {
-		os.WriteFile(golden, []byte(got.String()), 0o644)
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if got.String() != string(want) {
-		t.Errorf("got:\n%s\nwant:\n%s", got.String(), want)
-	}
+	checkGolden(t, "testdata/run/bad-input.golden", got.String())
 }

@@ -24,6 +24,9 @@ type VerifyOptions struct {
 	Targets  []string
 	CPUs     string
 	Memory   string
+	DB       string
+	DBCPUs   string
+	DBPool   []int
 	Payload  string
 	CABundle string
 	// Engine reaches the containers' engine; nil: the Docker engine of the environment.
@@ -39,8 +42,8 @@ func NewCmdVerify(s Streams, runF func(context.Context, *VerifyOptions) error) *
 		Long: `Build and start each target in turn, as a run would, and check every endpoint of the contract
 with the exact values it fixes (Monte Carlo, matrix trace, primes, fib, page rows, stored rows…).
 A target that passes does the same work as the others. Exit status 1 when any target fails.`,
-		Example: "  iotbench verify\n  iotbench verify --targets spring-mvc-platform,fastify",
-		Args:    cobra.NoArgs,
+		Example: "  iotbench verify\n  iotbench verify --targets spring-mvc-platform,fastify\n  iotbench verify --db postgres   # every target on PostgreSQL: its rows counted in the server too",
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(cmd.Context(), o)
@@ -53,6 +56,7 @@ A target that passes does the same work as the others. Exit status 1 when any ta
 	fl.StringSliceVar(&o.Targets, "targets", nil, "targets to verify, comma-separated (default: all)")
 	fl.StringVar(&o.CPUs, "cpus", "", "targets' cpuset (default: as for run)")
 	fl.StringVar(&o.Memory, "memory", "", "targets' memory limit (default: the file's defaults, else 1g)")
+	addDBFlags(fl, &o.DB, &o.DBCPUs, &o.DBPool)
 	fl.StringVar(&o.Payload, "payload", "payloads/iot-reading.json", "the standard reading document")
 	addCABundleFlag(fl, &o.CABundle)
 	return cmd
@@ -71,7 +75,7 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := plan.Targets(f, o.Targets, plan.Overrides{CPUs: o.CPUs, Memory: o.Memory}, allowed)
+	p, err := plan.Targets(f, o.Targets, plan.Overrides{CPUs: o.CPUs, Memory: o.Memory, DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool}, allowed)
 	if err != nil {
 		return planError(err)
 	}

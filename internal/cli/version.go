@@ -2,9 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"runtime"
 
-	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/spf13/cobra"
 )
 
@@ -14,9 +12,9 @@ func NewCmdVersion(s Streams) *cobra.Command {
 		Use:     "version",
 		Short:   "Print iotbench's version and the commit it was built from",
 		Example: "  iotbench version",
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		Run: func(*cobra.Command, []string) {
-			fmt.Fprintf(s.Out, "iotbench %s (commit %s, %s)\n", hostinfo.Version, hostinfo.Commit(), runtime.Version())
+			fmt.Fprint(s.Out, versionLine())
 		},
 	}
 }

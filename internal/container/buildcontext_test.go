@@ -97,6 +97,9 @@ func TestTags(t *testing.T) {
 		{BuildSpec{Context: "targets/js", Dockerfile: "express/Dockerfile"}, "iotbench/js-express:latest"},
 		{BuildSpec{Context: "targets/js", Dockerfile: "Dockerfile"}, "iotbench/js:latest"},
 		{BuildSpec{Context: "x", Args: map[string]string{"B": "2", "A": "a/b"}}, "iotbench/x:a-a-b_b-2"},
+		// A paired run's baseline, built from another checkout's folders of the same names.
+		{BuildSpec{Context: "../base/targets/js", Dockerfile: "express/Dockerfile", Suffix: "base"}, "iotbench/js-express:base"},
+		{BuildSpec{Context: "targets/jvm", Dockerfile: "spring-mvc/Dockerfile", Args: map[string]string{"JDK": "21"}, Suffix: "base"}, "iotbench/jvm-spring-mvc:jdk-21_base"},
 	}
 	for _, c := range cases {
 		if got := c.b.Tag(); got != c.want {

@@ -38,18 +38,18 @@ const (
 	LabelHost   = Label + ".host" // …on this host (its hostname)
 )
 
-// PidsLimit bounds the processes and threads of a target (the cgroup's pids.max counts threads).
-// The largest thread model here is about 300 threads on this machine's one-CPU cpuset (Jetty's
-// 250 platform threads plus the JVM's own: GC, JIT, the common pool), and the pools that grow with
-// the cpuset stay near 900 at 64 CPUs (Reactor's boundedElastic is 10 threads a CPU, Netty and the
-// virtual-thread scheduler one or two a CPU, node-cluster about ten threads a worker process).
-// 2048 holds that with a margin, and stops a fork bomb long before the host's pid space (32768 by
-// default) is gone. A cpuset beyond about 128 CPUs would need more.
+// PidsLimit bounds the processes and threads of a target (pids.max counts threads). The most any
+// target ran here is 274 (javalin-platform under 400 concurrent slow requests: Jetty's 250 platform
+// threads and the JVM's own; spring-mvc-platform 226, the others under 45). Pools that grow with
+// the cpuset reach about 900 at 64 CPUs (Reactor's boundedElastic is 10 threads a CPU, Netty's
+// event loops and the virtual-thread scheduler one a CPU, node-cluster about ten threads a worker
+// process). 2048 holds both with a margin and stops a fork or thread bomb long before the host's
+// pid space (32768 by default) is gone; a cpuset beyond about 128 CPUs would need more.
 const PidsLimit = 2048
 
 // Deadlines of Docker calls: an engine that hangs must not hang iotbench. A build downloads
-// dependencies and compiles, so it gets long, but not forever.
-const (
+// dependencies and compiles, so it gets long, but not forever. Variables for the tests only.
+var (
 	callTimeout  = 30 * time.Second
 	buildTimeout = 30 * time.Minute
 )
@@ -59,6 +59,9 @@ type BuildSpec struct {
 	Context    string // folder
 	Dockerfile string // inside Context
 	Args       map[string]string
+	// Suffix ends the tag, so that images of the same folders from another checkout (a paired
+	// run's baseline) are kept apart from these.
+	Suffix string
 }
 
 // Tag is the image name for a build: iotbench/<folder>, or iotbench/<folder>-<subfolder> when the
@@ -70,6 +73,9 @@ func (b BuildSpec) Tag() string {
 		tag += "-" + strings.ReplaceAll(filepath.ToSlash(dir), "/", "-")
 	}
 	if len(b.Args) == 0 {
+		if b.Suffix != "" {
+			return tag + ":" + sanitizeTag(b.Suffix)
+		}
 		return tag + ":latest"
 	}
 	keys := make([]string, 0, len(b.Args))
@@ -80,6 +86,9 @@ func (b BuildSpec) Tag() string {
 	var parts []string
 	for _, k := range keys {
 		parts = append(parts, strings.ToLower(k)+"-"+b.Args[k])
+	}
+	if b.Suffix != "" {
+		parts = append(parts, b.Suffix)
 	}
 	return tag + ":" + sanitizeTag(strings.Join(parts, "_"))
 }
@@ -104,6 +113,9 @@ type Spec struct {
 	StartupTimeout time.Duration
 	CPUSet         string
 	Memory         int64
+	// Service is the base URL of a service iotbench did not start (Running); empty for a
+	// container.
+	Service string
 }
 
 // Instance is a started target.
@@ -381,9 +393,7 @@ func (i *dockerInstance) Resources() (resources.Source, error) {
 }
 
 func (i *dockerInstance) cgroup(ctx context.Context) (*resources.Cgroup, error) {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	ins, err := i.d.c.ContainerInspect(ctx, i.id, client.ContainerInspectOptions{})
+	ins, err := i.inspect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -486,10 +496,7 @@ func (i *dockerInstance) Logs(ctx context.Context, lines int) string {
 }
 
 func (i *dockerInstance) Remove(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	_, err := i.d.c.ContainerRemove(ctx, i.id, client.ContainerRemoveOptions{Force: true})
-	return err
+	return i.d.removeContainer(ctx, i.id)
 }
 
 // lastLines keeps the last n lines written to it.

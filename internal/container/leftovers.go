@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 )
 
@@ -160,9 +161,31 @@ func age(d time.Duration) string {
 
 // removeContainer stops and deletes the container id.
 func (d *Docker) removeContainer(ctx context.Context, id string) error {
+	return removeContainer(ctx, d.c, id)
+}
+
+// removeContainer stops and deletes the container id. One already gone is removed; one already
+// being removed (a second Ctrl-C removes beside the run) is removed once the engine is done.
+func removeContainer(ctx context.Context, c *client.Client, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	_, err := d.c.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+	_, err := c.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+	switch {
+	case err == nil || cerrdefs.IsNotFound(err):
+		return nil
+	case cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress"):
+		for {
+			if _, err := c.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); cerrdefs.IsNotFound(err) {
+				return nil
+			} else if ctx.Err() != nil {
+				return fmt.Errorf("container %.12s: still being removed: %w", id, ctx.Err())
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
 	return err
 }
 
@@ -189,10 +212,7 @@ func RemoveMine(ctx context.Context) ([]string, error) {
 		if item.Labels[LabelHost] != host {
 			continue // the same pid on another host
 		}
-		rctx, cancel := context.WithTimeout(ctx, callTimeout)
-		_, err := c.ContainerRemove(rctx, item.ID, client.ContainerRemoveOptions{Force: true})
-		cancel()
-		if err != nil {
+		if err := removeContainer(ctx, c, item.ID); err != nil {
 			errs = append(errs, err)
 			continue
 		}

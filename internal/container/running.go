@@ -6,7 +6,8 @@ import (
 )
 
 // Running is the Lifecycle of a service that already listens on loopback (iotbench run --url):
-// nothing to build, start or remove.
+// nothing to build, start or remove. A Spec's Service, when set, is the service's base URL
+// (a paired run's baseline and candidate are two services); BaseURL otherwise.
 type Running struct {
 	BaseURL string
 }
@@ -15,7 +16,12 @@ var _ Lifecycle = Running{}
 
 func (Running) Build(context.Context, BuildSpec, io.Writer) (string, error) { return "", nil }
 
-func (r Running) Start(context.Context, Spec) (Instance, error) { return runningInstance(r), nil }
+func (r Running) Start(_ context.Context, s Spec) (Instance, error) {
+	if s.Service != "" {
+		r.BaseURL = s.Service
+	}
+	return runningInstance(r), nil
+}
 
 type runningInstance Running
 

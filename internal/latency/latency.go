@@ -43,17 +43,41 @@ func (r *Recorder) Record(d time.Duration) {
 
 // Summary returns the distribution's mean, percentiles and maximum.
 func (r *Recorder) Summary() Summary {
+	s := Summarize(r.h)
+	s.Clamped = r.clamped
+	return s
+}
+
+// Histogram returns a copy of the values recorded, in microseconds: the lossless form that
+// percentiles are taken from, to be saved, merged with other trials' or summarised again.
+func (r *Recorder) Histogram() *hdrhistogram.Histogram { return hdrhistogram.Import(r.h.Export()) }
+
+// Encode returns the values recorded in HdrHistogram's compressed V2 encoding, which its tools
+// and Decode read.
+func (r *Recorder) Encode() ([]byte, error) {
+	return r.h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+}
+
+// Reset forgets every value recorded, keeping the recorder's size: one recorder serves interval
+// after interval without allocating.
+func (r *Recorder) Reset() {
+	r.h.Reset()
+	r.clamped = 0
+}
+
+// Summarize gives the mean, percentiles and maximum of h, whose values are microseconds; the
+// percentiles are the same as a Recorder's Summary of the same values.
+func Summarize(h *hdrhistogram.Histogram) Summary {
 	us := func(v float64) time.Duration { return time.Duration(v * float64(time.Microsecond)) }
-	at := func(q float64) time.Duration { return us(float64(r.h.ValueAtQuantile(q))) }
+	at := func(q float64) time.Duration { return us(float64(h.ValueAtQuantile(q))) }
 	return Summary{
-		Count:   r.h.TotalCount(),
-		Mean:    us(r.h.Mean()),
-		P50:     at(50),
-		P90:     at(90),
-		P99:     at(99),
-		P999:    at(99.9),
-		Max:     us(float64(r.h.Max())),
-		Clamped: r.clamped,
+		Count: h.TotalCount(),
+		Mean:  us(h.Mean()),
+		P50:   at(50),
+		P90:   at(90),
+		P99:   at(99),
+		P999:  at(99.9),
+		Max:   us(float64(h.Max())),
 	}
 }
 

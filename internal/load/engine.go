@@ -24,7 +24,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/iotbench/iotbench/internal/latency"
+	"github.com/iotbench/iotbench/internal/timeline"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
@@ -103,10 +105,13 @@ func (m Model) InFlightLimit() int {
 	return int(min(max(n, 16), MaxInFlight))
 }
 
-// Progress is reported about once a second during the measured phase.
+// Progress is reported about once a second during the warm-up and the measured phase.
 type Progress struct {
-	Elapsed, Duration   time.Duration
-	Completed, Failures int64
+	Phase               timeline.Phase
+	Elapsed, Duration   time.Duration // of the phase
+	Completed, Failures int64         // in the phase so far
+	// Last is the phase's last complete second (zero before the first has closed).
+	Last timeline.Second
 }
 
 // Config is one measurement.
@@ -178,6 +183,11 @@ type Result struct {
 
 	// Latency of successful requests. Open loop: from the moment each request was due.
 	Latency latency.Summary
+	// Latencies holds every successful request's latency in microseconds: Latency's percentiles
+	// are taken from it, and its Timeline seconds' histograms add up to it.
+	Latencies *hdrhistogram.Histogram
+	// Timeline is the phase second by second; WarmupTimeline the warm-up's, when there was one.
+	Timeline, WarmupTimeline []timeline.Second
 	// SendLag is how late each request left against the open loop's schedule.
 	SendLag latency.Summary
 	// OwnDelay is the generator's own share of each answered request's latency (ownDelay):
@@ -211,15 +221,20 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	client := newClient(cfg.Timeout)
 	defer client.CloseIdleConnections()
 
+	var warm []timeline.Second
 	if cfg.Warmup > 0 {
-		if _, err := attack(ctx, client, cfg, cfg.Warmup, nil); err != nil {
+		res, err := attack(ctx, client, cfg, timeline.Warmup, cfg.Warmup)
+		if err != nil {
 			return Result{}, err
 		}
+		warm = res.Timeline
 	}
 	if cfg.Measuring != nil {
 		cfg.Measuring()
 	}
-	return attack(ctx, client, cfg, cfg.Duration, cfg.Progress)
+	res, err := attack(ctx, client, cfg, timeline.Measure, cfg.Duration)
+	res.WarmupTimeline = warm
+	return res, err
 }
 
 // newClient is shared by the warm-up and the measured phase so that connections opened while warming
@@ -238,7 +253,8 @@ func newClient(timeout time.Duration) *http.Client {
 // 200 itself, and following would send load or checks somewhere else than the target's endpoint.
 func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-func attack(ctx context.Context, client *http.Client, cfg Config, du time.Duration, progress func(Progress)) (Result, error) {
+func attack(ctx context.Context, client *http.Client, cfg Config, phase timeline.Phase, du time.Duration) (Result, error) {
+	progress := cfg.Progress
 	limit := cfg.Model.InFlightLimit()
 	var pace vegeta.Pacer = vegeta.ConstantPacer{} // zero value: as fast as the workers go (closed loop)
 	var schedule *pacer
@@ -280,6 +296,9 @@ func attack(ctx context.Context, client *http.Client, cfg Config, du time.Durati
 	// schedule charged to every request counts from it.
 	began := time.Now()
 	t.began = began
+	t.seconds = timeline.NewRecorder(began, du, 2*cfg.Timeout+du)
+	t.seconds.InFlight = func() int64 { return started.Load() - completed.Load() }
+	defer t.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
 	own := newOwnDelay(began, schedule, 2*cfg.Timeout+du)
 	tr.own = own // read by vegeta's workers only, which start after this and end before the loop below does
 	defer func() { tr.own = nil }()
@@ -290,7 +309,7 @@ func attack(ctx context.Context, client *http.Client, cfg Config, du time.Durati
 		t.add(r)
 		if progress != nil {
 			if el := time.Since(began); el >= nextReport {
-				progress(Progress{Elapsed: el, Duration: du, Completed: t.res.Requests, Failures: t.res.Errors})
+				progress(Progress{Phase: phase, Elapsed: el, Duration: du, Completed: t.res.Requests, Failures: t.res.Errors, Last: t.seconds.Last()})
 				nextReport = el.Truncate(time.Second) + time.Second
 			}
 		}
@@ -301,6 +320,7 @@ func attack(ctx context.Context, client *http.Client, cfg Config, du time.Durati
 	res := t.result()
 	res.BytesReceived = tr.received.Load() - receivedBefore
 	res.OwnDelay = own.summary()
+	res.Timeline = t.seconds.Finish(own.perSecond())
 	// Counted when a request starts, before the previous completion is seen: can overshoot by a few.
 	res.PeakInFlight = min(peak.Load(), int64(limit))
 	res.Valid, res.InvalidReason = judge(res)
@@ -315,6 +335,7 @@ type tally struct {
 	lat, lag *latency.Recorder
 	began    time.Time
 	schedule *pacer // open loop: when each request was due; nil in closed loop
+	seconds  *timeline.Recorder
 }
 
 func newTally(cfg Config, du time.Duration, schedule *pacer) *tally {
@@ -338,33 +359,49 @@ func (t *tally) add(r *vegeta.Result) {
 	res := &t.res
 	res.Requests++
 	took := r.Latency
+	var due time.Time
 	if t.schedule != nil {
-		due := t.began.Add(t.schedule.due(r.Seq))
+		due = t.began.Add(t.schedule.due(r.Seq))
 		t.lag.Record(max(r.Timestamp.Sub(due), 0))
 		took = r.Timestamp.Add(r.Latency).Sub(due)
 	}
 	res.Codes[int(r.Code)]++
+	outcome := timeline.Success
 	switch {
 	case r.Error != "":
 		res.Errors++
 		kind := errorKind(r.Error)
-		if isTimeout(r.Error) {
+		switch {
+		case r.Code != 0:
+			outcome = timeline.Status
+		case isTimeout(r.Error):
 			res.Timeouts++
+			outcome = timeline.Timeout
+		default:
+			outcome = timeline.Transport
 		}
 		if _, seen := res.ErrorKinds[kind]; seen || len(res.ErrorKinds) < 10 {
 			res.ErrorKinds[kind]++
 		}
-	case r.Code < 200 || r.Code > 299 || !t.check.Pass(r.Body):
+	case r.Code < 200 || r.Code > 299:
 		res.Errors++
+		outcome = timeline.Status
+	case !t.check.Pass(r.Body):
+		res.Errors++
+		outcome = timeline.Check
 	default:
 		res.Successes++
 		t.lat.Record(took)
+	}
+	if t.seconds != nil {
+		t.seconds.Add(due, r.Timestamp, r.Timestamp.Add(r.Latency), outcome, took)
 	}
 }
 
 func (t *tally) result() Result {
 	res := t.res
 	res.Latency = t.lat.Summary()
+	res.Latencies = t.lat.Histogram()
 	if t.schedule != nil {
 		res.SendLag = t.lag.Summary()
 	}
@@ -381,7 +418,7 @@ func judge(r Result) (bool, string) {
 			if r.PeakInFlight >= int64(r.InFlightLimit) {
 				return false, reason + fmt.Sprintf(": all %d in-flight slots were busy, the target answered far slower than the expected latency (lower the rate or raise expected_latency)", r.InFlightLimit)
 			}
-			return false, reason + ": the load generator could not keep up (give it more CPU or lower the rate)"
+			return false, reason + ": " + GeneratorBehind
 		}
 	}
 	if r.Requests == 0 {
@@ -402,7 +439,14 @@ func judge(r Result) (bool, string) {
 				return false, reason + fmt.Sprintf(": all %d in-flight slots were busy at times, the target stalled far beyond the expected latency (raise expected_latency or lower the rate)", r.InFlightLimit)
 			}
 		}
-		return false, reason + ": the load generator was short of CPU; latencies would carry its delay"
+		return false, reason + ": " + GeneratorShort
 	}
 	return true, ""
 }
+
+// The ends of the invalid reasons that blame the generator, not the target: a paired run's gate
+// treats a candidate left without a valid trial by them alone as unmeasured, not as failed.
+const (
+	GeneratorBehind = "the load generator could not keep up (give it more CPU or lower the rate)"
+	GeneratorShort  = "the load generator was short of CPU; latencies would carry its delay"
+)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/latency"
+	"github.com/iotbench/iotbench/internal/timeline"
 )
 
 // ownDelay measures the generator's own share of each answered request's latency, directly
@@ -18,12 +19,13 @@ type ownDelay struct {
 	began    time.Time
 	schedule *pacer // open loop: when each request was due; nil in closed loop
 
-	mu  sync.Mutex
-	rec *latency.Recorder
+	mu     sync.Mutex
+	rec    *latency.Recorder
+	second *timeline.PerSecond
 }
 
 func newOwnDelay(began time.Time, schedule *pacer, ceiling time.Duration) *ownDelay {
-	return &ownDelay{began: began, schedule: schedule, rec: latency.NewRecorder(ceiling)}
+	return &ownDelay{began: began, schedule: schedule, rec: latency.NewRecorder(ceiling), second: timeline.NewPerSecond(began, ceiling)}
 }
 
 // seqHeader is the header in which vegeta numbers each request of an attack, from 0, in the
@@ -54,7 +56,15 @@ func (o *ownDelay) record(c *conn, now time.Time) {
 	d := max(c.written.Sub(c.start), 0) + max(now.Sub(c.arrival), 0)
 	o.mu.Lock()
 	o.rec.Record(d)
+	o.second.Add(now, d)
 	o.mu.Unlock()
+}
+
+// perSecond is the p99 of each second's own delays, by the second the answer was read in.
+func (o *ownDelay) perSecond() []time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.second.Finish()
 }
 
 func (o *ownDelay) summary() latency.Summary {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/timeline"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
@@ -14,6 +15,7 @@ func TestTallyAllocatesNothingPerResult(t *testing.T) {
 	began := time.Now()
 	tl := newTally(cfg, time.Second, &pacer{rate: 1000})
 	tl.began = began
+	tl.seconds = timeline.NewRecorder(began, time.Second, 3*time.Second)
 	ok := &vegeta.Result{Code: 200, Body: []byte(`{"id":1}`), Timestamp: began.Add(time.Millisecond), Latency: 2 * time.Millisecond}
 	failed := &vegeta.Result{Code: 500, Error: "500 Internal Server Error", Timestamp: began.Add(time.Millisecond), Latency: time.Millisecond}
 	timedOut := &vegeta.Result{Error: `Post "http://127.0.0.1:1/": ` + errTimeout.Error(), Timestamp: began.Add(time.Millisecond), Latency: time.Second}

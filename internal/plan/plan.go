@@ -4,11 +4,15 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +33,11 @@ type Overrides struct {
 	Trials  int
 	CPUs    string // the targets' cpuset
 	Memory  string
+	// DB is the store (scenario.DBEmbedded or DBPostgres), DBCPUs the database server's cpuset,
+	// DBPool the pool sizes to sweep.
+	DB     string
+	DBCPUs string
+	DBPool []int
 }
 
 // Cell is one measurement: a fresh container of Target, loaded as Load says.
@@ -40,13 +49,44 @@ type Cell struct {
 	Size   string
 	Target string
 	Trial  int
-	Build  container.BuildSpec
-	Spec   container.Spec // Image is set once the build is done
+	// Variant is the side of a paired run the cell measures (results.VariantBase, …); empty in
+	// a run of one side.
+	Variant string
+	// Round orders the rounds of a paired run, A/A rounds among the others; 0 in a run of one
+	// side, whose rounds are its trials.
+	Round int
+	Build container.BuildSpec
+	Spec  container.Spec // Image is set once the build is done
 	// Path is appended to the started target's URL to make Load.Request.URL.
 	Path   string
 	Load   load.Config
 	Expect Expect
+	// DB is where the target stores its rows.
+	DB Database
 }
+
+// Database is how a cell's target stores its rows: its own embedded database, or a PostgreSQL
+// server started before it (and removed after it), whose address its environment gets.
+type Database struct {
+	Kind     string // scenario.DBEmbedded or scenario.DBPostgres
+	PoolSize int    // the target's connection pool (DB_POOL_SIZE)
+	// The server's image and container, for DBPostgres only (Spec.Image is set once it is built).
+	Build container.BuildSpec
+	Spec  container.DBSpec
+}
+
+// Server says whether the cell starts a database server.
+func (d Database) Server() bool { return d.Kind == scenario.DBPostgres }
+
+// PostgresContext is the build context of the PostgreSQL image, beside the scenario file.
+const PostgresContext = "db/postgres"
+
+// DBPortOffset places a target's database server on its port + 10000 (8083 → 18083): like the
+// targets', one fixed port per target, so that engineers running different targets never collide.
+const DBPortOffset = 10000
+
+// dbStartupTimeout bounds the wait for a fresh server: initdb and the first login take seconds.
+const dbStartupTimeout = 60 * time.Second
 
 // Expect is what verification before load checks of the cell's answers, beyond Load.Check.
 type Expect struct {
@@ -70,6 +110,14 @@ type Plan struct {
 	TargetCPUs    []int
 	GeneratorCPUs []int
 	Memory        string
+	// Paired says every round measures a baseline and a candidate of each target (Pair).
+	Paired bool
+	// postgresContext is where the PostgreSQL image is built from.
+	postgresContext string
+}
+
+func postgresContext(f *scenario.File) string {
+	return filepath.Join(filepath.Dir(f.Path), PostgresContext)
 }
 
 // Make plans scenario name of f. allowed is the CPUs this process may use.
@@ -104,6 +152,10 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
+	db, pools, err := database(f, settings, fmt.Sprintf("scenario %q", s.Name), o, targetCPUs, allowed)
+	if err != nil {
+		return nil, err
+	}
 
 	model := load.Model{Rate: s.Load.Rate, Connections: s.Load.Connections, ExpectedLatency: s.Load.ExpectedLatency}
 	switch {
@@ -126,7 +178,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		return nil, err
 	}
 
-	p := &Plan{Name: s.Name, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory}
+	p := &Plan{Name: s.Name, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory, postgresContext: postgresContext(f)}
 	expect := Expect{ContentType: s.Check.ContentType, JSONFields: s.Check.JSONFields, MinLatency: s.Check.MinLatency, StoresRows: s.Check.StoresRows,
 		CallsDownstream: s.Check.CallsDownstream}
 	// A payload sweep is planned once per size, each size a scenario of its own rows.
@@ -145,22 +197,121 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		}
 		sized := req
 		sized.Body = body
-		// Trials are the outer loop: the targets take turns, so drift in the machine spreads evenly.
-		for trial := 1; trial <= settings.Trials; trial++ {
-			for _, t := range targets {
-				b, spec := p.addTarget(f.Targets[t], memory)
-				p.Cells = append(p.Cells, Cell{
-					Scenario: name, Size: size.Label, Target: t, Trial: trial, Build: b, Path: s.Request.Path, Spec: spec,
-					Load: load.Config{
-						Request: sized, Check: load.NewCheck(s.Check.Contains...), Model: model,
-						Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: timeout,
-					},
-					Expect: expect,
-				})
+		for _, pool := range pools {
+			scenarioName := name
+			if pool.named {
+				scenarioName += fmt.Sprintf(".pool-%d", pool.size)
+			}
+			// Trials are the outer loop: the targets take turns, so drift in the machine spreads evenly.
+			for trial := 1; trial <= settings.Trials; trial++ {
+				for _, t := range targets {
+					b, spec := p.addTarget(f.Targets[t], memory)
+					cellDB, err := p.addDatabase(db, pool.size, f.Targets[t], &spec, memory)
+					if err != nil {
+						return nil, err
+					}
+					p.Cells = append(p.Cells, Cell{
+						Scenario: scenarioName, Size: size.Label, Target: t, Trial: trial, Build: b, Path: s.Request.Path, Spec: spec,
+						Load: load.Config{
+							Request: sized, Check: load.NewCheck(s.Check.Contains...), Model: model,
+							Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: timeout,
+						},
+						Expect: expect,
+						DB:     cellDB,
+					})
+				}
 			}
 		}
 	}
 	return p, nil
+}
+
+// poolSize is one size of a pool sweep; named when the scenario or the command line swept sizes,
+// so that its rows are a scenario of their own.
+type poolSize struct {
+	size  int
+	named bool
+}
+
+// dbSettings are a plan's resolved database settings.
+type dbSettings struct {
+	kind string
+	cpus []int
+}
+
+// database resolves the store, the server's CPUs (the targets' unless set) and the pool sizes of
+// settings (of f, at where) and the command line.
+func database(f *scenario.File, settings scenario.Settings, where string, o Overrides, targetCPUs, allowed []int) (dbSettings, []poolSize, error) {
+	// A command-line value is named by its flag (db-cpus), a file's at its key's line (db_cpus).
+	refused := func(key, override, value string, err error) error {
+		if override != "" {
+			return &OverrideError{Setting: strings.ReplaceAll(key, "_", "-"), Value: override, Err: err}
+		}
+		return settingError(f, settings, where, key, "", value, err)
+	}
+	db := dbSettings{kind: cmp.Or(o.DB, settings.DB, scenario.DBEmbedded), cpus: targetCPUs}
+	if err := scenario.CheckDB(db.kind); err != nil {
+		return db, nil, refused("db", o.DB, db.kind, err)
+	}
+	if asked := cmp.Or(o.DBCPUs, settings.DBCPUs); asked != "" {
+		cpus, err := cpuset.Parse(asked, cpuset.MaxCPUs)
+		if err == nil {
+			for _, c := range cpus {
+				if !slices.Contains(allowed, c) {
+					err = fmt.Errorf("CPU %d is not available here (available: %s)", c, cpuset.Format(allowed))
+					break
+				}
+			}
+		}
+		if err != nil {
+			return db, nil, refused("db_cpus", o.DBCPUs, asked, err)
+		}
+		db.cpus = cpus
+	}
+	sizes := settings.DBPool
+	if len(o.DBPool) > 0 {
+		sizes = o.DBPool
+	}
+	if err := scenario.CheckPoolSizes(sizes); err != nil {
+		var override string
+		if len(o.DBPool) > 0 {
+			override = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(o.DBPool)), ","), "[]")
+		}
+		return db, nil, refused("db_pool", override, "", err)
+	}
+	if len(sizes) == 0 {
+		return db, []poolSize{{size: scenario.DefaultPoolSize}}, nil
+	}
+	pools := make([]poolSize, len(sizes))
+	for i, n := range sizes {
+		pools[i] = poolSize{n, true}
+	}
+	return db, pools, nil
+}
+
+// addDatabase gives the target of spec its store: the pool size in its environment and, for a
+// server, the server's image among the builds and its container beside the target's port.
+func (p *Plan) addDatabase(db dbSettings, pool int, t *scenario.Target, spec *container.Spec, memory int64) (Database, error) {
+	env := maps.Clone(spec.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["DB_POOL_SIZE"] = strconv.Itoa(pool)
+	spec.Env = env
+	d := Database{Kind: db.kind, PoolSize: pool}
+	if !d.Server() {
+		return d, nil
+	}
+	port := t.Port + DBPortOffset
+	if port > 65535 {
+		return d, fmt.Errorf("target %s: its database would listen on port %d (its port + %d), beyond 65535: give the target a port below %d", t.Name, port, DBPortOffset, 65536-DBPortOffset)
+	}
+	d.Build = container.BuildSpec{Context: p.postgresContext}
+	if !slices.ContainsFunc(p.Builds, func(x container.BuildSpec) bool { return x.Tag() == d.Build.Tag() }) {
+		p.Builds = append(p.Builds, d.Build)
+	}
+	d.Spec = container.DBSpec{Target: t.Name, Port: port, CPUSet: cpuset.Format(db.cpus), Memory: memory, StartupTimeout: dbStartupTimeout}
+	return d, nil
 }
 
 // addTarget records t's image among the builds and returns it with t's container spec.
@@ -185,14 +336,22 @@ func Targets(f *scenario.File, names []string, o Overrides, allowed []int) (*Pla
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Name: "verify", TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory}
+	db, pools, err := database(f, settings, "defaults", o, targetCPUs, allowed)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Name: "verify", TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory, postgresContext: postgresContext(f)}
 	for _, name := range names {
 		t := f.Targets[name]
 		if t == nil {
 			return nil, &OverrideError{"targets", name, fmt.Errorf("not a target of %s (known: %s)", f.Path, strings.Join(f.TargetOrder, ", "))}
 		}
 		b, spec := p.addTarget(t, memory)
-		p.Cells = append(p.Cells, Cell{Scenario: "verify", Target: name, Trial: 1, Build: b, Spec: spec})
+		cellDB, err := p.addDatabase(db, pools[0].size, t, &spec, memory)
+		if err != nil {
+			return nil, err
+		}
+		p.Cells = append(p.Cells, Cell{Scenario: "verify", Target: name, Trial: 1, Build: b, Spec: spec, DB: cellDB})
 	}
 	return p, nil
 }
@@ -268,7 +427,9 @@ func SplitCPUs(allowed []int, asked string) (targetCPUs, generator []int, err er
 
 // AdHoc is the request and load of `iotbench run --url`, against a service already running.
 type AdHoc struct {
-	URL                       string
+	URL string
+	// Name names the cell's target; empty: the URL's host:port.
+	Name                      string
 	Request                   load.Request // URL ignored
 	Check                     load.Check
 	Model                     load.Model
@@ -285,10 +446,14 @@ func MakeAdHoc(a AdHoc) (*Plan, error) {
 	u, _ := url.Parse(a.URL)
 	path := u.RequestURI()
 	name := u.Host
+	if a.Name != "" {
+		name = a.Name
+	}
 	p := &Plan{Name: "adhoc"}
 	for trial := 1; trial <= max(1, a.Trials); trial++ {
 		p.Cells = append(p.Cells, Cell{
 			Scenario: "adhoc", Target: name, Trial: trial, Path: path,
+			Spec: container.Spec{Target: name, Service: u.Scheme + "://" + u.Host},
 			Load: load.Config{Request: a.Request, Check: a.Check, Model: a.Model, Warmup: a.Warmup, Duration: a.Duration, Timeout: a.Timeout},
 		})
 	}

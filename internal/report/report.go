@@ -65,8 +65,8 @@ func newTable(w io.Writer, header ...any) *tablewriter.Table {
 
 func writeScenario(w io.Writer, rows []results.Row) error {
 	first := rows[0]
-	fmt.Fprintf(w, "\n%s — %s, %s measured after %s warm-up; target cpuset %s, memory %s; generator cpuset %s\n",
-		first.Scenario, loadModel(first), first.Duration, first.Warmup, first.CPUSet, first.Memory, first.GeneratorCPUSet)
+	fmt.Fprintf(w, "\n%s — %s, %s measured after %s warm-up; target cpuset %s, memory %s; generator cpuset %s%s\n",
+		first.Scenario, loadModel(first), first.Duration, first.Warmup, first.CPUSet, first.Memory, first.GeneratorCPUSet, store(first))
 
 	t := newTable(w, "target", "trial", "throughput rps", "success", "p50", "p99", "p99.9", "generator delay p99", "valid")
 	for _, r := range rows {
@@ -154,4 +154,12 @@ func Summary(rows []results.Row) string {
 		return fmt.Sprintf("%d cell(s), all valid", len(rows))
 	}
 	return fmt.Sprintf("%d cell(s), %d invalid", len(rows), invalid)
+}
+
+// store names a PostgreSQL server in the scenario's line; the embedded store goes unsaid.
+func store(r results.Row) string {
+	if r.DB != results.DBPostgres {
+		return ""
+	}
+	return fmt.Sprintf("; PostgreSQL server on cpuset %s, pool %d", r.DBCPUSet, r.DBPoolSize)
 }

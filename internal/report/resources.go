@@ -9,20 +9,28 @@ import (
 )
 
 // writeResources renders what each cell's target used, when any was measured: the cost of its
-// throughput, next to the throughput itself.
+// throughput, next to the throughput itself; on PostgreSQL, its database server's beside it.
 func writeResources(w io.Writer, rows []results.Row) error {
 	if !slices.ContainsFunc(rows, measured) {
 		return nil
 	}
-	t := newTable(w, "target", "trial", "cpu cores", "of cpuset", "peak mem", "mean mem", "rps/core", "rps/GiB", "startup", "image", "generator cpu")
+	header := []any{"target", "trial", "cpu cores", "of cpuset", "peak mem", "mean mem", "rps/core", "rps/GiB", "startup", "image", "generator cpu"}
+	server := slices.ContainsFunc(rows, func(r results.Row) bool { return r.DB == results.DBPostgres })
+	if server {
+		header = append(header, "database cpu", "database peak mem")
+	}
+	t := newTable(w, header...)
 	for _, r := range rows {
 		if !measured(r) {
 			continue
 		}
-		err := t.Append(r.Target, fmt.Sprint(r.Trial), fmt.Sprintf("%.2f", r.CPUCores), fmt.Sprintf("%.0f%%", r.CPUPercent),
+		cells := []string{r.Target, fmt.Sprint(r.Trial), fmt.Sprintf("%.2f", r.CPUCores), fmt.Sprintf("%.0f%%", r.CPUPercent),
 			mib(r.MemoryPeak), mib(r.MemoryMean), fmt.Sprintf("%.0f", r.RPSPerCore), fmt.Sprintf("%.0f", r.RPSPerGiB),
-			Millis(r.Startup), mib(r.ImageSize), fmt.Sprintf("%.0f%%", r.GeneratorCPUPercent))
-		if err != nil {
+			Millis(r.Startup), mib(r.ImageSize), fmt.Sprintf("%.0f%%", r.GeneratorCPUPercent)}
+		if server {
+			cells = append(cells, fmt.Sprintf("%.2f", r.DBCPUCores), mib(r.DBMemoryPeak))
+		}
+		if err := t.Append(cells); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,9 @@ func TestResourcesVerificationAndWarningsAreShown(t *testing.T) {
 		CPUCores: 0.5, CPUPercent: 50, MemoryPeak: 300 << 20, MemoryMean: 250 << 20, RPSPerCore: 1000, RPSPerGiB: 1706.7,
 		Startup: 2500 * time.Millisecond, ImageSize: 400 << 20, GeneratorCPUPercent: 95,
 		Warnings: "disturbed: other processes used 0.20 cores of CPUs 0-1"}
+	onPostgres := measuredRow
+	onPostgres.CPUSet, onPostgres.DB, onPostgres.DBPoolSize, onPostgres.DBCPUSet = "1", results.DBPostgres, 20, "1"
+	onPostgres.DBCPUCores, onPostgres.DBMemoryPeak = 0.31, 180<<20
 	broken := results.Row{Scenario: "s", Target: "broken", Trial: 1, Mode: "open",
 		InvalidReason: results.VerifyFailed + ": POST http://127.0.0.1:1/ingest: answer is not a JSON object"}
 	cases := []struct {
@@ -24,6 +27,9 @@ func TestResourcesVerificationAndWarningsAreShown(t *testing.T) {
 		{"measured", []results.Row{measuredRow},
 			[]string{"cpu cores", "0.50", "50%", "300 MiB", "250 MiB", "1000", "1707", "2500 ms", "400 MiB", "95%",
 				"spring trial 1: disturbed: other processes used 0.20 cores of CPUs 0-1"}, nil},
+		{"on postgres", []results.Row{onPostgres},
+			[]string{"PostgreSQL server on cpuset 1, pool 20", "database cpu", "database peak mem", "0.31", "180 MiB"}, nil},
+		{"embedded", []results.Row{measuredRow}, nil, []string{"database", "PostgreSQL"}},
 		{"verification failed", []results.Row{broken},
 			[]string{"verify-failed │", "broken trial 1 is invalid: verify-failed: POST"}, []string{"cpu cores", "   NO │"}},
 	}

@@ -173,6 +173,20 @@ type Watch struct {
 	sum     float64
 	samples int
 	err     error
+	// seconds holds, for each second from the first sample, its last sample and peak memory.
+	seconds []secondSamples
+}
+
+type secondSamples struct {
+	last Sample
+	peak uint64
+	seen bool
+}
+
+// SecondUsage is what a container used over one second of a phase.
+type SecondUsage struct {
+	CPUCores float64 // mean cores busy over the second; 0 for the first second without an earlier sample
+	Memory   uint64  // peak of the second's samples, page cache excluded
 }
 
 // Start takes a first sample at once, then one every interval until Stop.
@@ -223,6 +237,35 @@ func (w *Watch) addLocked(s Sample) {
 	w.peak = max(w.peak, s.Memory)
 	w.sum += float64(s.Memory)
 	w.samples++
+	i := int(max(s.At.Sub(w.first.At), 0) / time.Second)
+	for len(w.seconds) <= i {
+		w.seconds = append(w.seconds, secondSamples{})
+	}
+	sec := &w.seconds[i]
+	sec.last, sec.peak, sec.seen = s, max(sec.peak, s.Memory), true
+}
+
+// PerSecond is the usage of each second since the first sample, from the samples taken (every
+// interval given to Start): CPU between the last sample of the second before and the second's
+// own last, memory the second's peak. A second without a sample repeats the one before.
+func (w *Watch) PerSecond() []SecondUsage {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]SecondUsage, len(w.seconds))
+	prev := w.first
+	var prevMem uint64
+	for i, sec := range w.seconds {
+		if !sec.seen {
+			out[i] = SecondUsage{Memory: prevMem}
+			continue
+		}
+		if d := sec.last.At.Sub(prev.At); d > 0 {
+			out[i].CPUCores = float64(sec.last.CPU-prev.CPU) / float64(d)
+		}
+		out[i].Memory = sec.peak
+		prev, prevMem = sec.last, sec.peak
+	}
+	return out
 }
 
 // Stop takes a last sample and returns the usage between the first and the last. A sample that

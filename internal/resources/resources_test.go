@@ -167,3 +167,24 @@ func TestProcessCPUGrowsWithWork(t *testing.T) {
 		}
 	}
 }
+
+func TestWatchPerSecond(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	at := func(ms int, cpuMs int, mem uint64) Sample {
+		return Sample{At: t0.Add(time.Duration(ms) * time.Millisecond), CPU: time.Duration(cpuMs) * time.Millisecond, Memory: mem}
+	}
+	w := &Watch{first: at(0, 0, 100)}
+	for _, s := range []Sample{w.first, at(500, 250, 300), at(1000, 500, 200), at(1500, 1000, 250), at(3200, 2000, 100)} {
+		w.add(s)
+	}
+	got := w.PerSecond()
+	want := []SecondUsage{{0.5, 300}, {0.75, 250}, {0, 250}, {1.0 / 1.7, 100}}
+	if len(got) != len(want) {
+		t.Fatalf("%d seconds, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		if d := got[i].CPUCores - want[i].CPUCores; d > 1e-9 || d < -1e-9 || got[i].Memory != want[i].Memory {
+			t.Errorf("second %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

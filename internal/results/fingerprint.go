@@ -14,8 +14,8 @@ type Field struct{ Name, Value string }
 
 // FingerprintFields are the settings that must be equal for two rows to be comparable, named as
 // their columns, in a fixed order: the load model and its numbers, how long it ran, what it sent,
-// the target's resources and image, and what measured it on which CPU. The cpuset itself may
-// differ; its size may not (target_cpus).
+// the target's resources and image, its store (the database server's CPUs and image too), and
+// what measured it on which CPU. The cpusets themselves may differ; their sizes may not.
 func (r Row) FingerprintFields() []Field {
 	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 	fields := []Field{
@@ -30,13 +30,35 @@ func (r Row) FingerprintFields() []Field {
 		{"image_id", r.ImageID},
 		{"iotbench_version", r.Version},
 		{"host_cpu", r.HostCPU},
+		{"db", r.Store()},
+		{"db_pool_size", strconv.Itoa(r.PoolSize())},
+		{"db_cpus", strconv.Itoa(cpuCount(r.DBCPUSet))},
+		{"db_image_id", r.DBImageID},
 	}
-	// A timeout decides which slow answers are errors. Files before schema 6 did not record it
+	// A timeout decides which slow answers are errors. Files before schema 7 did not record it
 	// (0): their fingerprints stay what they were.
 	if r.Timeout > 0 {
 		fields = append(fields, Field{"timeout_s", secs(r.Timeout)})
 	}
 	return fields
+}
+
+// Store is the row's db. Rows of started targets written before the column (schema 5 and older)
+// all used the embedded store, so they read as embedded.
+func (r Row) Store() string {
+	if r.DB == "" && r.CPUSet != "" {
+		return DBEmbedded
+	}
+	return r.DB
+}
+
+// PoolSize is the row's db_pool_size; rows of started targets older than the column used the
+// contract's pool of 10.
+func (r Row) PoolSize() int {
+	if r.DBPoolSize == 0 && r.CPUSet != "" {
+		return 10
+	}
+	return r.DBPoolSize
 }
 
 // Fingerprint is a short hash of FingerprintFields: rows with equal fingerprints were measured

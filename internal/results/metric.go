@@ -4,7 +4,7 @@ package results
 type Metric struct {
 	// Name is how the command line names it (--fail-on throughput:-5%).
 	Name string
-	// Unit is "rps", "ms" or "%": how the figure is shown.
+	// Unit is "rps", "ms", "%", "cores", "MiB" or "µs": how the figure is shown.
 	Unit string
 	// HigherIsBetter tells a gain from a regression.
 	HigherIsBetter bool
@@ -25,6 +25,8 @@ var Metrics = []Metric{
 	// The target's resources over the measured phase: the same work on fewer is better.
 	{"cpu", "cores", false, func(r Row) float64 { return r.CPUCores }, true},
 	{"memory", "MiB", false, func(r Row) float64 { return float64(r.MemoryPeak) / (1 << 20) }, true},
+	// CPU time per success: what the work costs, whatever the neighbours do to its latency.
+	{"cpu-per-request", "µs", false, func(r Row) float64 { return float64(r.CPUPerRequest) / 1e3 }, true},
 }
 
 // Of is m's figure for each row, in order.

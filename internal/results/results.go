@@ -27,6 +27,15 @@ const (
 	Skipped = "skipped"
 )
 
+// The variants of a paired run's rows: every round measures the baseline and the candidate of
+// each target back to back; an A/A round measures the baseline twice.
+const (
+	VariantBase      = "base"
+	VariantCandidate = "candidate"
+	VariantAA1       = "aa1"
+	VariantAA2       = "aa2"
+)
+
 // FindMaxSuffix ends the scenario name of `run --find-max` rows, one a step: their rates differ
 // from step to step, so they are never compared with a scenario's fixed-rate rows, nor with each other.
 const FindMaxSuffix = ".find-max"
@@ -91,9 +100,27 @@ type Row struct {
 	// What the target's runtime believes it has, from /health; 0 when it did not say.
 	RuntimeProcessors int
 	RuntimeMaxHeap    int64
+	// CPUPerRequest is the target's CPU time over the measured phase per success: less sensitive
+	// to neighbours than latency, since what slows a target seldom makes its work cost more.
+	CPUPerRequest time.Duration
 	// LogFile is where the last lines of the target's log were kept when the cell failed or is
 	// invalid, relative to the results file's folder; empty when none were.
 	LogFile string
+	// Variant is which side of a paired run measured the row (VariantBase, VariantCandidate, or
+	// an A/A control's VariantAA1, VariantAA2); empty in a run of one side.
+	Variant string
+	// DB is the store the target used: DBEmbedded or DBPostgres; empty for a service iotbench did
+	// not start. DBPoolSize is the target's connection pool (DB_POOL_SIZE).
+	DB         string
+	DBPoolSize int
+	// The PostgreSQL server's cpuset and image; empty for the embedded store.
+	DBCPUSet, DBImageID string
+	// The PostgreSQL server's resources over the measured phase, from its own cgroup.
+	DBCPUCores, DBCPUPercent   float64
+	DBMemoryPeak, DBMemoryMean int64
+	// DBRowsStored is how many more rows the PostgreSQL server itself counted after the measured
+	// phase than before it (the stored-row check holds it as it holds /stats).
+	DBRowsStored int64
 	// Warnings say why a valid row may still mislead (a busy generator, a runtime that sees other
 	// limits than it was given); "; "-separated.
 	Warnings string
@@ -165,6 +192,7 @@ var measurementColumn = map[string]bool{
 	"generator_cpu_cores":    true,
 	"generator_cpu_percent":  true,
 	"generator_delay_p99_ms": true,
+	"cpu_us_per_request":     true,
 	"bytes_received":         true,
 }
 
@@ -239,6 +267,12 @@ func millis(f func(*Row) *time.Duration) codec {
 		func(r *Row, v string) (err error) { *f(r), err = duration(v, 1e6, time.Microsecond); return err }}
 }
 
+// micros writes durations in microseconds with nanosecond resolution.
+func micros(f func(*Row) *time.Duration) codec {
+	return codec{func(r *Row) string { return strconv.FormatFloat(float64(*f(r))/1e3, 'f', 3, 64) },
+		func(r *Row, v string) (err error) { *f(r), err = duration(v, 1e3, time.Nanosecond); return err }}
+}
+
 func seconds(f func(*Row) *time.Duration) codec {
 	return codec{func(r *Row) string { return strconv.FormatFloat(f(r).Seconds(), 'f', -1, 64) },
 		func(r *Row, v string) (err error) { *f(r), err = duration(v, 1e9, time.Millisecond); return err }}
@@ -264,7 +298,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -339,8 +373,41 @@ var columns = []column{
 	{"warnings", str(func(r *Row) *string { return &r.Warnings }), 3},
 	{"generator_delay_p99_ms", millis(func(r *Row) *time.Duration { return &r.GeneratorDelayP99 }), 4},
 	{"log_file", str(func(r *Row) *string { return &r.LogFile }), 5},
-	{"bytes_received", integer(func(r *Row) *int64 { return &r.BytesReceived }), 6},
-	{"timeout_s", seconds(func(r *Row) *time.Duration { return &r.Timeout }), 6},
+	{"variant", str(func(r *Row) *string { return &r.Variant }), 6},
+	{"cpu_us_per_request", micros(func(r *Row) *time.Duration { return &r.CPUPerRequest }), 6},
+	{"db", str(func(r *Row) *string { return &r.DB }), 6},
+	{"db_pool_size", integer(func(r *Row) *int { return &r.DBPoolSize }), 6},
+	{"db_cpuset", cpus(func(r *Row) *string { return &r.DBCPUSet }), 6},
+	{"db_image_id", str(func(r *Row) *string { return &r.DBImageID }), 6},
+	{"db_cpu_cores", serverMeasure(float(3, func(r *Row) *float64 { return &r.DBCPUCores })), 6},
+	{"db_cpu_percent_of_cpuset", serverMeasure(float(1, func(r *Row) *float64 { return &r.DBCPUPercent })), 6},
+	{"db_memory_peak_bytes", serverMeasure(integer(func(r *Row) *int64 { return &r.DBMemoryPeak })), 6},
+	{"db_memory_mean_bytes", serverMeasure(integer(func(r *Row) *int64 { return &r.DBMemoryMean })), 6},
+	{"db_rows_stored", serverMeasure(integer(func(r *Row) *int64 { return &r.DBRowsStored })), 6},
+	{"bytes_received", integer(func(r *Row) *int64 { return &r.BytesReceived }), 7},
+	{"timeout_s", seconds(func(r *Row) *time.Duration { return &r.Timeout }), 7},
+}
+
+// The stores of the db column.
+const (
+	DBEmbedded = "embedded"
+	DBPostgres = "postgres"
+)
+
+// serverMeasure is a measurement of the database server: empty where there was none (the
+// embedded store, a cell never loaded).
+func serverMeasure(c codec) codec {
+	return codec{func(r *Row) string {
+		if !r.Loaded() || r.DB != DBPostgres {
+			return ""
+		}
+		return c.get(r)
+	}, func(r *Row, v string) error {
+		if v == "" {
+			return nil
+		}
+		return c.set(r, v)
+	}}
 }
 
 // Header is the CSV header line's fields.

@@ -256,7 +256,7 @@ func resolve(dir, path string) string {
 }
 
 // settingKeys are the keys of Settings, which defaults and scenarios share.
-var settingKeys = []string{"warmup", "duration", "trials", "cpus", "memory"}
+var settingKeys = []string{"warmup", "duration", "trials", "cpus", "memory", "db", "db_cpus", "db_pool"}
 
 // checkSettings checks the settings that node, a defaults or scenario mapping, gives, each at its
 // line, and records those lines in s. what prefixes each message ("defaults", `scenario "s"`).
@@ -284,6 +284,13 @@ func checkSettings(s *Settings, node *yaml.Node, what string) []lineError {
 		case "memory":
 			value = s.Memory
 			_, err = ParseMemory(s.Memory)
+		case "db":
+			value, err = s.DB, CheckDB(s.DB)
+		case "db_cpus":
+			value = s.DBCPUs
+			_, err = cpuset.Parse(s.DBCPUs, cpuset.MaxCPUs)
+		case "db_pool":
+			value, err = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(s.DBPool)), ", "), "[]"), CheckPoolSizes(s.DBPool)
 		}
 		if err != nil {
 			errs = append(errs, errorf(line, "%s: %s %v: %v", what, key, value, err))

@@ -5,6 +5,8 @@
 package scenario
 
 import (
+	"fmt"
+	"slices"
 	"time"
 )
 
@@ -110,11 +112,32 @@ type Settings struct {
 	// CPUs is the cpuset of the target container ("1", "2-3"); empty: the automatic split.
 	CPUs   string `yaml:"cpus"`
 	Memory string `yaml:"memory"`
+	// DB is the targets' store: DBEmbedded (their in-process database) or DBPostgres (a PostgreSQL
+	// server started beside each target, db/postgres/README.md).
+	DB string `yaml:"db"`
+	// DBCPUs is the database server's cpuset; empty: the target's (one host serving both).
+	DBCPUs string `yaml:"db_cpus"`
+	// DBPool sweeps the targets' connection-pool size: the scenario runs once per size, its rows
+	// named <scenario>.pool-<n>. Empty: the contract's DefaultPoolSize, and no suffix.
+	DBPool []int `yaml:"db_pool"`
 
 	// Lines are where the file gives each setting (its key → line), in defaults or the scenario:
 	// a value refused later (a cpuset this machine lacks) is named where it was written.
 	Lines map[string]int `yaml:"-"`
 }
+
+// The stores a target can use (Settings.DB).
+const (
+	DBEmbedded = "embedded"
+	DBPostgres = "postgres"
+)
+
+// DefaultPoolSize is the contract's connection pool (docs/contract.md), the same for every target;
+// MaxPoolSize leaves room in the PostgreSQL server's 200 connections (db/postgres/start.sh).
+const (
+	DefaultPoolSize = 10
+	MaxPoolSize     = 150
+)
 
 // merged returns s with every unset field taken from d.
 func (s Settings) merged(d Settings) Settings {
@@ -141,11 +164,20 @@ func (s Settings) merged(d Settings) Settings {
 	if s.Memory == "" {
 		s.Memory = d.Memory
 	}
+	if s.DB == "" {
+		s.DB = d.DB
+	}
+	if s.DBCPUs == "" {
+		s.DBCPUs = d.DBCPUs
+	}
+	if s.DBPool == nil {
+		s.DBPool = d.DBPool
+	}
 	return s
 }
 
 // Built-in defaults, used where neither the scenario nor the file's defaults say otherwise.
-var builtin = Settings{Warmup: ptr(10 * time.Second), Duration: 20 * time.Second, Trials: 3, Memory: "1g"}
+var builtin = Settings{Warmup: ptr(10 * time.Second), Duration: 20 * time.Second, Trials: 3, Memory: "1g", DB: DBEmbedded}
 
 const (
 	defaultHealth          = "/health"
@@ -155,3 +187,24 @@ const (
 )
 
 func ptr[T any](v T) *T { return &v }
+
+// CheckDB checks a store's name.
+func CheckDB(db string) error {
+	if db != DBEmbedded && db != DBPostgres {
+		return fmt.Errorf("give %s (the targets' in-process database) or %s", DBEmbedded, DBPostgres)
+	}
+	return nil
+}
+
+// CheckPoolSizes says what is wrong with a pool-size sweep: each size from 1 to MaxPoolSize, none twice.
+func CheckPoolSizes(sizes []int) error {
+	for i, n := range sizes {
+		if n < 1 || n > MaxPoolSize {
+			return fmt.Errorf("pool size %d: give 1 to %d connections", n, MaxPoolSize)
+		}
+		if slices.Contains(sizes[:i], n) {
+			return fmt.Errorf("pool size %d is listed twice", n)
+		}
+	}
+	return nil
+}

@@ -135,6 +135,11 @@ var ErrUnstored = errors.New("the target answered writes it did not store")
 // RowsGrew checks that the rows stored grew as the successful writes say: by at least successes,
 // and by at most successes + failures (a request that timed out may still have stored its row).
 func RowsGrew(before, after, successes, failures int64) error {
+	return CountGrew("/stats rows", before, after, successes, failures)
+}
+
+// CountGrew is RowsGrew for rows counted elsewhere (what names them: the database server's).
+func CountGrew(what string, before, after, successes, failures int64) error {
 	grew := after - before
 	want := fmt.Sprintf("%d", successes)
 	if failures > 0 {
@@ -142,9 +147,9 @@ func RowsGrew(before, after, successes, failures int64) error {
 	}
 	switch {
 	case grew < successes:
-		return fmt.Errorf("/stats rows grew by %d (%d → %d), want %s: %w", grew, before, after, want, ErrUnstored)
+		return fmt.Errorf("%s grew by %d (%d → %d), want %s: %w", what, grew, before, after, want, ErrUnstored)
 	case grew > successes+failures:
-		return fmt.Errorf("/stats rows grew by %d (%d → %d), want %s: something else wrote to the target", grew, before, after, want)
+		return fmt.Errorf("%s grew by %d (%d → %d), want %s: something else wrote to the target", what, grew, before, after, want)
 	}
 	return nil
 }

@@ -1,26 +1,75 @@
-// iotbench target: Bun's own HTTP server (Bun.serve with routes) and bun:sqlite. No framework,
-// no dependencies. One process, one event loop. The contract is docs/contract.md.
+// iotbench target: Bun's own HTTP server (Bun.serve with routes) and bun:sqlite, or Bun's own
+// PostgreSQL client (Bun.SQL) when DATABASE_URL is set. No framework, no dependencies. One process,
+// one event loop. The contract is docs/contract.md.
+import { SQL as PostgresClient } from 'bun';
 import { Database } from 'bun:sqlite';
 import { unlink } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 
-import { CREATE_TABLE, enterprisePayload, enterpriseReading, pageRow, seedRows, SQL } from '../contract/readings.js';
+import {
+  CREATE_TABLE,
+  CREATE_TABLE_POSTGRES,
+  enterprisePayload,
+  enterpriseReading,
+  pageRow,
+  poolSize,
+  seedRows,
+  SQL,
+} from '../contract/readings.js';
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
 const DOWNSTREAM_URL = process.env.DOWNSTREAM_URL || `http://127.0.0.1:${PORT}/downstream`;
 
-// ---- database: bun:sqlite, in memory, the contract's table and 50 seeds, statements prepared once ----
-const db = new Database(':memory:', { strict: true });
-db.run(CREATE_TABLE);
-const insertReading = db.prepare(SQL.insert);
-const selectPage = db.prepare(SQL.page);
-const selectLatest10 = db.prepare(SQL.latest10);
-const countReadings = db.prepare(SQL.count);
+// ---- database: the contract's table and 50 seeds, statements prepared once; values (bun:sqlite) or
+// promises (PostgreSQL), every call awaited ----
+const store = process.env.DATABASE_URL ? await openPostgres(process.env.DATABASE_URL) : openSqlite();
 
-const insert = (deviceId, ts, payload) => Number(insertReading.run(deviceId, ts, payload).lastInsertRowid);
-for (const row of seedRows()) insert(...row);
+/** bun:sqlite in memory. */
+function openSqlite() {
+  const db = new Database(':memory:', { strict: true });
+  db.run(CREATE_TABLE);
+  const insertReading = db.prepare(SQL.insert);
+  const selectPage = db.prepare(SQL.page);
+  const selectLatest10 = db.prepare(SQL.latest10);
+  const countReadings = db.prepare(SQL.count);
+  const insert = (deviceId, ts, payload) => Number(insertReading.run(deviceId, ts, payload).lastInsertRowid);
+  for (const row of seedRows()) insert(...row);
+  return {
+    insert,
+    page: () => selectPage.all().map(pageRow),
+    latest10: () => selectLatest10.all(),
+    count: () => countReadings.get().n,
+    close: async () => db.close(),
+  };
+}
+
+/**
+ * Bun.SQL, Bun's own PostgreSQL client, as bun:sqlite is its own SQLite driver: what this target
+ * measures is Bun's stack. A fixed pool of DB_POOL_SIZE connections (10), opened before the server
+ * listens and never retired when idle; each query borrows one for itself (none is held across a wait)
+ * and runs as a prepared statement (Bun.SQL's default, `prepare: true`). int8 columns come back as
+ * strings: converted to numbers, as bun:sqlite answers them.
+ */
+async function openPostgres(url) {
+  const max = poolSize();
+  const sql = new PostgresClient({ url, max, idleTimeout: 0, connectionTimeout: 30, prepare: true });
+  await sql.unsafe(CREATE_TABLE_POSTGRES);
+  // Tagged templates: Bun.SQL prepares them (sql.unsafe is sent unprepared); the text is SQL_POSTGRES's.
+  const insert = async (deviceId, ts, payload) =>
+    Number((await sql`INSERT INTO readings (device_id, ts, payload) VALUES (${deviceId}, ${ts}, ${payload}) RETURNING id`)[0].id);
+  for (const row of seedRows()) await insert(...row);
+  await Promise.all(Array.from({ length: max }, () => sql`SELECT 1`));
+  const numbers = (r) => ({ ...r, id: Number(r.id), ts: Number(r.ts) });
+  return {
+    insert,
+    page: async () => (await sql`SELECT id, device_id, ts, payload FROM readings ORDER BY id DESC LIMIT 50`).map((r) => pageRow(numbers(r))),
+    latest10: async () => (await sql`SELECT id, device_id, ts FROM readings ORDER BY id DESC LIMIT 10`).map(numbers),
+    count: async () => Number((await sql`SELECT COUNT(*) AS n FROM readings`)[0].n),
+    close: () => sql.close(),
+  };
+}
 
 const cache = new Lru(1000);
 const health = {
@@ -99,7 +148,7 @@ const routes = {
       const start = performance.now();
       const { text, body } = await readJson(request);
       validReading(body);
-      const id = insert(body.deviceId, body.timestamp, text);
+      const id = await store.insert(body.deviceId, body.timestamp, text);
       await sleep(50, Bun.sleep);
       return Response.json({ id, processingMs: performance.now() - start });
     },
@@ -111,7 +160,7 @@ const routes = {
       if (body === null || typeof body !== 'object' || Array.isArray(body)) {
         throw new HttpError(400, 'body must be a JSON object');
       }
-      return Response.json({ id: insert(body.deviceId, body.timestamp, text) });
+      return Response.json({ id: await store.insert(body.deviceId, body.timestamp, text) });
     },
   },
 
@@ -120,7 +169,7 @@ const routes = {
       const start = performance.now();
       const { text, body } = await readJson(request);
       validReading(body);
-      const id = insert(body.deviceId, body.timestamp, text);
+      const id = await store.insert(body.deviceId, body.timestamp, text);
       const { mean, min, max, stddev } = enrich(body);
       const pi = monteCarloPi(10_000);
       return Response.json({ id, processingMs: performance.now() - start, mean, min, max, stddev, pi });
@@ -145,8 +194,8 @@ const routes = {
   },
 
   '/page': {
-    GET: () => {
-      const readings = selectPage.all().map(pageRow);
+    GET: async () => {
+      const readings = await store.page();
       return new Response(renderPage(readings), { headers: { 'Content-Type': 'text/html; charset=utf-8' } });
     },
   },
@@ -163,9 +212,9 @@ const routes = {
   '/enterprise': {
     GET: async () => {
       // 1. insert
-      const id = insert(enterpriseReading.deviceId, enterpriseReading.timestamp, enterprisePayload);
+      const id = await store.insert(enterpriseReading.deviceId, enterpriseReading.timestamp, enterprisePayload);
       // 2. select the latest 10
-      const rows = selectLatest10.all();
+      const rows = await store.latest10();
       // 3. file: write 4,096 bytes, read back, delete
       const json = JSON.stringify(rows);
       const content = json + ' '.repeat(Math.max(0, 4096 - Buffer.byteLength(json)));
@@ -192,7 +241,7 @@ const routes = {
     },
   },
 
-  '/stats': { GET: () => Response.json({ rows: countReadings.get().n }) },
+  '/stats': { GET: async () => Response.json({ rows: await store.count() }) },
 };
 
 const server = Bun.serve({
@@ -215,7 +264,7 @@ const server = Bun.serve({
 
 for (const signal of ['SIGTERM', 'SIGINT']) {
   process.once(signal, () => {
-    server.stop(true).then(
+    Promise.all([server.stop(true), store.close()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );

@@ -16,12 +16,17 @@ export interface LatestRow {
   ts: number;
 }
 
+/** Values on SQLite, promises on PostgreSQL: await every call. */
 export interface Readings {
-  insert(deviceId: unknown, ts: unknown, payload: string): number;
-  page(): PageRow[];
-  latest10(): LatestRow[];
-  count(): number;
+  kind: 'sqlite' | 'postgresql';
+  ready: Promise<void>;
+  insert(deviceId: unknown, ts: unknown, payload: string): number | Promise<number>;
+  page(): PageRow[] | Promise<PageRow[]>;
+  latest10(): LatestRow[] | Promise<LatestRow[]>;
+  count(): number | Promise<number>;
+  close(): Promise<void>;
 }
 
-export function openReadings(file?: string): Readings;
+export function openReadings(file?: string, options?: { create?: boolean; share?: number }): Readings;
 export function createReadingsFile(file: string): void;
+export function createReadingsPostgres(): Promise<void>;

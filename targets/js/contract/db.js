@@ -1,17 +1,30 @@
-// The readings database on node:sqlite (Node 24, and Bun 1.4, which implements it), statements
-// prepared once. In memory by default; node-cluster's workers share one WAL file instead.
+// The readings database of the Node apps (and of fastify-bun and nestjs-bun, the same code on Bun):
+// node:sqlite in memory by default, node-cluster's workers sharing one WAL file; PostgreSQL through
+// the pg package when DATABASE_URL is set (docs/contract.md, "Process"). Statements are prepared once
+// (pg: named statements, prepared once per connection).
+import { createRequire } from 'node:module';
 import { rmSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 
-import { CREATE_TABLE, pageRow, seedRows, SQL } from './readings.js';
+import { CREATE_TABLE, CREATE_TABLE_POSTGRES, pageRow, poolSize, seedRows, SQL, SQL_POSTGRES } from './readings.js';
 
 const IN_MEMORY = ':memory:';
 
 /**
- * Opens the readings database. In memory: a fresh table with the 50 seeds. A file: one that
- * createReadingsFile made, shared with other processes (each opens its own connection).
+ * Opens the readings database: PostgreSQL when DATABASE_URL is set, else SQLite (file: one that
+ * createReadingsFile made, shared with other processes; unset: a fresh table in memory with the 50
+ * seeds). Its methods answer values (SQLite) or promises (PostgreSQL): callers await them. `ready`
+ * settles once the table and seeds exist and, on PostgreSQL, the pool's connections are open; the
+ * app listens only after it. options.create: false when another process created the table
+ * (node-cluster's workers); options.share: how many processes share the pool's size (node-cluster).
  */
-export function openReadings(file = IN_MEMORY) {
+export function openReadings(file = IN_MEMORY, options = {}) {
+  const url = process.env.DATABASE_URL;
+  if (url) return openPostgres(url, options);
+  return openSqlite(file);
+}
+
+function openSqlite(file) {
   const db = new DatabaseSync(file);
   if (file === IN_MEMORY) {
     createAndSeed(db);
@@ -28,6 +41,8 @@ export function openReadings(file = IN_MEMORY) {
   const selectLatest10 = db.prepare(SQL.latest10);
   const countReadings = db.prepare(SQL.count);
   return {
+    kind: 'sqlite',
+    ready: Promise.resolve(),
     /** Binds deviceId and ts as they come: a missing one fails NOT NULL (a 500, never a 2xx). */
     insert: (deviceId, ts, payload) => Number(insertReading.run(deviceId, ts, payload).lastInsertRowid),
     /** The latest 50 readings (id desc) as /page rows. */
@@ -35,6 +50,7 @@ export function openReadings(file = IN_MEMORY) {
     /** The latest 10 readings (id desc): id, device_id, ts. */
     latest10: () => selectLatest10.all(),
     count: () => countReadings.get().n,
+    close: async () => db.close(),
   };
 }
 
@@ -54,4 +70,71 @@ function createAndSeed(db) {
   db.exec(CREATE_TABLE);
   const insert = db.prepare(SQL.insert);
   for (const row of seedRows()) insert.run(...row);
+}
+
+// pg is loaded only when PostgreSQL is used: the embedded store never pays for it. It resolves from
+// contract/node_modules (contract/package.json; every Dockerfile installs it beside the runtimes).
+const require = createRequire(import.meta.url);
+
+/** BIGINT (oid 20: id, ts, COUNT(*)) as a JavaScript number, as node:sqlite answers it; ids stay far below 2^53. */
+function numberTypes(pg) {
+  return { getTypeParser: (oid, format) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)) };
+}
+
+function openPostgres(url, { create = true, share = 1 } = {}) {
+  const pg = require('pg');
+  const max = Math.max(1, Math.floor(poolSize() / share));
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    // As HikariCP on the JVM targets: a fixed pool (connections never retired when idle), a caller
+    // waits at most 30 s for a connection.
+    idleTimeoutMillis: 0,
+    connectionTimeoutMillis: 30_000,
+    types: numberTypes(pg),
+  });
+  // An idle connection that the server drops must not crash the process; the next query reconnects.
+  pool.on('error', (error) => console.error(`postgres: idle connection failed: ${error.message}`));
+  // pool.query borrows a connection for this one statement and returns it at once: none is held
+  // across a wait. A name makes it a prepared statement on each connection.
+  const run = (name, text, values) => pool.query({ name, text, values });
+  const ready = (async () => {
+    if (create) await createAndSeedPostgres(pool);
+    // Open every connection now, as HikariCP does at startup, not under the first load.
+    const clients = await Promise.all(Array.from({ length: max }, () => pool.connect()));
+    for (const client of clients) client.release();
+  })();
+  return {
+    kind: 'postgresql',
+    ready,
+    insert: async (deviceId, ts, payload) => (await run('insert-reading', SQL_POSTGRES.insert, [deviceId, ts, payload])).rows[0].id,
+    page: async () => (await run('page', SQL_POSTGRES.page, [])).rows.map(pageRow),
+    latest10: async () => (await run('latest10', SQL_POSTGRES.latest10, [])).rows,
+    count: async () => (await run('count', SQL_POSTGRES.count, [])).rows[0].n,
+    close: () => pool.end(),
+  };
+}
+
+async function createAndSeedPostgres(pool) {
+  const client = await pool.connect();
+  try {
+    await client.query(CREATE_TABLE_POSTGRES);
+    for (const row of seedRows()) await client.query({ name: 'insert-reading', text: SQL_POSTGRES.insert, values: row });
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * The table and its 50 seeds on PostgreSQL (DATABASE_URL), once, for processes that then open it with
+ * { create: false }: node-cluster's primary before it forks.
+ */
+export async function createReadingsPostgres() {
+  const pg = require('pg');
+  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 1, types: numberTypes(pg) });
+  try {
+    await createAndSeedPostgres(pool);
+  } finally {
+    await pool.end();
+  }
 }

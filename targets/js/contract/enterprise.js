@@ -11,9 +11,9 @@ import { enterprisePayload, enterpriseReading } from './readings.js';
  */
 export async function enterprise(readings, cache, downstreamUrl) {
   // 1. insert
-  const id = readings.insert(enterpriseReading.deviceId, enterpriseReading.timestamp, enterprisePayload);
+  const id = await readings.insert(enterpriseReading.deviceId, enterpriseReading.timestamp, enterprisePayload);
   // 2. select the latest 10
-  const rows = readings.latest10();
+  const rows = await readings.latest10();
   // 3. file: write 4,096 bytes, read back, delete
   const json = JSON.stringify(rows);
   const content = json + ' '.repeat(Math.max(0, 4096 - Buffer.byteLength(json)));

@@ -16,8 +16,10 @@ const PORT = Number(process.env.PORT ?? 8080);
 const DOWNSTREAM_URL = process.env.DOWNSTREAM_URL || `http://127.0.0.1:${PORT}/downstream`;
 const VIEWS = join(import.meta.dirname, '..', 'contract', 'views');
 
-// ---- database: node:sqlite, in memory, the 50 seeds, statements prepared once (contract/db.js) ----
+// ---- database: node:sqlite in memory, or PostgreSQL (DATABASE_URL); the 50 seeds, statements
+// prepared once (contract/db.js). Its calls answer values or promises: every one is awaited. ----
 const readings = openReadings();
+await readings.ready;
 
 const cache = new Lru(1000);
 const health = {
@@ -63,25 +65,25 @@ app.post('/ingest', async (req, res) => {
   const body = req.body;
   const problem = validateReading(body);
   if (problem) throw new BadRequest(problem);
-  const id = readings.insert(body.deviceId, body.timestamp, req.rawBody);
+  const id = await readings.insert(body.deviceId, body.timestamp, req.rawBody);
   await sleep(50);
   res.json({ id, processingMs: performance.now() - start });
 });
 
-app.post('/ingest/fast', (req, res) => {
+app.post('/ingest/fast', async (req, res) => {
   const body = req.body;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new BadRequest('body must be a JSON object');
   }
-  res.json({ id: readings.insert(body.deviceId, body.timestamp, req.rawBody) });
+  res.json({ id: await readings.insert(body.deviceId, body.timestamp, req.rawBody) });
 });
 
-app.post('/ingest/realistic', (req, res) => {
+app.post('/ingest/realistic', async (req, res) => {
   const start = performance.now();
   const body = req.body;
   const problem = validateReading(body);
   if (problem) throw new BadRequest(problem);
-  const id = readings.insert(body.deviceId, body.timestamp, req.rawBody);
+  const id = await readings.insert(body.deviceId, body.timestamp, req.rawBody);
   const { mean, min, max, stddev } = enrich(body);
   const pi = monteCarloPi(10_000);
   res.json({ id, processingMs: performance.now() - start, mean, min, max, stddev, pi });
@@ -102,8 +104,8 @@ app.get('/blocking', async (req, res) => {
   res.json({ waitedMs: ms });
 });
 
-app.get('/page', (req, res) => {
-  res.render('page', { readings: readings.page() });
+app.get('/page', async (req, res) => {
+  res.render('page', { readings: await readings.page() });
 });
 
 app.post('/process-data', (req, res) => {
@@ -121,8 +123,8 @@ app.get('/downstream', async (req, res) => {
   res.json({ ok: true });
 });
 
-app.get('/stats', (req, res) => {
-  res.json({ rows: readings.count() });
+app.get('/stats', async (req, res) => {
+  res.json({ rows: await readings.count() });
 });
 
 // Unknown routes, then every error (Express 5 forwards rejected promises and throws here):

@@ -1,24 +1,27 @@
-// iotbench target node-cluster: a node:cluster primary that creates the shared SQLite file (WAL) with
-// the table and the 50 seeds, then forks server.js once per CPU of the cpuset; each worker runs the
-// Fastify app with its own connection to that file. The primary serves nothing. See README.md.
+// iotbench target node-cluster: a node:cluster primary that creates the shared SQLite file (WAL), or
+// the PostgreSQL table (DATABASE_URL), with the 50 seeds, then forks server.js once per CPU of the
+// cpuset; each worker runs the Fastify app with its own connection to that file, or its share of the
+// pool (DB_POOL_SIZE divided among the workers). The primary serves nothing. See README.md.
 import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 
-import { createReadingsFile } from '../contract/db.js';
+import { createReadingsFile, createReadingsPostgres } from '../contract/db.js';
 
 const DB_FILE = process.env.DB_FILE || join(os.tmpdir(), 'iotbench-readings.db');
 
 // sched_getaffinity: the cpuset's CPUs, not the host's (a CPU quota would not show here).
 const workers = os.availableParallelism();
 const heapMiB = workerHeapMiB(workers);
-createReadingsFile(DB_FILE);
+const onPostgres = Boolean(process.env.DATABASE_URL);
+if (onPostgres) await createReadingsPostgres();
+else createReadingsFile(DB_FILE);
 cluster.setupPrimary({
   exec: join(import.meta.dirname, 'server.js'),
   execArgv: [...process.execArgv, `--max-old-space-size=${heapMiB}`],
 });
-const env = { DB_FILE, CLUSTER_WORKERS: String(workers) };
+const env = { CLUSTER_WORKERS: String(workers), ...(!onPostgres && { DB_FILE }) };
 for (let i = 0; i < workers; i++) cluster.fork(env);
 
 let stopping = false;
@@ -37,7 +40,7 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
     for (const worker of Object.values(cluster.workers)) worker.process.kill('SIGTERM');
   });
 }
-console.log(`node-cluster primary ${process.pid}: ${workers} workers, --max-old-space-size=${heapMiB} each, database ${DB_FILE}`);
+console.log(`node-cluster primary ${process.pid}: ${workers} workers, --max-old-space-size=${heapMiB} each, database ${onPostgres ? 'PostgreSQL' : DB_FILE}`);
 
 /**
  * Old-space ceiling of each worker, in MiB: 75 % of the container's memory shared by the workers

@@ -40,8 +40,13 @@ const POOL_MAX_QUEUE = Number(process.env.POOL_MAX_QUEUE || 256);
 // thread keeps the threads' heaps inside the container beside the main one.
 const POOL_THREAD_OLD_SPACE_MB = 64;
 
-// ---- database: node:sqlite, in memory; under node-cluster this worker's connection to the shared file ----
-const readings = openReadings(process.env.DB_FILE || undefined);
+// ---- database: node:sqlite in memory, or PostgreSQL (DATABASE_URL); under node-cluster this worker's
+// connection to the shared file, or its share of the pool, the primary having created the table ----
+const readings = openReadings(process.env.DB_FILE || undefined, {
+  create: !cluster.isWorker,
+  share: cluster.isWorker ? Number(process.env.CLUSTER_WORKERS) : 1,
+});
+await readings.ready;
 
 // ---- the CPU work: on the pool, or on the event loop ----
 // piscina is loaded only when the pool is on: the other four targets never load it.
@@ -147,7 +152,7 @@ app.post('/ingest', async (request) => {
   const body = request.body;
   const problem = validateReading(body);
   if (problem) throw new BadRequest(problem);
-  const id = readings.insert(body.deviceId, body.timestamp, request.rawBody);
+  const id = await readings.insert(body.deviceId, body.timestamp, request.rawBody);
   await sleep(50);
   return { id, processingMs: performance.now() - start };
 });
@@ -157,7 +162,7 @@ app.post('/ingest/fast', async (request) => {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new BadRequest('body must be a JSON object');
   }
-  return { id: readings.insert(body.deviceId, body.timestamp, request.rawBody) };
+  return { id: await readings.insert(body.deviceId, body.timestamp, request.rawBody) };
 });
 
 app.post('/ingest/realistic', async (request) => {
@@ -166,7 +171,7 @@ app.post('/ingest/realistic', async (request) => {
   const problem = validateReading(body);
   if (problem) throw new BadRequest(problem);
   // The database is this thread's: the insert stays here, the statistics and monteCarloPi may not.
-  const id = readings.insert(body.deviceId, body.timestamp, request.rawBody);
+  const id = await readings.insert(body.deviceId, body.timestamp, request.rawBody);
   const { mean, min, max, stddev, pi } = await work('enrich', body);
   return { id, processingMs: performance.now() - start, mean, min, max, stddev, pi };
 });
@@ -184,7 +189,7 @@ app.get('/blocking', async (request) => {
   return { waitedMs: ms };
 });
 
-app.get('/page', async (request, reply) => reply.viewAsync('page.ejs', { readings: readings.page() }));
+app.get('/page', async (request, reply) => reply.viewAsync('page.ejs', { readings: await readings.page() }));
 
 app.post(
   '/process-data',
@@ -210,12 +215,12 @@ app.get('/downstream', async () => {
   return { ok: true };
 });
 
-app.get('/stats', async () => ({ rows: readings.count() }));
+app.get('/stats', async () => ({ rows: await readings.count() }));
 
 // ---- start and stop ----
 for (const signal of ['SIGTERM', 'SIGINT']) {
   process.once(signal, () => {
-    Promise.all([app.close(), pool?.close()]).then(
+    Promise.all([app.close(), pool?.close(), readings.close()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );

@@ -19,8 +19,10 @@ const PORT = Number(process.env.PORT ?? 8080);
 const DOWNSTREAM_URL = process.env.DOWNSTREAM_URL || `http://127.0.0.1:${PORT}/downstream`;
 const VIEWS = join(import.meta.dirname, '..', 'contract', 'views');
 
-// ---- database: node:sqlite, in memory, the 50 seeds, statements prepared once (contract/db.js) ----
+// ---- database: node:sqlite in memory, or PostgreSQL (DATABASE_URL); the 50 seeds, statements
+// prepared once (contract/db.js). Its calls answer values or promises: every one is awaited. ----
 const readings = openReadings();
+await readings.ready;
 
 const cache = new Lru(1000);
 const health = {
@@ -48,25 +50,25 @@ router.post('/ingest', async (ctx) => {
   const body = ctx.request.body;
   const problem = validateReading(body);
   if (problem) ctx.throw(400, problem);
-  const id = readings.insert(body.deviceId, body.timestamp, ctx.request.rawBody);
+  const id = await readings.insert(body.deviceId, body.timestamp, ctx.request.rawBody);
   await sleep(50);
   ctx.body = { id, processingMs: performance.now() - start };
 });
 
-router.post('/ingest/fast', (ctx) => {
+router.post('/ingest/fast', async (ctx) => {
   const body = ctx.request.body;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     ctx.throw(400, 'body must be a JSON object');
   }
-  ctx.body = { id: readings.insert(body.deviceId, body.timestamp, ctx.request.rawBody) };
+  ctx.body = { id: await readings.insert(body.deviceId, body.timestamp, ctx.request.rawBody) };
 });
 
-router.post('/ingest/realistic', (ctx) => {
+router.post('/ingest/realistic', async (ctx) => {
   const start = performance.now();
   const body = ctx.request.body;
   const problem = validateReading(body);
   if (problem) ctx.throw(400, problem);
-  const id = readings.insert(body.deviceId, body.timestamp, ctx.request.rawBody);
+  const id = await readings.insert(body.deviceId, body.timestamp, ctx.request.rawBody);
   const { mean, min, max, stddev } = enrich(body);
   const pi = monteCarloPi(10_000);
   ctx.body = { id, processingMs: performance.now() - start, mean, min, max, stddev, pi };
@@ -88,7 +90,7 @@ router.get('/blocking', async (ctx) => {
 });
 
 router.get('/page', async (ctx) => {
-  await ctx.render('page', { readings: readings.page() });
+  await ctx.render('page', { readings: await readings.page() });
 });
 
 router.post('/process-data', (ctx) => {
@@ -106,8 +108,8 @@ router.get('/downstream', async (ctx) => {
   ctx.body = { ok: true };
 });
 
-router.get('/stats', (ctx) => {
-  ctx.body = { rows: readings.count() };
+router.get('/stats', async (ctx) => {
+  ctx.body = { rows: await readings.count() };
 });
 
 // ---- the app: error mapping, body parser, views, routes ----

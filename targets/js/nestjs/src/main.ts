@@ -10,6 +10,7 @@ import ejs from 'ejs';
 
 import { AppModule } from './app.module';
 import { ErrorFilter } from './error.filter';
+import { ReadingsService } from './readings.service';
 
 const PORT = Number(process.env.PORT ?? 8080);
 
@@ -41,6 +42,8 @@ async function main(): Promise<void> {
     });
   }
 
+  // The table and seeds exist, and on PostgreSQL the pool is open, before the first request.
+  await app.get(ReadingsService).readings.ready;
   await app.listen(PORT, '127.0.0.1');
   const runtime = process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`;
   console.log(`nestjs on ${runtime} listening on 127.0.0.1:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);

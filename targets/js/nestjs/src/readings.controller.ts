@@ -25,22 +25,22 @@ export class ReadingsController {
   @HttpCode(200)
   async ingest(@Body(ReadingPipe) body: Reading, @Req() request: RawRequest) {
     const start = performance.now();
-    const id = this.readings.insert(body.deviceId, body.timestamp, received(request));
+    const id = await this.readings.insert(body.deviceId, body.timestamp, received(request));
     await sleep(50);
     return { id, processingMs: performance.now() - start };
   }
 
   @Post('ingest/fast')
   @HttpCode(200)
-  ingestFast(@Body(JsonObjectPipe) body: Record<string, unknown>, @Req() request: RawRequest) {
-    return { id: this.readings.insert(body.deviceId, body.timestamp, received(request)) };
+  async ingestFast(@Body(JsonObjectPipe) body: Record<string, unknown>, @Req() request: RawRequest) {
+    return { id: await this.readings.insert(body.deviceId, body.timestamp, received(request)) };
   }
 
   @Post('ingest/realistic')
   @HttpCode(200)
-  ingestRealistic(@Body(ReadingPipe) body: Reading, @Req() request: RawRequest) {
+  async ingestRealistic(@Body(ReadingPipe) body: Reading, @Req() request: RawRequest) {
     const start = performance.now();
-    const id = this.readings.insert(body.deviceId, body.timestamp, received(request));
+    const id = await this.readings.insert(body.deviceId, body.timestamp, received(request));
     const { mean, min, max, stddev } = enrich(body);
     const pi = monteCarloPi(10_000);
     return { id, processingMs: performance.now() - start, mean, min, max, stddev, pi };
@@ -48,8 +48,8 @@ export class ReadingsController {
 
   @Get('page')
   @Render('page.ejs')
-  page() {
-    return { readings: this.readings.page() };
+  async page() {
+    return { readings: await this.readings.page() };
   }
 
   @Get('enterprise')
@@ -64,7 +64,7 @@ export class ReadingsController {
   }
 
   @Get('stats')
-  stats() {
-    return { rows: this.readings.count() };
+  async stats() {
+    return { rows: await this.readings.count() };
   }
 }

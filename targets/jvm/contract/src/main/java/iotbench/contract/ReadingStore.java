@@ -11,16 +11,19 @@ import java.util.List;
 import javax.sql.DataSource;
 
 /**
- * The readings table over plain JDBC prepared statements (the apps give it their HikariCP pool of 10 on H2).
+ * The readings table over plain JDBC prepared statements (the apps give it their HikariCP pool, of
+ * DatabaseSettings's size, on H2 or PostgreSQL).
  * Autocommit is on and every method borrows a connection for its one statement and gives it back at once
  * (try-with-resources), so no connection is ever held across a wait. Every method blocks: an app that must
  * not block its threads calls it from its blocking side (ktor: Dispatchers.IO).
  */
 public final class ReadingStore {
     private final DataSource dataSource;
+    private final String[] idColumn;
 
-    public ReadingStore(DataSource dataSource) {
+    public ReadingStore(DataSource dataSource, DatabaseSettings settings) {
         this.dataSource = dataSource;
+        this.idColumn = new String[] {settings.idColumn()};
     }
 
     /** Creates the table and stores the 50 seed readings; call it before the server listens. */
@@ -43,7 +46,7 @@ public final class ReadingStore {
 
     public long insert(String deviceId, long ts, String payload) throws SQLException {
         try (Connection con = dataSource.getConnection();
-             PreparedStatement ps = con.prepareStatement(Sql.INSERT, new String[] {Sql.ID_COLUMN})) {
+             PreparedStatement ps = con.prepareStatement(Sql.INSERT, idColumn)) {
             ps.setString(1, deviceId);
             ps.setLong(2, ts);
             ps.setString(3, payload);

@@ -1,6 +1,9 @@
 package iotbench.contract;
 
-/** The readings table (docs/contract.md): payload VARCHAR, not CLOB, which made H2 inserts 4x slower. */
+/**
+ * The readings table (docs/contract.md) and its statements, the same text on H2 and on PostgreSQL: payload
+ * VARCHAR, not CLOB, which made H2 inserts 4x slower (PostgreSQL's VARCHAR without a length is its TEXT).
+ */
 public final class Sql {
     private Sql() {
     }
@@ -13,8 +16,6 @@ public final class Sql {
               payload   VARCHAR     NOT NULL
             )""";
     public static final String INSERT = "INSERT INTO readings (device_id, ts, payload) VALUES (?, ?, ?)";
-    /** The generated key INSERT returns. */
-    public static final String ID_COLUMN = "ID";
     public static final String LATEST = "SELECT id, device_id, ts, payload FROM readings ORDER BY id DESC LIMIT ?";
     public static final String LATEST_SUMMARIES = "SELECT id, device_id, ts FROM readings ORDER BY id DESC LIMIT ?";
     public static final String COUNT = "SELECT COUNT(*) FROM readings";

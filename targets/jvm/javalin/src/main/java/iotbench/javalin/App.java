@@ -12,6 +12,7 @@ import gg.jte.ContentType;
 import gg.jte.TemplateEngine;
 import io.javalin.Javalin;
 import iotbench.contract.BadRequestException;
+import iotbench.contract.DatabaseSettings;
 import iotbench.contract.ReadingStore;
 import iotbench.contract.ReadingValidator;
 import iotbench.contract.StandardReading;
@@ -31,7 +32,6 @@ public final class App {
     static final String HOST = "127.0.0.1";
     /** Idle keep-alive connections stay open 60 s: Tomcat's default in spring-mvc (Jetty's own is 30 s). */
     static final long IDLE_TIMEOUT_MS = 60_000;
-    static final int POOL_SIZE = 10;
 
     private App() {
     }
@@ -45,17 +45,19 @@ public final class App {
         // handlers parse with the same mapper that writes the answers.
         ObjectMapper mapper = JavalinJackson.defaultMapper();
 
+        // H2 in memory, or PostgreSQL from DATABASE_URL; a fixed pool of DB_POOL_SIZE (10), whatever the thread model.
+        DatabaseSettings settings = DatabaseSettings.fromEnv();
         HikariConfig db = new HikariConfig();
         db.setPoolName("iotbench");
-        db.setJdbcUrl("jdbc:h2:mem:iot;DB_CLOSE_DELAY=-1");
-        db.setUsername("sa");
-        db.setPassword("");
-        db.setMaximumPoolSize(POOL_SIZE); // contract: 10, whatever the thread model
-        db.setMinimumIdle(POOL_SIZE);
+        db.setJdbcUrl(settings.jdbcUrl());
+        db.setUsername(settings.user());
+        db.setPassword(settings.password());
+        db.setMaximumPoolSize(settings.poolSize());
+        db.setMinimumIdle(settings.poolSize());
         HikariDataSource dataSource = new HikariDataSource(db);
 
         StandardReading standard = new StandardReading(mapper);
-        ReadingStore store = new ReadingStore(dataSource);
+        ReadingStore store = new ReadingStore(dataSource, settings);
         store.createAndSeed(standard); // before the server listens
 
         // One shared JDK client for the downstream call of /enterprise, pinned to HTTP/1.1 (no h2c upgrade).

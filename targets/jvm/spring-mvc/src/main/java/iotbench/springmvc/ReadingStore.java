@@ -4,6 +4,7 @@ import java.sql.PreparedStatement;
 import java.util.List;
 import java.util.Map;
 
+import iotbench.contract.DatabaseSettings;
 import iotbench.contract.Row;
 import iotbench.contract.Sql;
 import iotbench.contract.StandardReading;
@@ -15,7 +16,7 @@ import org.springframework.jdbc.support.KeyHolder;
 import org.springframework.stereotype.Repository;
 
 /**
- * The readings table through JdbcTemplate (H2 in-memory, HikariCP pool of 10), the contract's SQL. No method
+ * The readings table through JdbcTemplate (H2 in memory or PostgreSQL, HikariCP: DatabaseConfig), the contract's SQL. No method
  * runs in a transaction: each statement borrows a connection from the pool and gives it back at once, so no
  * connection is held across a wait.
  */
@@ -23,10 +24,12 @@ import org.springframework.stereotype.Repository;
 public class ReadingStore {
     private final JdbcTemplate jdbc;
     private final StandardReading standard;
+    private final String[] idColumn;
 
-    public ReadingStore(JdbcTemplate jdbc, StandardReading standard) {
+    public ReadingStore(JdbcTemplate jdbc, StandardReading standard, DatabaseSettings settings) {
         this.jdbc = jdbc;
         this.standard = standard;
+        this.idColumn = new String[] {settings.idColumn()};
     }
 
     /** Runs before the web server starts: creates the table and stores the 50 seed readings. */
@@ -42,7 +45,7 @@ public class ReadingStore {
     public long insert(String deviceId, long ts, String payload) {
         KeyHolder keys = new GeneratedKeyHolder();
         jdbc.update(con -> {
-            PreparedStatement ps = con.prepareStatement(Sql.INSERT, new String[] {Sql.ID_COLUMN});
+            PreparedStatement ps = con.prepareStatement(Sql.INSERT, idColumn);
             ps.setString(1, deviceId);
             ps.setLong(2, ts);
             ps.setString(3, payload);

@@ -1,0 +1,45 @@
+package bench
+
+import (
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/resources"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/timeline"
+)
+
+// Detail is what a measured phase saw besides its row: second by second, and every latency.
+type Detail struct {
+	Cell timeline.Cell
+	// Latencies is the measured phase's histogram (µs), the one the row's percentiles come from.
+	Latencies *hdrhistogram.Histogram
+}
+
+// detail hands the phase's timeline, with the target's resources second by second, to
+// r.Detail; a failure to keep it is a warning on the row, not a failed cell.
+func (r *Runner) detail(row *results.Row, res load.Result, usage []resources.SecondUsage) {
+	if r.Detail == nil || res.Latencies == nil {
+		return
+	}
+	measure := withUsage(res.Timeline, usage)
+	d := Detail{
+		Cell: timeline.Cell{
+			Key:    timeline.Key{Scenario: row.Scenario, Target: timeline.SideTarget(row.Target, row.Variant), Trial: row.Trial, RequestedRPS: row.RequestedRPS},
+			Warmup: res.WarmupTimeline, Measure: measure,
+		},
+		Latencies: res.Latencies,
+	}
+	if err := r.Detail(*row, d); err != nil {
+		warn(row, "timeline and histograms not kept: "+err.Error())
+	}
+}
+
+// withUsage fills the seconds' CPU and memory from the target's usage over the same seconds.
+func withUsage(seconds []timeline.Second, usage []resources.SecondUsage) []timeline.Second {
+	for i := range seconds {
+		if i < len(usage) {
+			seconds[i].CPUCores, seconds[i].MemoryBytes = usage[i].CPUCores, int64(usage[i].Memory)
+		}
+	}
+	return seconds
+}

@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/hdrlog"
+	"github.com/iotbench/iotbench/internal/timeline"
+)
+
+// TestRunLeavesTimelineHistogramsAndReport: a short run against an in-process service leaves,
+// beside its CSV, the timeline (its measured seconds adding up to the row's successes), the
+// cell's .hlog and .hgrm (whose 99th percentile is the CSV's latency_p99_ms), the HTML report
+// whose path it prints, and prints JSON as --format asks.
+func TestRunLeavesTimelineHistogramsAndReport(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
+		_, _ = io.WriteString(w, `{"id":1}`)
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	s, stdout, errOut := streams()
+	args := []string{"run", "--url", srv.URL + "/x", "--connections", "2", "--duration", "2s", "--warmup", "1s",
+		"--contains", `"id"`, "--out", out, "--html", "--format", "json"}
+	if code := Main(context.Background(), args, s); code != ExitOK && code != ExitInvalid {
+		t.Fatalf("exit %d; stderr:\n%s", code, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*.csv"))
+	if len(files) != 1 {
+		t.Fatalf("%d results files: %v", len(files), files)
+	}
+	csvPath := files[0]
+	p99, successes, key := rowOf(t, csvPath)
+
+	cells, err := timeline.ReadFile(timeline.Path(csvPath))
+	if err != nil || len(cells) != 1 {
+		t.Fatalf("timeline: %v, %d cells", err, len(cells))
+	}
+	var sum int64
+	for _, sec := range cells[0].Measure {
+		sum += sec.Successes
+	}
+	if strconv.FormatInt(sum, 10) != successes || len(cells[0].Warmup) == 0 {
+		t.Errorf("timeline: %d successes over the measured seconds, %d warm-up seconds; the row has %s", sum, len(cells[0].Warmup), successes)
+	}
+
+	f, err := os.Open(timeline.HistogramBase(csvPath, key) + ".hgrm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := hdrlog.ReadPercentiles(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(rows, func(r hdrlog.Row) bool { return r.Percentile == 0.99 })
+	if i < 0 || strconv.FormatFloat(rows[i].Value, 'f', 3, 64) != p99 {
+		t.Errorf(".hgrm 99th percentile row %d, CSV latency_p99_ms %s", i, p99)
+	}
+	if _, err := timeline.ReadHistogram(timeline.HistogramBase(csvPath, key)); err != nil {
+		t.Error(err)
+	}
+
+	html := strings.TrimSuffix(csvPath, ".csv") + ".html"
+	if st, err := os.Stat(html); err != nil || st.Size() == 0 {
+		t.Errorf("no report at %s: %v", html, err)
+	}
+	if !regexp.MustCompile(`report: ` + regexp.QuoteMeta(html) + ` \(\d+ KiB\)`).MatchString(errOut.String()) {
+		t.Errorf("stderr does not name the report:\n%s", errOut)
+	}
+	var doc struct {
+		SchemaVersion int `json:"schema_version"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil || doc.SchemaVersion != 1 {
+		t.Errorf("stdout is not the JSON document (%v):\n%s", err, stdout)
+	}
+}
+
+// rowOf reads the one row of a results file: its latency_p99_ms and successes as written, and its key.
+func rowOf(t *testing.T, path string) (p99, successes string, k timeline.Key) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("%s: %v, %d lines", path, err, len(recs))
+	}
+	col := func(name string) string { return recs[1][slices.Index(recs[0], name)] }
+	trial, _ := strconv.Atoi(col("trial"))
+	rps, _ := strconv.Atoi(col("requested_rps"))
+	return col("latency_p99_ms"), col("successes"), timeline.Key{Scenario: col("scenario"), Target: col("target"), Trial: trial, RequestedRPS: rps}
+}

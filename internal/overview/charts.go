@@ -1,0 +1,440 @@
+package overview
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"image/color"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/iotbench/iotbench/internal/timeline"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Charts are drawn with gonum/plot into SVG, inlined in the page: nothing to fetch, no script.
+
+func init() {
+	// Sans-serif reads better at chart sizes; the browser's own sans stands in when Liberation is absent.
+	plot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+}
+
+// chart is one figure of the report.
+type chart struct {
+	Title string
+	SVG   template.HTML
+}
+
+// render draws the plots as rows of panels, each panelH high, into one SVG.
+func render(rows [][]*plot.Plot, w, panelH vg.Length) (template.HTML, error) {
+	h := panelH * vg.Length(len(rows))
+	c := vgsvg.New(w, h)
+	dc := draw.New(c)
+	tiles := draw.Tiles{Rows: len(rows), Cols: len(rows[0]), PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 3, PadTop: vg.Millimeter, PadBottom: vg.Millimeter, PadLeft: vg.Millimeter, PadRight: vg.Millimeter * 3}
+	canvases := plot.Align(rows, tiles, dc)
+	for i, row := range rows {
+		for j, p := range row {
+			if p != nil {
+				p.Draw(canvases[i][j])
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return "", err
+	}
+	s := buf.String()
+	// The XML prolog has no place inside HTML.
+	if i := strings.Index(s, "<svg"); i > 0 {
+		s = s[i:]
+	}
+	return template.HTML(s), nil // gonum/plot escapes every text it writes
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(11)
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font.Size = vg.Points(9)
+		a.Tick.Label.Font.Size = vg.Points(8)
+	}
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Legend.Top = true
+	g := plotter.NewGrid()
+	g.Vertical.Color = color.Gray{Y: 225}
+	g.Horizontal.Color = color.Gray{Y: 225}
+	p.Add(g)
+	return p
+}
+
+// colorOf gives each target (or trial) a stable colour.
+func colorOf(i int) color.Color { return plotutil.Color(i) }
+
+// throughputChart: each target's median throughput with its 95% interval.
+func throughputChart(sc Scenario) (*chart, error) {
+	var names []string
+	var vals plotter.Values
+	type bar struct {
+		plotter.XYs
+		plotter.YErrors
+	}
+	eb := bar{}
+	for _, t := range sc.Targets {
+		if t.Throughput == nil {
+			continue
+		}
+		names = append(names, t.Name)
+		vals = append(vals, t.Throughput.Median)
+		lo, hi := t.Throughput.Lo, t.Throughput.Hi
+		if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+			lo, hi = t.Throughput.Median, t.Throughput.Median
+		}
+		eb.XYs = append(eb.XYs, plotter.XY{X: float64(len(names) - 1), Y: t.Throughput.Median})
+		eb.YErrors = append(eb.YErrors, struct{ Low, High float64 }{t.Throughput.Median - lo, hi - t.Throughput.Median})
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	p := newPlot("Throughput: median of valid trials, 95% interval", "", "successful requests / s")
+	bars, err := plotter.NewBarChart(vals, vg.Points(22))
+	if err != nil {
+		return nil, err
+	}
+	bars.Color = colorOf(0)
+	bars.LineStyle.Width = 0
+	p.Add(bars)
+	e, err := plotter.NewYErrorBars(eb)
+	if err != nil {
+		return nil, err
+	}
+	e.LineStyle.Width = vg.Points(1.2)
+	p.Add(e)
+	p.NominalX(names...)
+	p.X.Tick.Label.Rotation = -0.5
+	p.X.Tick.Label.XAlign = draw.XLeft
+	p.Y.Min = 0
+	svg, err := render([][]*plot.Plot{{p}}, vg.Points(math.Max(360, float64(40*len(names)+120))), vg.Points(260))
+	return &chart{Title: "throughput", SVG: svg}, err
+}
+
+// spectrumTicks label a 1/(1−p) axis with percentiles, as HdrHistogram's plotter does.
+type spectrumTicks struct{}
+
+func (spectrumTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	labels := []string{"0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"}
+	for i, l := range labels {
+		v := math.Pow(10, float64(i))
+		if v >= lo && v <= hi*1.0001 {
+			ts = append(ts, plot.Tick{Value: v, Label: l})
+		}
+	}
+	if v := 2.0; v >= lo && v <= hi {
+		ts = append(ts, plot.Tick{Value: v, Label: "50%"})
+	}
+	return ts
+}
+
+// spectrumChart: each target's pooled latency by percentile, percentiles on a log axis.
+func spectrumChart(sc Scenario) (*chart, error) {
+	p := newPlot("Latency by percentile: every valid trial's histogram pooled", "percentile", "latency (ms)")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = spectrumTicks{}
+	n := 0
+	for i, t := range sc.Targets {
+		if t.Pooled == nil {
+			continue
+		}
+		var xys plotter.XYs
+		for _, r := range t.Pooled.Spectrum {
+			if r.Percentile < 1 {
+				xys = append(xys, plotter.XY{X: 1 / (1 - r.Percentile), Y: r.Value})
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = colorOf(i)
+		l.Width = vg.Points(1.5)
+		p.Add(l)
+		p.Legend.Add(fmt.Sprintf("%s (%d trials, %d requests)", t.Name, t.Pooled.Trials, t.Pooled.Count), l)
+		n++
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	p.Legend.Left = true
+	p.Y.Min = 0
+	svg, err := render([][]*plot.Plot{{p}}, vg.Points(620), vg.Points(300))
+	return &chart{Title: "latency spectrum", SVG: svg}, err
+}
+
+// timelineChart: a target's cells second by second, warm-up at negative seconds, every trial a
+// line of its own colour: answers, latency, CPU and memory.
+func timelineChart(sc Scenario, t Target) (*chart, error) {
+	rps := newPlot(t.Name+": answers per second (— successes, - - errors)", "", "per second")
+	lat := newPlot("latency p99 of each second (— target, - - generator's own delay)", "", "ms (log)")
+	lat.Y.Scale = plot.LogScale{}
+	lat.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	cpu := newPlot("target CPU", "", "cores")
+	mem := newPlot("target memory", "seconds (warm-up before 0)", "MiB")
+	any, anyRes := false, false
+	latMin := math.Inf(1)
+	xMin, xMax := 0.0, 1.0
+	for i, c := range t.Cells {
+		if len(c.Measure) == 0 {
+			continue
+		}
+		any = true
+		warm := float64(len(c.Warmup))
+		if c.Row.Warmup > 0 {
+			warm = math.Ceil(c.Row.Warmup.Seconds())
+		}
+		var ok, bad, p99, own, cores, mib plotter.XYs
+		add := func(offset, length float64, seconds []timeline.Second) {
+			for _, s := range seconds {
+				x := offset + float64(s.Index)
+				// The second after the phase holds only the answers still on their way when it
+				// ended: counted in the file, but a drop to nothing on a rate chart.
+				if float64(s.Index) < length {
+					ok = append(ok, plotter.XY{X: x, Y: float64(s.Successes)})
+					bad = append(bad, plotter.XY{X: x, Y: float64(s.Errors())})
+				}
+				if s.P99 > 0 {
+					p99 = append(p99, plotter.XY{X: x, Y: ms(s.P99)})
+					latMin = math.Min(latMin, ms(s.P99))
+				}
+				if s.OwnDelayP99 > 0 {
+					own = append(own, plotter.XY{X: x, Y: ms(s.OwnDelayP99)})
+					latMin = math.Min(latMin, ms(s.OwnDelayP99))
+				}
+				if s.MemoryBytes > 0 {
+					cores = append(cores, plotter.XY{X: x, Y: s.CPUCores})
+					mib = append(mib, plotter.XY{X: x, Y: float64(s.MemoryBytes) / (1 << 20)})
+				}
+			}
+		}
+		measured := math.Ceil(c.Row.Duration.Seconds())
+		add(-warm, warm, c.Warmup)
+		add(0, measured, c.Measure)
+		xMin, xMax = math.Min(xMin, -warm), math.Max(xMax, measured)
+		col := colorOf(i)
+		label := fmt.Sprintf("trial %d", c.Row.Trial)
+		if sc.FindMax {
+			label = fmt.Sprintf("trial %d, %d rps", c.Row.Trial, c.Row.RequestedRPS)
+		}
+		if c.Verdict != "valid" {
+			label += " (" + c.Verdict + ")"
+		}
+		if err := addLine(rps, ok, col, false, label); err != nil {
+			return nil, err
+		}
+		if err := addLine(rps, bad, col, true, ""); err != nil {
+			return nil, err
+		}
+		if err := addLine(lat, p99, col, false, ""); err != nil {
+			return nil, err
+		}
+		if err := addLine(lat, own, col, true, ""); err != nil {
+			return nil, err
+		}
+		if len(mib) > 0 {
+			anyRes = true
+			if err := addLine(cpu, cores, col, false, ""); err != nil {
+				return nil, err
+			}
+			if err := addLine(mem, mib, col, false, ""); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !any {
+		return nil, nil
+	}
+	if !math.IsInf(latMin, 0) {
+		lat.Y.Min = math.Max(latMin/2, 0.001)
+	}
+	panels := []*plot.Plot{rps, lat}
+	if anyRes {
+		panels = append(panels, cpu, mem)
+	} else {
+		lat.X.Label.Text = "seconds (warm-up before 0)"
+	}
+	var rows [][]*plot.Plot
+	for _, p := range panels {
+		p.Add(phaseLine{})
+		// One time axis for every panel, the warm-up's included where a panel has none.
+		p.X.Min, p.X.Max = xMin, xMax
+		if p != lat {
+			p.Y.Min = 0
+		}
+		rows = append(rows, []*plot.Plot{p})
+	}
+	svg, err := render(rows, vg.Points(620), vg.Points(150))
+	return &chart{Title: t.Name + " timeline", SVG: svg}, err
+}
+
+// phaseLine marks where the warm-up ends and the measured phase begins: x = 0.
+type phaseLine struct{}
+
+func (phaseLine) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, _ := p.Transforms(&c)
+	x := trX(0)
+	if x < c.Min.X || x > c.Max.X {
+		return
+	}
+	c.StrokeLine2(draw.LineStyle{Color: color.Gray{Y: 120}, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(1), vg.Points(2)}}, x, c.Min.Y, x, c.Max.Y)
+}
+
+func addLine(p *plot.Plot, xys plotter.XYs, col color.Color, dashed bool, legend string) error {
+	if len(xys) == 0 {
+		return nil
+	}
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return err
+	}
+	l.Color = col
+	l.Width = vg.Points(1)
+	if dashed {
+		l.Dashes = []vg.Length{vg.Points(3), vg.Points(2)}
+	}
+	p.Add(l)
+	if legend != "" {
+		p.Legend.Add(legend, l)
+	}
+	return nil
+}
+
+// findMaxChart: latency p99 against the offered rate, every step of every search.
+func findMaxChart(sc Scenario) (*chart, error) {
+	p := newPlot("Find-max: p99 latency against the offered rate (○ valid step, × invalid)", "offered rate (requests / s)", "p99 (ms, log)")
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	n := 0
+	for i, t := range sc.Targets {
+		trials := map[int]plotter.XYs{}
+		var valid, invalid plotter.XYs
+		for _, c := range t.Cells {
+			if c.Row.LatencyP99 <= 0 {
+				continue
+			}
+			xy := plotter.XY{X: float64(c.Row.RequestedRPS), Y: ms(c.Row.LatencyP99)}
+			trials[c.Row.Trial] = append(trials[c.Row.Trial], xy)
+			if c.Row.Valid {
+				valid = append(valid, xy)
+			} else {
+				invalid = append(invalid, xy)
+			}
+		}
+		keys := make([]int, 0, len(trials))
+		for k := range trials {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for j, k := range keys {
+			xys := trials[k]
+			slices.SortFunc(xys, func(a, b plotter.XY) int { return int(a.X - b.X) })
+			legend := ""
+			if j == 0 {
+				legend = t.Name
+			}
+			if err := addLine(p, xys, colorOf(i), false, legend); err != nil {
+				return nil, err
+			}
+			n++
+		}
+		for _, pts := range []struct {
+			xys   plotter.XYs
+			shape draw.GlyphDrawer
+		}{{valid, draw.RingGlyph{}}, {invalid, draw.CrossGlyph{}}} {
+			if len(pts.xys) == 0 {
+				continue
+			}
+			s, err := plotter.NewScatter(pts.xys)
+			if err != nil {
+				return nil, err
+			}
+			s.GlyphStyle.Color = colorOf(i)
+			s.GlyphStyle.Shape = pts.shape
+			s.GlyphStyle.Radius = vg.Points(3)
+			p.Add(s)
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	p.Legend.Left = true
+	svg, err := render([][]*plot.Plot{{p}}, vg.Points(620), vg.Points(300))
+	return &chart{Title: "find-max latency", SVG: svg}, err
+}
+
+// resourcesChart: each target's median CPU and peak memory, and throughput per core and per GiB.
+func resourcesChart(sc Scenario) (*chart, error) {
+	type metric struct {
+		title string
+		get   func(Target) *Estimate
+	}
+	metrics := []metric{
+		{"CPU (cores)", func(t Target) *Estimate { return t.CPUCores }},
+		{"peak memory (MiB)", func(t Target) *Estimate { return t.MemoryPeakMiB }},
+		{"throughput per core", func(t Target) *Estimate { return t.RPSPerCore }},
+		{"throughput per GiB", func(t Target) *Estimate { return t.RPSPerGiB }},
+	}
+	var row []*plot.Plot
+	for _, m := range metrics {
+		var names []string
+		var vals plotter.Values
+		for _, t := range sc.Targets {
+			if e := m.get(t); e != nil {
+				names = append(names, t.Name)
+				vals = append(vals, e.Median)
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		p := newPlot(m.title, "", "")
+		b, err := plotter.NewBarChart(vals, vg.Points(14))
+		if err != nil {
+			return nil, err
+		}
+		b.Color = colorOf(1)
+		b.LineStyle.Width = 0
+		p.Add(b)
+		p.NominalX(names...)
+		p.X.Tick.Label.Rotation = -0.6
+		p.X.Tick.Label.XAlign = draw.XLeft
+		p.Y.Min = 0
+		p.Y.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
+			ts := plot.DefaultTicks{}.Ticks(lo, hi)
+			for i := range ts {
+				if ts[i].Label != "" {
+					ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 4, 64)
+				}
+			}
+			return ts
+		})
+		row = append(row, p)
+	}
+	if len(row) == 0 {
+		return nil, nil
+	}
+	svg, err := render([][]*plot.Plot{row}, vg.Points(math.Max(620, float64(170*len(row)))), vg.Points(260))
+	return &chart{Title: "resources", SVG: svg}, err
+}

@@ -1,0 +1,252 @@
+package overview
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+// SchemaVersion is the version of the JSON this package writes (docs/report.md documents it);
+// every document records it in "schema_version".
+const SchemaVersion = 1
+
+// Formats are the text forms Write knows: table is internal/report's terminal table, written by
+// the caller.
+var Formats = []string{"table", "markdown", "json"}
+
+type jsonDoc struct {
+	SchemaVersion int            `json:"schema_version"`
+	Sources       []string       `json:"sources"`
+	Host          jsonHost       `json:"host"`
+	Scenarios     []jsonScenario `json:"scenarios"`
+	Notes         []string       `json:"notes"`
+}
+
+type jsonHost struct {
+	CPU     string `json:"cpu"`
+	Kernel  string `json:"kernel"`
+	Docker  string `json:"docker"`
+	Version string `json:"iotbench_version"`
+	Commit  string `json:"git_commit"`
+}
+
+type jsonScenario struct {
+	Name     string       `json:"name"`
+	FindMax  bool         `json:"find_max"`
+	Settings jsonSettings `json:"settings"`
+	Targets  []jsonTarget `json:"targets"`
+	Notes    []string     `json:"notes"`
+}
+
+type jsonSettings struct {
+	Mode            string  `json:"mode"`
+	RequestedRPS    int     `json:"requested_rps"`
+	Connections     int     `json:"connections"`
+	DurationS       float64 `json:"duration_s"`
+	WarmupS         float64 `json:"warmup_s"`
+	CPUSet          string  `json:"cpuset"`
+	GeneratorCPUSet string  `json:"generator_cpuset"`
+	Memory          string  `json:"memory"`
+	Fingerprint     string  `json:"fingerprint"`
+	Seed            int64   `json:"seed"`
+	DB              string  `json:"db,omitempty"`
+	DBPoolSize      int     `json:"db_pool_size,omitempty"`
+	DBCPUSet        string  `json:"db_cpuset,omitempty"`
+}
+
+type jsonEstimate struct {
+	Median float64  `json:"median"`
+	Lo     *float64 `json:"lo"` // null: too few trials for a 95% interval
+	Hi     *float64 `json:"hi"`
+	N      int      `json:"n"`
+}
+
+type jsonPooled struct {
+	Trials int     `json:"trials"`
+	Count  int64   `json:"count"`
+	P50    float64 `json:"p50_ms"`
+	P90    float64 `json:"p90_ms"`
+	P99    float64 `json:"p99_ms"`
+	P999   float64 `json:"p999_ms"`
+	P9999  float64 `json:"p9999_ms"`
+	Max    float64 `json:"max_ms"`
+}
+
+type jsonTarget struct {
+	Name          string        `json:"name"`
+	Trials        int           `json:"trials"`
+	Valid         int           `json:"valid_trials"`
+	Rank          string        `json:"rank,omitempty"`
+	Throughput    *jsonEstimate `json:"throughput_rps"`
+	P50           *jsonEstimate `json:"latency_p50_ms"`
+	P99           *jsonEstimate `json:"latency_p99_ms"`
+	P999          *jsonEstimate `json:"latency_p999_ms"`
+	CPUCores      *jsonEstimate `json:"cpu_cores"`
+	MemoryPeakMiB *jsonEstimate `json:"memory_peak_mib"`
+	RPSPerCore    *jsonEstimate `json:"rps_per_core"`
+	RPSPerGiB     *jsonEstimate `json:"rps_per_gib"`
+	Pooled        *jsonPooled   `json:"pooled_latency"`
+	Cells         []jsonCell    `json:"cells"`
+}
+
+type jsonCell struct {
+	Trial          int     `json:"trial"`
+	RequestedRPS   int     `json:"requested_rps"`
+	Verdict        string  `json:"verdict"`
+	Reason         string  `json:"invalid_reason,omitempty"`
+	Warnings       string  `json:"warnings,omitempty"`
+	Throughput     float64 `json:"throughput_rps"`
+	SuccessRatio   float64 `json:"success_ratio"`
+	P50            float64 `json:"latency_p50_ms"`
+	P99            float64 `json:"latency_p99_ms"`
+	P999           float64 `json:"latency_p999_ms"`
+	GeneratorDelay float64 `json:"generator_delay_p99_ms"`
+	CPUCores       float64 `json:"cpu_cores"`
+	MemoryPeak     int64   `json:"memory_peak_bytes"`
+	// The PostgreSQL server's, beside the target's; absent on the embedded store.
+	DBCPUCores   float64 `json:"db_cpu_cores,omitempty"`
+	DBMemoryPeak int64   `json:"db_memory_peak_bytes,omitempty"`
+	Seconds      int     `json:"timeline_seconds"`
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func jsonEst(e *Estimate) *jsonEstimate {
+	if e == nil {
+		return nil
+	}
+	return &jsonEstimate{Median: e.Median, Lo: finite(e.Lo), Hi: finite(e.Hi), N: e.N}
+}
+
+// WriteJSON writes o as a JSON document of schema SchemaVersion.
+func WriteJSON(w io.Writer, o *Overview) error {
+	doc := jsonDoc{SchemaVersion: SchemaVersion, Sources: o.Sources, Notes: nonNil(o.Notes),
+		Host: jsonHost{CPU: o.Host.CPU, Kernel: o.Host.Kernel, Docker: o.Host.Docker, Version: o.Host.Version, Commit: o.Host.Commit}}
+	for _, sc := range o.Scenarios {
+		s := sc.Settings
+		js := jsonScenario{Name: sc.Name, FindMax: sc.FindMax, Notes: nonNil(sc.Notes), Settings: jsonSettings{
+			Mode: s.Mode, RequestedRPS: s.RequestedRPS, Connections: s.Connections, DurationS: s.Duration.Seconds(),
+			WarmupS: s.Warmup.Seconds(), CPUSet: s.CPUSet, GeneratorCPUSet: s.GeneratorCPUSet, Memory: s.Memory,
+			Fingerprint: s.Fingerprint, Seed: s.Seed, DB: s.DB, DBPoolSize: s.DBPoolSize, DBCPUSet: s.DBCPUSet}}
+		for _, t := range sc.Targets {
+			jt := jsonTarget{Name: t.Name, Trials: t.Trials, Valid: t.Valid, Rank: t.Rank,
+				Throughput: jsonEst(t.Throughput), P50: jsonEst(t.P50), P99: jsonEst(t.P99), P999: jsonEst(t.P999),
+				CPUCores: jsonEst(t.CPUCores), MemoryPeakMiB: jsonEst(t.MemoryPeakMiB), RPSPerCore: jsonEst(t.RPSPerCore), RPSPerGiB: jsonEst(t.RPSPerGiB)}
+			if p := t.Pooled; p != nil {
+				jt.Pooled = &jsonPooled{Trials: p.Trials, Count: p.Count, P50: ms(p.P50), P90: ms(p.P90), P99: ms(p.P99), P999: ms(p.P999), P9999: ms(p.P9999), Max: ms(p.Max)}
+			}
+			for _, c := range t.Cells {
+				r := c.Row
+				jt.Cells = append(jt.Cells, jsonCell{Trial: r.Trial, RequestedRPS: r.RequestedRPS, Verdict: c.Verdict, Reason: r.InvalidReason,
+					Warnings: r.Warnings, Throughput: r.ThroughputRPS, SuccessRatio: r.SuccessRatio, P50: ms(r.LatencyP50), P99: ms(r.LatencyP99),
+					P999: ms(r.LatencyP999), GeneratorDelay: ms(r.GeneratorDelayP99), CPUCores: r.CPUCores, MemoryPeak: r.MemoryPeak,
+					DBCPUCores: r.DBCPUCores, DBMemoryPeak: r.DBMemoryPeak, Seconds: len(c.Measure)})
+			}
+			js.Targets = append(js.Targets, jt)
+		}
+		doc.Scenarios = append(doc.Scenarios, js)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// WriteMarkdown writes o as GitHub-flavoured markdown, ready to paste into a pull request: a
+// table per scenario, its notes, and every cell that is not valid with its reason.
+func WriteMarkdown(w io.Writer, o *Overview) error {
+	var b strings.Builder
+	for _, sc := range o.Scenarios {
+		fmt.Fprintf(&b, "### %s\n\n%s\n\n", sc.Name, settingsLine(sc))
+		if sc.FindMax {
+			b.WriteString("| target | rate (rps) | trial | verdict | throughput (rps) | p99 (ms) |\n|---|--:|--:|---|--:|--:|\n")
+			for _, t := range sc.Targets {
+				for _, c := range t.Cells {
+					fmt.Fprintf(&b, "| %s | %d | %d | %s | %.1f | %.2f |\n", t.Name, c.Row.RequestedRPS, c.Row.Trial, c.Verdict, c.Row.ThroughputRPS, ms(c.Row.LatencyP99))
+				}
+			}
+		} else {
+			b.WriteString("| target | valid trials | throughput (rps) | p50 (ms) | p99 (ms) | p99.9 (ms) | pooled p99 / p99.99 (ms) | CPU (cores) | peak memory (MiB) | rank |\n")
+			b.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+			for _, t := range sc.Targets {
+				pooled := "—"
+				if t.Pooled != nil {
+					pooled = fmt.Sprintf("%.2f / %.2f", ms(t.Pooled.P99), ms(t.Pooled.P9999))
+				}
+				rank := t.Rank
+				if rank == "" {
+					rank = "—"
+				}
+				fmt.Fprintf(&b, "| %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s |\n", t.Name, t.Valid, t.Trials,
+					estText(t.Throughput, 1), estText(t.P50, 2), estText(t.P99, 2), estText(t.P999, 2), pooled,
+					estText(t.CPUCores, 2), estText(t.MemoryPeakMiB, 0), rank)
+			}
+		}
+		b.WriteString("\n")
+		for _, n := range sc.Notes {
+			fmt.Fprintf(&b, "- %s\n", n)
+		}
+		for _, t := range sc.Targets {
+			for _, c := range t.Cells {
+				if c.Verdict != "valid" {
+					fmt.Fprintf(&b, "- %s trial %d is **%s**: %s\n", t.Name, c.Row.Trial, c.Verdict, reason(c))
+				}
+			}
+		}
+		b.WriteString("\n")
+	}
+	for _, n := range o.Notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	fmt.Fprintf(&b, "<sub>iotbench %s on %s, kernel %s, Docker %s; medians of valid trials ± their 95%% interval.</sub>\n", o.Host.Version, o.Host.CPU, o.Host.Kernel, o.Host.Docker)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// reason is why a cell is not valid.
+func reason(c Cell) string {
+	if c.Verdict == "disturbed" {
+		return strings.TrimPrefix(c.Row.Warnings, "disturbed: ")
+	}
+	return c.Row.InvalidReason
+}
+
+func settingsLine(sc Scenario) string {
+	s := sc.Settings
+	load := fmt.Sprintf("open loop at %d rps", s.RequestedRPS)
+	switch {
+	case sc.FindMax:
+		load = "find-max steps, open loop at rising rates"
+	case s.Mode == "closed":
+		load = fmt.Sprintf("closed loop, %d connections", s.Connections)
+	}
+	or := func(v, none string) string {
+		if v == "" {
+			return none
+		}
+		return v
+	}
+	store := ""
+	if s.DB == results.DBPostgres {
+		store = fmt.Sprintf("; PostgreSQL server on cpuset %s, pool %d", s.DBCPUSet, s.DBPoolSize)
+	}
+	return fmt.Sprintf("%s; %s measured after %s warm-up; target cpuset %s, memory %s; generator cpuset %s%s; fingerprint `%s`",
+		load, s.Duration, s.Warmup, or(s.CPUSet, "none (not pinned)"), or(s.Memory, "unlimited"), or(s.GeneratorCPUSet, "none (not pinned)"), store, s.Fingerprint)
+}
+
+func estText(e *Estimate, prec int) string {
+	if e == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.*f %s", prec, e.Median, e.Spread())
+}

@@ -1,0 +1,66 @@
+package overview
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"time"
+)
+
+//go:embed report.html.tmpl
+var pageTemplate string
+
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"est":      func(e *Estimate, prec int) string { return estText(e, prec) },
+	"ms":       func(d time.Duration) string { return fmt.Sprintf("%.2f", ms(d)) },
+	"pct":      func(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) },
+	"reason":   reason,
+	"settings": settingsLine,
+}).Parse(pageTemplate))
+
+type htmlScenario struct {
+	Scenario
+	Charts    []*chart
+	Timelines []*chart
+}
+
+type htmlPage struct {
+	*Overview
+	Title     string
+	Generated string
+	Scenarios []htmlScenario
+}
+
+// WriteHTML writes o as one self-contained HTML page: styles inline, charts as inline SVG,
+// nothing fetched, no script. now stamps it.
+func WriteHTML(w io.Writer, o *Overview, now time.Time) error {
+	pg := htmlPage{Overview: o, Title: "iotbench report", Generated: now.UTC().Format(time.RFC3339)}
+	for _, sc := range o.Scenarios {
+		hs := htmlScenario{Scenario: sc}
+		draws := []func(Scenario) (*chart, error){throughputChart, spectrumChart, resourcesChart}
+		if sc.FindMax {
+			draws = []func(Scenario) (*chart, error){findMaxChart, spectrumChart, resourcesChart}
+		}
+		for _, d := range draws {
+			c, err := d(sc)
+			if err != nil {
+				return fmt.Errorf("%s: %w", sc.Name, err)
+			}
+			if c != nil {
+				hs.Charts = append(hs.Charts, c)
+			}
+		}
+		for _, t := range sc.Targets {
+			c, err := timelineChart(sc, t)
+			if err != nil {
+				return fmt.Errorf("%s, %s timeline: %w", sc.Name, t.Name, err)
+			}
+			if c != nil {
+				hs.Timelines = append(hs.Timelines, c)
+			}
+		}
+		pg.Scenarios = append(pg.Scenarios, hs)
+	}
+	return page.Execute(w, pg)
+}

@@ -1,0 +1,231 @@
+package overview
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/timeline"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from its golden file; got:\n%s", name, got)
+	}
+}
+
+func fixtureOverview(t *testing.T) *Overview {
+	t.Helper()
+	src, err := Load(fixtureCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Build([]Source{src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestPoolingMergesTheValidTrials(t *testing.T) {
+	o := fixtureOverview(t)
+	if len(o.Scenarios) != 1 || len(o.Scenarios[0].Targets) != 2 {
+		t.Fatalf("%d scenarios, want 1 with 2 targets", len(o.Scenarios))
+	}
+	for _, tg := range o.Scenarios[0].Targets {
+		var successes int64
+		valid := 0
+		for _, c := range tg.Cells {
+			if c.Row.Valid {
+				successes += c.Row.Successes
+				valid++
+			}
+			if len(c.Measure) == 0 {
+				t.Errorf("%s trial %d: no timeline read", tg.Name, c.Row.Trial)
+			}
+		}
+		if tg.Pooled == nil || tg.Pooled.Count != successes || tg.Pooled.Trials != valid {
+			t.Errorf("%s: pooled %+v, want %d latencies from %d valid trials", tg.Name, tg.Pooled, successes, valid)
+			continue
+		}
+		// A pooled percentile lies within the trials' own.
+		lo, hi := time.Duration(1<<62), time.Duration(0)
+		for _, c := range tg.Cells {
+			if c.Row.Valid {
+				lo, hi = min(lo, c.Row.LatencyP99), max(hi, c.Row.LatencyP99)
+			}
+		}
+		if tg.Pooled.P99 < lo || tg.Pooled.P99 > hi {
+			t.Errorf("%s: pooled p99 %v outside its trials' [%v, %v]", tg.Name, tg.Pooled.P99, lo, hi)
+		}
+	}
+}
+
+func TestLoadRefusesAHistogramOfAnotherRun(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "r.csv")
+	copyFile(t, fixtureCSV, csv)
+	if err := os.MkdirAll(timeline.Dir(csv), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, timeline.Path(fixtureCSV), timeline.Path(csv))
+	src, _ := Load(fixtureCSV)
+	k := KeyOf(src.Rows[0])
+	// The cell's log without its last second: a log of another (shorter) run.
+	log, err := os.ReadFile(timeline.HistogramBase(fixtureCSV, k) + ".hlog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSuffix(string(log), "\n"), "\n")
+	short := strings.Join(lines[:len(lines)-1], "")
+	if err := os.WriteFile(timeline.HistogramBase(csv, k)+".hlog", []byte(short), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(csv)
+	if err == nil || !strings.Contains(err.Error(), "its histogram holds") || !strings.Contains(err.Error(), "not from the same run") {
+		t.Errorf("error %v, want a histogram that does not match its row refused", err)
+	}
+}
+
+func TestLoadNotesWhatIsMissing(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "r.csv")
+	copyFile(t, fixtureCSV, csv)
+	src, err := Load(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(src.Notes, "\n")
+	for _, want := range []string{"no timeline", "6 cell(s) without their histogram"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("notes %q lack %q", got, want)
+		}
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPostgresShowsTheServer: a run on PostgreSQL names its server in the settings, and each cell
+// gives the server's CPU and memory beside the target's; the embedded fixture shows none of it.
+func TestPostgresShowsTheServer(t *testing.T) {
+	o := fixtureOverview(t)
+	var plain bytes.Buffer
+	if err := WriteJSON(&plain, o); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "db_") {
+		t.Errorf("a run without a server has db fields:\n%s", plain.String())
+	}
+	sc := &o.Scenarios[0]
+	sc.Settings.DB, sc.Settings.DBPoolSize, sc.Settings.DBCPUSet = results.DBPostgres, 20, "1"
+	cell := &sc.Targets[0].Cells[0]
+	cell.Row.DB, cell.Row.DBCPUCores, cell.Row.DBMemoryPeak = results.DBPostgres, 0.42, 123<<20
+	var md, js bytes.Buffer
+	if err := WriteMarkdown(&md, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&js, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"db": "postgres"`, `"db_pool_size": 20`, `"db_cpuset": "1"`, `"db_cpu_cores": 0.42`, `"db_memory_peak_bytes": 128974848`} {
+		if !strings.Contains(js.String(), want) {
+			t.Errorf("JSON lacks %s", want)
+		}
+	}
+	if !strings.Contains(md.String(), "PostgreSQL server on cpuset 1, pool 20") {
+		t.Errorf("markdown does not name the server:\n%s", md.String())
+	}
+}
+
+func TestMarkdownAndJSON(t *testing.T) {
+	o := fixtureOverview(t)
+	var md, js bytes.Buffer
+	if err := WriteMarkdown(&md, o); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "fixture.md", md.Bytes())
+	if err := WriteJSON(&js, o); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "fixture.json", js.Bytes())
+}
+
+func TestHTMLIsSelfContained(t *testing.T) {
+	o := fixtureOverview(t)
+	var b bytes.Buffer
+	if err := WriteHTML(&b, o, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	// Charts: throughput, the spectrum, and a timeline per target (no resources in-process).
+	figures := regexp.MustCompile(`<figure class="chart" data-chart="([^"]+)"><svg`).FindAllStringSubmatch(html, -1)
+	var names []string
+	for _, f := range figures {
+		names = append(names, f[1])
+	}
+	if want := "throughput,latency spectrum,pausing timeline,steady timeline"; strings.Join(names, ",") != want {
+		t.Errorf("charts %v, want %s", names, want)
+	}
+	// Nothing to fetch: no script, no external reference.
+	for _, bad := range []string{"<script", "src=\"http", "href=\"http", "url(http", "@import", "<link"} {
+		if strings.Contains(html, bad) {
+			t.Errorf("the page contains %q: it must open without network", bad)
+		}
+	}
+	for _, want := range []string{"invalid", "generator delayed requests", "Every cell and its verdict"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+// A paired run's rows share their target's name: its baseline and its candidate are two
+// targets of the overview, not one target's trials mixed.
+func TestPairedSidesApart(t *testing.T) {
+	var rows []results.Row
+	for trial := 1; trial <= 2; trial++ {
+		for _, v := range []string{results.VariantBase, results.VariantCandidate} {
+			rows = append(rows, results.Row{Scenario: "s", Target: "t", Trial: trial, Variant: v, Valid: true, ThroughputRPS: 100})
+		}
+	}
+	o, err := Build([]Source{{Path: "run.csv", Rows: rows}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tg := range o.Scenarios[0].Targets {
+		names = append(names, fmt.Sprintf("%s:%d", tg.Name, tg.Trials))
+	}
+	if got := strings.Join(names, " "); got != "t (base):2 t (candidate):2" {
+		t.Errorf("targets %s, want each side apart with its 2 trials", got)
+	}
+}

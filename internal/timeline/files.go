@@ -1,0 +1,117 @@
+package timeline
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/hdrlog"
+)
+
+// A run's files lie beside its results CSV, in a folder named after it: results/<time>.csv has
+// results/<time>.timeline/ holding timeline.csv and, per cell, <cell>.hlog and <cell>.hgrm. A
+// folder, so that results/*.csv is still the results files alone.
+
+// Dir is the folder of the timeline and histograms of the results file csvPath.
+func Dir(csvPath string) string { return strings.TrimSuffix(csvPath, ".csv") + ".timeline" }
+
+// Path is the timeline file of the results file csvPath.
+func Path(csvPath string) string { return filepath.Join(Dir(csvPath), "timeline.csv") }
+
+// HistogramDir is the folder of the per-cell histogram files of the results file csvPath.
+func HistogramDir(csvPath string) string { return Dir(csvPath) }
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// HistogramBase is the path, without extension, of cell k's histogram files.
+func HistogramBase(csvPath string, k Key) string {
+	name := fmt.Sprintf("%s_%s_t%d", k.Scenario, k.Target, k.Trial)
+	if strings.Contains(k.Scenario, ".find-max") {
+		name += fmt.Sprintf("_%drps", k.RequestedRPS)
+	}
+	return filepath.Join(HistogramDir(csvPath), unsafeName.ReplaceAllString(name, "-"))
+}
+
+// WarmupTag tags the warm-up's intervals in a cell's interval log: HdrHistogram's tools read
+// the untagged ones, the measured phase, unless asked for the tag.
+const WarmupTag = "warmup"
+
+// WriteHistograms writes cell c's interval log (base.hlog: one interval a second, the warm-up's
+// tagged, the log starting with the warm-up, which lasted warmup, at measured − warmup) and the
+// percentile distribution of whole, the measured phase's histogram (base.hgrm).
+func WriteHistograms(base string, c Cell, measured time.Time, warmup time.Duration, whole *hdrhistogram.Histogram) error {
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
+		return err
+	}
+	l := hdrlog.Log{
+		Comment:   fmt.Sprintf("iotbench %s: latency of successful requests, µs recorded, ms shown (-outputValueUnitRatio 1000)", c.Key),
+		StartTime: measured.Add(-warmup),
+	}
+	add := func(tag string, offset time.Duration, seconds []Second) {
+		for _, s := range seconds {
+			if s.Histogram == nil {
+				continue
+			}
+			l.Intervals = append(l.Intervals, hdrlog.Interval{
+				Tag: tag, Start: offset + time.Duration(s.Index)*time.Second, Length: time.Second,
+				Max: s.Max, Encoded: s.Histogram,
+			})
+		}
+	}
+	add(WarmupTag, 0, c.Warmup)
+	add("", warmup, c.Measure)
+	if err := writeFile(base+".hlog", func(f *os.File) error { return hdrlog.Write(f, l) }); err != nil {
+		return err
+	}
+	return writeFile(base+".hgrm", func(f *os.File) error { return hdrlog.WritePercentiles(f, whole) })
+}
+
+func writeFile(path string, write func(*os.File) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// ReadHistogram reads the measured phase's histogram back from a cell's interval log: its
+// untagged intervals merged.
+func ReadHistogram(base string) (*hdrhistogram.Histogram, error) {
+	f, err := os.Open(base + ".hlog")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	l, err := hdrlog.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s.hlog: %w", base, err)
+	}
+	var hs []*hdrhistogram.Histogram
+	for _, in := range l.Intervals {
+		if in.Tag != "" {
+			continue
+		}
+		h, err := in.Histogram()
+		if err != nil {
+			return nil, fmt.Errorf("%s.hlog: interval at %v: %w", base, in.Start, err)
+		}
+		hs = append(hs, h)
+	}
+	pool, err := hdrlog.Merge(hs...)
+	if err != nil {
+		return nil, fmt.Errorf("%s.hlog: %w", base, err)
+	}
+	return pool, nil
+}
