@@ -18,12 +18,15 @@ type Capacity struct {
 	Target string
 	Max    Figure // max rps over the target's searches
 	// At the maximum: the median over the steps that met the SLO at a search's maximum rate.
-	P99         time.Duration
-	CPUCores    float64
-	MemoryPeak  int64
-	Rank        int
-	TiesWith    string // the target ranked just above, when they cannot be told apart
-	Unsearched  string // why no search found a maximum
+	P99        time.Duration
+	CPUCores   float64
+	MemoryPeak int64
+	Rank       int
+	TiesWith   string // the target ranked just above, when they cannot be told apart
+	Unsearched string // why no search found a maximum
+	// AtLeast is, for a target no search found a maximum of (it died, was OOM-killed), the highest
+	// rate one of its steps met the SLO at: its capacity is at least that, by what was measured.
+	AtLeast     int
 	generatorAt bool
 }
 
@@ -57,6 +60,11 @@ func Capacities(found []maxrate.Outcome, rows []results.Row) []Capacity {
 		if len(values) == 0 {
 			if c.Unsearched == "" {
 				c.Unsearched = "no rate met the SLO"
+			}
+			for _, r := range rows {
+				if r.Target == c.Target && r.Valid {
+					c.AtLeast = max(c.AtLeast, r.RequestedRPS)
+				}
 			}
 			continue
 		}
@@ -126,7 +134,11 @@ func WriteCapacity(w io.Writer, scenario string, slo maxrate.SLO, found []maxrat
 	var table [][]string
 	for _, c := range caps {
 		if len(c.Max.Values) == 0 {
-			table = append(table, []string{"—", c.Target, "—", "—", "—", "—", "—"})
+			least := "—"
+			if c.AtLeast > 0 {
+				least = "≥ " + count(float64(c.AtLeast)) + " (no maximum)"
+			}
+			table = append(table, []string{"—", c.Target, least, "—", "—", "—", "—"})
 			continue
 		}
 		rank := fmt.Sprint(c.Rank)
@@ -161,9 +173,21 @@ func WriteCapacity(w io.Writer, scenario string, slo maxrate.SLO, found []maxrat
 // Answer is the finding in one sentence.
 func Answer(scenario string, slo maxrate.SLO, caps []Capacity) string {
 	if len(caps) == 0 || len(caps[0].Max.Values) == 0 {
-		return fmt.Sprintf("Finding: no target sustained any %s load under %s.", scenario, slo)
+		return fmt.Sprintf("Finding: no search of %s under %s found a maximum.", scenario, slo)
 	}
 	top := caps[0]
+	// A target whose searches ended without a maximum, but met the SLO above the top maximum, may
+	// be the answer: say so rather than crown the top.
+	var above []string
+	for _, c := range caps {
+		if len(c.Max.Values) == 0 && float64(c.AtLeast) > top.Max.Hi {
+			above = append(above, fmt.Sprintf("%s met it at %s rps before its search ended (%s)", c.Target, count(float64(c.AtLeast)), brief(c.Unsearched)))
+		}
+	}
+	if len(above) > 0 {
+		return fmt.Sprintf("Finding: no answer yet: %s; of the targets with a maximum, %s sustains the most, %s rps. Give the others what ended their searches (memory: --memory), and run again.",
+			strings.Join(above, "; "), top.Target, count(top.Max.Median))
+	}
 	var tied []string
 	for _, c := range caps[1:] {
 		if c.Rank == top.Rank {

@@ -54,3 +54,24 @@ func rankText(c Capacity) string {
 	}
 	return fmt.Sprint(c.Rank)
 }
+
+// A target whose searches ended without a maximum (OOM-killed) but met the SLO above the others'
+// maxima keeps the answer open: its capacity is at least that.
+func TestAnswerDoesNotCrownBelowATargetThatDied(t *testing.T) {
+	found := []maxrate.Outcome{
+		{Target: "jvm", Search: 1, Result: maxrate.Result{Max: 3500}},
+		{Target: "js", Search: 1, Failed: "the target stopped answering its health check at 16000 rps: target OOM-killed at its 1 GiB limit"},
+	}
+	rows := []results.Row{
+		{Target: "jvm", RequestedRPS: 3500, Valid: true},
+		{Target: "js", RequestedRPS: 8000, Valid: true}, {Target: "js", RequestedRPS: 16000},
+	}
+	caps := Capacities(found, rows)
+	if caps[1].AtLeast != 8000 {
+		t.Errorf("js at least %d, want 8000 (its highest step meeting the SLO)", caps[1].AtLeast)
+	}
+	answer := Answer("io-heavy", maxrate.SLO{}, caps)
+	if !strings.Contains(answer, "no answer yet: js met it at 8,000 rps") || strings.Contains(answer, "jvm sustains the most io-heavy") {
+		t.Errorf("answer %q", answer)
+	}
+}
