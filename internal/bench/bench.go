@@ -12,6 +12,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/downstream"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/report"
@@ -59,6 +60,9 @@ type Runner struct {
 	// Load measures a cell's load phase; nil: load.Run, one generator in this process
 	// (internal/shard's Runner.Run spreads it over several).
 	Load func(context.Context, load.Config) (load.Result, error)
+
+	// downstream serves the cells whose work calls it (plan.Expect.CallsDownstream), while a plan runs.
+	downstream *downstream.Server
 }
 
 // load runs one load phase with the runner's generator(s).
@@ -67,6 +71,21 @@ func (r *Runner) load(ctx context.Context, cfg load.Config) (load.Result, error)
 		return r.Load(ctx, cfg)
 	}
 	return load.Run(ctx, cfg)
+}
+
+// withDownstream starts the downstream service when a cell of p calls it, on loopback in this
+// process (pinned with the generator); stop closes it.
+func (r *Runner) withDownstream(p *plan.Plan) (stop func(), err error) {
+	if r.downstream != nil || !slices.ContainsFunc(p.Cells, func(c plan.Cell) bool { return c.Expect.CallsDownstream }) {
+		return func() {}, nil
+	}
+	s, err := downstream.Start(downstream.Delay)
+	if err != nil {
+		return nil, fmt.Errorf("starting the downstream service: %w", err)
+	}
+	r.downstream = s
+	fmt.Fprintf(r.Log, "downstream service at %s (%s a call), given to the targets as DOWNSTREAM_URL\n", s.URL(), downstream.Delay)
+	return func() { s.Close(); r.downstream = nil }, nil
 }
 
 // maxStartFailures is how often a target may fail to start before the run skips its other
@@ -80,6 +99,11 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	stop, err := r.withDownstream(p)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
 	done, err := r.resumed(p, images)
 	if err != nil {
 		return nil, err
@@ -297,7 +321,7 @@ func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
 	row := results.Row{
 		Scenario: c.Scenario, Target: c.Target, Trial: c.Trial, Mode: string(c.Load.Model.Mode()),
 		RequestedRPS: c.Load.Model.Rate, Connections: c.Load.Model.InFlightLimit(),
-		Duration: c.Load.Duration, Warmup: c.Load.Warmup,
+		Duration: c.Load.Duration, Warmup: c.Load.Warmup, Timeout: c.Load.Timeout,
 		CPUSet: c.Spec.CPUSet, Memory: p.Memory, ImageID: images.ids[c.Build.Tag()],
 		Version: r.Meta.Version, GitCommit: r.Meta.Commit, HostCPU: r.Meta.HostCPU,
 		Kernel: r.Meta.Kernel, DockerVersion: r.Meta.DockerVersion, StartedAt: time.Now(),
@@ -439,6 +463,7 @@ func fill(row *results.Row, res load.Result) {
 	row.ThroughputRPS = res.Throughput()
 	row.Requests, row.Successes, row.Errors, row.Timeouts = res.Requests, res.Successes, res.Errors, res.Timeouts
 	row.SuccessRatio = res.SuccessRatio()
+	row.BytesReceived = res.BytesReceived
 	row.StatusCodes = load.FormatCodes(res.Codes)
 	l := res.Latency
 	row.LatencyMean, row.LatencyP50, row.LatencyP90, row.LatencyP99, row.LatencyP999, row.LatencyMax = l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max

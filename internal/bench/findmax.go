@@ -43,6 +43,11 @@ func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxr
 	if err != nil {
 		return nil, err
 	}
+	stop, err := r.withDownstream(p)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
 	var out []maxrate.Outcome
 	steps := map[string]int{}
 	cells := ordered(p.Cells, r.Seed)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/downstream"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
@@ -44,12 +45,18 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 	if db == nil && (err != nil || nl != nil) {
 		return nil, nl, err
 	}
-	if db != nil {
+	calls := r.downstream != nil && c.Expect.CallsDownstream
+	if db != nil || calls {
 		spec.Env = maps.Clone(spec.Env)
 		if spec.Env == nil {
 			spec.Env = map[string]string{}
 		}
+	}
+	if db != nil {
 		spec.Env["DATABASE_URL"] = db.URL()
+	}
+	if calls {
+		spec.Env["DOWNSTREAM_URL"] = r.downstream.URL()
 	}
 	begin := time.Now()
 	ctr, err := r.Lifecycle.Start(ctx, spec)
@@ -176,10 +183,12 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	m.observeDatabase(in.db, in.c.DB.Spec.CPUSet)
 	defer m.discard()
 	rows := countRows(in.c.Expect.StoresRows, in.ctr.URL(), in.db)
+	calls := countCalls(in.c.Expect.CallsDownstream, in.r.downstream)
 	var measuredFrom time.Time
 	cfg.Measuring = func() {
 		measuredFrom = time.Now()
 		rows.start(ctx)
+		calls.start()
 		m.start()
 	}
 	row.StartedAt = time.Now().Add(cfg.Warmup)
@@ -195,6 +204,9 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		ph.disturbed = m.disturbed
 		if ph.stored = rows.check(ctx, res.Successes, res.Errors); ph.stored != nil {
 			invalidate(row, "stored rows: "+ph.stored.Error())
+		}
+		if err := calls.check(res.Successes); err != nil {
+			invalidate(row, "downstream: "+err.Error())
 		}
 		row.DBRowsStored = rows.inDatabase()
 	}
@@ -319,4 +331,37 @@ func verifyCell(ctx context.Context, baseURL string, cfg load.Config, e plan.Exp
 		return err
 	}
 	return rows.check(ctx, verify.Tries, 0)
+}
+
+// downstreamCalls counts the calls the downstream service gets over a measured phase; nil when the
+// cell's work makes none or no service runs.
+type downstreamCalls struct {
+	s      *downstream.Server
+	before int64
+}
+
+func countCalls(calls bool, s *downstream.Server) *downstreamCalls {
+	if !calls || s == nil {
+		return nil
+	}
+	return &downstreamCalls{s: s}
+}
+
+func (d *downstreamCalls) start() {
+	if d != nil {
+		d.before = d.s.Calls()
+	}
+}
+
+// check holds the calls against the successes: each success answered "downstream":true, so it
+// made a call during the phase. More calls are not held against it (requests of the warm-up still
+// in flight, failed requests).
+func (d *downstreamCalls) check(successes int64) error {
+	if d == nil {
+		return nil
+	}
+	if got := d.s.Calls() - d.before; got < successes {
+		return fmt.Errorf("%d calls for %d successes: answers claim calls the target did not make", got, successes)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/bench"
+	"github.com/iotbench/iotbench/internal/experiment"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/report"
@@ -52,9 +53,16 @@ func runFindMax(ctx context.Context, o *RunOptions, r *bench.Runner, p *plan.Pla
 	}
 	m.Search.Start = start
 	m.Search.Limit = max(m.Search.Limit, start)
+	// The steps' rows, for what each target's maximum costs.
+	var rows []results.Row
+	record := r.Record
+	r.Record = func(row results.Row) error { rows = append(rows, row); return record(row) }
 	found, err := r.FindMax(ctx, p, *m)
 	if len(found) > 0 {
 		if werr := report.WriteMax(o.Streams.Out, p.Name, p.Name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, found); werr != nil {
+			return werr
+		}
+		if werr := experiment.WriteCapacity(o.Streams.Out, p.Name, m.SLO, found, rows); werr != nil {
 			return werr
 		}
 	}

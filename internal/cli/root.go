@@ -106,7 +106,8 @@ Exit status:
 	run, verify := NewCmdRun(s, nil), NewCmdVerify(s, nil)
 	completeNames(run)
 	completeNames(verify)
-	root.AddCommand(run, verify, NewCmdList(s), NewCmdCompare(s, nil), NewCmdClean(s, nil), NewCmdReport(s, nil), NewCmdVersion(s), NewCmdShard(os.Stdin, s), NewCmdK8s(s, nil))
+	root.AddCommand(run, verify, NewCmdList(s), NewCmdCompare(s, nil), NewCmdClean(s, nil), NewCmdReport(s, nil), NewCmdVersion(s),
+		NewCmdReproduce(s, nil), NewCmdClaims(s, nil), NewCmdShard(os.Stdin, s), NewCmdK8s(s, nil))
 	root.Version = strings.TrimSpace(versionLine())
 	root.SetVersionTemplate("{{.Version}}\n")
 	return root

@@ -171,7 +171,7 @@ as asked.`,
 	f.StringArrayVar(&o.Headers, "header", nil, "--url: request header K:V (repeatable)")
 	f.StringArrayVar(&o.Contains, "contains", nil, "--url: a successful body must contain this (repeatable)")
 	f.DurationVar(&o.ExpectedLatency, "expected-latency", 100*time.Millisecond, "--url: expected latency, sizes the in-flight bound")
-	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "--url: per-request timeout")
+	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "per-request timeout, a slower answer is an error (default: the scenario's load.timeout; 10s for --url)")
 	f.StringVar(&o.Name, "name", "", "--url: name the run's target (default: the service's host:port); runs of the same name compare")
 	f.StringVar(&o.Baseline, "baseline", "", "a paired run: a checkout of the baseline (its --file and build contexts), measured round by round beside this one")
 	f.StringVar(&o.BaselineURL, "baseline-url", "", "a paired --url run: the baseline service on loopback, measured round by round beside --url")
@@ -420,6 +420,9 @@ func (o *RunOptions) scenarioPlan(allowed []int) (*plan.Plan, error) {
 	}
 	if o.set("warmup") {
 		over.Warmup = &o.Warmup
+	}
+	if o.set("timeout") {
+		over.Timeout = o.Timeout
 	}
 	p, err := plan.Make(f, name, over, allowed)
 	if err != nil {

@@ -36,7 +36,7 @@ func planError(err error) error {
 }
 
 // urlOnly are the flags of `run --url`: a scenario run takes them from its file.
-var urlOnly = []string{"method", "body-file", "header", "contains", "expected-latency", "timeout"}
+var urlOnly = []string{"method", "body-file", "header", "contains", "expected-latency"}
 
 // validate refuses the flags no run can use, naming the flag, before a file is read or anything
 // built. The bounds are the scenario file's (scenario.Check*), so that a value refused in the

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -31,6 +32,9 @@ import (
 type attacker struct {
 	timeout time.Duration // each request's: from when it was released until its answer is read
 	keep    int           // body bytes kept for the check
+	// received counts the bytes read from every connection (heads and bodies, failed answers
+	// too), as wrk's Transfer/sec does; the engine reads it across a measured phase.
+	received atomic.Int64
 
 	ep     int // the epoll set
 	wake   int // an eventfd, written when the attack's context ends
@@ -518,6 +522,7 @@ func (a *attacker) read(c *conn, each func(*vegeta.Result)) {
 		if !at.IsZero() {
 			c.arrival = at
 		}
+		a.received.Add(int64(n))
 		if n == 0 {
 			if err := c.resp.eof(); err != nil {
 				a.broken(c, "", err, each)

@@ -175,8 +175,11 @@ type Result struct {
 	Duration        time.Duration
 
 	Requests, Successes, Errors, Timeouts int64
-	Codes                                 map[int]int64    // status code → count; 0 for transport errors
-	ErrorKinds                            map[string]int64 // a few distinct error messages, counted
+	// BytesReceived is every byte read from the target over the phase (heads and bodies of
+	// every answer, failed ones too): wrk's Transfer/sec is BytesReceived / Duration.
+	BytesReceived int64
+	Codes         map[int]int64    // status code → count; 0 for transport errors
+	ErrorKinds    map[string]int64 // a few distinct error messages, counted
 
 	// Latency of successful requests. Open loop: from the moment each request was due.
 	Latency latency.Summary
@@ -268,6 +271,7 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 
 	t := newTally(cfg, du, schedule)
 	// The schedule charged to every request counts from here.
+	receivedBefore := a.received.Load() // the warm-up's bytes are not the phase's
 	began := time.Now()
 	t.began = began
 	t.seconds = timeline.NewRecorder(began, du, 2*cfg.Timeout+du)
@@ -288,6 +292,7 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 		return Result{}, err
 	}
 	res := t.result()
+	res.BytesReceived = a.received.Load() - receivedBefore
 	res.OwnDelay = own.summary()
 	res.Timeline = t.seconds.Finish(own.perSecond())
 	res.PeakInFlight = a.peak

@@ -390,3 +390,25 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 		t.Errorf("the page redirected to got %d requests", landed.Load())
 	}
 }
+
+// BytesReceived is what wrk's Transfer/sec divides: every byte of the measured phase's answers,
+// heads and bodies, and none of the warm-up's.
+func TestBytesReceivedCountsTheMeasuredAnswers(t *testing.T) {
+	body := strings.Repeat("x", 1000) + `"id"`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := config(srv.URL, Model{Rate: 200, ExpectedLatency: time.Millisecond}, time.Second)
+	cfg.Warmup = time.Second
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A head of net/http's server is 100–200 bytes (status line, Date, Content-Length, Content-Type).
+	lo, hi := res.Requests*int64(len(body)+100), res.Requests*int64(len(body)+250)
+	if res.BytesReceived < lo || res.BytesReceived > hi {
+		t.Errorf("%d bytes received for %d answers of %d bytes, want %d to %d", res.BytesReceived, res.Requests, len(body), lo, hi)
+	}
+}

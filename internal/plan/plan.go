@@ -28,9 +28,11 @@ type Overrides struct {
 	Targets           []string
 	Duration, Warmup  *time.Duration
 	Rate, Connections int
-	Trials            int
-	CPUs              string // the targets' cpuset
-	Memory            string
+	// Timeout is the per-request timeout; checked against the scenario's latencies.
+	Timeout time.Duration
+	Trials  int
+	CPUs    string // the targets' cpuset
+	Memory  string
 	// DB is the store (scenario.DBEmbedded or DBPostgres), DBCPUs the database server's cpuset,
 	// DBPool the pool sizes to sweep.
 	DB     string
@@ -94,6 +96,8 @@ type Expect struct {
 	MinLatency time.Duration
 	// StoresRows says each success stores one reading: /stats must grow by the successes.
 	StoresRows bool
+	// CallsDownstream says each success calls the downstream service iotbench runs.
+	CallsDownstream bool
 }
 
 // Plan is everything one run measures. All cells share every setting but the target.
@@ -162,13 +166,21 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	case o.Connections > 0:
 		model.Rate, model.Connections = 0, o.Connections
 	}
+	timeout := s.Load.Timeout
+	if o.Timeout > 0 {
+		timeout = o.Timeout
+		if err := scenario.CheckTimeout(timeout, model.ExpectedLatency, s.Check.MinLatency); err != nil {
+			return nil, &OverrideError{"timeout", scenario.FormatDuration(timeout), err}
+		}
+	}
 	req, err := request(s)
 	if err != nil {
 		return nil, err
 	}
 
 	p := &Plan{Name: s.Name, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory, postgresContext: postgresContext(f)}
-	expect := Expect{ContentType: s.Check.ContentType, JSONFields: s.Check.JSONFields, MinLatency: s.Check.MinLatency, StoresRows: s.Check.StoresRows}
+	expect := Expect{ContentType: s.Check.ContentType, JSONFields: s.Check.JSONFields, MinLatency: s.Check.MinLatency, StoresRows: s.Check.StoresRows,
+		CallsDownstream: s.Check.CallsDownstream}
 	// A payload sweep is planned once per size, each size a scenario of its own rows.
 	sizes := s.Request.Sizes
 	if len(sizes) == 0 {
@@ -202,7 +214,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 						Scenario: scenarioName, Size: size.Label, Target: t, Trial: trial, Build: b, Path: s.Request.Path, Spec: spec,
 						Load: load.Config{
 							Request: sized, Check: load.NewCheck(s.Check.Contains...), Model: model,
-							Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: s.Load.Timeout,
+							Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: timeout,
 						},
 						Expect: expect,
 						DB:     cellDB,

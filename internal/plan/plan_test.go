@@ -82,7 +82,7 @@ func TestCellsInterleaveTrialsAndShareSettings(t *testing.T) {
 
 func TestOverrides(t *testing.T) {
 	d := 2 * time.Second
-	p, err := Make(fixture(t), "s", Overrides{Targets: []string{"t"}, Duration: &d, Connections: 7, Trials: 1, Memory: "256m"}, []int{0, 1, 2, 3})
+	p, err := Make(fixture(t), "s", Overrides{Targets: []string{"t"}, Duration: &d, Connections: 7, Trials: 1, Memory: "256m", Timeout: 2 * time.Second}, []int{0, 1, 2, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestOverrides(t *testing.T) {
 		t.Fatalf("%d cells, want 1", len(p.Cells))
 	}
 	c := p.Cells[0]
-	if c.Target != "t" || c.Load.Duration != d || c.Load.Model.Mode() != load.Closed || c.Load.Model.Connections != 7 || c.Spec.Memory != 256<<20 {
+	if c.Target != "t" || c.Load.Duration != d || c.Load.Model.Mode() != load.Closed || c.Load.Model.Connections != 7 || c.Spec.Memory != 256<<20 || c.Load.Timeout != 2*time.Second {
 		t.Errorf("overrides not applied: %+v", c)
 	}
 }
@@ -107,6 +107,7 @@ func TestPlanErrors(t *testing.T) {
 		{"both models", "s", Overrides{Rate: 5, Connections: 5}, "not both"},
 		{"bad memory", "s", Overrides{Memory: "lots"}, "memory lots: not a size Docker accepts"},
 		{"cpus this machine lacks", "s", Overrides{CPUs: "2"}, "cpus 2: names CPU 2, but CPUs are numbered 0 to 1 here"},
+		{"a timeout every answer would hit", "c", Overrides{Timeout: 50 * time.Millisecond}, "timeout 50ms: not above the work's minimum latency 50ms"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

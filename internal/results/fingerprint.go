@@ -18,7 +18,7 @@ type Field struct{ Name, Value string }
 // what measured it on which CPU. The cpusets themselves may differ; their sizes may not.
 func (r Row) FingerprintFields() []Field {
 	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
-	return []Field{
+	fields := []Field{
 		{"mode", r.Mode},
 		{"requested_rps", strconv.Itoa(r.RequestedRPS)},
 		{"connections", strconv.Itoa(r.Connections)},
@@ -35,6 +35,12 @@ func (r Row) FingerprintFields() []Field {
 		{"db_cpus", strconv.Itoa(cpuCount(r.DBCPUSet))},
 		{"db_image_id", r.DBImageID},
 	}
+	// A timeout decides which slow answers are errors. Files before schema 7 did not record it
+	// (0): their fingerprints stay what they were.
+	if r.Timeout > 0 {
+		fields = append(fields, Field{"timeout_s", secs(r.Timeout)})
+	}
+	return fields
 }
 
 // Store is the row's db. Rows of started targets written before the column (schema 5 and older)

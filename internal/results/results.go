@@ -55,7 +55,10 @@ type Row struct {
 
 	Requests, Successes, Errors, Timeouts int64
 	SuccessRatio                          float64
-	StatusCodes                           string
+	// BytesReceived is every byte of the measured phase's answers, heads and bodies, failed ones
+	// too: what wrk's Transfer/sec divides by the duration (TransferPerSecond).
+	BytesReceived int64
+	StatusCodes   string
 
 	LatencyMean, LatencyP50, LatencyP90, LatencyP99, LatencyP999, LatencyMax time.Duration
 	SendLagP99, SendLagMax                                                   time.Duration
@@ -63,8 +66,10 @@ type Row struct {
 	GeneratorDelayP99 time.Duration
 
 	Duration, Warmup time.Duration
-	Valid            bool
-	InvalidReason    string
+	// Timeout is the per-request timeout: a slower answer is an error (a timeout).
+	Timeout       time.Duration
+	Valid         bool
+	InvalidReason string
 
 	StartedAt       time.Time
 	CPUSet          string // the target's
@@ -119,6 +124,14 @@ type Row struct {
 	// Warnings say why a valid row may still mislead (a busy generator, a runtime that sees other
 	// limits than it was given); "; "-separated.
 	Warnings string
+}
+
+// TransferPerSecond is BytesReceived per second of the measured phase; 0 when not measured.
+func (r Row) TransferPerSecond() float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	return float64(r.BytesReceived) / r.Duration.Seconds()
 }
 
 // VerifyFailed reports whether the cell's target failed verification and was not loaded.
@@ -180,6 +193,7 @@ var measurementColumn = map[string]bool{
 	"generator_cpu_percent":  true,
 	"generator_delay_p99_ms": true,
 	"cpu_us_per_request":     true,
+	"bytes_received":         true,
 }
 
 func init() {
@@ -284,7 +298,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -370,6 +384,8 @@ var columns = []column{
 	{"db_memory_peak_bytes", serverMeasure(integer(func(r *Row) *int64 { return &r.DBMemoryPeak })), 6},
 	{"db_memory_mean_bytes", serverMeasure(integer(func(r *Row) *int64 { return &r.DBMemoryMean })), 6},
 	{"db_rows_stored", serverMeasure(integer(func(r *Row) *int64 { return &r.DBRowsStored })), 6},
+	{"bytes_received", integer(func(r *Row) *int64 { return &r.BytesReceived }), 7},
+	{"timeout_s", seconds(func(r *Row) *time.Duration { return &r.Timeout }), 7},
 }
 
 // The stores of the db column.

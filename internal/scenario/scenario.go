@@ -91,6 +91,9 @@ type Check struct {
 	MinLatency time.Duration `yaml:"min_latency"`
 	// StoresRows says each success stores one reading: /stats must grow by the successes.
 	StoresRows bool `yaml:"stores_rows"`
+	// CallsDownstream says each success calls the downstream service iotbench runs (DOWNSTREAM_URL):
+	// its calls over the measured phase must be at least the successes.
+	CallsDownstream bool `yaml:"calls_downstream"`
 }
 
 // LoadModel is the load model: open loop at Rate, or closed loop over Connections.

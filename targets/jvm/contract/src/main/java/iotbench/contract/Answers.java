@@ -1,5 +1,7 @@
 package iotbench.contract;
 
+import java.util.concurrent.CompletableFuture;
+
 /** The contract's JSON answers (docs/contract.md, "Endpoints"), as the Java apps write them with Jackson. */
 public final class Answers {
     private Answers() {
@@ -20,12 +22,15 @@ public final class Answers {
     }
 
     public record Cpu(double pi, long trace, int primes) {
-        /** GET /cpu's work, in the contract's order. */
+        /**
+         * GET /cpu's work: its three tasks in parallel, the first two on the common fork-join pool, as the
+         * published app's "parallel tasks" ran (seed 001): one request uses every CPU the JVM has.
+         */
         public static Cpu compute() {
-            double pi = Work.monteCarloPi(1_000_000);
-            double trace = Work.matrixTrace();
+            CompletableFuture<Double> pi = CompletableFuture.supplyAsync(() -> Work.monteCarloPi(1_000_000));
+            CompletableFuture<Double> trace = CompletableFuture.supplyAsync(Work::matrixTrace);
             int primes = Work.countPrimes(100_000);
-            return new Cpu(pi, (long) trace, primes);
+            return new Cpu(pi.join(), (long) (double) trace.join(), primes);
         }
     }
 

@@ -7,6 +7,9 @@ import io.ktor.server.response.respond
 import io.ktor.server.routing.Route
 import io.ktor.server.routing.get
 import io.ktor.server.routing.post
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.async
+import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
 import kotlinx.serialization.Serializable
 import kotlinx.serialization.json.JsonObject
@@ -28,12 +31,16 @@ data class Ok(val ok: Boolean)
 data class Stats(val rows: Long)
 
 fun Route.workRoutes(store: Database) {
-    // CPU work runs right in the handler, i.e. on the call's coroutine on its Netty call-group thread.
+    // CPU work: the contract's three tasks in parallel (seed 001's "parallel tasks"), as coroutines on
+    // Dispatchers.Default, one thread per CPU; the call's coroutine waits for them.
     get("/cpu") {
-        val pi = Work.monteCarloPi(1_000_000)
-        val trace = Work.matrixTrace()
-        val primes = Work.countPrimes(100_000)
-        call.respond(Cpu(pi, trace.toLong(), primes))
+        val answer = coroutineScope {
+            val pi = async(Dispatchers.Default) { Work.monteCarloPi(1_000_000) }
+            val trace = async(Dispatchers.Default) { Work.matrixTrace() }
+            val primes = Work.countPrimes(100_000)
+            Cpu(pi.await(), trace.await().toLong(), primes)
+        }
+        call.respond(answer)
     }
 
     get("/blocking") {

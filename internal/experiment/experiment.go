@@ -1,0 +1,464 @@
+// Package experiment holds the published experiments iotbench reproduces (experiments.yaml, beside
+// scenarios.yaml): each one's source, the runs that redo it as published and as corrected, the
+// numbers it published and the claims built on them. Check puts each claim beside the rows of a
+// run and gives a verdict; Text and Markdown render the outcome (docs/experiments.md is Markdown
+// of a committed run). The schema is documented in docs/scenarios.md.
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/scenario"
+	"go.yaml.in/yaml/v3"
+)
+
+// File is a parsed and validated experiments file.
+type File struct {
+	Path string `yaml:"-"`
+	// Intro is Markdown put at the top of the generated page, after its header.
+	Intro       string                 `yaml:"intro"`
+	Experiments map[string]*Experiment `yaml:"experiments"`
+	// Order is the file's order of the experiments.
+	Order []string `yaml:"-"`
+}
+
+// Experiment is one published experiment and how iotbench redoes it.
+type Experiment struct {
+	Name string `yaml:"-"`
+	Line int    `yaml:"-"`
+
+	Title string `yaml:"title"`
+	// Source names the published text (seeds/000 …) and the part of it.
+	Source string `yaml:"source"`
+	// Published is the load model, tool and host as the source describes them.
+	Published string `yaml:"published"`
+	// Metrics are the figures the source reported (metric names): the tables show them.
+	Metrics []string        `yaml:"metrics"`
+	Runs    []*Run          `yaml:"runs"`
+	Rows    []*PublishedRow `yaml:"rows"`
+	Claims  []*Claim        `yaml:"claims"`
+	// Differs says, a Markdown item each, what differs from the published experiment and why.
+	Differs []string `yaml:"differs"`
+}
+
+// Run is one scenario run of an experiment: as published, or a corrected variant. Zero fields keep
+// the scenario's settings.
+type Run struct {
+	Line int `yaml:"-"`
+
+	Name     string `yaml:"name"`
+	Scenario string `yaml:"scenario"`
+	// Note says what the run is: as published, or what it corrects.
+	Note        string         `yaml:"note"`
+	Targets     []string       `yaml:"targets"`
+	Rate        int            `yaml:"rate"`
+	Connections int            `yaml:"connections"`
+	Duration    time.Duration  `yaml:"duration"`
+	Warmup      *time.Duration `yaml:"warmup"`
+	Trials      int            `yaml:"trials"`
+	Timeout     time.Duration  `yaml:"timeout"`
+	// NeedsCPUs is the fewest target CPUs the run means anything with (a cluster, a worker pool):
+	// on a host that cannot give them, it is not run and its claims cannot be tested here.
+	NeedsCPUs int `yaml:"needs_cpus"`
+}
+
+// PublishedRow is one row of a published table: the iotbench target standing for the published
+// stack (As, in the source's words), and its figures by metric name.
+type PublishedRow struct {
+	Line   int                `yaml:"-"`
+	Run    string             `yaml:"run"`
+	Target string             `yaml:"target"`
+	As     string             `yaml:"as"`
+	Values map[string]float64 `yaml:"values"`
+}
+
+// Claim is a sentence of the source and what it asserts, checked in each of Runs. Exactly one of
+// Ratio, Ranking, Winner, Tie and Untestable is set.
+type Claim struct {
+	Line int `yaml:"-"`
+
+	// Quote is the claim in the source's words.
+	Quote string   `yaml:"quote"`
+	Runs  []string `yaml:"runs"`
+	// Note is iotbench's remark on the claim (its own table disagrees, …).
+	Note       string   `yaml:"note"`
+	Ratio      *Ratio   `yaml:"ratio"`
+	Ranking    *Ranking `yaml:"ranking"`
+	Winner     *Winner  `yaml:"winner"`
+	Tie        *Tie     `yaml:"tie"`
+	Untestable string   `yaml:"untestable"`
+}
+
+// Ratio claims Of's metric is Published times To's ("4.6× faster": 4.6; "88% better": 1.88).
+type Ratio struct {
+	Metric    string  `yaml:"metric"`
+	Of        string  `yaml:"of"`
+	To        string  `yaml:"to"`
+	Published float64 `yaml:"published"`
+}
+
+// Ranking claims each target of Order is better than the next on Metric.
+type Ranking struct {
+	Metric string   `yaml:"metric"`
+	Order  []string `yaml:"order"`
+}
+
+// Winner claims Target is better than every other target of the run on Metric.
+type Winner struct {
+	Metric string `yaml:"metric"`
+	Target string `yaml:"target"`
+}
+
+// Tie claims Targets do not differ on Metric ("a technical tie").
+type Tie struct {
+	Metric  string   `yaml:"metric"`
+	Targets []string `yaml:"targets"`
+}
+
+// Load reads and validates an experiments file against the scenario matrix it runs.
+func Load(path string, scenarios *scenario.File) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v (pass the experiments file with --experiments)", path, err)
+	}
+	return Parse(path, data, scenarios)
+}
+
+var (
+	yamlLine      = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+	yamlWrongType = regexp.MustCompile("cannot unmarshal !!\\w+ `(.*)` into (.*)")
+	typeNames     = map[string]string{
+		"int": "a whole number", "float64": "a number", "time.Duration": "a duration (e.g. 30s, 500ms)",
+		"string": "a string", "[]string": "a list of strings (e.g. [a, b])",
+	}
+)
+
+// friendly says what a yaml type error means in the file's terms.
+func friendly(msg string) string {
+	m := yamlWrongType.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	want := typeNames[m[2]]
+	if want == "" {
+		want = "a mapping of keys to values"
+		if strings.HasPrefix(m[2], "[]") {
+			want = "a list"
+		}
+	}
+	return fmt.Sprintf("wrong type: %q should be %s", m[1], want)
+}
+
+// Parse parses and validates the content of an experiments file; path names it in errors.
+func Parse(path string, data []byte, scenarios *scenario.File) (*File, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, yamlError(path, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, fmt.Errorf("%s: the file is empty; it needs experiments (see docs/scenarios.md, experiments.yaml)", path)
+	}
+	root := doc.Content[0]
+	if keys := scenario.UnknownKeys(root, reflect.TypeFor[File](), "the file"); len(keys) > 0 {
+		errs := make([]lineError, len(keys))
+		for i, k := range keys {
+			errs[i] = lineError{k.Line, k.Msg}
+		}
+		return nil, located(path, errs)
+	}
+	f := &File{Path: path}
+	if err := root.Decode(f); err != nil {
+		return nil, yamlError(path, err)
+	}
+	_, body := lookup(root, "experiments")
+	if body != nil {
+		for i := 0; i+1 < len(body.Content); i += 2 {
+			name := body.Content[i].Value
+			if e := f.Experiments[name]; e != nil {
+				e.Name, e.Line = name, body.Content[i].Line
+				f.Order = append(f.Order, name)
+				lines(body.Content[i+1], e)
+			}
+		}
+	}
+	if errs := f.validate(scenarios); len(errs) > 0 {
+		return nil, located(path, errs)
+	}
+	return f, nil
+}
+
+// lines records the line of each run, row and claim of e from its node.
+func lines(node *yaml.Node, e *Experiment) {
+	items := func(key string) []*yaml.Node {
+		if _, v := lookup(node, key); v != nil && v.Kind == yaml.SequenceNode {
+			return v.Content
+		}
+		return nil
+	}
+	for i, n := range items("runs") {
+		if i < len(e.Runs) && e.Runs[i] != nil {
+			e.Runs[i].Line = n.Line
+		}
+	}
+	for i, n := range items("rows") {
+		if i < len(e.Rows) && e.Rows[i] != nil {
+			e.Rows[i].Line = n.Line
+		}
+	}
+	for i, n := range items("claims") {
+		if i < len(e.Claims) && e.Claims[i] != nil {
+			e.Claims[i].Line = n.Line
+		}
+	}
+}
+
+func lookup(node *yaml.Node, key string) (k, v *yaml.Node) {
+	if node == nil || node.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(node.Content); i += 2 {
+		if node.Content[i].Value == key {
+			return node.Content[i], node.Content[i+1]
+		}
+	}
+	return nil, nil
+}
+
+type lineError struct {
+	line int
+	msg  string
+}
+
+func located(path string, errs []lineError) error {
+	slices.SortStableFunc(errs, func(a, b lineError) int { return a.line - b.line })
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = fmt.Errorf("%s:%d: %s", path, e.line, e.msg)
+	}
+	return errors.Join(out...)
+}
+
+func yamlError(path string, err error) error {
+	var te *yaml.TypeError
+	msgs := []string{err.Error()}
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	}
+	out := make([]error, len(msgs))
+	for i, m := range msgs {
+		if g := yamlLine.FindStringSubmatch(m); g != nil {
+			out[i] = fmt.Errorf("%s:%s: %s", path, g[1], friendly(g[2]))
+		} else {
+			out[i] = fmt.Errorf("%s: %s", path, strings.TrimPrefix(m, "yaml: "))
+		}
+	}
+	return errors.Join(out...)
+}
+
+var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// validate checks what the types cannot: names, references to scenarios, targets, runs and
+// metrics, and the bounds of the runs' settings (the scenario file's).
+func (f *File) validate(sf *scenario.File) []lineError {
+	var errs []lineError
+	add := func(line int, format string, args ...any) {
+		errs = append(errs, lineError{line, fmt.Sprintf(format, args...)})
+	}
+	if len(f.Experiments) == 0 {
+		add(1, "no experiments: add an \"experiments:\" section (see docs/scenarios.md, \"experiments.yaml\")")
+	}
+	for _, name := range f.Order {
+		e := f.Experiments[name]
+		what := fmt.Sprintf("experiment %q", name)
+		if !validName.MatchString(name) {
+			add(e.Line, "%s: use lower-case letters, digits, '.', '_' and '-' in its name", what)
+		}
+		if e.Title == "" || e.Source == "" {
+			add(e.Line, "%s needs a title and a source (the published text it redoes)", what)
+		}
+		for _, m := range e.Metrics {
+			if MetricNamed(m) == nil {
+				add(e.Line, "%s: metrics: unknown metric %q (known: %s)", what, m, strings.Join(MetricNames(), ", "))
+			}
+		}
+		if len(e.Runs) == 0 {
+			add(e.Line, "%s has no runs: add \"runs:\" with a scenario each", what)
+		}
+		runs := map[string]*Run{}
+		for _, r := range e.Runs {
+			if r == nil {
+				add(e.Line, "%s: an empty run", what)
+				continue
+			}
+			errs = append(errs, r.validate(what, sf, runs)...)
+			runs[r.Name] = r
+		}
+		for _, row := range e.Rows {
+			if row == nil {
+				continue
+			}
+			r := runs[row.Run]
+			switch {
+			case r == nil:
+				add(row.Line, "%s: published row of %q: run %q is not a run of the experiment", what, row.Target, row.Run)
+			case !slices.Contains(r.targetsIn(sf), row.Target):
+				add(row.Line, "%s: published row: target %q is not a target of run %q", what, row.Target, row.Run)
+			}
+			for m := range row.Values {
+				if MetricNamed(m) == nil {
+					add(row.Line, "%s: published row of %q: unknown metric %q (known: %s)", what, row.Target, m, strings.Join(MetricNames(), ", "))
+				}
+			}
+		}
+		for _, c := range e.Claims {
+			if c == nil {
+				continue
+			}
+			errs = append(errs, c.validate(what, sf, runs)...)
+		}
+	}
+	return errs
+}
+
+func (r *Run) validate(what string, sf *scenario.File, seen map[string]*Run) []lineError {
+	var errs []lineError
+	add := func(format string, args ...any) {
+		errs = append(errs, lineError{r.Line, fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case !validName.MatchString(r.Name):
+		add("%s: run %q: name it with lower-case letters, digits, '.', '_' and '-'", what, r.Name)
+	case seen[r.Name] != nil:
+		add("%s: run %q is named twice", what, r.Name)
+	}
+	s := sf.Scenarios[r.Scenario]
+	if s == nil {
+		add("%s: run %q: scenario %q is not in %s (known: %s)", what, r.Name, r.Scenario, sf.Path, strings.Join(sf.ScenarioOrder, ", "))
+	}
+	for _, t := range r.Targets {
+		if sf.Targets[t] == nil {
+			add("%s: run %q: unknown target %q (known: %s)", what, r.Name, t, strings.Join(sf.TargetOrder, ", "))
+		}
+	}
+	d := scenario.FormatDuration
+	checks := []struct {
+		given bool
+		what  string
+		err   func() error
+	}{
+		{r.Rate != 0, fmt.Sprintf("rate %d", r.Rate), func() error { return scenario.CheckRate(r.Rate) }},
+		{r.Connections != 0, fmt.Sprintf("connections %d", r.Connections), func() error { return scenario.CheckConnections(r.Connections) }},
+		{r.Trials != 0, fmt.Sprintf("trials %d", r.Trials), func() error { return scenario.CheckTrials(r.Trials) }},
+		{r.Duration != 0, "duration " + d(r.Duration), func() error { return scenario.CheckPhase(r.Duration) }},
+		{r.Warmup != nil, "warmup", func() error { return scenario.CheckWarmup(*r.Warmup) }},
+		{r.Timeout != 0, "timeout " + d(r.Timeout), func() error { return scenario.CheckWait(r.Timeout) }},
+	}
+	for _, c := range checks {
+		if c.given {
+			if err := c.err(); err != nil {
+				add("%s: run %q: %s: %v", what, r.Name, c.what, err)
+			}
+		}
+	}
+	if r.Rate != 0 && r.Connections != 0 {
+		add("%s: run %q: give rate (open loop) or connections (closed loop), not both", what, r.Name)
+	}
+	if r.NeedsCPUs < 0 {
+		add("%s: run %q: needs_cpus %d: must not be negative", what, r.Name, r.NeedsCPUs)
+	}
+	if s != nil && r.Timeout != 0 {
+		expected := s.Load.ExpectedLatency
+		if err := scenario.CheckTimeout(r.Timeout, expected, s.Check.MinLatency); err != nil {
+			add("%s: run %q: timeout %s: %v", what, r.Name, d(r.Timeout), err)
+		}
+	}
+	return errs
+}
+
+// targetsIn is the run's targets: its own, else its scenario's.
+func (r *Run) targetsIn(sf *scenario.File) []string {
+	if len(r.Targets) > 0 {
+		return r.Targets
+	}
+	if s := sf.Scenarios[r.Scenario]; s != nil {
+		return s.Targets
+	}
+	return nil
+}
+
+func (c *Claim) validate(what string, sf *scenario.File, runs map[string]*Run) []lineError {
+	var errs []lineError
+	add := func(format string, args ...any) {
+		errs = append(errs, lineError{c.Line, fmt.Sprintf(format, args...)})
+	}
+	if c.Quote == "" {
+		add("%s: a claim needs its quote, in the source's words", what)
+	}
+	kinds := 0
+	var metric string
+	var targets []string
+	if c.Ratio != nil {
+		kinds++
+		metric, targets = c.Ratio.Metric, []string{c.Ratio.Of, c.Ratio.To}
+		if c.Ratio.Published <= 0 {
+			add("%s: claim %q: ratio.published must be above 0 (4.6 for \"4.6× faster\", 1.88 for \"88%% better\")", what, c.Quote)
+		}
+		if c.Ratio.Of == c.Ratio.To {
+			add("%s: claim %q: a ratio of a target to itself", what, c.Quote)
+		}
+	}
+	if c.Ranking != nil {
+		kinds++
+		metric, targets = c.Ranking.Metric, c.Ranking.Order
+		if len(targets) < 2 {
+			add("%s: claim %q: ranking.order needs two targets or more", what, c.Quote)
+		}
+	}
+	if c.Winner != nil {
+		kinds++
+		metric, targets = c.Winner.Metric, []string{c.Winner.Target}
+	}
+	if c.Tie != nil {
+		kinds++
+		metric, targets = c.Tie.Metric, c.Tie.Targets
+		if len(targets) < 2 {
+			add("%s: claim %q: tie.targets needs two targets or more", what, c.Quote)
+		}
+	}
+	if c.Untestable != "" {
+		kinds++
+	}
+	if kinds != 1 {
+		add("%s: claim %q: give exactly one of ratio, ranking, winner, tie or untestable (the reason it cannot be tested)", what, c.Quote)
+		return errs
+	}
+	if c.Untestable != "" {
+		return errs
+	}
+	if MetricNamed(metric) == nil {
+		add("%s: claim %q: unknown metric %q (known: %s)", what, c.Quote, metric, strings.Join(MetricNames(), ", "))
+	}
+	if len(c.Runs) == 0 {
+		add("%s: claim %q: runs: name the runs it is checked in", what, c.Quote)
+	}
+	for _, name := range c.Runs {
+		r := runs[name]
+		if r == nil {
+			add("%s: claim %q: run %q is not a run of the experiment", what, c.Quote, name)
+			continue
+		}
+		for _, t := range targets {
+			if !slices.Contains(r.targetsIn(sf), t) {
+				add("%s: claim %q: target %q is not a target of run %q", what, c.Quote, t, name)
+			}
+		}
+	}
+	return errs
+}
