@@ -53,6 +53,7 @@ func Merge(parts []Part) (load.Result, error) {
 		res.Successes += r.Successes
 		res.Errors += r.Errors
 		res.Timeouts += r.Timeouts
+		res.BytesReceived += r.BytesReceived
 		for k, v := range r.Codes {
 			res.Codes[k] += v
 		}
