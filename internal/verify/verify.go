@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -25,6 +27,11 @@ type Check struct {
 	Status int
 	// Expect inspects a successful answer; took is the request's duration.
 	Expect func(a answer) error
+	// Together > 1 sends the request that many times at once, each answer checked by Expect, and
+	// requires the last of them to come no sooner than LastAfter: how a check sees that work queues
+	// on a bounded executor instead of running all at once.
+	Together  int
+	LastAfter time.Duration
 }
 
 type answer struct {
@@ -93,6 +100,9 @@ func Contract(payload []byte) []Check {
 		post("process-data fib(25)", "/process-data", []byte(`{"n":25}`), 200, fields(map[string]any{"n": 25.0, "result": 75025.0})),
 		post("process-data rejects 36", "/process-data", []byte(`{"n":36}`), 400, fields(nil, "error")),
 		get("enterprise", "/enterprise", 200, all(fields(map[string]any{"rows": 10.0, "bytes": 4096.0, "downstream": true}, "id", "cacheHit"), tookAtLeast(20*time.Millisecond))),
+		get("fanout", "/fanout", 200, all(fields(map[string]any{"tasks": 10.0, "waitedMs": 500.0}), tookAtLeast(50*time.Millisecond))),
+		// 3 requests × 10 sub-tasks on the default 10 workers: three rounds of 50 ms at least.
+		together(get("fanout ×3 at once", "/fanout", 200, fields(map[string]any{"tasks": 10.0})), 3, 150*time.Millisecond),
 		get("downstream", "/downstream", 200, all(fields(map[string]any{"ok": true}), tookAtLeast(20*time.Millisecond))),
 		get("stats after", "/stats", 200, func(a answer) error {
 			if n, _ := a.json["rows"].(float64); n != rowsBefore+inserts {
@@ -103,49 +113,85 @@ func Contract(payload []byte) []Check {
 	}
 }
 
+func together(c Check, n int, lastAfter time.Duration) Check {
+	c.Together, c.LastAfter = n, lastAfter
+	return c
+}
+
 // Run performs checks in order against baseURL and returns one Result per check.
 func Run(ctx context.Context, baseURL string, checks []Check) []Result {
 	hc := newClient(30 * time.Second)
 	out := make([]Result, len(checks))
 	for i, c := range checks {
-		out[i] = Result{Check: c.Name, Err: run(ctx, hc, baseURL, c)}
+		var err error
+		if c.Together > 1 {
+			err = runTogether(ctx, hc, baseURL, c)
+		} else {
+			_, err = run(ctx, hc, baseURL, c, time.Now())
+		}
+		out[i] = Result{Check: c.Name, Err: err}
 	}
 	return out
 }
 
-func run(ctx context.Context, hc *http.Client, baseURL string, c Check) error {
+// runTogether sends c.Together requests at once, on as many connections, and checks the last
+// answer's time from their common start.
+func runTogether(ctx context.Context, hc *http.Client, baseURL string, c Check) error {
+	begin := time.Now()
+	took := make([]time.Duration, c.Together)
+	errs := make([]error, c.Together)
+	var wg sync.WaitGroup
+	for i := range c.Together {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			took[i], errs[i] = run(ctx, hc, baseURL, c, begin)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if last := slices.Max(took); last < c.LastAfter {
+		return fmt.Errorf("%s %s ×%d at once: the last answered after %v, want ≥ %v (the work ran all at once: is the executor bounded?)",
+			c.Method, c.Path, c.Together, last.Round(time.Millisecond), c.LastAfter)
+	}
+	return nil
+}
+
+// run sends c once and checks its answer; took counts from begin.
+func run(ctx context.Context, hc *http.Client, baseURL string, c Check, begin time.Time) (time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, c.Method, baseURL+c.Path, bytes.NewReader(c.Body))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if c.Body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	begin := time.Now()
 	res, err := hc.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	a := answer{body: body, ctype: res.Header.Get("Content-Type"), took: time.Since(begin)}
 	if res.StatusCode != c.Status {
-		return fmt.Errorf("%s %s: status %d, want %d (body %s)", c.Method, c.Path, res.StatusCode, c.Status, excerpt(body))
+		return a.took, fmt.Errorf("%s %s: status %d, want %d (body %s)", c.Method, c.Path, res.StatusCode, c.Status, excerpt(body))
 	}
 	if strings.HasPrefix(a.ctype, "application/json") {
 		if err := json.Unmarshal(body, &a.json); err != nil {
-			return fmt.Errorf("%s %s: body is not a JSON object: %v (%s)", c.Method, c.Path, err, excerpt(body))
+			return a.took, fmt.Errorf("%s %s: body is not a JSON object: %v (%s)", c.Method, c.Path, err, excerpt(body))
 		}
 	} else if c.Path != "/page" {
-		return fmt.Errorf("%s %s: Content-Type %q, want application/json", c.Method, c.Path, a.ctype)
+		return a.took, fmt.Errorf("%s %s: Content-Type %q, want application/json", c.Method, c.Path, a.ctype)
 	}
 	if err := c.Expect(a); err != nil {
-		return fmt.Errorf("%s %s: %w (body %s)", c.Method, c.Path, err, excerpt(body))
+		return a.took, fmt.Errorf("%s %s: %w (body %s)", c.Method, c.Path, err, excerpt(body))
 	}
-	return nil
+	return a.took, nil
 }
 
 // fields requires each key of exact with that value, and each of present to exist.

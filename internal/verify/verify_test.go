@@ -172,3 +172,55 @@ func TestRowsGrew(t *testing.T) {
 		})
 	}
 }
+
+// The fan-out check passes a target whose sub-tasks queue on ten workers and fails one that runs
+// every request's sub-tasks at once (the bound is what seed 002's result is about).
+func TestFanoutCheckSeesTheBound(t *testing.T) {
+	var check Check
+	for _, c := range Contract(nil) {
+		if c.Name == "fanout ×3 at once" {
+			check = c
+		}
+	}
+	if check.Together != 3 {
+		t.Fatalf("no fan-out check sending 3 at once: %+v", check)
+	}
+	workers := make(chan struct{}, 10)
+	bounded := func(w http.ResponseWriter, _ *http.Request) {
+		done := make(chan struct{}, 10)
+		for range 10 {
+			go func() {
+				workers <- struct{}{}
+				time.Sleep(50 * time.Millisecond)
+				<-workers
+				done <- struct{}{}
+			}()
+		}
+		for range 10 {
+			<-done
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"tasks":10,"waitedMs":500}`)
+	}
+	unbounded := func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"tasks":10,"waitedMs":500}`)
+	}
+	for _, c := range []struct {
+		name    string
+		handler http.HandlerFunc
+		wantErr string
+	}{
+		{"ten workers", bounded, ""},
+		{"no bound", unbounded, "is the executor bounded?"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(c.handler)
+			defer srv.Close()
+			err := Run(context.Background(), srv.URL, []Check{check})[0].Err
+			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+				t.Errorf("err = %v, want %q", err, c.wantErr)
+			}
+		})
+	}
+}
