@@ -1,10 +1,11 @@
 #!/bin/sh
 # A fresh PostgreSQL cluster in /tmp (the container's tmpfs), then the server in the foreground on
-# 127.0.0.1:$PGPORT. Database iot, owned by user iot whose password is $POSTGRES_PASSWORD (the harness
+# $BIND_ADDRESS:$PGPORT (127.0.0.1 unless the harness names a remote engine's host, as for targets). Database iot, owned by user iot whose password is $POSTGRES_PASSWORD (the harness
 # draws one per start); TCP logins need it (SCRAM), the socket in /tmp is reachable only inside the
 # container and trusts its own user (psql for the harness's row counts).
 set -eu
-: "${PGPORT:?set PGPORT, the port to listen on (127.0.0.1)}"
+: "${PGPORT:?set PGPORT, the port to listen on}"
+: "${BIND_ADDRESS:=127.0.0.1}"
 : "${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD, the password of user iot}"
 data=/tmp/pgdata
 umask 077
@@ -14,5 +15,5 @@ initdb --pgdata="$data" --username=iot --pwfile=/tmp/pwfile --auth-local=trust -
 rm -f /tmp/pwfile
 echo 'CREATE DATABASE iot OWNER iot' | postgres --single -D "$data" -c unix_socket_directories=/tmp postgres >/dev/null
 # max_connections: room for a pool-size sweep (every target's pool, node-cluster's workers together).
-exec postgres -D "$data" -c listen_addresses=127.0.0.1 -c port="$PGPORT" -c unix_socket_directories=/tmp \
+exec postgres -D "$data" -c listen_addresses="$BIND_ADDRESS" -c port="$PGPORT" -c unix_socket_directories=/tmp \
   -c max_connections="${PG_MAX_CONNECTIONS:-200}"

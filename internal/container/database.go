@@ -21,7 +21,8 @@ import (
 )
 
 // DBSpec is a database server to start beside one target (db/postgres/README.md): the image
-// built from db/postgres, on loopback at Port, pinned and limited like a target.
+// built from db/postgres, at Port on the targets' address (loopback, or a remote engine's host),
+// pinned and limited like a target.
 type DBSpec struct {
 	// Target is whose database it is: it names and labels the container.
 	Target         string
@@ -35,7 +36,8 @@ type DBSpec struct {
 // Database is a started database server, fresh and empty but for its database.
 type Database interface {
 	// URL is what a target connects with (its DATABASE_URL):
-	// postgresql://iot:<password>@127.0.0.1:<port>/iot, the password drawn for this start.
+	// postgresql://iot:<password>@<address>:<port>/iot, the address the targets' (127.0.0.1, or a
+	// remote engine's host), the password drawn for this start.
 	URL() string
 	// CountRows counts the rows of the readings table, asked inside the server's container (not
 	// through the target).
@@ -61,17 +63,16 @@ const (
 	dbTable = "readings"
 )
 
-// StartDatabase starts s's image and waits until the server accepts logins on its port. The
-// container is hardened as a target is (read-only root, no capabilities); the server runs as
-// its own user and keeps its data in the tmpfs /tmp, so every start is an empty database. On
-// failure the container is removed and the error carries its last log lines.
+// StartDatabase starts s's image on d's engine and waits until the server accepts logins on its
+// port, at the address targets listen on (BIND_ADDRESS: loopback, or a remote engine's host,
+// where the targets reach it and so does this check). The container is hardened as a target is
+// (read-only root, no capabilities); the server runs as its own user and keeps its data in the
+// tmpfs /tmp, so every start is an empty database. On failure the container is removed and the
+// error carries its last log lines.
 func (d *Docker) StartDatabase(ctx context.Context, s DBSpec) (Database, error) {
 	name := s.Target + ".db"
-	if d.remote != "" {
-		// Its rows are counted from here over loopback (CountRows): not yet from another host.
-		return nil, fmt.Errorf("the database of %s: a PostgreSQL server on a remote engine (%s) is not supported; run --db postgres on a local engine", s.Target, d.remote)
-	}
-	if err := portFree("127.0.0.1", s.Port); err != nil {
+	bind := d.bindAddress()
+	if err := portFree(bind, s.Port); err != nil {
 		return nil, fmt.Errorf("the database of %s: %w", s.Target, err)
 	}
 	password, err := newPassword()
@@ -84,7 +85,7 @@ func (d *Docker) StartDatabase(ctx context.Context, s DBSpec) (Database, error) 
 		Name: fmt.Sprintf("iotbench-%s-db-%d-%d", s.Target, d.pid, time.Now().UnixNano()%1e6),
 		Config: &ctypes.Config{
 			Image:  s.Image,
-			Env:    []string{"PGPORT=" + strconv.Itoa(s.Port), "POSTGRES_PASSWORD=" + password},
+			Env:    []string{"PGPORT=" + strconv.Itoa(s.Port), "BIND_ADDRESS=" + bind, "POSTGRES_PASSWORD=" + password},
 			Labels: d.labels(name),
 		},
 		HostConfig: d.hostConfig(Spec{CPUSet: s.CPUSet, Memory: s.Memory}),
@@ -94,8 +95,8 @@ func (d *Docker) StartDatabase(ctx context.Context, s DBSpec) (Database, error) 
 	}
 	db := &dockerDatabase{
 		dockerInstance: dockerInstance{d: d, id: created.ID},
-		url:            fmt.Sprintf("postgresql://%s:%s@127.0.0.1:%d/%s", dbUser, password, s.Port, dbName),
-		port:           s.Port,
+		url:            fmt.Sprintf("postgresql://%s:%s@%s/%s", dbUser, password, net.JoinHostPort(bind, strconv.Itoa(s.Port)), dbName),
+		addr:           net.JoinHostPort(bind, strconv.Itoa(s.Port)),
 	}
 	if _, err := d.c.ContainerStart(cctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		db.Remove(context.WithoutCancel(ctx))
@@ -112,8 +113,8 @@ func (d *Docker) StartDatabase(ctx context.Context, s DBSpec) (Database, error) 
 	return db, nil
 }
 
-// newPassword draws a password for one start: the server listens on the host's loopback, where
-// any local process could otherwise log in.
+// newPassword draws a password for one start: the server listens on the host's loopback (or a
+// remote engine host's address), where any local process (or the network) could otherwise log in.
 func newPassword() (string, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
@@ -124,8 +125,9 @@ func newPassword() (string, error) {
 
 type dockerDatabase struct {
 	dockerInstance
-	url  string
-	port int
+	url string
+	// addr is where the server listens, host:port.
+	addr string
 }
 
 var _ Database = (*dockerDatabase)(nil)
@@ -136,7 +138,7 @@ func (db *dockerDatabase) URL() string { return db.url }
 // it refuses connections, or answers that it is starting up.
 func (db *dockerDatabase) waitReady(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(db.port))
+	addr := db.addr
 	var last error
 	for {
 		if last = acceptsLogins(ctx, addr); last == nil {

@@ -179,6 +179,8 @@ type Docker struct {
 	pid int
 	// remote is the address of the engine's host when it is another host (remote.go).
 	remote string
+	// engine is where the engine is reached, for messages.
+	engine Engine
 }
 
 // Connect reaches the Docker engine the environment points at (DOCKER_HOST, or the local socket).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -16,11 +17,11 @@ import (
 )
 
 // A remote engine: the targets run on another host, reached through its Docker engine's API
-// (DOCKER_HOST=tcp://host:2376 with DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, as the docker CLI
-// reads them). The engine is the distributed layer: images are built there, containers pinned
-// there; a target binds that host's address (BIND_ADDRESS) instead of loopback, load goes to
-// it, and its CPU and memory come from the engine's stats API, since its cgroup files are on
-// the other host.
+// (tcp://host:2376 with TLS, ssh://user@host, or a docker context naming either; engine.go
+// resolves them as the docker CLI does). The engine is the distributed layer: images are built
+// there, containers pinned there; a target (and its database server) binds that host's address
+// (BIND_ADDRESS) instead of loopback, load goes to it, and CPU and memory come from the
+// engine's stats API, since the cgroup files are on the other host.
 
 // RootImage is the image every target's Dockerfile starts FROM (scripts/root-image.sh builds it
 // where it cannot be pulled).
@@ -29,52 +30,92 @@ const RootImage = "debian:trixie"
 // LocalEngine is the engine on this machine, whatever DOCKER_HOST says.
 const LocalEngine = "unix:///var/run/docker.sock"
 
-// ConnectTo reaches the engine at host (a DOCKER_HOST value: unix:///path or tcp://addr:port);
-// empty: the one the environment points at, as Connect.
-func ConnectTo(ctx context.Context, host string) (*Docker, error) {
-	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
-	if host != "" {
-		opts = append(opts, client.WithHost(host))
+// ConnectTo reaches the engine name says: an address (unix:///path, tcp://host:port,
+// ssh://[user@]host[:port]), a docker context's name, or empty for the environment's engine
+// (ResolveEngine).
+func ConnectTo(ctx context.Context, name string) (*Docker, error) {
+	e, err := ResolveEngine(name)
+	if err != nil {
+		return nil, err
+	}
+	return connectEngine(ctx, e)
+}
+
+// connectEngine reaches e and asks it to answer.
+func connectEngine(ctx context.Context, e Engine) (*Docker, error) {
+	opts, err := clientOptions(e)
+	if err != nil {
+		return nil, err
 	}
 	c, err := client.New(opts...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("engine %s: %w", e, err)
 	}
-	remote, err := EngineHost(c.DaemonHost())
+	remote, err := EngineHost(e.Host)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, 40*time.Second) // ssh's own connection timeout is 30 s
 	defer cancel()
 	if _, err := c.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		c.Close()
-		if remote != "" {
-			return nil, fmt.Errorf("the Docker engine at %s does not answer (%v): start it listening there, or fix DOCKER_HOST", c.DaemonHost(), err)
+		if remote != "" || e.Context != "" {
+			return nil, fmt.Errorf("the Docker engine at %s does not answer (%v): start it listening there, or fix the address", e, err)
 		}
-		return nil, fmt.Errorf("no Docker engine answers (%v): run `make docker` to install and start one", err)
+		return nil, fmt.Errorf("no Docker engine answers at %s (%v): run `make docker` to install and start one", e, err)
 	}
-	return &Docker{c: c, CABundle: DefaultCABundle, pid: os.Getpid(), remote: remote}, nil
+	return &Docker{c: c, CABundle: DefaultCABundle, pid: os.Getpid(), remote: remote, engine: e}, nil
+}
+
+// clientOptions configure the API client for e: over ssh, a dialer that runs ssh for every
+// connection; a context's TLS from its store; an address's from the environment, as the
+// docker CLI does.
+func clientOptions(e Engine) ([]client.Opt, error) {
+	opts := []client.Opt{client.WithAPIVersionFromEnv(), client.WithAPIVersionNegotiation()}
+	if strings.HasPrefix(e.Host, "ssh://") {
+		s, err := parseSSHEngine(e.Host)
+		if err != nil {
+			return nil, err
+		}
+		// A transport of its own: no HTTP proxy from the environment between iotbench and ssh.
+		hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 6, IdleConnTimeout: 30 * time.Second}}
+		return append(opts, client.WithHost(sshDaemonHost), client.WithHTTPClient(hc),
+			client.WithDialContext(dialCommand("ssh", s.args()...))), nil
+	}
+	if e.TLS == nil {
+		return append(opts, client.WithTLSClientConfigFromEnv(), client.WithHost(e.Host)), nil
+	}
+	cfg, err := e.TLS.tlsConfig()
+	if err != nil {
+		return nil, fmt.Errorf("docker context %s: %w", e.Context, err)
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, MaxIdleConns: 6, IdleConnTimeout: 30 * time.Second}}
+	return append(opts, client.WithHTTPClient(hc), client.WithHost(e.Host)), nil
 }
 
 // EngineHost is the address of the host an engine reached at daemonHost runs on, when that is
-// another host; empty for a local engine (a unix socket, or tcp on loopback). ssh:// needs the
-// docker CLI's connection helper, which iotbench does not embed.
+// another host; empty for a local engine (a unix socket, or tcp or ssh to loopback). For ssh it
+// is the host ssh connects to (an alias of ~/.ssh/config resolved), by its address.
 func EngineHost(daemonHost string) (string, error) {
 	u, err := url.Parse(daemonHost)
 	if err != nil {
 		return "", fmt.Errorf("engine address %q: %v", daemonHost, err)
 	}
+	host := u.Hostname()
 	switch u.Scheme {
 	case "unix", "npipe":
 		return "", nil
 	case "tcp", "http", "https":
 	case "ssh":
-		return "", fmt.Errorf("engine address %q: ssh is not supported; forward the engine's socket (ssh -NL /tmp/remote.sock:/var/run/docker.sock HOST) or expose it on tcp with TLS", daemonHost)
+		s, err := parseSSHEngine(daemonHost)
+		if err != nil {
+			return "", err
+		}
+		host = s.hostname()
 	default:
-		return "", fmt.Errorf("engine address %q: use unix:// or tcp://", daemonHost)
+		return "", fmt.Errorf("engine address %q: use unix://, tcp:// or ssh://", daemonHost)
 	}
-	host := u.Hostname()
 	if host == "localhost" {
 		return "", nil
 	}
@@ -130,7 +171,7 @@ func (d *Docker) Transfer(ctx context.Context, from *Docker, image string) error
 	defer saved.Close()
 	loaded, err := d.c.ImageLoad(ctx, saved)
 	if err != nil {
-		return fmt.Errorf("loading %s into the engine at %s: %w", image, d.c.DaemonHost(), err)
+		return fmt.Errorf("loading %s into the engine at %s: %w", image, d.engine, err)
 	}
 	defer loaded.Close()
 	// The engine reports a failed load in its stream, not in the status.
@@ -140,11 +181,11 @@ func (d *Docker) Transfer(ctx context.Context, from *Docker, image string) error
 	dec := json.NewDecoder(loaded)
 	for dec.Decode(&msg) == nil {
 		if msg.Error != "" {
-			return fmt.Errorf("loading %s into the engine at %s: %s", image, d.c.DaemonHost(), msg.Error)
+			return fmt.Errorf("loading %s into the engine at %s: %s", image, d.engine, msg.Error)
 		}
 	}
 	if _, err := d.imageInspect(ctx, image); err != nil {
-		return fmt.Errorf("loading %s into the engine at %s: it is not there after the load: %w", image, d.c.DaemonHost(), err)
+		return fmt.Errorf("loading %s into the engine at %s: it is not there after the load: %w", image, d.engine, err)
 	}
 	return nil
 }
