@@ -222,7 +222,8 @@ func knownContexts(store string) []string {
 		if err != nil {
 			continue
 		}
-		if m, err := parseContextMeta(b); err == nil && m.Name != "" {
+		// A folder that is not its name's (a damaged store) could not be resolved by that name.
+		if m, err := parseContextMeta(b); err == nil && contextID(m.Name) == d.Name() {
 			names = append(names, m.Name)
 		}
 	}

@@ -79,9 +79,13 @@ func clientOptions(e Engine) ([]client.Opt, error) {
 			return nil, err
 		}
 		// A transport of its own: no HTTP proxy from the environment between iotbench and ssh.
-		hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 6, IdleConnTimeout: 30 * time.Second}}
-		return append(opts, client.WithHost(sshDaemonHost), client.WithHTTPClient(hc),
-			client.WithDialContext(dialCommand("ssh", s.args()...))), nil
+		// Its dialer is given up front: a transport without one gets HTTP/2 set up when the client
+		// clones it, and with it a TLS configuration that the client would take for https, and for
+		// a reason to dial hijacked connections (exec) itself.
+		dial := dialCommand("ssh", s.args()...)
+		hc := &http.Client{Transport: &http.Transport{DialContext: dial, MaxIdleConns: 6, IdleConnTimeout: 30 * time.Second}}
+		return append(opts, client.WithHost(sshDaemonHost), client.WithHTTPClient(hc), client.WithScheme("http"),
+			client.WithDialContext(dial)), nil
 	}
 	if e.TLS == nil {
 		return append(opts, client.WithTLSClientConfigFromEnv(), client.WithHost(e.Host)), nil

@@ -7,6 +7,8 @@ import (
 )
 
 func TestEngineHost(t *testing.T) {
+	// ssh resolves an ssh:// host (here, as if ~/.ssh/config made bench-alias 10.77.0.3).
+	standInSSH(t, "10.77.0.3", false, "")
 	var out strings.Builder
 	for _, host := range []string{
 		"unix:///var/run/docker.sock",
@@ -14,7 +16,8 @@ func TestEngineHost(t *testing.T) {
 		"tcp://localhost:2375",
 		"tcp://10.77.0.2:2375",
 		"tcp://[::1]:2376",
-		"ssh://bench@10.77.0.2",
+		"ssh://bench@bench-alias",
+		"ssh://bench@bench-alias/run;x",
 		"fd://",
 	} {
 		got, err := EngineHost(host)
@@ -25,8 +28,9 @@ tcp://127.0.0.1:2375: "" <nil>
 tcp://localhost:2375: "" <nil>
 tcp://10.77.0.2:2375: "10.77.0.2" <nil>
 tcp://[::1]:2376: "" <nil>
-ssh://bench@10.77.0.2: "" engine address "ssh://bench@10.77.0.2": ssh is not supported; forward the engine's socket (ssh -NL /tmp/remote.sock:/var/run/docker.sock HOST) or expose it on tcp with TLS
-fd://: "" engine address "fd://": use unix:// or tcp://
+ssh://bench@bench-alias: "10.77.0.3" <nil>
+ssh://bench@bench-alias/run;x: "" engine address "ssh://bench@bench-alias/run;x": the socket path may hold letters, digits and / . _ + - only; give ssh://[user@]host[:port][/socket]
+fd://: "" engine address "fd://": use unix://, tcp:// or ssh://
 `
 	if out.String() != want {
 		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)

@@ -50,7 +50,7 @@ func parseSSHEngine(addr string) (sshEngine, error) {
 		return sshEngine{}, fmt.Errorf("engine address %q: %v", addr, err)
 	}
 	bad := func(why string) (sshEngine, error) {
-		return sshEngine{}, fmt.Errorf("engine address %q: %s; give ssh://[user@]host[:port]", addr, why)
+		return sshEngine{}, fmt.Errorf("engine address %q: %s; give ssh://[user@]host[:port][/socket]", addr, why)
 	}
 	if u.Scheme != "ssh" {
 		return bad("not an ssh:// address")
