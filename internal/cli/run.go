@@ -125,6 +125,9 @@ as asked.`,
   # every target on a PostgreSQL server of its own (on the target's CPUs), at pool sizes 5, 10 and 20
   iotbench run --scenario io-heavy --db postgres --db-pool 5,10,20
 
+  # targets and their PostgreSQL servers on another host's engine, reached over ssh; load from here
+  iotbench run --scenario io-heavy --docker-host ssh://bench@10.0.0.2 --db postgres
+
   # finish a run that was interrupted (Ctrl-C, a crash): same flags, and the file it was writing
   iotbench run --scenario io-heavy --resume results/20261123T181500Z.csv
 
@@ -163,7 +166,7 @@ as asked.`,
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
 	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run: the results CSV it was writing; give the flags that started it")
 	addCABundleFlag(f, &o.CABundle)
-	f.StringVar(&o.DockerHost, "docker-host", "", "the Docker engine the targets run on, e.g. tcp://10.0.0.2:2376 (TLS from DOCKER_TLS_VERIFY, DOCKER_CERT_PATH); on another host, targets listen on its address and load goes there (default: $DOCKER_HOST, else the local engine; docs/scale.md)")
+	f.StringVar(&o.DockerHost, "docker-host", "", "the Docker engine the targets run on: an address, tcp://10.0.0.2:2376 (TLS from DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) or ssh://user@10.0.0.2 (ssh runs `docker system dial-stdio` there), or a docker context's name; on another host, targets and --db postgres servers listen on its address and load goes there (default: $DOCKER_HOST, else $DOCKER_CONTEXT, else docker's current context, else the local engine; docs/scale.md)")
 	addOutputFlags(f, o)
 	f.StringVar(&o.URL, "url", "", "load this running service on loopback instead of a scenario")
 	f.StringVar(&o.Method, "method", "GET", "--url: HTTP method")

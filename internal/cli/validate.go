@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
@@ -54,6 +55,11 @@ func (o *RunOptions) validate() error {
 	}
 	if o.Generators > 1 && o.FindMax {
 		return usagef("--generators shares one rate among shards; --find-max searches rates one generator at a time: drop one of them")
+	}
+	if o.set("docker-host") {
+		if _, err := container.ResolveEngine(o.DockerHost); err != nil {
+			return flagErr("docker-host", "", err)
+		}
 	}
 	if o.set("rate") && o.set("connections") {
 		return usagef("give --rate (open loop) or --connections (closed loop), not both")

@@ -51,10 +51,37 @@ const defaultContext = "default"
 var contextName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.+-]+$`)
 
 // ResolveEngine resolves name (an address, a context's name, or empty for the environment's
-// engine) against this process's environment and the docker CLI's context store.
+// engine) against this process's environment and the docker CLI's context store, and checks
+// the address it comes to.
 func ResolveEngine(name string) (Engine, error) {
 	home, _ := os.UserHomeDir()
-	return resolveEngine(name, os.Getenv, home)
+	e, err := resolveEngine(name, os.Getenv, home)
+	if err != nil {
+		return Engine{}, err
+	}
+	if err := checkAddress(e.Host); err != nil {
+		if e.Context != "" {
+			return Engine{}, fmt.Errorf("docker context %s: %w", e.Context, err)
+		}
+		return Engine{}, err
+	}
+	return e, nil
+}
+
+// checkAddress refuses an address the engine cannot be reached at, before anything is tried.
+func checkAddress(host string) error {
+	scheme, rest, _ := strings.Cut(host, "://")
+	switch scheme {
+	case "ssh":
+		_, err := parseSSHEngine(host)
+		return err
+	case "unix", "npipe", "tcp", "http", "https":
+		if rest == "" {
+			return fmt.Errorf("engine address %q: no host or path", host)
+		}
+		return nil
+	}
+	return fmt.Errorf("engine address %q: use unix://, tcp:// or ssh://", host)
 }
 
 // resolveEngine is ResolveEngine with the environment and the home folder given.
