@@ -17,7 +17,7 @@ ARGS    ?=
 # by default they fail when no engine answers, so that `make test` never passes without them.
 DOCKER  ?= 1
 
-.PHONY: build run test docker chromium lint unit e2e acceptance bench-generator clean experiments experiments-doc
+.PHONY: build run test docker chromium sshd lint unit e2e acceptance bench-generator clean experiments experiments-doc
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/iotbench
@@ -30,6 +30,10 @@ docker:
 # Headless Chromium, for the test that opens the HTML report.
 chromium:
 	scripts/ensure-chromium.sh
+
+# sshd (not started), for the end-to-end test that reaches an engine over ssh:// in its own namespace.
+sshd:
+	scripts/ensure-sshd.sh
 
 # The default question (RUN_DEFAULT: its answer, and every step in results/<time>.csv), or the run
 # ARGS asks for: tables, results/<time>.csv, its timeline and histograms (results/<time>.timeline/)
@@ -67,7 +71,7 @@ unit:
 	IOTBENCH_REQUIRE_DOCKER=$(filter-out 0,$(DOCKER)) IOTBENCH_REQUIRE_CHROMIUM=$(filter-out 0,$(DOCKER)) $(GO) test -race -p 1 -count=1 ./...
 
 # End to end: the real target images built and run through the iotbench binary.
-e2e: build
+e2e: build sshd
 	IOTBENCH_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -timeout 40m -v ./e2e/...
 
 # iotbench's own accuracy against an independent server with a fixed 50 ms service time, each

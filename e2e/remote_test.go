@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -13,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/plan"
 )
 
 // testHost is a network namespace of this test's own, linked to this machine by a veth pair:
@@ -50,10 +54,16 @@ func newTestHost(t *testing.T, n int) testHost {
 	return testHost{ns: ns, addr: net3 + ".2"}
 }
 
+// testEngine is a Docker engine started by the test: its address on the test host's network,
+// and its unix socket (in this machine's filesystem, which the test host shares).
+type testEngine struct {
+	tcp, socket string
+}
+
 // startEngine starts a Docker engine of its own in h (data root, exec root, pidfile, sockets in
-// a folder of its own; no bridge, no iptables), listening on h's address, and returns its
-// DOCKER_HOST. It is stopped, and its folder removed, when the test ends.
-func startEngine(t *testing.T, h testHost) string {
+// a folder of its own; no bridge, no iptables), listening on h's address and on a unix socket.
+// It is stopped, and its folder removed, when the test ends.
+func startEngine(t *testing.T, h testHost) testEngine {
 	t.Helper()
 	// Short: containerd's socket lies under the exec root, and a socket's path is at most 107 bytes.
 	dir, err := os.MkdirTemp("/var/tmp", "ibeng")
@@ -101,7 +111,7 @@ func startEngine(t *testing.T, h testHost) string {
 		ping := exec.Command("docker", "-H", host, "version", "--format", "{{.Server.Version}}")
 		if out, err := ping.CombinedOutput(); err == nil {
 			t.Logf("engine %s in namespace %s at %s", strings.TrimSpace(string(out)), h.ns, host)
-			return host
+			return testEngine{tcp: host, socket: filepath.Join(dir, "d.sock")}
 		}
 		select {
 		case <-done:
@@ -116,23 +126,120 @@ func startEngine(t *testing.T, h testHost) string {
 	}
 }
 
+// startSSHD starts an sshd of its own in h, on h's address, that lets root in with a key made
+// here (and nothing else), and puts an `ssh` on PATH that uses that key and trusts only that
+// server's host key: the real ssh and sshd, configured by the test rather than by ~/.ssh. It
+// returns the ssh:// address of the engine's socket through that host. The server is stopped
+// when the test ends.
+func startSSHD(t *testing.T, h testHost, e testEngine) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/sbin/sshd"); err != nil {
+		t.Skip("no /usr/sbin/sshd: scripts/ensure-sshd.sh installs Debian's openssh-server (make e2e runs it)")
+	}
+	dir := t.TempDir()
+	keygen := func(name string) string {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "iotbench-e2e", "-f", path).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-keygen: %v\n%s", err, out)
+		}
+		pub, err := os.ReadFile(path + ".pub")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(pub)
+	}
+	hostKey, clientKey := keygen("host_key"), keygen("client_key")
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	write("authorized_keys", clientKey)
+	write("known_hosts", h.addr+" "+hostKey)
+	// StrictModes no: the test's folder is under /tmp, which every user may write to.
+	config := write("sshd_config", fmt.Sprintf(`ListenAddress %s:22
+HostKey %s/host_key
+AuthorizedKeysFile %s/authorized_keys
+PidFile %s/sshd.pid
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+`, h.addr, dir, dir, dir))
+	write("ssh_config", fmt.Sprintf(`Host *
+  IdentityFile %s/client_key
+  IdentitiesOnly yes
+  UserKnownHostsFile %s/known_hosts
+  StrictHostKeyChecking yes
+  BatchMode yes
+`, dir, dir))
+	os.MkdirAll("/run/sshd", 0o755) // sshd's privilege separation folder
+	log, _ := os.Create(filepath.Join(dir, "sshd.log"))
+	cmd := exec.Command("nsenter", "--net=/run/netns/"+h.ns, "/usr/sbin/sshd", "-D", "-e", "-f", config)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	bin := filepath.Join(dir, "bin")
+	os.MkdirAll(bin, 0o755)
+	ssh, err := exec.LookPath("ssh")
+	if err != nil {
+		t.Skipf("no ssh client: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "ssh"), []byte(fmt.Sprintf("#!/bin/sh\nexec %s -F %s/ssh_config \"$@\"\n", ssh, dir)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		probe := exec.Command("ssh", "-o", "ConnectTimeout=2", "root@"+h.addr, "true")
+		out, err := probe.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "sshd.log"))
+			t.Fatalf("ssh to the test host: %v\n%s\nsshd's log:\n%s", err, out, lastLines(string(b), 20))
+		}
+	}
+	return "ssh://root@" + h.addr + e.socket
+}
+
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // TestTargetOnARemoteEngineLoadedFromTwoShards is issue 20's test with the project's own test
-// hosts: a second Docker engine in a network namespace, reached over a veth pair. iotbench
-// copies the root image to it, builds the stub server's image there, starts it pinned there,
-// bound to that host's address, and loads it from two generator shards; the target's own count
-// of requests (its /stats, which iotbench holds against the successes) equals the merged count.
+// hosts: a second Docker engine in a network namespace, reached over a veth pair, by ssh (a
+// real sshd in that namespace). iotbench copies the root image to it, builds the stub server's
+// image there, starts it pinned there, bound to that host's address, and loads it from two
+// generator shards; the target's own count of requests (its /stats, which iotbench holds
+// against the successes) equals the merged count. Then a PostgreSQL server is started on that
+// engine, reached over tcp this time, as --db postgres starts one beside a remote target.
 func TestTargetOnARemoteEngineLoadedFromTwoShards(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("network namespaces and a second Docker engine need root")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 240*time.Second)
 	defer cancel()
-	engine := startEngine(t, newTestHost(t, 1+os.Getpid()%200))
+	host := newTestHost(t, 1+os.Getpid()%200)
+	engine := startEngine(t, host)
+	overSSH := startSSHD(t, host, engine)
 
 	dir := t.TempDir()
 	stubDir := filepath.Join(dir, "stub")
@@ -159,7 +266,7 @@ scenarios:
 `, freePort(t))), 0o644)
 
 	out := t.TempDir()
-	code, table, log := iotbench(t, ctx, "run", "--file", file, "--docker-host", engine, "--generators", "2", "--out", out)
+	code, table, log := iotbench(t, ctx, "run", "--file", file, "--docker-host", overSSH, "--generators", "2", "--out", out)
 	t.Log(log)
 	rows := readRows(t, out)
 	if len(rows) != 1 {
@@ -185,5 +292,64 @@ scenarios:
 	}
 	if r.RequestedRPS != 400 || r.AchievedRPS < 0.99*400 {
 		t.Errorf("requested %d rps, achieved %.1f", r.RequestedRPS, r.AchievedRPS)
+	}
+
+	t.Run("postgres", func(t *testing.T) { databaseOnRemoteEngine(t, ctx, host, engine) })
+}
+
+// databaseOnRemoteEngine starts the PostgreSQL server of --db postgres on the test host's
+// engine, as a run with a remote target does: it must listen on that host's address, where
+// the target's DATABASE_URL points, answer a login there, and count the rows stored through
+// that URL (written by psql in another container of that host, as a target would).
+func databaseOnRemoteEngine(t *testing.T, ctx context.Context, h testHost, e testEngine) {
+	local, err := container.ConnectTo(ctx, container.LocalEngine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	// The image as a run builds it (cached), with this checkout's start script.
+	image, err := local.Build(ctx, container.BuildSpec{Context: "../" + plan.PostgresContext}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := container.ConnectTo(ctx, e.tcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.RunID = "e2e-remote-db"
+	begin := time.Now()
+	if err := d.Transfer(ctx, local, image); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the PostgreSQL image copied to the test host's engine in %s", time.Since(begin).Round(time.Second))
+	db, err := d.StartDatabase(ctx, container.DBSpec{Target: "remote", Image: image, Port: freePort(t), Memory: 256 << 20, StartupTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Remove(context.WithoutCancel(ctx))
+	if !strings.Contains(db.URL(), "@"+h.addr+":") {
+		t.Fatalf("DATABASE_URL %s does not point at the engine's host %s", db.URL(), h.addr)
+	}
+	// A client on that host logs in over the URL, with its password, as a target would.
+	ids, err := exec.Command("docker", "-H", e.tcp, "ps", "-q", "--filter", "label=iotbench.target=remote.db").Output()
+	id := strings.TrimSpace(string(ids))
+	if err != nil || id == "" {
+		t.Fatalf("the database container on the test host's engine: %v %q", err, ids)
+	}
+	sql := "CREATE TABLE readings (id serial PRIMARY KEY); INSERT INTO readings DEFAULT VALUES; INSERT INTO readings DEFAULT VALUES; INSERT INTO readings DEFAULT VALUES;"
+	if out, err := exec.Command("docker", "-H", e.tcp, "exec", id, "psql", "--no-psqlrc", db.URL(), "-c", sql).CombinedOutput(); err != nil {
+		t.Fatalf("psql over %s: %v\n%s", db.URL(), err, out)
+	}
+	n, err := db.CountRows(ctx)
+	if err != nil || n != 3 {
+		t.Fatalf("the server counts %d rows (%v), want the 3 stored through DATABASE_URL", n, err)
+	}
+	src, err := db.Resources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := src.Sample(); err != nil || s.Memory == 0 || s.CPU == 0 {
+		t.Errorf("the server's resources through the engine: %+v, %v", s, err)
 	}
 }
