@@ -295,6 +295,77 @@ scenarios:
 	}
 
 	t.Run("postgres", func(t *testing.T) { databaseOnRemoteEngine(t, ctx, host, engine) })
+	t.Run("cell-on-postgres", func(t *testing.T) { cellOnPostgresOnRemoteEngine(t, ctx, overSSH) })
+}
+
+// cellOnPostgresOnRemoteEngine runs one short --db postgres cell of a real target (bun-native,
+// its image copied from the local engine: the test host cannot download one) on the engine
+// reached by ssh: the server beside it on that engine, the target storing into it through its
+// DATABASE_URL, and the rows counted in the server equal to the successes.
+func cellOnPostgresOnRemoteEngine(t *testing.T, ctx context.Context, engine string) {
+	local, err := container.ConnectTo(ctx, container.LocalEngine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	d, err := container.ConnectTo(ctx, engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	bun := container.BuildSpec{Context: "../targets/js", Dockerfile: "bun-native/Dockerfile"}
+	pg := container.BuildSpec{Context: "../" + plan.PostgresContext}
+	dir := t.TempDir()
+	for _, b := range []container.BuildSpec{bun, pg} {
+		if _, err := local.Build(ctx, b, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Transfer(ctx, local, b.Tag()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Build contexts on top of the copied images; the server's with this checkout's start script.
+	os.MkdirAll(filepath.Join(dir, "bun"), 0o755)
+	os.WriteFile(filepath.Join(dir, "bun", "Dockerfile"), []byte("FROM "+bun.Tag()+"\n"), 0o644)
+	pgDir := filepath.Join(dir, plan.PostgresContext)
+	os.MkdirAll(pgDir, 0o755)
+	script, err := os.ReadFile(filepath.Join("..", plan.PostgresContext, "start.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(pgDir, "start.sh"), script, 0o755)
+	os.WriteFile(filepath.Join(pgDir, "Dockerfile"), []byte("FROM "+pg.Tag()+"\nCOPY start.sh /usr/local/bin/iotbench-postgres\n"), 0o644)
+	payload, err := os.ReadFile("../payloads/iot-reading.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "reading.json"), payload, 0o644)
+	file := filepath.Join(dir, "scenarios.yaml")
+	os.WriteFile(file, []byte(fmt.Sprintf(`default_scenario: remote-db
+defaults: {warmup: 1s, duration: 2s, trials: 1, memory: 512m}
+targets:
+  bun: {build: bun, port: %d}
+scenarios:
+  remote-db:
+    request: {method: POST, path: /ingest, body_file: %s, headers: {Content-Type: application/json}}
+    check: {contains: ['"processingMs"'], json_fields: [id, processingMs], min_latency: 50ms, stores_rows: true}
+    load: {rate: 40, expected_latency: 60ms}
+    targets: [bun]
+`, freePort(t), filepath.Join(dir, "reading.json"))), 0o644)
+	out := t.TempDir()
+	code, table, log := iotbench(t, ctx, "run", "--file", file, "--docker-host", engine, "--db", "postgres", "--out", out)
+	t.Log(log)
+	rows := readRows(t, out)
+	if len(rows) != 1 {
+		t.Fatalf("exit %d, %d rows\n%s", code, len(rows), table)
+	}
+	r := rows[0]
+	t.Logf("bun-native on PostgreSQL on the remote engine: %d successes, %d rows counted in the server, valid %v (%s), p50 %s, server CPU %.2f cores",
+		r.Successes, r.DBRowsStored, r.Valid, r.InvalidReason, r.LatencyP50, r.DBCPUCores)
+	if code != 0 || !r.Valid || r.Successes == 0 || r.DBRowsStored != r.Successes || r.DBMemoryPeak <= 0 {
+		t.Errorf("exit %d, valid %v (%s): %d successes, %d rows in the server, its memory peak %d\n%s",
+			code, r.Valid, r.InvalidReason, r.Successes, r.DBRowsStored, r.DBMemoryPeak, table)
+	}
 }
 
 // databaseOnRemoteEngine starts the PostgreSQL server of --db postgres on the test host's
@@ -307,8 +378,10 @@ func databaseOnRemoteEngine(t *testing.T, ctx context.Context, h testHost, e tes
 		t.Fatal(err)
 	}
 	defer local.Close()
-	// The image as a run builds it (cached), with this checkout's start script.
-	image, err := local.Build(ctx, container.BuildSpec{Context: "../" + plan.PostgresContext}, io.Discard)
+	// The image as a run builds it (cached), with this checkout's start script; copied by its tag,
+	// which the next cell builds on.
+	pg := container.BuildSpec{Context: "../" + plan.PostgresContext}
+	image, err := local.Build(ctx, pg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +392,7 @@ func databaseOnRemoteEngine(t *testing.T, ctx context.Context, h testHost, e tes
 	defer d.Close()
 	d.RunID = "e2e-remote-db"
 	begin := time.Now()
-	if err := d.Transfer(ctx, local, image); err != nil {
+	if err := d.Transfer(ctx, local, pg.Tag()); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("the PostgreSQL image copied to the test host's engine in %s", time.Since(begin).Round(time.Second))

@@ -141,6 +141,6 @@ func useRemoteEngine(ctx context.Context, d *container.Docker, log io.Writer) er
 		return fmt.Errorf("copying the root image %s to the engine at %s: %w", container.RootImage, d.Remote(), err)
 	}
 	defer local.Close()
-	fmt.Fprintf(log, "targets on the engine at %s: they listen on %s; copying %s there unless it has it\n", d.Remote(), d.Remote(), container.RootImage)
+	fmt.Fprintf(log, "targets on the engine at %s: they listen on %s; copying %s there unless it has it\n", d.Engine(), d.Remote(), container.RootImage)
 	return d.Transfer(ctx, local, container.RootImage)
 }

@@ -140,6 +140,9 @@ func EngineHost(daemonHost string) (string, error) {
 // Remote is the address of the engine's host when it is another host; empty for a local engine.
 func (d *Docker) Remote() string { return d.remote }
 
+// Engine is where the engine is reached.
+func (d *Docker) Engine() Engine { return d.engine }
+
 // HostFacts are what the engine says of its host.
 type HostFacts struct {
 	CPU, Kernel, EngineVersion string
