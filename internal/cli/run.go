@@ -76,6 +76,9 @@ type RunOptions struct {
 	FindMax bool
 	// Generators is how many generator processes share each cell's load (internal/shard).
 	Generators int
+	// GeneratorHosts are engines whose containers run the generator shards instead of processes
+	// here (generatorhost.go); Generators defaults to one a host.
+	GeneratorHosts []string
 	SLO        string
 	Step       time.Duration
 	Resolution string
@@ -181,6 +184,7 @@ as asked.`,
 	f.StringVar(&o.Until, "until", "", "a paired run: add rounds until each named metric's 90% interval is this narrow, e.g. 'p99:±3%,p50:±2%' (up to --max-trials)")
 	f.IntVar(&o.MaxTrials, "max-trials", 30, "--until: the most rounds")
 	f.IntVar(&o.Generators, "generators", 1, "generator processes sharing each cell's load, each sending rate/N on an offset schedule, their histograms merged (one per generator CPU when there are as many; docs/scale.md)")
+	f.StringArrayVar(&o.GeneratorHosts, "generator-host", nil, "a Docker engine whose host runs generator shards, as containers of an iotbench image built there (repeatable; shards dealt to the hosts in turn, --generators of them, one a host by default); another host's clock is measured and each shard's start corrected; its shards load only the targets' host (--docker-host) (docs/scale.md)")
 	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest open-loop rate meeting --slo (ramp from --rate, then bisect), once per trial")
 	f.StringVar(&o.SLO, "slo", "p99<100ms,errors<0.1%", "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", 10*time.Second, "--find-max: how long each rate is held")
@@ -264,7 +268,13 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Name, len(p.Cells), path)
 	}
 	fmt.Fprintf(o.Streams.ErrOut, "targets take turns in an order shuffled by seed %d (--seed %d replays it)\n", seed, seed)
-	if err := useGenerators(r, p, o.Generators, o.Streams.ErrOut); err != nil {
+	if len(o.GeneratorHosts) > 0 {
+		closeHosts, err := useGeneratorHosts(ctx, r, p, lifecycle, o.GeneratorHosts, o.generatorCount(), o.Streams.ErrOut)
+		if err != nil {
+			return err
+		}
+		defer closeHosts()
+	} else if err := useGenerators(r, p, o.Generators, o.Streams.ErrOut); err != nil {
 		return err
 	}
 	if search != nil {
