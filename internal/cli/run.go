@@ -79,9 +79,9 @@ type RunOptions struct {
 	// GeneratorHosts are engines whose containers run the generator shards instead of processes
 	// here (generatorhost.go); Generators defaults to one a host.
 	GeneratorHosts []string
-	SLO        string
-	Step       time.Duration
-	Resolution string
+	SLO            string
+	Step           time.Duration
+	Resolution     string
 
 	// Output: what is printed at the end, the HTML report, no progress.
 	Format string
