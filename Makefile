@@ -34,9 +34,9 @@ chromium:
 
 # The default question (RUN_DEFAULT: its answer, and every step in results/<time>.csv), or the run
 # ARGS asks for: tables, results/<time>.csv, its timeline and histograms (results/<time>.timeline/)
-# and the report, results/<time>.html.
+# and, either way, the report, results/<time>.html.
 run: build docker
-	$(BIN) run $(if $(ARGS),--html $(ARGS),$(RUN_DEFAULT))
+	$(BIN) run --html $(if $(ARGS),$(ARGS),$(RUN_DEFAULT))
 
 # The published experiments (experiments.yaml), short: 2 trials of 5 s per cell, about 30 minutes,
 # into docs/experiments/ (committed), then docs/experiments.md from them. The full version of one:

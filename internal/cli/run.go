@@ -287,7 +287,7 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		return err
 	}
 	if search != nil {
-		return runFindMax(ctx, o, r, p, search)
+		return runFindMax(ctx, o, r, p, search, path)
 	}
 	rows, runErr := r.Run(ctx, p)
 	statusDone()
@@ -300,7 +300,8 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		fmt.Fprintf(o.Streams.ErrOut, "interrupted: %d of %d cell(s) recorded in %s; the same command with --resume %s measures the rest\n", len(rows), len(p.Cells), path, path)
 	}
 	if len(rows) > 0 {
-		if err := o.writeRunOutput(path, rows); err != nil {
+		table := func(w io.Writer) error { return report.Write(w, sidesApart(rows)) }
+		if err := o.writeRunOutput(path, table); err != nil {
 			return err
 		}
 		fmt.Fprintf(o.Streams.ErrOut, "%s; results: %s\n", report.Summary(rows), path)
