@@ -19,8 +19,9 @@ DOCKER  ?= 1
 
 .PHONY: build run test docker chromium lint unit e2e acceptance bench-generator clean experiments experiments-doc
 
+# Static (no cgo): the same binary runs in the generator shard image on other engines (docs/scale.md).
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/iotbench
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/iotbench
 
 # A Docker engine that answers, and the root image the targets' Dockerfiles start FROM.
 docker:
