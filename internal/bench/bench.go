@@ -60,6 +60,9 @@ type Runner struct {
 	// Load measures a cell's load phase; nil: load.Run, one generator in this process
 	// (internal/shard's Runner.Run spreads it over several).
 	Load func(context.Context, load.Config) (load.Result, error)
+	// Generators is how many generator shards Load spreads each cell over; 0 or 1: one. Every
+	// row records it (a setting of the fingerprint).
+	Generators int
 
 	// downstream serves the cells whose work calls it (plan.Expect.CallsDownstream), while a plan runs.
 	downstream *downstream.Server
@@ -326,7 +329,7 @@ func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
 		Version: r.Meta.Version, GitCommit: r.Meta.Commit, HostCPU: r.Meta.HostCPU,
 		Kernel: r.Meta.Kernel, DockerVersion: r.Meta.DockerVersion, StartedAt: time.Now(),
 		Seed: r.Seed, PayloadSHA: payloadSHA(c), GeneratorCPUSet: cpuset.Format(p.GeneratorCPUs),
-		Variant: c.Variant,
+		Variant: c.Variant, Generators: max(1, r.Generators),
 	}
 	if c.DB.Kind != "" {
 		row.DB, row.DBPoolSize = c.DB.Kind, c.DB.PoolSize
@@ -469,6 +472,7 @@ func fill(row *results.Row, res load.Result) {
 	row.LatencyMean, row.LatencyP50, row.LatencyP90, row.LatencyP99, row.LatencyP999, row.LatencyMax = l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max
 	row.SendLagP99, row.SendLagMax = res.SendLag.P99, res.SendLag.Max
 	row.GeneratorDelayP99 = res.OwnDelay.P99
+	row.GeneratorClockOffset, row.GeneratorClockMeasured = res.ClockOffset, res.ClockMeasured
 	row.Valid, row.InvalidReason = res.Valid, res.InvalidReason
 }
 

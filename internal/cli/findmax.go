@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/bench"
@@ -46,7 +47,7 @@ func (o *RunOptions) maxSearch() (*bench.MaxSearch, error) {
 
 // runFindMax searches every target of p and reports their maxima. The search starts at --rate,
 // else the scenario's rate, else 100 rps.
-func runFindMax(ctx context.Context, o *RunOptions, r *bench.Runner, p *plan.Plan, m *bench.MaxSearch) error {
+func runFindMax(ctx context.Context, o *RunOptions, r *bench.Runner, p *plan.Plan, m *bench.MaxSearch, csvPath string) error {
 	start := p.Cells[0].Load.Model.Rate
 	if start == 0 {
 		start = 100
@@ -59,10 +60,13 @@ func runFindMax(ctx context.Context, o *RunOptions, r *bench.Runner, p *plan.Pla
 	r.Record = func(row results.Row) error { rows = append(rows, row); return record(row) }
 	found, err := r.FindMax(ctx, p, *m)
 	if len(found) > 0 {
-		if werr := report.WriteMax(o.Streams.Out, p.Name, p.Name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, found); werr != nil {
-			return werr
+		table := func(w io.Writer) error {
+			if err := report.WriteMax(w, p.Name, p.Name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, found); err != nil {
+				return err
+			}
+			return experiment.WriteCapacity(w, p.Name, m.SLO, found, rows)
 		}
-		if werr := experiment.WriteCapacity(o.Streams.Out, p.Name, m.SLO, found, rows); werr != nil {
+		if werr := o.writeRunOutput(csvPath, table); werr != nil {
 			return werr
 		}
 	}

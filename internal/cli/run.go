@@ -76,9 +76,12 @@ type RunOptions struct {
 	FindMax bool
 	// Generators is how many generator processes share each cell's load (internal/shard).
 	Generators int
-	SLO        string
-	Step       time.Duration
-	Resolution string
+	// GeneratorHosts are engines whose containers run the generator shards instead of processes
+	// here (generatorhost.go); Generators defaults to one a host.
+	GeneratorHosts []string
+	SLO            string
+	Step           time.Duration
+	Resolution     string
 
 	// Output: what is printed at the end, the HTML report, no progress.
 	Format string
@@ -100,6 +103,11 @@ target start a fresh pinned container, verify the endpoint, warm up, measure, an
 A row per cell goes to <out>/<UTC time>.csv as soon as the cell is done; a table follows at the end.
 
 With --url, load a service already listening on loopback instead (no Docker, nothing pinned).
+
+The targets may run on another host's engine (--docker-host), and the load may come from several
+generator shards (--generators N): processes here, or containers on other engines
+(--generator-host, repeatable), whose clocks are measured against this one's. docs/scale.md has
+the layouts.
 
 A paired run measures a baseline beside the candidate in one sitting: --baseline DIR builds the
 targets of a baseline checkout (its scenarios file and build contexts, images tagged :base), and
@@ -137,6 +145,10 @@ as asked.`,
   # two builds of your own service, rounds added until p99's interval is within ±3% (at most 30)
   iotbench run --url http://127.0.0.1:8081/ingest --baseline-url http://127.0.0.1:8080/ingest \
     --name ingest --rate 1000 --duration 10s --trials 6 --aa 2 --until 'p99:±3%' --max-trials 30
+
+  # targets on another host's engine, the load from 4 shards in containers on two generator hosts
+  iotbench run --scenario io-heavy --docker-host tcp://10.0.0.2:2376 \
+    --generator-host tcp://10.0.0.3:2376 --generator-host tcp://10.0.0.4:2376 --generators 4
 
   # a service of your own on loopback
   iotbench run --url http://127.0.0.1:8080/ingest --method POST --body-file payloads/iot-reading.json \
@@ -183,7 +195,8 @@ as asked.`,
 	f.BoolVar(&o.AllowInconclusive, "allow-inconclusive", false, "a paired run: exit 0, not 4, when a verdict is inconclusive or untestable (and none regressed)")
 	f.StringVar(&o.Until, "until", "", "a paired run: add rounds until each named metric's 90% interval is this narrow, e.g. 'p99:±3%,p50:±2%' (up to --max-trials)")
 	f.IntVar(&o.MaxTrials, "max-trials", 30, "--until: the most rounds")
-	f.IntVar(&o.Generators, "generators", 1, "generator processes sharing each cell's load, each sending rate/N on an offset schedule, their histograms merged (one per generator CPU when there are as many; docs/scale.md)")
+	f.IntVar(&o.Generators, "generators", 1, "generator shards sharing each cell's load, each sending rate/N on an offset schedule, their histograms merged: processes here (one per generator CPU when there are as many), or containers on the --generator-host engines (default there: one a host; docs/scale.md)")
+	f.StringArrayVar(&o.GeneratorHosts, "generator-host", nil, "a Docker engine whose host runs generator shards, as containers of an iotbench image built there (repeatable; shards dealt to the hosts in turn, --generators of them, one a host by default); another host's clock is measured and each shard's start corrected; its shards load only the targets' host (--docker-host) (docs/scale.md)")
 	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest open-loop rate meeting --slo (ramp from --rate, then bisect), once per trial")
 	f.StringVar(&o.SLO, "slo", "p99<100ms,errors<0.1%", "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", 10*time.Second, "--find-max: how long each rate is held")
@@ -267,11 +280,17 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Name, len(p.Cells), path)
 	}
 	fmt.Fprintf(o.Streams.ErrOut, "targets take turns in an order shuffled by seed %d (--seed %d replays it)\n", seed, seed)
-	if err := useGenerators(r, p, o.Generators, o.Streams.ErrOut); err != nil {
+	if len(o.GeneratorHosts) > 0 {
+		closeHosts, err := useGeneratorHosts(ctx, r, p, lifecycle, o.GeneratorHosts, o.generatorCount(), o.Streams.ErrOut)
+		if err != nil {
+			return err
+		}
+		defer closeHosts()
+	} else if err := useGenerators(r, p, o.Generators, o.Streams.ErrOut); err != nil {
 		return err
 	}
 	if search != nil {
-		return runFindMax(ctx, o, r, p, search)
+		return runFindMax(ctx, o, r, p, search, path)
 	}
 	rows, runErr := r.Run(ctx, p)
 	statusDone()
@@ -284,7 +303,8 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		fmt.Fprintf(o.Streams.ErrOut, "interrupted: %d of %d cell(s) recorded in %s; the same command with --resume %s measures the rest\n", len(rows), len(p.Cells), path, path)
 	}
 	if len(rows) > 0 {
-		if err := o.writeRunOutput(path, rows); err != nil {
+		table := func(w io.Writer) error { return report.Write(w, sidesApart(rows)) }
+		if err := o.writeRunOutput(path, table); err != nil {
 			return err
 		}
 		fmt.Fprintf(o.Streams.ErrOut, "%s; results: %s\n", report.Summary(rows), path)

@@ -10,7 +10,6 @@ import (
 	"github.com/iotbench/iotbench/internal/bench"
 	"github.com/iotbench/iotbench/internal/overview"
 	"github.com/iotbench/iotbench/internal/progress"
-	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/timeline"
 	"github.com/spf13/pflag"
@@ -63,11 +62,11 @@ func runFiles(csvPath string) (func(results.Row, bench.Detail) error, func(), er
 	return keep, func() { tw.Close() }, nil
 }
 
-// writeRunOutput prints rows as --format asks and writes --html; the report is built from the
-// files the run left, as `iotbench report` would.
-func (o *RunOptions) writeRunOutput(csvPath string, rows []results.Row) error {
+// writeRunOutput prints the run's table (--format table) or its overview as --format asks, and
+// writes --html; the overview is built from the files the run left, as `iotbench report` would.
+func (o *RunOptions) writeRunOutput(csvPath string, table func(io.Writer) error) error {
 	if o.Format == "table" {
-		if err := report.Write(o.Streams.Out, sidesApart(rows)); err != nil {
+		if err := table(o.Streams.Out); err != nil {
 			return err
 		}
 	}

@@ -107,3 +107,32 @@ func rowOf(t *testing.T, path string) (p99, successes string, k timeline.Key) {
 	rps, _ := strconv.Atoi(col("requested_rps"))
 	return col("latency_p99_ms"), col("successes"), timeline.Key{Scenario: col("scenario"), Target: col("target"), Trial: trial, RequestedRPS: rps}
 }
+
+// TestFindMaxWritesReport: --html on a --find-max run writes the report of its steps, as on any
+// run (the search's first step fails the SLO here, which keeps the test to one short step).
+func TestFindMaxWritesReport(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(150 * time.Millisecond)
+		_, _ = io.WriteString(w, `{"id":1}`)
+	}))
+	defer srv.Close()
+	out := t.TempDir()
+	s, stdout, errOut := streams()
+	args := []string{"run", "--url", srv.URL + "/x", "--rate", "10", "--find-max", "--step", "1s", "--warmup", "0s",
+		"--slo", "p99<100ms", "--resolution", "20", "--trials", "1", "--out", out, "--html"}
+	if code := Main(context.Background(), args, s); code != ExitInvalid {
+		t.Fatalf("exit %d, want %d (no rate meets the SLO); stderr:\n%s", code, ExitInvalid, errOut)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*.csv"))
+	if len(files) != 1 {
+		t.Fatalf("%d results files: %v", len(files), files)
+	}
+	html := strings.TrimSuffix(files[0], ".csv") + ".html"
+	b, err := os.ReadFile(html)
+	if err != nil || !strings.Contains(string(b), ".find-max") {
+		t.Errorf("report %s: %v; find-max scenario in it: %v\nstdout:\n%s\nstderr:\n%s", html, err, strings.Contains(string(b), ".find-max"), stdout, errOut)
+	}
+	if !strings.Contains(errOut.String(), "report: "+html) {
+		t.Errorf("stderr does not name the report %s:\n%s", html, errOut)
+	}
+}

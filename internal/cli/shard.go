@@ -109,6 +109,6 @@ func useGenerators(r *bench.Runner, p *plan.Plan, n int, log io.Writer) error {
 	default:
 		fmt.Fprintf(log, "%d generators, each pinned to one of the generator CPUs %v\n", n, p.GeneratorCPUs[:n])
 	}
-	r.Load = sr.Run
+	r.Load, r.Generators = sr.Run, n
 	return nil
 }

@@ -39,6 +39,14 @@ func planError(err error) error {
 // urlOnly are the flags of `run --url`: a scenario run takes them from its file.
 var urlOnly = []string{"method", "body-file", "header", "contains", "expected-latency"}
 
+// generatorCount is how many shards measure each cell: --generators, or one a generator host.
+func (o *RunOptions) generatorCount() int {
+	if len(o.GeneratorHosts) > 0 && !o.set("generators") {
+		return len(o.GeneratorHosts)
+	}
+	return o.Generators
+}
+
 // validate refuses the flags no run can use, naming the flag, before a file is read or anything
 // built. The bounds are the scenario file's (scenario.Check*), so that a value refused in the
 // file is refused on the command line too.
@@ -59,6 +67,14 @@ func (o *RunOptions) validate() error {
 	if o.set("docker-host") {
 		if _, err := container.ResolveEngine(o.DockerHost); err != nil {
 			return flagErr("docker-host", "", err)
+		}
+	}
+	if len(o.GeneratorHosts) > 0 {
+		switch n := o.generatorCount(); {
+		case o.FindMax:
+			return usagef("--generator-host runs a cell's shards on other engines; --find-max searches rates with one generator here: drop one of them")
+		case n < len(o.GeneratorHosts):
+			return flagErr("generators", fmt.Sprint(n), fmt.Errorf("fewer than the %d --generator-host engines: give each at least one shard", len(o.GeneratorHosts)))
 		}
 	}
 	if o.set("rate") && o.set("connections") {

@@ -34,6 +34,8 @@ func TestBadInputIsRefused(t *testing.T) {
 		"run " + f + "--timeout 0s",
 		"run " + f + "--scenario waits --timeout 50ms",
 		"run " + f + "--cpus 0-4000000000",
+		"run " + f + "--generator-host unix:///var/run/docker.sock --find-max",
+		"run " + f + "--generator-host tcp://10.0.0.3:2375 --generator-host tcp://10.0.0.4:2375 --generators 1",
 		"run " + f + "--targets t,ghost",
 		"run " + f + "--scenario far-cpus",
 		"run " + f + "--docker-host ssh://bench:secret@10.0.0.2",

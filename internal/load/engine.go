@@ -196,6 +196,15 @@ type Result struct {
 
 	Valid         bool
 	InvalidReason string
+
+	// Generators is how many generator shards measured the phase, merged (internal/shard); 0:
+	// one, this process.
+	Generators int
+	// ClockOffset is the largest absolute offset of a shard's clock from this machine's,
+	// measured before the phase; ClockMeasured says whether any shard ran on another host, the
+	// only ones whose clocks are measured.
+	ClockOffset   time.Duration
+	ClockMeasured bool
 }
 
 // AchievedRate is the rate at which requests were sent.

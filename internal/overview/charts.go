@@ -128,6 +128,25 @@ func throughputChart(sc Scenario) (*chart, error) {
 	return &chart{Title: "throughput", SVG: svg}, err
 }
 
+// msTicks label a log axis of milliseconds at 1, 2 and 5 times the powers of ten; a range within
+// one of those steps (p99s of 150.9–152 ms) gets its ends labelled, never a bare axis.
+type msTicks struct{}
+
+func (msTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range []float64{1, 2, 5} {
+			if v := m * math.Pow(10, e); v >= lo && v <= hi {
+				ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+			}
+		}
+	}
+	if len(ts) < 2 {
+		ts = []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 3, 64)}, {Value: hi, Label: strconv.FormatFloat(hi, 'g', 3, 64)}}
+	}
+	return ts
+}
+
 // spectrumTicks label a 1/(1−p) axis with percentiles, as HdrHistogram's plotter does.
 type spectrumTicks struct{}
 
@@ -190,7 +209,7 @@ func timelineChart(sc Scenario, t Target) (*chart, error) {
 	rps := newPlot(t.Name+": answers per second (— successes, - - errors)", "", "per second")
 	lat := newPlot("latency p99 of each second (— target, - - generator's own delay)", "", "ms (log)")
 	lat.Y.Scale = plot.LogScale{}
-	lat.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	lat.Y.Tick.Marker = msTicks{}
 	cpu := newPlot("target CPU", "", "cores")
 	mem := newPlot("target memory", "seconds (warm-up before 0)", "MiB")
 	any, anyRes := false, false
@@ -325,7 +344,7 @@ func addLine(p *plot.Plot, xys plotter.XYs, col color.Color, dashed bool, legend
 func findMaxChart(sc Scenario) (*chart, error) {
 	p := newPlot("Find-max: p99 latency against the offered rate (○ valid step, × invalid)", "offered rate (requests / s)", "p99 (ms, log)")
 	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Tick.Marker = msTicks{}
 	n := 0
 	for i, t := range sc.Targets {
 		trials := map[int]plotter.XYs{}

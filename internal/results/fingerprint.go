@@ -14,8 +14,8 @@ type Field struct{ Name, Value string }
 
 // FingerprintFields are the settings that must be equal for two rows to be comparable, named as
 // their columns, in a fixed order: the load model and its numbers, how long it ran, what it sent,
-// the target's resources and image, its store (the database server's CPUs and image too), and
-// what measured it on which CPU. The cpusets themselves may differ; their sizes may not.
+// the target's resources and image, its store (the database server's CPUs and image too), what
+// measured it on which CPU, and over how many generators. The cpusets themselves may differ; their sizes may not.
 func (r Row) FingerprintFields() []Field {
 	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 	fields := []Field{
@@ -34,6 +34,7 @@ func (r Row) FingerprintFields() []Field {
 		{"db_pool_size", strconv.Itoa(r.PoolSize())},
 		{"db_cpus", strconv.Itoa(cpuCount(r.DBCPUSet))},
 		{"db_image_id", r.DBImageID},
+		{"generators", strconv.Itoa(r.GeneratorCount())},
 	}
 	// A timeout decides which slow answers are errors. Files before schema 7 did not record it
 	// (0): their fingerprints stay what they were.
@@ -66,6 +67,11 @@ func (r Row) PoolSize() int {
 func (r Row) Fingerprint() string {
 	h := sha256.New()
 	for _, f := range r.FingerprintFields() {
+		// One generator is what every row before the column measured with: their fingerprints
+		// stay what they were.
+		if f.Name == "generators" && f.Value == "1" {
+			continue
+		}
 		h.Write([]byte(f.Name + "=" + f.Value + "\n"))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]

@@ -121,6 +121,14 @@ type Row struct {
 	// DBRowsStored is how many more rows the PostgreSQL server itself counted after the measured
 	// phase than before it (the stored-row check holds it as it holds /stats).
 	DBRowsStored int64
+	// Generators is how many generator shards measured the cell, their results merged
+	// (internal/shard); rows older than the column (schema 7 and before) had one.
+	Generators int
+	// GeneratorClockOffset is the largest absolute offset of a generator host's clock from this
+	// machine's, measured before the cell's measured phase; GeneratorClockMeasured says whether
+	// it was (only when shards ran on other hosts).
+	GeneratorClockOffset   time.Duration
+	GeneratorClockMeasured bool
 	// Warnings say why a valid row may still mislead (a busy generator, a runtime that sees other
 	// limits than it was given); "; "-separated.
 	Warnings string
@@ -298,7 +306,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -386,7 +394,31 @@ var columns = []column{
 	{"db_rows_stored", serverMeasure(integer(func(r *Row) *int64 { return &r.DBRowsStored })), 6},
 	{"bytes_received", integer(func(r *Row) *int64 { return &r.BytesReceived }), 7},
 	{"timeout_s", seconds(func(r *Row) *time.Duration { return &r.Timeout }), 7},
+	{"generators", codec{func(r *Row) string { return strconv.Itoa(r.GeneratorCount()) },
+		func(r *Row, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return errors.New("a number of generators, 1 or more")
+			}
+			r.Generators = n
+			return nil
+		}}, 8},
+	{"generator_clock_offset_ms", codec{func(r *Row) string {
+		if !r.GeneratorClockMeasured {
+			return ""
+		}
+		return millis(func(r *Row) *time.Duration { return &r.GeneratorClockOffset }).get(r)
+	}, func(r *Row, v string) error {
+		if v == "" {
+			return nil
+		}
+		r.GeneratorClockMeasured = true
+		return millis(func(r *Row) *time.Duration { return &r.GeneratorClockOffset }).set(r, v)
+	}}, 8},
 }
+
+// GeneratorCount is the row's generators: 1 for rows older than the column.
+func (r Row) GeneratorCount() int { return max(1, r.Generators) }
 
 // The stores of the db column.
 const (

@@ -28,7 +28,7 @@ func sample(trial int, valid bool) Row {
 		StartedAt: time.Date(2026, 11, 22, 13, 0, 0, 0, time.UTC), CPUSet: "1", GeneratorCPUSet: "0", Memory: "1g",
 		ImageID: "sha256:abc", TargetRuntime: "node 24.21.0", Version: "v0.1.0", GitCommit: "0855432",
 		HostCPU: "AMD EPYC, 2 cores", Kernel: "6.1.0", DockerVersion: "20.10.24",
-		Seed: -7243, PayloadSHA: "9f86d081884c7d65",
+		Seed: -7243, PayloadSHA: "9f86d081884c7d65", Generators: 1,
 	}
 }
 
@@ -39,6 +39,8 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Row{sample(1, true), sample(2, false)}
+	// Three generators, one of them on another host whose clock was measured.
+	want[1].Generators, want[1].GeneratorClockOffset, want[1].GeneratorClockMeasured = 3, 1234*time.Microsecond, true
 	for _, r := range want {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
@@ -360,5 +362,27 @@ func TestACellNeverLoadedHasNoMeasurement(t *testing.T) {
 	damaged := strings.Replace(buf.String(), ",0.700000,", ",,", 1)
 	if _, _, err := Read(strings.NewReader(damaged)); err == nil || !strings.Contains(err.Error(), "column success_ratio") {
 		t.Errorf("an empty success_ratio in a loaded row: %v", err)
+	}
+}
+
+// TestFingerprintGenerators: rows of one generator keep the fingerprint rows had before the
+// column (an old file's rows read with none); rows of several differ, named as generators.
+func TestFingerprintGenerators(t *testing.T) {
+	old, one, two := sample(1, true), sample(1, true), sample(1, true)
+	old.Generators, two.Generators = 0, 2
+	if old.Fingerprint() != one.Fingerprint() {
+		t.Errorf("one generator's fingerprint %s differs from an older row's %s", one.Fingerprint(), old.Fingerprint())
+	}
+	if one.Fingerprint() == two.Fingerprint() {
+		t.Errorf("one generator and two share the fingerprint %s", one.Fingerprint())
+	}
+	var differ []string
+	for i, f := range one.FingerprintFields() {
+		if g := two.FingerprintFields()[i]; g != f {
+			differ = append(differ, fmt.Sprintf("%s: %s → %s", f.Name, f.Value, g.Value))
+		}
+	}
+	if want := []string{"generators: 1 → 2"}; !slices.Equal(differ, want) {
+		t.Errorf("fields that differ: %v, want %v", differ, want)
 	}
 }

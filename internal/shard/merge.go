@@ -32,7 +32,7 @@ func Merge(parts []Part) (load.Result, error) {
 	first := parts[0].Result
 	res := load.Result{
 		Mode: first.Mode, ExpectedLatency: first.ExpectedLatency,
-		Codes: map[int]int64{}, ErrorKinds: map[string]int64{}, Valid: true,
+		Codes: map[int]int64{}, ErrorKinds: map[string]int64{}, Valid: true, Generators: len(parts),
 	}
 	hs := make([]*hdrhistogram.Histogram, len(parts))
 	var warm, measured [][]timeline.Second

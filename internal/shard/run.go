@@ -22,6 +22,12 @@ type Process struct {
 	In   io.WriteCloser
 	Out  io.Reader
 	Wait func() error
+	// Contained: the shard runs in a container, whose files are not this machine's and whose
+	// CPUs the container pins. It sends its interval log back with its result.
+	Contained bool
+	// Host is the address of the host the shard runs on when that is another host: its clock is
+	// measured against this one's and its start corrected by the offset. Empty: this machine.
+	Host string
 }
 
 // Starter starts shard i's process.
@@ -65,8 +71,10 @@ type Runner struct {
 	// removed after the merge.
 	Dir string
 	// StartDelay is how far ahead of now the common start is set once every shard is warm: long
-	// enough for every shard to hear it.
+	// enough for every shard to hear it (shards on other hosts: plus 4 of their round trips).
 	StartDelay time.Duration
+	// Now is this machine's clock; nil: time.Now. Tests give a fake one.
+	Now func() time.Time
 }
 
 // Shared says whether the shards share their CPUs, fewer than one each.
@@ -118,6 +126,10 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 		if err != nil {
 			return load.Result{}, err
 		}
+		if p.Contained {
+			// Pinned by its container; its files are its own.
+			spec.CPUs, spec.SendHlog = nil, true
+		}
 		shards[i] = &running{spec: spec, p: p, enc: json.NewEncoder(p.In), lines: make(chan message, 2)}
 		go shards[i].read()
 		if err := shards[i].enc.Encode(message{Spec: &spec}); err != nil {
@@ -131,6 +143,15 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 			return load.Result{}, s.fail(fmt.Errorf("answered %+v before warming up", m))
 		}
 	}
+	now := r.Now
+	if now == nil {
+		now = time.Now
+	}
+	// Asked while every shard idles between its warm-up and its measured phase.
+	clocks, err := measureClocks(ctx, shards, now)
+	if err != nil {
+		return load.Result{}, err
+	}
 	if cfg.Measuring != nil {
 		cfg.Measuring()
 	}
@@ -138,9 +159,10 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 	if delay == 0 {
 		delay = 100 * time.Millisecond
 	}
-	start := time.Now().Add(delay).UnixNano()
-	for _, s := range shards {
-		if err := s.enc.Encode(message{Start: start}); err != nil {
+	delay += 4 * clocks.roundTrip
+	start := now().Add(delay)
+	for i, s := range shards {
+		if err := s.enc.Encode(message{Start: start.Add(clocks.offsets[i]).UnixNano()}); err != nil {
 			return load.Result{}, s.fail(fmt.Errorf("sending the start time: %w", err))
 		}
 	}
@@ -153,6 +175,15 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 		if m.Result == nil {
 			return load.Result{}, s.fail(fmt.Errorf("answered %+v instead of its result", m))
 		}
+		if s.spec.SendHlog {
+			// Kept where a local shard's would be: the run's logs are the same wherever it ran.
+			if len(m.Hlog) == 0 {
+				return load.Result{}, s.fail(fmt.Errorf("sent its result without its interval log"))
+			}
+			if err := os.WriteFile(s.spec.Hlog, m.Hlog, 0o644); err != nil {
+				return load.Result{}, s.fail(err)
+			}
+		}
 		h, err := readHlog(s.spec.Hlog)
 		if err != nil {
 			return load.Result{}, s.fail(err)
@@ -160,7 +191,56 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 		parts[i] = Part{Spec: s.spec, Result: *m.Result, Latencies: h}
 		resources.AddShardCPU(m.CPU)
 	}
-	return Merge(parts)
+	res, err := Merge(parts)
+	if err != nil {
+		return load.Result{}, err
+	}
+	res.ClockOffset, res.ClockMeasured = clocks.worst, clocks.measured
+	return res, nil
+}
+
+// clocks are the shards' clocks against this machine's.
+type clocks struct {
+	// offsets are each shard's (0 for a shard on this machine).
+	offsets []time.Duration
+	// worst is the largest absolute offset, roundTrip the longest round trip of the samples
+	// kept; measured says whether any shard ran on another host.
+	worst, roundTrip time.Duration
+	measured         bool
+}
+
+// measureClocks asks every shard on another host its clock ClockSamples times and estimates its
+// offset (EstimateOffset).
+func measureClocks(ctx context.Context, shards []*running, now func() time.Time) (clocks, error) {
+	c := clocks{offsets: make([]time.Duration, len(shards))}
+	for i, s := range shards {
+		if s.p.Host == "" {
+			continue
+		}
+		samples := make([]ClockSample, 0, ClockSamples)
+		for range ClockSamples {
+			sent := now()
+			if err := s.enc.Encode(message{Ping: true}); err != nil {
+				return clocks{}, s.fail(fmt.Errorf("asking its clock: %w", err))
+			}
+			m, err := s.next(ctx)
+			if err != nil {
+				return clocks{}, err
+			}
+			received := now()
+			if m.Clock == 0 {
+				return clocks{}, s.fail(fmt.Errorf("answered %+v instead of its clock", m))
+			}
+			samples = append(samples, ClockSample{Sent: sent, Received: received, Remote: time.Unix(0, m.Clock)})
+		}
+		off, err := EstimateOffset(samples)
+		if err != nil {
+			return clocks{}, s.fail(fmt.Errorf("on %s: %w", s.p.Host, err))
+		}
+		c.offsets[i], c.measured = off.Offset, true
+		c.worst, c.roundTrip = max(c.worst, abs(off.Offset)), max(c.roundTrip, off.RoundTrip)
+	}
+	return c, nil
 }
 
 // running is a started shard and the protocol lines it sent.

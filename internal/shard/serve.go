@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,12 +41,24 @@ func serve(ctx context.Context, dec *json.Decoder, enc *json.Encoder) error {
 		if err := enc.Encode(message{Warm: true}); err != nil {
 			return err
 		}
-		var start message
-		if err := dec.Decode(&start); err != nil || start.Start == 0 {
-			return fmt.Errorf("waiting for the start time: %v", orNone(err))
+		for {
+			var next message
+			if err := dec.Decode(&next); err != nil {
+				return fmt.Errorf("waiting for the start time: %v", orNone(err))
+			}
+			switch {
+			case next.Ping:
+				// The parent measures this clock against its own (clock.go).
+				if err := enc.Encode(message{Clock: time.Now().UnixNano()}); err != nil {
+					return err
+				}
+			case next.Start != 0:
+				time.Sleep(time.Until(time.Unix(0, next.Start).Add(m.Spec.Offset())))
+				return nil
+			default:
+				return fmt.Errorf("waiting for the start time: got %+v", next)
+			}
 		}
-		time.Sleep(time.Until(time.Unix(0, start.Start).Add(m.Spec.Offset())))
-		return nil
 	})
 	if err != nil {
 		return err
@@ -79,11 +92,19 @@ func measure(ctx context.Context, s Spec, waitStart func() error) (message, erro
 		return message{}, err
 	}
 	cpu, _ := resources.OwnCPU()
-	if err := writeHlog(s, began, res); err != nil {
+	out := message{CPU: cpu - cpuFrom}
+	var hlog bytes.Buffer
+	if err := writeHlog(&hlog, s, began, res); err != nil {
+		return message{}, err
+	}
+	if s.SendHlog {
+		out.Hlog = hlog.Bytes()
+	} else if err := os.WriteFile(s.Hlog, hlog.Bytes(), 0o644); err != nil {
 		return message{}, err
 	}
 	res.Latencies = nil // travels in the interval log
-	return message{Result: &res, CPU: cpu - cpuFrom}, nil
+	out.Result = &res
+	return out, nil
 }
 
 func orNone(err error) error {
@@ -98,7 +119,7 @@ const phaseTag = "phase"
 
 // writeHlog writes the measured phase's histogram: one interval per second, untagged, for
 // HdrHistogram's tools, and the whole phase, tagged phaseTag, for the merge.
-func writeHlog(s Spec, began time.Time, res load.Result) error {
+func writeHlog(w io.Writer, s Spec, began time.Time, res load.Result) error {
 	whole, err := res.Latencies.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
 		return fmt.Errorf("encoding the shard's histogram: %w", err)
@@ -111,15 +132,7 @@ func writeHlog(s Spec, began time.Time, res load.Result) error {
 		l.Intervals = append(l.Intervals, hdrlog.Interval{Start: time.Duration(sec.Index) * time.Second, Length: time.Second, Max: sec.Max, Encoded: sec.Histogram})
 	}
 	l.Intervals = append(l.Intervals, hdrlog.Interval{Tag: phaseTag, Length: res.Duration, Max: res.Latency.Max, Encoded: whole})
-	f, err := os.Create(s.Hlog)
-	if err != nil {
-		return err
-	}
-	if err := hdrlog.Write(f, l); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return hdrlog.Write(w, l)
 }
 
 // readHlog reads back the whole phase's histogram of a shard's interval log.

@@ -1,7 +1,9 @@
 package shard
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -229,4 +232,198 @@ func TestRunFileAndMergeDir(t *testing.T) {
 	os.Remove(filepath.Join(dir, "shard-2.json"))
 	_, err = MergeDir(dir)
 	golden(t, "merge-dir-missing", strings.ReplaceAll(fmt.Sprintln(err), dir, "DIR"))
+}
+
+func TestEstimateOffset(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	ms := func(n float64) time.Duration { return time.Duration(n * float64(time.Millisecond)) }
+	// sample: asked at t0+sent, answered at t0+received (this clock), the shard's clock at t0+remote.
+	sample := func(sent, received, remote float64) ClockSample {
+		return ClockSample{Sent: t0.Add(ms(sent)), Received: t0.Add(ms(received)), Remote: t0.Add(ms(remote))}
+	}
+	for _, tc := range []struct {
+		name      string
+		samples   []ClockSample
+		offset    time.Duration
+		roundTrip time.Duration
+		err       string
+	}{
+		{"same clock, symmetric", []ClockSample{sample(0, 2, 1)}, 0, ms(2), ""},
+		{"shard 3 s ahead", []ClockSample{sample(0, 4, 3002)}, 3 * time.Second, ms(4), ""},
+		{"shard 250 ms behind", []ClockSample{sample(10, 12, -239)}, ms(-250), ms(2), ""},
+		{"the shortest round trip is kept", []ClockSample{sample(0, 40, 35), sample(50, 51, 50.5), sample(60, 90, 61)}, 0, ms(1), ""},
+		{"a slow answer skews only its own sample", []ClockSample{sample(0, 100, 90), sample(200, 202, 1201)}, time.Second, ms(2), ""},
+		{"a clock that went back is skipped", []ClockSample{sample(10, 5, 0), sample(20, 24, 122)}, ms(100), ms(4), ""},
+		{"every sample went back", []ClockSample{sample(10, 5, 0), sample(30, 20, 0)}, 0, 0, "no usable clock sample of 2: the clock here went back during each"},
+		{"none", nil, 0, 0, "no usable clock sample of 0: the clock here went back during each"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := EstimateOffset(tc.samples)
+			if fmt.Sprint(err) != tc.err && (err != nil || tc.err != "") {
+				t.Fatalf("error %v, want %q", err, tc.err)
+			}
+			if err == nil && (got.Offset != tc.offset || got.RoundTrip != tc.roundTrip) {
+				t.Errorf("offset %s, round trip %s; want %s, %s", got.Offset, got.RoundTrip, tc.offset, tc.roundTrip)
+			}
+		})
+	}
+}
+
+// fakeClock is a clock that moves 1 ms each time this machine reads it; a fake shard reads it
+// without moving it.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
+func (c *fakeClock) peek() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// fakeShard speaks the protocol as a shard whose clock is skew ahead of c, read halfway through
+// each of the parent's questions. It answers with a canned result of 3 latencies, its interval
+// log sent back when the spec asks, and reports the spec and start time it got.
+func fakeShard(c *fakeClock, skew time.Duration, host string, contained bool, got chan<- message) Starter {
+	return func(ctx context.Context, i int) (Process, error) {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		done := make(chan error, 1)
+		go func() {
+			defer outW.Close()
+			dec, enc := json.NewDecoder(inR), json.NewEncoder(outW)
+			var spec message
+			if err := dec.Decode(&spec); err != nil {
+				done <- err
+				return
+			}
+			enc.Encode(message{Warm: true})
+			for {
+				var m message
+				if err := dec.Decode(&m); err != nil {
+					done <- err
+					return
+				}
+				if m.Ping {
+					enc.Encode(message{Clock: c.peek().Add(skew + time.Millisecond/2).UnixNano()})
+					continue
+				}
+				got <- message{Spec: spec.Spec, Start: m.Start}
+				break
+			}
+			p := part(spec.Spec.Index, spec.Spec.Count, "", 1, 2, 3)
+			p.Result.Latencies = p.Latencies
+			var hlog bytes.Buffer
+			if err := writeHlog(&hlog, *spec.Spec, c.peek(), p.Result); err != nil {
+				done <- err
+				return
+			}
+			p.Result.Latencies = nil
+			out := message{Result: &p.Result}
+			if spec.Spec.SendHlog {
+				out.Hlog = hlog.Bytes()
+			} else {
+				os.WriteFile(spec.Spec.Hlog, hlog.Bytes(), 0o644)
+			}
+			done <- enc.Encode(out)
+		}()
+		return Process{In: inW, Out: outR, Wait: func() error { return <-done }, Host: host, Contained: contained}, nil
+	}
+}
+
+// TestRunCorrectsTheStartByEachClock: shards on other hosts get the common start moved by their
+// clocks' offsets, measured; a shard here gets it as it is; a contained shard is not pinned by
+// the parent and sends its interval log back, kept where a local shard's would be.
+func TestRunCorrectsTheStartByEachClock(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)}
+	got := make(chan message, 3)
+	shards := []Starter{
+		fakeShard(clock, 7*time.Second, "", false, got), // this machine: its clock is not asked
+		fakeShard(clock, 3*time.Second, "10.77.1.2", true, got),
+		fakeShard(clock, -250*time.Millisecond, "10.77.2.2", true, got),
+	}
+	start := func(ctx context.Context, i int) (Process, error) { return shards[i](ctx, i) }
+	cfg := load.Config{Request: load.Request{Method: "GET", URL: "http://127.0.0.1:1/"}, Model: load.Model{Rate: 300, ExpectedLatency: time.Millisecond}, Duration: time.Second}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := Runner{Count: 3, CPUs: []int{4, 5, 6}, Start: start, Dir: dir, Now: clock.Now}.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := map[int]time.Time{}
+	for range 3 {
+		m := <-got
+		starts[m.Spec.Index] = time.Unix(0, m.Start)
+		contained := m.Spec.Index > 0
+		if m.Spec.SendHlog != contained || (len(m.Spec.CPUs) == 0) != contained {
+			t.Errorf("shard %d (contained %v): SendHlog %v, CPUs %v", m.Spec.Index+1, contained, m.Spec.SendHlog, m.Spec.CPUs)
+		}
+	}
+	if d := starts[1].Sub(starts[0]); d != 3*time.Second {
+		t.Errorf("the shard 3 s ahead starts %s after the local one, want 3s", d)
+	}
+	if d := starts[2].Sub(starts[0]); d != -250*time.Millisecond {
+		t.Errorf("the shard 250 ms behind starts %s after the local one, want -250ms", d)
+	}
+	if !res.ClockMeasured || res.ClockOffset != 3*time.Second || res.Generators != 3 {
+		t.Errorf("clock offset %s (measured %v), generators %d; want 3s, true, 3", res.ClockOffset, res.ClockMeasured, res.Generators)
+	}
+	if res.Successes != 9 || res.Latencies.TotalCount() != 9 {
+		t.Errorf("merged %d successes, %d latencies; want 9", res.Successes, res.Latencies.TotalCount())
+	}
+	for i := 1; i <= 3; i++ {
+		if _, err := readHlog(filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i))); err != nil {
+			t.Errorf("shard %d's interval log: %v", i, err)
+		}
+	}
+}
+
+// TestServeAnswersItsClockAndSendsItsLog loads a loopback server from two shards that run as a
+// contained shard on another host would: the real Serve answers the clock questions (the same
+// clock: no offset beyond the exchange's own error) and sends its interval log back.
+func TestServeAnswersItsClockAndSendsItsLog(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		served.Add(1)
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	cfg := load.Config{
+		Request: load.Request{Method: "GET", URL: srv.URL}, Check: load.NewCheck("ok"),
+		Model: load.Model{Rate: 200, ExpectedLatency: 10 * time.Millisecond}, Warmup: 100 * time.Millisecond,
+		Duration: time.Second, Timeout: 2 * time.Second, Measuring: func() { served.Store(0) },
+	}
+	remote := func(ctx context.Context, i int) (Process, error) {
+		p, err := inProcess(ctx, i)
+		p.Host, p.Contained = "10.77.1.2", true
+		return p, err
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := Runner{Count: 2, Start: remote, Dir: dir}.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != served.Load() || res.Requests == 0 || res.Latencies.TotalCount() != res.Successes {
+		t.Errorf("merged %d requests (%d latencies of %d successes), the server served %d", res.Requests, res.Latencies.TotalCount(), res.Successes, served.Load())
+	}
+	// One clock: the estimate's error is at most half a pipe's round trip.
+	if !res.ClockMeasured || res.ClockOffset > time.Second {
+		t.Errorf("clock offset %s (measured %v) between a process and itself", res.ClockOffset, res.ClockMeasured)
+	}
+	for i := 1; i <= 2; i++ {
+		if h, err := readHlog(filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i))); err != nil || h.TotalCount() == 0 {
+			t.Errorf("shard %d's interval log, sent back: %v", i, err)
+		}
+	}
 }

@@ -32,6 +32,9 @@ type Spec struct {
 	CPUs []int
 	// Hlog is the interval log the shard writes its measured histogram to.
 	Hlog string
+	// SendHlog has the shard send its interval log back with its result instead of writing
+	// Hlog: a shard in a container, whose files the parent cannot read, on this host or another.
+	SendHlog bool `json:",omitempty"`
 	// RemoteHost is the remote engine's host the load may go to besides loopback
 	// (load.AllowRemoteHost); empty: loopback only.
 	RemoteHost string
@@ -48,13 +51,19 @@ type Spec struct {
 	Timeout           time.Duration
 }
 
-// message is one line of the protocol, either way: a Spec to the shard; "warm", then the result
-// from it; the start time to it.
+// message is one line of the protocol, either way: a Spec to the shard; "warm" from it; any
+// number of clock questions to it (Ping), each answered with its clock; the start time to it (by
+// its clock); the result from it.
 type message struct {
-	Spec   *Spec        `json:",omitempty"`
-	Warm   bool         `json:",omitempty"`
-	Start  int64        `json:",omitempty"` // Unix nanoseconds
-	Result *load.Result `json:",omitempty"` // Latencies travel in the interval log, not here
+	Spec  *Spec `json:",omitempty"`
+	Warm  bool  `json:",omitempty"`
+	Ping  bool  `json:",omitempty"`
+	Clock int64 `json:",omitempty"` // the shard's clock, Unix nanoseconds, answering a Ping
+	Start int64 `json:",omitempty"` // Unix nanoseconds
+	// Result's Latencies travel in the interval log, not here: in the shard's file, or in Hlog
+	// when the spec says SendHlog.
+	Result *load.Result `json:",omitempty"`
+	Hlog   []byte       `json:",omitempty"`
 	// CPU is the shard's own CPU time over its measured phase, with its result.
 	CPU   time.Duration `json:",omitempty"`
 	Error string        `json:",omitempty"`

@@ -46,6 +46,11 @@ public final class Answers {
     public record Stats(long rows) {
     }
 
+    /** GET /fanout's answer: the sub-tasks run and the blocking they stood for, 10 x 50 ms. */
+    public record FannedOut(int tasks, long waitedMs) {
+        public static final FannedOut DONE = new FannedOut(FanOut.TASKS, FanOut.TASKS * FanOut.TASK_MS);
+    }
+
     public record EnterpriseDone(long id, int rows, int bytes, boolean downstream, boolean cacheHit) {
     }
 

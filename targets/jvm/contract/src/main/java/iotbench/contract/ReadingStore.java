@@ -12,17 +12,20 @@ import javax.sql.DataSource;
 
 /**
  * The readings table over plain JDBC prepared statements (the apps give it their HikariCP pool, of
- * DatabaseSettings's size, on H2 or PostgreSQL).
+ * DatabaseSettings's size, on H2 or PostgreSQL), bounded as DatabaseSettings says: an insert that pushes the
+ * oldest kept reading out deletes it, by primary key, on the same connection.
  * Autocommit is on and every method borrows a connection for its one statement and gives it back at once
  * (try-with-resources), so no connection is ever held across a wait. Every method blocks: an app that must
  * not block its threads calls it from its blocking side (ktor: Dispatchers.IO).
  */
 public final class ReadingStore {
     private final DataSource dataSource;
+    private final DatabaseSettings settings;
     private final String[] idColumn;
 
     public ReadingStore(DataSource dataSource, DatabaseSettings settings) {
         this.dataSource = dataSource;
+        this.settings = settings;
         this.idColumn = new String[] {settings.idColumn()};
     }
 
@@ -41,8 +44,18 @@ public final class ReadingStore {
                 }
                 ps.executeBatch();
             }
+            // Only a store that keeps fewer readings than the seeds drops some of them here.
+            long upTo = settings.evictedBy(highestId(con));
+            if (upTo > 0) {
+                try (PreparedStatement ps = con.prepareStatement(Sql.DELETE_UP_TO)) {
+                    ps.setLong(1, upTo);
+                    ps.executeUpdate();
+                }
+            }
         }
     }
+
+    /** Stores a reading and returns its id; on a bounded store, also deletes the reading it pushes out. */
 
     public long insert(String deviceId, long ts, String payload) throws SQLException {
         try (Connection con = dataSource.getConnection();
@@ -51,12 +64,21 @@ public final class ReadingStore {
             ps.setLong(2, ts);
             ps.setString(3, payload);
             ps.executeUpdate();
+            long id;
             try (ResultSet keys = ps.getGeneratedKeys()) {
                 if (!keys.next()) {
                     throw new SQLException("insert returned no id");
                 }
-                return keys.getLong(1);
+                id = keys.getLong(1);
             }
+            long evicted = settings.evictedBy(id);
+            if (evicted > 0) {
+                try (PreparedStatement delete = con.prepareStatement(Sql.DELETE_ONE)) {
+                    delete.setLong(1, evicted);
+                    delete.executeUpdate();
+                }
+            }
+            return id;
         }
     }
 
@@ -88,12 +110,18 @@ public final class ReadingStore {
         }
     }
 
-    public long count() throws SQLException {
-        try (Connection con = dataSource.getConnection();
-             PreparedStatement ps = con.prepareStatement(Sql.COUNT);
+    /** /stats: the readings stored since the table was created, seeds included (the highest id). */
+    public long highestId() throws SQLException {
+        try (Connection con = dataSource.getConnection()) {
+            return highestId(con);
+        }
+    }
+
+    private static long highestId(Connection con) throws SQLException {
+        try (PreparedStatement ps = con.prepareStatement(Sql.HIGHEST_ID);
              ResultSet rs = ps.executeQuery()) {
             if (!rs.next()) {
-                throw new SQLException("COUNT(*) returned no row");
+                throw new SQLException("MAX(id) returned no row");
             }
             return rs.getLong(1);
         }

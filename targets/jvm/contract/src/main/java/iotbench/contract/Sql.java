@@ -18,5 +18,10 @@ public final class Sql {
     public static final String INSERT = "INSERT INTO readings (device_id, ts, payload) VALUES (?, ?, ?)";
     public static final String LATEST = "SELECT id, device_id, ts, payload FROM readings ORDER BY id DESC LIMIT ?";
     public static final String LATEST_SUMMARIES = "SELECT id, device_id, ts FROM readings ORDER BY id DESC LIMIT ?";
-    public static final String COUNT = "SELECT COUNT(*) FROM readings";
+    /** The readings stored since the table was created: ids are never reused, and a bounded store holds fewer rows. */
+    public static final String HIGHEST_ID = "SELECT COALESCE(MAX(id), 0) FROM readings";
+    /** The bounded store's eviction, by primary key: one row, found without a scan. */
+    public static final String DELETE_ONE = "DELETE FROM readings WHERE id = ?";
+    /** At startup only, when the store keeps fewer readings than the seeds. */
+    public static final String DELETE_UP_TO = "DELETE FROM readings WHERE id <= ?";
 }

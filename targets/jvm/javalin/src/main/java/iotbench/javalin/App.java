@@ -13,6 +13,7 @@ import gg.jte.TemplateEngine;
 import io.javalin.Javalin;
 import iotbench.contract.BadRequestException;
 import iotbench.contract.DatabaseSettings;
+import iotbench.contract.FanOut;
 import iotbench.contract.ReadingStore;
 import iotbench.contract.ReadingValidator;
 import iotbench.contract.StandardReading;
@@ -26,7 +27,8 @@ import org.eclipse.jetty.util.Jetty;
 
 /**
  * The iotbench Javalin target. Environment: PORT (default 8080), JAVALIN_VIRTUAL_THREADS (default false),
- * DOWNSTREAM_URL (default http://127.0.0.1:$PORT/downstream). Every setting is explained in README.md.
+ * DOWNSTREAM_URL (default http://127.0.0.1:$PORT/downstream), and the contract's DATABASE_URL, DB_POOL_SIZE,
+ * READINGS_KEEP and FANOUT_POOL (iotbench.contract). Every setting is explained in README.md.
  */
 public final class App {
     static final String HOST = System.getenv().getOrDefault("BIND_ADDRESS", "127.0.0.1");
@@ -69,7 +71,7 @@ public final class App {
         ReadingValidator validator = new ReadingValidator(mapper);
         HealthHandler health = new HealthHandler("jetty " + Jetty.VERSION);
         IngestHandlers ingest = new IngestHandlers(validator, store);
-        WorkHandlers work = new WorkHandlers(validator, store);
+        WorkHandlers work = new WorkHandlers(validator, store, FanOut.fromEnv());
         PageHandler page = new PageHandler(store, mapper);
         EnterpriseHandler enterprise = new EnterpriseHandler(store, mapper, standard, http, downstreamUri);
 
@@ -105,6 +107,7 @@ public final class App {
         app.get("/page", page::page);
         app.post("/process-data", work::processData);
         app.get("/enterprise", enterprise::enterprise);
+        app.get("/fanout", work::fanout);
         app.get("/downstream", work::downstream);
         app.get("/stats", work::stats);
 

@@ -1,6 +1,7 @@
 package iotbench.javalin;
 
 import io.javalin.http.Context;
+import iotbench.contract.FanOut;
 import iotbench.contract.ReadingStore;
 import iotbench.contract.Answers.Cpu;
 import iotbench.contract.Answers.Fib;
@@ -10,14 +11,16 @@ import iotbench.contract.Answers.Waited;
 import iotbench.contract.ReadingValidator;
 import iotbench.contract.Work;
 
-/** GET /cpu, /blocking, /downstream, /stats and POST /process-data. */
+/** GET /cpu, /blocking, /fanout, /downstream, /stats and POST /process-data. */
 final class WorkHandlers {
     private final ReadingValidator validator;
     private final ReadingStore store;
+    private final FanOut fanOut;
 
-    WorkHandlers(ReadingValidator validator, ReadingStore store) {
+    WorkHandlers(ReadingValidator validator, ReadingStore store, FanOut fanOut) {
         this.validator = validator;
         this.store = store;
+        this.fanOut = fanOut;
     }
 
     void cpu(Context ctx) {
@@ -28,6 +31,11 @@ final class WorkHandlers {
         long ms = ReadingValidator.blockingMs(ctx.queryParam("ms"));
         Thread.sleep(ms);
         ctx.json(new Waited(ms));
+    }
+
+    /** The request's thread (Jetty's pool or a virtual thread) waits for the ten sub-tasks on the fan-out pool. */
+    void fanout(Context ctx) {
+        ctx.json(fanOut.run());
     }
 
     void processData(Context ctx) {
@@ -41,6 +49,6 @@ final class WorkHandlers {
     }
 
     void stats(Context ctx) throws Exception {
-        ctx.json(new Stats(store.count()));
+        ctx.json(new Stats(store.highestId()));
     }
 }

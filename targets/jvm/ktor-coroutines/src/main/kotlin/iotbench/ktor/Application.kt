@@ -13,6 +13,7 @@ import io.ktor.server.netty.Netty
 import io.ktor.server.plugins.contentnegotiation.ContentNegotiation
 import io.ktor.server.routing.routing
 import io.netty.channel.epoll.Epoll
+import iotbench.contract.FanOut
 import kotlinx.serialization.Serializable
 
 /** The Netty engine's thread groups as configured (Ktor's defaults), reported by /health. */
@@ -26,7 +27,8 @@ data class EngineInfo(
 )
 
 /**
- * Environment: PORT (default 8080), DOWNSTREAM_URL (default http://127.0.0.1:$PORT/downstream). Nothing else.
+ * Environment: PORT (default 8080), DOWNSTREAM_URL (default http://127.0.0.1:$PORT/downstream), and the
+ * contract's DATABASE_URL, DB_POOL_SIZE, READINGS_KEEP and FANOUT_POOL (iotbench.contract). Nothing else.
  * The table and its 50 seeds are created before the server binds its port.
  */
 fun main() {
@@ -34,6 +36,7 @@ fun main() {
     val downstreamUrl = System.getenv("DOWNSTREAM_URL")?.takeIf { it.isNotBlank() }
         ?: "http://127.0.0.1:$port/downstream"
     val store = Database.create()
+    val fanOut = FanOut.fromEnv()
 
     lateinit var engineInfo: EngineInfo
     embeddedServer(Netty, configure = {
@@ -51,11 +54,11 @@ fun main() {
             callGroupSize = callGroupSize,
         )
     }) {
-        module(store, downstreamUrl, engineInfo)
+        module(store, fanOut, downstreamUrl, engineInfo)
     }.start(wait = true)
 }
 
-fun Application.module(store: Database, downstreamUrl: String, engineInfo: EngineInfo) {
+fun Application.module(store: Database, fanOut: FanOut, downstreamUrl: String, engineInfo: EngineInfo) {
     // JSON: kotlinx.serialization through ContentNegotiation (Ktor's default JSON converter).
     install(ContentNegotiation) { json() }
     installErrorPages()
@@ -82,7 +85,7 @@ fun Application.module(store: Database, downstreamUrl: String, engineInfo: Engin
     routing {
         healthRoutes(engineInfo)
         ingestRoutes(store)
-        workRoutes(store)
+        workRoutes(store, fanOut)
         pageRoutes(store)
         enterpriseRoutes(store, client, downstreamUrl)
     }

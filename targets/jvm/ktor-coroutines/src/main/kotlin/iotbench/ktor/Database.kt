@@ -31,7 +31,8 @@ class Database private constructor(
     suspend fun latestSummaries(limit: Int): List<Summary> =
         withContext(Dispatchers.IO) { store.latestSummaries(limit) }
 
-    suspend fun count(): Long = withContext(Dispatchers.IO) { store.count() }
+    /** /stats: the readings stored since the table was created (the highest id). */
+    suspend fun highestId(): Long = withContext(Dispatchers.IO) { store.highestId() }
 
     fun close() = ds.close()
 

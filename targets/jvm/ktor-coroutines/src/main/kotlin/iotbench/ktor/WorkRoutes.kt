@@ -1,6 +1,7 @@
 package iotbench.ktor
 
 import io.ktor.server.request.receiveText
+import iotbench.contract.FanOut
 import iotbench.contract.ReadingValidator
 import iotbench.contract.Work
 import io.ktor.server.response.respond
@@ -8,7 +9,9 @@ import io.ktor.server.routing.Route
 import io.ktor.server.routing.get
 import io.ktor.server.routing.post
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.asCoroutineDispatcher
 import kotlinx.coroutines.async
+import kotlinx.coroutines.awaitAll
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
 import kotlinx.serialization.Serializable
@@ -30,7 +33,14 @@ data class Ok(val ok: Boolean)
 @Serializable
 data class Stats(val rows: Long)
 
-fun Route.workRoutes(store: Database) {
+@Serializable
+data class FannedOut(val tasks: Int, val waitedMs: Long)
+
+fun Route.workRoutes(store: Database, fanOut: FanOut) {
+    // /fanout's sub-tasks run on the contract's one fixed pool (FANOUT_POOL threads), as coroutines
+    // dispatched onto it; each blocks its pool thread for 50 ms, as the seed's did.
+    val fanOutPool = fanOut.executor().asCoroutineDispatcher()
+
     // CPU work: the contract's three tasks in parallel (seed 001's "parallel tasks"), as coroutines on
     // Dispatchers.Default, one thread per CPU; the call's coroutine waits for them.
     get("/cpu") {
@@ -56,12 +66,20 @@ fun Route.workRoutes(store: Database) {
         call.respond(Fib(k, Work.fib(k)))
     }
 
+    // The call's coroutine suspends in awaitAll: no Netty or call thread waits for the sub-tasks.
+    get("/fanout") {
+        coroutineScope {
+            List(FanOut.TASKS) { async(fanOutPool) { FanOut.subTask() } }.awaitAll()
+        }
+        call.respond(FannedOut(FanOut.TASKS, FanOut.TASKS * FanOut.TASK_MS))
+    }
+
     get("/downstream") {
         delay(20)
         call.respond(Ok(true))
     }
 
     get("/stats") {
-        call.respond(Stats(store.count()))
+        call.respond(Stats(store.highestId()))
     }
 }

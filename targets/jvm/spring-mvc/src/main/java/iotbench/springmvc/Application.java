@@ -1,6 +1,7 @@
 package iotbench.springmvc;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import iotbench.contract.FanOut;
 import iotbench.contract.ReadingValidator;
 import iotbench.contract.StandardReading;
 import org.springframework.boot.SpringApplication;
@@ -22,5 +23,11 @@ public class Application {
     @Bean
     StandardReading standardReading(ObjectMapper mapper) {
         return new StandardReading(mapper);
+    }
+
+    /** /fanout's executor, the process's one pool of FANOUT_POOL threads; its threads are daemons. */
+    @Bean
+    FanOut fanOut() {
+        return FanOut.fromEnv();
     }
 }

@@ -1,10 +1,12 @@
 package iotbench.springmvc;
 
 import iotbench.contract.Answers.Cpu;
+import iotbench.contract.Answers.FannedOut;
 import iotbench.contract.Answers.Fib;
 import iotbench.contract.Answers.Ok;
 import iotbench.contract.Answers.Stats;
 import iotbench.contract.Answers.Waited;
+import iotbench.contract.FanOut;
 import iotbench.contract.ReadingValidator;
 import iotbench.contract.Work;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -17,10 +19,12 @@ import org.springframework.web.bind.annotation.RestController;
 class WorkController {
     private final ReadingValidator validator;
     private final ReadingStore store;
+    private final FanOut fanOut;
 
-    WorkController(ReadingValidator validator, ReadingStore store) {
+    WorkController(ReadingValidator validator, ReadingStore store, FanOut fanOut) {
         this.validator = validator;
         this.store = store;
+        this.fanOut = fanOut;
     }
 
     @GetMapping("/cpu")
@@ -47,8 +51,14 @@ class WorkController {
         return new Ok(true);
     }
 
+    /** The request's thread (platform or virtual) waits for the ten sub-tasks on the fan-out pool. */
+    @GetMapping("/fanout")
+    FannedOut fanout() {
+        return fanOut.run();
+    }
+
     @GetMapping("/stats")
     Stats stats() {
-        return new Stats(store.count());
+        return new Stats(store.highestId());
     }
 }

@@ -1,6 +1,7 @@
 package iotbench.springwebflux;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import iotbench.contract.FanOut;
 import iotbench.contract.ReadingValidator;
 import iotbench.contract.StandardReading;
 import org.springframework.boot.SpringApplication;
@@ -41,6 +42,12 @@ public class Application {
     @Bean
     StandardReading standardReading(ObjectMapper mapper) {
         return new StandardReading(mapper);
+    }
+
+    /** /fanout's executor, the process's one pool of FANOUT_POOL threads; its threads are daemons. */
+    @Bean
+    FanOut fanOut() {
+        return FanOut.fromEnv();
     }
 
     private static void setDefault(String key, String value) {

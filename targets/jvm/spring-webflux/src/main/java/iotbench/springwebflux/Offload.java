@@ -2,8 +2,10 @@ package iotbench.springwebflux;
 
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 
 import io.netty.channel.EventLoop;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
@@ -53,6 +55,16 @@ public class Offload {
      */
     public <T> Mono<T> call(ServerWebExchange exchange, Callable<T> work) {
         Mono<T> result = Mono.fromCallable(work).subscribeOn(blocking);
+        Scheduler loop = eventLoopOf(exchange);
+        return loop == null ? result : result.publishOn(loop);
+    }
+
+    /**
+     * The future {@code start} returns, started at subscription, without blocking any thread while it runs; its
+     * value (or error) is delivered on the event loop of the exchange's connection, as {@link #call}'s.
+     */
+    public <T> Mono<T> await(ServerWebExchange exchange, Supplier<CompletableFuture<T>> start) {
+        Mono<T> result = Mono.fromFuture(start);
         Scheduler loop = eventLoopOf(exchange);
         return loop == null ? result : result.publishOn(loop);
     }

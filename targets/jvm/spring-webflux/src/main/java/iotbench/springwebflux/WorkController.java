@@ -3,10 +3,12 @@ package iotbench.springwebflux;
 import java.time.Duration;
 
 import iotbench.contract.Answers.Cpu;
+import iotbench.contract.Answers.FannedOut;
 import iotbench.contract.Answers.Fib;
 import iotbench.contract.Answers.Ok;
 import iotbench.contract.Answers.Stats;
 import iotbench.contract.Answers.Waited;
+import iotbench.contract.FanOut;
 import iotbench.contract.ReadingValidator;
 import iotbench.contract.Work;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -28,11 +30,13 @@ class WorkController {
     private final ReadingValidator validator;
     private final ReadingStore store;
     private final Offload offload;
+    private final FanOut fanOut;
 
-    WorkController(ReadingValidator validator, ReadingStore store, Offload offload) {
+    WorkController(ReadingValidator validator, ReadingStore store, Offload offload, FanOut fanOut) {
         this.validator = validator;
         this.store = store;
         this.offload = offload;
+        this.fanOut = fanOut;
     }
 
     /** CPU-bound, on the event loop, as a reactive handler does it. */
@@ -59,8 +63,17 @@ class WorkController {
         return Mono.delay(DOWNSTREAM_WAIT).thenReturn(new Ok(true));
     }
 
+    /**
+     * The ten sub-tasks block threads of the fan-out pool; the event loop never waits: the answer comes back to it
+     * when allOf completes.
+     */
+    @GetMapping("/fanout")
+    Mono<FannedOut> fanout(ServerWebExchange exchange) {
+        return offload.await(exchange, fanOut::start);
+    }
+
     @GetMapping("/stats")
     Mono<Stats> stats(ServerWebExchange exchange) {
-        return offload.call(exchange, store::count).map(Stats::new);
+        return offload.call(exchange, store::highestId).map(Stats::new);
     }
 }
