@@ -178,7 +178,7 @@ as asked.`,
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
 	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run: the results CSV it was writing; give the flags that started it")
 	addCABundleFlag(f, &o.CABundle)
-	f.StringVar(&o.DockerHost, "docker-host", "", "the Docker engine the targets run on: an address, tcp://10.0.0.2:2376 (TLS from DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) or ssh://user@10.0.0.2 (ssh runs `docker system dial-stdio` there), or a docker context's name; on another host, targets and --db postgres servers listen on its address and load goes there (default: $DOCKER_HOST, else $DOCKER_CONTEXT, else docker's current context, else the local engine; docs/scale.md)")
+	f.StringVar(&o.DockerHost, "docker-host", "", "the Docker `ENGINE` the targets run on: an address, tcp://10.0.0.2:2376 (TLS from DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) or ssh://user@10.0.0.2 (ssh runs docker system dial-stdio there), or a docker context's name; on another host, targets and --db postgres servers listen on its address and load goes there (default: $DOCKER_HOST, else $DOCKER_CONTEXT, else docker's current context, else the local engine; docs/scale.md)")
 	addOutputFlags(f, o)
 	f.StringVar(&o.URL, "url", "", "load this running service on loopback instead of a scenario")
 	f.StringVar(&o.Method, "method", "GET", "--url: HTTP method")
