@@ -284,24 +284,39 @@ func valid(rows []results.Row) []results.Row {
 	return out
 }
 
-// mismatches lists the fingerprint fields not equal across all rows of both files.
+// mismatches lists the fingerprint fields not equal across all rows of both files. Fields are
+// matched by name: a file older than a field (timeout_s before schema 7) reads as not having it.
 func mismatches(old, new []results.Row) []Mismatch {
-	distinct := func(rows []results.Row, i int) []string {
+	var names []string
+	for _, rows := range [][]results.Row{old, new} {
+		for _, r := range rows {
+			for _, f := range r.FingerprintFields() {
+				if !slices.Contains(names, f.Name) {
+					names = append(names, f.Name)
+				}
+			}
+		}
+	}
+	distinct := func(rows []results.Row, name string) []string {
 		var vs []string
 		for _, r := range rows {
-			if v := r.FingerprintFields()[i].Value; !slices.Contains(vs, v) {
+			v := "(not recorded)"
+			if i := slices.IndexFunc(r.FingerprintFields(), func(f results.Field) bool { return f.Name == name }); i >= 0 {
+				v = r.FingerprintFields()[i].Value
+			}
+			if !slices.Contains(vs, v) {
 				vs = append(vs, v)
 			}
 		}
 		return vs
 	}
 	var out []Mismatch
-	for i, f := range old[0].FingerprintFields() {
-		a, b := distinct(old, i), distinct(new, i)
+	for _, name := range names {
+		a, b := distinct(old, name), distinct(new, name)
 		if len(a) == 1 && len(b) == 1 && a[0] == b[0] {
 			continue
 		}
-		out = append(out, Mismatch{Field: f.Name, Old: strings.Join(a, " | "), New: strings.Join(b, " | ")})
+		out = append(out, Mismatch{Field: name, Old: strings.Join(a, " | "), New: strings.Join(b, " | ")})
 	}
 	return out
 }

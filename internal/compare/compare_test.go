@@ -115,6 +115,23 @@ func TestTrialsThatDisagreeWithinAFileAreAMismatch(t *testing.T) {
 	}
 }
 
+// A file older than the timeout_s column beside a newer one: the field is matched by name and
+// reported as not recorded, never read at another field's index.
+func TestAFieldOneFileLacksIsAMismatch(t *testing.T) {
+	old := trials(3, 20*time.Millisecond, true)
+	new := trials(3, 20*time.Millisecond, true)
+	for i := range new {
+		new[i].Timeout = 2 * time.Second
+	}
+	for _, pair := range [][2][]results.Row{{old, new}, {new, old}} {
+		c := Compare("a.csv", pair[0], "b.csv", pair[1], Options{Alpha: 0.05}).Cells[0]
+		if !c.Refused || len(c.Mismatches) != 1 || c.Mismatches[0].Field != "timeout_s" ||
+			!strings.Contains(c.Mismatches[0].Old+c.Mismatches[0].New, "(not recorded)") {
+			t.Errorf("cell %+v, want refused on timeout_s, one side not recorded", c)
+		}
+	}
+}
+
 func TestRegressionIsSignificantAndFailsTheGate(t *testing.T) {
 	gates, _ := ParseGates("throughput:-5%,p50:+5%")
 	r := Compare("old.csv", trials(5, 20*time.Millisecond, true), "new.csv", trials(5, 30*time.Millisecond, true), Options{Alpha: 0.05, Gates: gates})
