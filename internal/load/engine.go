@@ -175,6 +175,11 @@ type Result struct {
 	Duration        time.Duration
 
 	Requests, Successes, Errors, Timeouts int64
+	// Span runs from the phase's start to its last successful answer: the requests sent near
+	// the phase's end are answered after it, and counting them over Duration
+	// alone would add connections/Duration to a closed loop's throughput and the offered rate to
+	// an overloaded open loop's.
+	Span time.Duration
 	// BytesReceived is every byte read from the target over the phase (heads and bodies of
 	// every answer, failed ones too): wrk's Transfer/sec is BytesReceived / Duration.
 	BytesReceived int64
@@ -210,8 +215,9 @@ type Result struct {
 // AchievedRate is the rate at which requests were sent.
 func (r Result) AchievedRate() float64 { return float64(r.Requests) / r.Duration.Seconds() }
 
-// Throughput counts successes only: an error is never throughput.
-func (r Result) Throughput() float64 { return float64(r.Successes) / r.Duration.Seconds() }
+// Throughput is the successes per second of Span, as vegeta counts them (successes over the
+// time from the first request to the last answer): an error is never throughput.
+func (r Result) Throughput() float64 { return float64(r.Successes) / max(r.Span, r.Duration).Seconds() }
 
 // SuccessRatio is Successes / Requests, 0 when nothing was sent.
 func (r Result) SuccessRatio() float64 {
@@ -373,6 +379,9 @@ func (t *tally) add(r *vegeta.Result) {
 		outcome = timeline.Check
 	default:
 		res.Successes++
+		if span := r.Timestamp.Add(r.Latency).Sub(t.began); span > res.Span {
+			res.Span = span
+		}
 		t.lat.Record(took)
 	}
 	if t.seconds != nil {

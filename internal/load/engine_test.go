@@ -101,8 +101,8 @@ func TestErrorsAreNeverThroughput(t *testing.T) {
 			if res.Requests != res.Successes+res.Errors {
 				t.Errorf("requests %d != successes %d + errors %d", res.Requests, res.Successes, res.Errors)
 			}
-			if want := float64(res.Successes) / res.Duration.Seconds(); res.Throughput() != want {
-				t.Errorf("throughput %.1f counts more than successes (%.1f)", res.Throughput(), want)
+			if want := float64(res.Successes) / max(res.Span, res.Duration).Seconds(); res.Throughput() != want {
+				t.Errorf("throughput %.1f, want the successes over the phase's span (%.1f)", res.Throughput(), want)
 			}
 			if got := strings.Contains(res.InvalidReason, "success ratio"); got != (c.wantReason != "") {
 				t.Errorf("reason %q: invalid for errors = %v, want %v", res.InvalidReason, got, c.wantReason != "")
@@ -236,6 +236,24 @@ func TestClosedLoopKeepsConnectionsBusy(t *testing.T) {
 	// TestJudge pins the rules): the generator's own delay must have been measured for every answer.
 	if res.Mode != Closed || res.SendLag.Count != 0 || res.OwnDelay.Count != res.Successes || res.Successes == 0 {
 		t.Errorf("mode %s, %d lags, %d own delays for %d answers: want closed loop, no schedule, every answer's delay", res.Mode, res.SendLag.Count, res.OwnDelay.Count, res.Successes)
+	}
+}
+
+// A closed loop's requests sent near the phase's end are answered after it: counted over the
+// phase alone, they added connections/duration (here 4 of 13.3 rps, as on seed 002's fan-out, 40
+// rps from an executor that serves 20). Each connection answers at most one request per 300 ms
+// whatever the machine's speed, so 4 connections over the span give 13.3 rps at most.
+func TestClosedLoopThroughputCountsNoAnswerAfterThePhase(t *testing.T) {
+	s := &stub{delay: 300 * time.Millisecond}
+	res, err := Run(context.Background(), config(serve(t, s), Model{Connections: 4}, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, most := res.Throughput(), 4/0.3; got > most*1.001 || res.Successes < 4 {
+		t.Errorf("throughput %.2f rps from %d successes over %v (span %v), want at most %.2f", got, res.Successes, res.Duration, res.Span, most)
+	}
+	if res.Span < res.Duration {
+		t.Errorf("span %v, want at least the phase's %v: its last requests were answered after it", res.Span, res.Duration)
 	}
 }
 

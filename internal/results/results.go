@@ -134,12 +134,17 @@ type Row struct {
 	Warnings string
 }
 
-// TransferPerSecond is BytesReceived per second of the measured phase; 0 when not measured.
+// TransferPerSecond is BytesReceived per second of the span throughput_rps is counted over
+// (successes / throughput_rps: the phase and the answers that came after it); 0 when not measured.
 func (r Row) TransferPerSecond() float64 {
-	if r.Duration <= 0 {
+	span := r.Duration.Seconds()
+	if r.Successes > 0 && r.ThroughputRPS > 0 {
+		span = max(span, float64(r.Successes)/r.ThroughputRPS)
+	}
+	if span <= 0 {
 		return 0
 	}
-	return float64(r.BytesReceived) / r.Duration.Seconds()
+	return float64(r.BytesReceived) / span
 }
 
 // VerifyFailed reports whether the cell's target failed verification and was not loaded.

@@ -51,6 +51,7 @@ func Merge(parts []Part) (load.Result, error) {
 		res.Duration = max(res.Duration, r.Duration)
 		res.Requests += r.Requests
 		res.Successes += r.Successes
+		res.Span = max(res.Span, r.Span)
 		res.Errors += r.Errors
 		res.Timeouts += r.Timeouts
 		res.BytesReceived += r.BytesReceived
