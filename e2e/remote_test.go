@@ -17,6 +17,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/results"
 )
 
 // testHost is a network namespace of this test's own, linked to this machine by a veth pair:
@@ -241,29 +242,7 @@ func TestTargetOnARemoteEngineLoadedFromTwoShards(t *testing.T) {
 	engine := startEngine(t, host)
 	overSSH := startSSHD(t, host, engine)
 
-	dir := t.TempDir()
-	stubDir := filepath.Join(dir, "stub")
-	os.MkdirAll(stubDir, 0o755)
-	build := exec.Command("go", "build", "-o", filepath.Join(stubDir, "stubserver"), "./tools/stubserver")
-	build.Dir = ".."
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	os.WriteFile(filepath.Join(stubDir, "Dockerfile"), []byte("FROM debian:trixie\nCOPY stubserver /stubserver\nUSER 65534\n"+
-		`CMD ["sh", "-c", "exec /stubserver -addr $BIND_ADDRESS:$PORT -delay 20ms"]`+"\n"), 0o644)
-	file := filepath.Join(dir, "scenarios.yaml")
-	os.WriteFile(file, []byte(fmt.Sprintf(`default_scenario: remote
-defaults: {warmup: 1s, duration: 3s, trials: 1, memory: 256m}
-targets:
-  stub: {build: stub, port: %d}
-scenarios:
-  remote:
-    request: {method: GET, path: /ingest}
-    check: {contains: ['"processingMs"'], stores_rows: true}
-    load: {rate: 400, expected_latency: 20ms}
-    targets: [stub]
-`, freePort(t))), 0o644)
+	file := stubScenario(t)
 
 	out := t.TempDir()
 	code, table, log := iotbench(t, ctx, "run", "--file", file, "--docker-host", overSSH, "--generators", "2", "--out", out)
@@ -277,16 +256,7 @@ scenarios:
 		r.HostCPU, r.Kernel, r.DockerVersion, r.Requests, r.Successes, r.LatencyP50, r.GeneratorDelayP99, r.CPUCores, r.MemoryPeak>>20)
 	// Valid means the target's own /stats grew by exactly the merged successes (no errors: no
 	// request it may have counted without answering).
-	generatorOnly := !r.Valid && strings.Contains(r.InvalidReason, "generator delayed requests")
-	if !r.Valid && !generatorOnly || r.Errors != 0 || r.Requests != r.Successes {
-		t.Fatalf("exit %d: valid %v (%s), %d requests, %d successes, %d errors\n%s", code, r.Valid, r.InvalidReason, r.Requests, r.Successes, r.Errors, table)
-	}
-	if strings.Contains(r.InvalidReason, "stored rows") {
-		t.Fatalf("the target's own count is not the merged one: %s", r.InvalidReason)
-	}
-	if generatorOnly {
-		t.Logf("delayed by a generator on this shared machine (the counts still checked): %s", r.InvalidReason)
-	}
+	countsMatch(t, code, r, table)
 	if r.Kernel == "" || r.DockerVersion == "" || r.CPUCores <= 0 || r.MemoryPeak <= 0 {
 		t.Errorf("host facts or resources not read from the engine: kernel %q, engine %q, CPU %.3f cores, memory peak %d", r.Kernel, r.DockerVersion, r.CPUCores, r.MemoryPeak)
 	}
@@ -424,5 +394,52 @@ func databaseOnRemoteEngine(t *testing.T, ctx context.Context, h testHost, e tes
 	}
 	if s, err := src.Sample(); err != nil || s.Memory == 0 || s.CPU == 0 {
 		t.Errorf("the server's resources through the engine: %+v, %v", s, err)
+	}
+}
+
+// stubScenario writes a scenario file whose one target is the stub server built into an image
+// from this checkout (static, so that it runs on any engine's root image), bound to the address
+// the run gives it, answering /ingest after 20 ms and counting what it stored.
+func stubScenario(t *testing.T) string {
+	dir := t.TempDir()
+	stubDir := filepath.Join(dir, "stub")
+	os.MkdirAll(stubDir, 0o755)
+	build := exec.Command("go", "build", "-o", filepath.Join(stubDir, "stubserver"), "./tools/stubserver")
+	build.Dir = ".."
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	os.WriteFile(filepath.Join(stubDir, "Dockerfile"), []byte("FROM debian:trixie\nCOPY stubserver /stubserver\nUSER 65534\n"+
+		`CMD ["sh", "-c", "exec /stubserver -addr $BIND_ADDRESS:$PORT -delay 20ms"]`+"\n"), 0o644)
+	file := filepath.Join(dir, "scenarios.yaml")
+	os.WriteFile(file, []byte(fmt.Sprintf(`default_scenario: remote
+defaults: {warmup: 1s, duration: 3s, trials: 1, memory: 256m}
+targets:
+  stub: {build: stub, port: %d}
+scenarios:
+  remote:
+    request: {method: GET, path: /ingest}
+    check: {contains: ['"processingMs"'], stores_rows: true}
+    load: {rate: 400, expected_latency: 20ms}
+    targets: [stub]
+`, freePort(t))), 0o644)
+	return file
+}
+
+// countsMatch fails the test unless the cell answered every request and is valid, or invalid only
+// because a generator was delayed on this shared machine: either way the target's own /stats grew
+// by exactly the merged successes (the stored-rows check would say otherwise).
+func countsMatch(t *testing.T, code int, r results.Row, table string) {
+	t.Helper()
+	generatorOnly := !r.Valid && strings.Contains(r.InvalidReason, "generator delayed requests")
+	if !r.Valid && !generatorOnly || r.Errors != 0 || r.Requests != r.Successes {
+		t.Fatalf("exit %d: valid %v (%s), %d requests, %d successes, %d errors\n%s", code, r.Valid, r.InvalidReason, r.Requests, r.Successes, r.Errors, table)
+	}
+	if strings.Contains(r.InvalidReason, "stored rows") {
+		t.Fatalf("the target's own count is not the merged one: %s", r.InvalidReason)
+	}
+	if generatorOnly {
+		t.Logf("delayed by a generator on this shared machine (the counts still checked): %s", r.InvalidReason)
 	}
 }
