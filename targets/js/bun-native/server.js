@@ -12,11 +12,14 @@ import {
   CREATE_TABLE_POSTGRES,
   enterprisePayload,
   enterpriseReading,
+  evictedBy,
+  keepReadings,
   pageRow,
   poolSize,
   seedRows,
   SQL,
 } from '../contract/readings.js';
+import { fanOut } from '../contract/fanout.js';
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
@@ -36,7 +39,14 @@ function openSqlite() {
   const selectPage = db.prepare(SQL.page);
   const selectLatest10 = db.prepare(SQL.latest10);
   const countReadings = db.prepare(SQL.count);
-  const insert = (deviceId, ts, payload) => Number(insertReading.run(deviceId, ts, payload).lastInsertRowid);
+  const deleteReading = db.prepare(SQL.evict);
+  const keep = keepReadings();
+  const insert = (deviceId, ts, payload) => {
+    const id = Number(insertReading.run(deviceId, ts, payload).lastInsertRowid);
+    const old = evictedBy(id, keep);
+    if (old) deleteReading.run(old);
+    return id;
+  };
   for (const row of seedRows()) insert(...row);
   return {
     insert,
@@ -68,7 +78,7 @@ async function openPostgres(url) {
     insert,
     page: async () => (await sql`SELECT id, device_id, ts, payload FROM readings ORDER BY id DESC LIMIT 50`).map((r) => pageRow(numbers(r))),
     latest10: async () => (await sql`SELECT id, device_id, ts FROM readings ORDER BY id DESC LIMIT 10`).map(numbers),
-    count: async () => Number((await sql`SELECT COUNT(*) AS n FROM readings`)[0].n),
+    count: async () => Number((await sql`SELECT COALESCE(MAX(id), 0) AS n FROM readings`)[0].n),
     close: () => sql.close(),
   };
 }
@@ -242,6 +252,8 @@ const routes = {
       return Response.json({ ok: true });
     },
   },
+
+  '/fanout': { GET: async () => Response.json(await fanOut((ms) => sleep(ms, Bun.sleep))) },
 
   '/stats': { GET: async () => Response.json({ rows: await store.count() }) },
 };

@@ -16,7 +16,7 @@ export interface LatestRow {
   ts: number;
 }
 
-/** Values on SQLite, promises on PostgreSQL: await every call. */
+/** Values on node:sqlite and bun:sqlite, promises on sqlite3 and PostgreSQL: await every call. */
 export interface Readings {
   kind: 'sqlite' | 'postgresql';
   ready: Promise<void>;
@@ -27,6 +27,8 @@ export interface Readings {
   close(): Promise<void>;
 }
 
-export function openReadings(file?: string, options?: { create?: boolean; share?: number }): Readings;
+export const SQLITE_DRIVERS: string[];
+export function sqliteDriver(env?: Record<string, string | undefined>): string;
+export function openReadings(file?: string, options?: { create?: boolean; share?: number; sqlite3?: unknown }): Readings;
 export function createReadingsFile(file: string): void;
 export function createReadingsPostgres(): Promise<void>;

@@ -3,6 +3,8 @@
 // /enterprise reading and a /page row. See docs/contract.md, "Process" and "Endpoints".
 import { readFileSync } from 'node:fs';
 
+import { setting } from './settings.js';
+
 export const CREATE_TABLE = `CREATE TABLE readings (
   id        INTEGER PRIMARY KEY AUTOINCREMENT,
   device_id VARCHAR(64) NOT NULL,
@@ -25,7 +27,10 @@ export const SQL = {
   insert: 'INSERT INTO readings (device_id, ts, payload) VALUES (?, ?, ?)',
   page: 'SELECT id, device_id, ts, payload FROM readings ORDER BY id DESC LIMIT 50',
   latest10: 'SELECT id, device_id, ts FROM readings ORDER BY id DESC LIMIT 10',
-  count: 'SELECT COUNT(*) AS n FROM readings',
+  // Readings stored since the start, seeds included: the highest id, as ids are never reused (a
+  // bounded store no longer holds them all).
+  count: 'SELECT COALESCE(MAX(id), 0) AS n FROM readings',
+  evict: 'DELETE FROM readings WHERE id = ?',
 };
 
 /** SQL's statements with PostgreSQL's placeholders; the insert returns the new id. */
@@ -35,6 +40,19 @@ export const SQL_POSTGRES = {
   latest10: SQL.latest10,
   count: SQL.count,
 };
+
+/**
+ * How many readings the embedded store keeps: READINGS_KEEP, 50,000 by default, 0 for all
+ * (docs/contract.md, "The embedded store is bounded").
+ */
+export function keepReadings(env = process.env) {
+  return setting(env, 'READINGS_KEEP', 50_000, 0, 1e9, "the number of readings the embedded store keeps (0: all)");
+}
+
+/** The id an insert that got id deletes (0: none): the reading keep inserts older. */
+export function evictedBy(id, keep) {
+  return keep > 0 && id > keep ? id - keep : 0;
+}
 
 /** The pool's size: DB_POOL_SIZE, 10 by default, the same for every target (docs/contract.md). */
 export function poolSize(env = process.env) {

@@ -10,6 +10,7 @@ import express from 'express';
 
 import { openReadings } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
+import { fanOut } from '../contract/fanout.js';
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
@@ -123,6 +124,10 @@ app.get('/enterprise', async (req, res) => {
 app.get('/downstream', async (req, res) => {
   await sleep(20);
   res.json({ ok: true });
+});
+
+app.get('/fanout', async (req, res) => {
+  res.json(await fanOut());
 });
 
 app.get('/stats', async (req, res) => {

@@ -16,6 +16,7 @@ import Fastify from 'fastify';
 
 import { openReadings } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
+import { fanOut } from '../contract/fanout.js';
 import { Lru, sleep, validateReading } from '../contract/work.js';
 import * as tasks from './tasks.js';
 
@@ -216,6 +217,8 @@ app.get('/downstream', async () => {
   await sleep(20);
   return { ok: true };
 });
+
+app.get('/fanout', () => fanOut());
 
 app.get('/stats', async () => ({ rows: await readings.count() }));
 

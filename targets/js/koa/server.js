@@ -13,6 +13,7 @@ import Koa from 'koa';
 
 import { openReadings } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
+import { fanOut } from '../contract/fanout.js';
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
@@ -108,6 +109,10 @@ router.get('/enterprise', async (ctx) => {
 router.get('/downstream', async (ctx) => {
   await sleep(20);
   ctx.body = { ok: true };
+});
+
+router.get('/fanout', async (ctx) => {
+  ctx.body = await fanOut();
 });
 
 router.get('/stats', async (ctx) => {

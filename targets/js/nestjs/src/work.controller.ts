@@ -1,6 +1,7 @@
 
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 
+import { fanOut } from '../../contract/fanout.js';
 import { countPrimes, fib, matrixTrace, monteCarloPi, sleep } from '../../contract/work.js';
 import { FibInputPipe, WaitMsPipe } from './pipes';
 
@@ -16,6 +17,11 @@ export class WorkController {
   async blocking(@Query('ms', WaitMsPipe) ms: number) {
     await sleep(ms);
     return { waitedMs: ms };
+  }
+
+  @Get('fanout')
+  fanout() {
+    return fanOut();
   }
 
   @Post('process-data')
