@@ -53,15 +53,8 @@ func TestShardsOnGeneratorHostsLoadARemoteTarget(t *testing.T) {
 
 	file := stubScenario(t)
 
-	out := t.TempDir()
-	code, table, log := iotbench(t, ctx, "run", "--file", file, "--docker-host", targetEngine,
-		"--generator-host", genEngine, "--generator-host", "unix:///var/run/docker.sock", "--out", out)
-	t.Log(log)
-	rows := readRows(t, out)
-	if len(rows) != 1 {
-		t.Fatalf("exit %d, %d rows\n%s", code, len(rows), table)
-	}
-	r := rows[0]
+	code, r, table := runOneCell(t, ctx, "--file", file, "--docker-host", targetEngine,
+		"--generator-host", genEngine, "--generator-host", "unix:///var/run/docker.sock")
 	t.Logf("target on %s, shards on %s and this machine's engine: %d generators, %d requests, %d successes, p50 %s, generator delay p99 %s, clock offset %s (measured %v)",
 		targetEngine, genEngine, r.Generators, r.Requests, r.Successes, r.LatencyP50, r.GeneratorDelayP99, r.GeneratorClockOffset, r.GeneratorClockMeasured)
 	countsMatch(t, code, r, table)

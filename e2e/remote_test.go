@@ -244,14 +244,7 @@ func TestTargetOnARemoteEngineLoadedFromTwoShards(t *testing.T) {
 
 	file := stubScenario(t)
 
-	out := t.TempDir()
-	code, table, log := iotbench(t, ctx, "run", "--file", file, "--docker-host", overSSH, "--generators", "2", "--out", out)
-	t.Log(log)
-	rows := readRows(t, out)
-	if len(rows) != 1 {
-		t.Fatalf("exit %d, %d rows\n%s", code, len(rows), table)
-	}
-	r := rows[0]
+	code, r, table := runOneCell(t, ctx, "--file", file, "--docker-host", overSSH, "--generators", "2")
 	t.Logf("on the remote engine (%s, %s, engine %s): %d requests from two shards, %d successes, p50 %s, generator delay p99 %s, target CPU %.2f cores, memory peak %d MiB",
 		r.HostCPU, r.Kernel, r.DockerVersion, r.Requests, r.Successes, r.LatencyP50, r.GeneratorDelayP99, r.CPUCores, r.MemoryPeak>>20)
 	// Valid means the target's own /stats grew by exactly the merged successes (no errors: no
@@ -322,14 +315,7 @@ scenarios:
     load: {rate: 40, expected_latency: 60ms}
     targets: [bun]
 `, freePort(t), filepath.Join(dir, "reading.json"))), 0o644)
-	out := t.TempDir()
-	code, table, log := iotbench(t, ctx, "run", "--file", file, "--docker-host", engine, "--db", "postgres", "--out", out)
-	t.Log(log)
-	rows := readRows(t, out)
-	if len(rows) != 1 {
-		t.Fatalf("exit %d, %d rows\n%s", code, len(rows), table)
-	}
-	r := rows[0]
+	code, r, table := runOneCell(t, ctx, "--file", file, "--docker-host", engine, "--db", "postgres")
 	t.Logf("bun-native on PostgreSQL on the remote engine: %d successes, %d rows counted in the server, valid %v (%s), p50 %s, server CPU %.2f cores",
 		r.Successes, r.DBRowsStored, r.Valid, r.InvalidReason, r.LatencyP50, r.DBCPUCores)
 	if code != 0 || !r.Valid || r.Successes == 0 || r.DBRowsStored != r.Successes || r.DBMemoryPeak <= 0 {
@@ -442,4 +428,18 @@ func countsMatch(t *testing.T, code int, r results.Row, table string) {
 	if generatorOnly {
 		t.Logf("delayed by a generator on this shared machine (the counts still checked): %s", r.InvalidReason)
 	}
+}
+
+// runOneCell runs iotbench with args (a run of one cell) into a new folder and answers its exit
+// code, the cell's row and the table it printed; its log goes to the test's.
+func runOneCell(t *testing.T, ctx context.Context, args ...string) (int, results.Row, string) {
+	t.Helper()
+	out := t.TempDir()
+	code, table, log := iotbench(t, ctx, append(append([]string{"run"}, args...), "--out", out)...)
+	t.Log(log)
+	rows := readRows(t, out)
+	if len(rows) != 1 {
+		t.Fatalf("exit %d, %d rows\n%s", code, len(rows), table)
+	}
+	return code, rows[0], table
 }
