@@ -14,6 +14,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/shard"
 )
 
@@ -131,5 +132,16 @@ func TestShardsOnGeneratorHostsMergeWhatTheServerServed(t *testing.T) {
 		"there [{Image:iotbench/shard:bbbb Index:1 CPUSet:0 Memory:1073741824}]"
 	if got != want {
 		t.Errorf("shards started:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestDownstreamIsRefusedOnARemoteEngine(t *testing.T) {
+	p := &plan.Plan{Cells: []plan.Cell{{Scenario: "io-heavy"}, {Scenario: "enterprise", Expect: plan.Expect{CallsDownstream: true}}}}
+	err := downstreamReachable(p, "10.77.1.2")
+	if err == nil || !strings.Contains(err.Error(), "scenario enterprise calls the downstream service") || !strings.Contains(err.Error(), "10.77.1.2") {
+		t.Errorf("err = %v, want enterprise refused on 10.77.1.2", err)
+	}
+	if err := downstreamReachable(&plan.Plan{Cells: p.Cells[:1]}, "10.77.1.2"); err != nil {
+		t.Errorf("a scenario without downstream calls: %v", err)
 	}
 }

@@ -413,6 +413,10 @@ func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecyc
 			d.Close()
 			return nil, nil, meta, nothing, err
 		}
+		if err := downstreamReachable(p, d.Remote()); err != nil {
+			d.Close()
+			return nil, nil, meta, nothing, err
+		}
 		p.GeneratorCPUs = allowed
 	}
 	if err := hostinfo.PinProcess(p.GeneratorCPUs); err != nil {
@@ -666,4 +670,15 @@ func sidesApart(rows []results.Row) []results.Row {
 		out[i].Target += " (" + out[i].Variant + ")"
 	}
 	return out
+}
+
+// downstreamReachable refuses a remote engine's run whose scenario calls the downstream service:
+// iotbench serves it on this machine's loopback, where a target on another host cannot call it.
+func downstreamReachable(p *plan.Plan, remote string) error {
+	for _, c := range p.Cells {
+		if c.Expect.CallsDownstream {
+			return usagef("scenario %s calls the downstream service, which iotbench serves on this machine's loopback: a target on %s cannot reach it; run this scenario on a local engine", c.Scenario, remote)
+		}
+	}
+	return nil
 }
