@@ -49,6 +49,7 @@ export function openReadings(file = IN_MEMORY, options = {}) {
 /** A database of a synchronous driver: node:sqlite and bun:sqlite have the same prepare/run/all/get. */
 function openDatabase(file, driver) {
   if (driver === 'bun:sqlite') {
+    if (!process.versions.bun) throw new Error('SQLITE_DRIVER=bun:sqlite runs on Bun only: give node:sqlite or sqlite3 on Node');
     const { Database } = require('bun:sqlite');
     return new Database(file);
   }

@@ -33,11 +33,12 @@ export class Semaphore {
   }
 }
 
-let executor;
+// The process's one executor, made when an app imports this module: a bad FANOUT_POOL stops the app at
+// startup, not at its first /fanout.
+const executor = new Semaphore(fanoutPool());
 
 /** Runs the ten sub-tasks on the process's executor and answers once all have ended. */
 export async function fanOut(wait = sleep) {
-  executor ??= new Semaphore(fanoutPool());
   const task = async () => {
     await executor.acquire();
     try {

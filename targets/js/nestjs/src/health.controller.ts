@@ -3,7 +3,10 @@ import v8 from 'node:v8';
 
 import { Controller, Get } from '@nestjs/common';
 
-// The same image runs on Node and on Bun (scenarios.yaml, target nestjs-bun).
+import { sqliteDriver } from '../../contract/db.js';
+
+// The same image runs on Node and on Bun, on three SQLite drivers (scenarios.yaml: nestjs-bun,
+// nestjs-sqlite3, nestjs-bun-sqlite): /health names both, so a run's record says which one it measured.
 const bunVersion = process.versions.bun;
 
 const health = {
@@ -15,6 +18,7 @@ const health = {
   threadModel: 'event-loop',
   availableProcessors: os.availableParallelism(),
   workers: 1,
+  database: process.env.DATABASE_URL ? 'pg' : sqliteDriver(),
   // V8's heap ceiling on Node. Bun's JavaScriptCore has no ceiling: its node:v8 shim answers a
   // figure that is none (~280 MB in a 1 GiB container, where 600 MB allocate fine), so Bun
   // reports null: see README.md, "Heap".

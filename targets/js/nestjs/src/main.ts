@@ -25,8 +25,14 @@ async function main(): Promise<void> {
     // Fastify's default, 1 MiB, stated: the payload sweep reaches 256 KB.
     bodyLimit: 1_048_576,
   });
-  // logger: false — nothing logged, not even Nest's startup lines; rawBody: the body as received.
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule, adapter, { logger: false, rawBody: true });
+  // logger: false — nothing logged, not even Nest's startup lines; rawBody: the body as received;
+  // abortOnError: false — a provider that fails (a bad READINGS_KEEP or SQLITE_DRIVER) is thrown to
+  // main's catch, which prints it, instead of an exit that the disabled logger leaves silent.
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule, adapter, {
+    logger: false,
+    rawBody: true,
+    abortOnError: false,
+  });
   app.useGlobalFilters(new ErrorFilter());
   app.setViewEngine({
     engine: { ejs },
