@@ -41,7 +41,7 @@ sshd:
 run: build docker
 	$(BIN) run --html $(if $(ARGS),$(ARGS),$(RUN_DEFAULT))
 
-# The published experiments (experiments.yaml), short: 2 trials of 5 s per cell, about 30 minutes,
+# The published experiments (experiments.yaml), short: 2 trials of 5 s per cell, about 40 minutes,
 # into docs/experiments/ (committed), then docs/experiments.md from them. The full version of one:
 # bin/iotbench reproduce NAME (resumable). Remove docs/experiments/ first to measure anew.
 experiments: build docker
