@@ -2,32 +2,18 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iotbench/iotbench/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// checkGolden compares got with the golden file at path, or rewrites the file with -update.
 func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s: got:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, path, []byte(got))
 }
 
 // TestCompareGolden runs `iotbench compare` on the files of testdata/compare and checks its whole

@@ -2,33 +2,19 @@ package container
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/iotbench/iotbench/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name, got string) {
+func goldenFile(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (-update rewrites it):\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 // writeContext puts a context into the store under dir as the docker CLI writes it: meta.json
@@ -121,7 +107,7 @@ func TestResolveEngine(t *testing.T) {
 				strings.TrimPrefix(e.TLS.Key, home), e.TLS.SkipVerify)
 		}
 	}
-	golden(t, "resolve-engine.golden", strings.ReplaceAll(out.String(), home, "$HOME"))
+	goldenFile(t, "resolve-engine.golden", strings.ReplaceAll(out.String(), home, "$HOME"))
 }
 
 // TestResolveEngineReadsTheDockerCLIsStore reads a context that the docker CLI itself created:

@@ -41,7 +41,7 @@ func TestParseSSHEngine(t *testing.T) {
 		}
 		fmt.Fprintf(&out, "%s\n  ssh %s\n", addr, strings.Join(e.args(), " "))
 	}
-	golden(t, "parse-ssh-engine.golden", out.String())
+	goldenFile(t, "parse-ssh-engine.golden", out.String())
 }
 
 // FuzzParseSSHEngine: whatever address is given, an accepted one runs ssh with the host right

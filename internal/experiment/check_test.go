@@ -121,6 +121,6 @@ func TestWriteIsGolden(t *testing.T) {
 		if err := Write(&b, c.format, f, sf, f.Order, measured); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, c.file, b.String())
+		goldenFile(t, c.file, b.String())
 	}
 }

@@ -1,17 +1,20 @@
 package experiment
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/golden"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+func goldenFile(t *testing.T, path, got string) {
+	t.Helper()
+	golden.Check(t, path, []byte(got))
+}
 
 func scenarios(t testing.TB) *scenario.File {
 	t.Helper()
@@ -20,24 +23,6 @@ func scenarios(t testing.TB) *scenario.File {
 		t.Fatal(err)
 	}
 	return sf
-}
-
-// golden compares got with the file, or rewrites it under -update.
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("got:\n%s\nwant (%s):\n%s", got, path, want)
-	}
 }
 
 // TestErrorsAreGolden pins each broken file's errors: every mistake at its line, what to do.
@@ -49,7 +34,7 @@ func TestErrorsAreGolden(t *testing.T) {
 			if err == nil {
 				t.Fatal("a broken file was read without error")
 			}
-			golden(t, filepath.Join("testdata", name+".err"), err.Error()+"\n")
+			goldenFile(t, filepath.Join("testdata", name+".err"), err.Error()+"\n")
 		})
 	}
 }

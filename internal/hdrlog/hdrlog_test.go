@@ -2,18 +2,20 @@ package hdrlog
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/golden"
 	"github.com/iotbench/iotbench/internal/latency"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+func goldenFile(t *testing.T, name string, got []byte) {
+	t.Helper()
+	golden.Check(t, filepath.Join("testdata", name), got)
+}
 
 // known is 1..1000 ms, one value each, as the load engine records (µs, 3 digits, 1 min ceiling).
 func known() *latency.Recorder {
@@ -24,30 +26,13 @@ func known() *latency.Recorder {
 	return r
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from its golden file; got:\n%s", name, got)
-	}
-}
-
 func TestPercentileDistribution(t *testing.T) {
 	r := known()
 	var buf bytes.Buffer
 	if err := WritePercentiles(&buf, r.Histogram()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "known.hgrm", buf.Bytes())
+	goldenFile(t, "known.hgrm", buf.Bytes())
 	rows, err := ReadPercentiles(&buf)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +98,7 @@ func TestLogRoundTrip(t *testing.T) {
 	if err := Write(&buf, in); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "three.hlog", buf.Bytes())
+	goldenFile(t, "three.hlog", buf.Bytes())
 	out, err := Read(&buf)
 	if err != nil {
 		t.Fatal(err)

@@ -2,20 +2,17 @@ package kube
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/golden"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"go.yaml.in/yaml/v3"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func cell() plan.Cell {
 	return plan.Cell{
@@ -73,16 +70,7 @@ func TestRender(t *testing.T) {
 				}
 			}
 			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				os.WriteFile(path, out.Bytes(), 0o644)
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if out.String() != string(want) {
-				t.Errorf("%s differs:\n%s", path, out.String())
-			}
+			golden.Check(t, path, out.Bytes())
 		})
 	}
 }

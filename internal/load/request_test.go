@@ -2,33 +2,19 @@ package load
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/iotbench/iotbench/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func golden(t *testing.T, name string, got []byte) {
+func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from its golden file; got:\n%s", name, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 // TestEncodeRequest pins the bytes the engine writes for a target, and what it refuses, in
@@ -71,5 +57,5 @@ func TestEncodeRequest(t *testing.T) {
 			t.Errorf("%s: the same target with other headers", c.name)
 		}
 	}
-	golden(t, "requests.golden", out.Bytes())
+	goldenFile(t, "requests.golden", out.Bytes())
 }

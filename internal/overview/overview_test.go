@@ -2,7 +2,6 @@ package overview
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,27 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/golden"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func golden(t *testing.T, name string, got []byte) {
+func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from its golden file; got:\n%s", name, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 func fixtureOverview(t *testing.T) *Overview {
@@ -172,11 +158,11 @@ func TestMarkdownAndJSON(t *testing.T) {
 	if err := WriteMarkdown(&md, o); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "fixture.md", md.Bytes())
+	goldenFile(t, "fixture.md", md.Bytes())
 	if err := WriteJSON(&js, o); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "fixture.json", js.Bytes())
+	goldenFile(t, "fixture.json", js.Bytes())
 }
 
 func TestHTMLIsSelfContained(t *testing.T) {

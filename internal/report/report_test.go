@@ -1,16 +1,13 @@
 package report
 
 import (
-	"flag"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/golden"
 	"github.com/iotbench/iotbench/internal/results"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func row(target string, trial int, tput float64, p99ms float64, valid bool, reason string) results.Row {
 	return results.Row{
@@ -56,14 +53,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := "testdata/" + name + ".golden"
-			if *update {
-				os.WriteFile(path, []byte(b.String()), 0o644)
-				return
-			}
-			want, _ := os.ReadFile(path)
-			if b.String() != string(want) {
-				t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
-			}
+			golden.Check(t, path, []byte(b.String()))
 		})
 	}
 }

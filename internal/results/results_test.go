@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/csv"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/golden"
 )
 
 func sample(trial int, valid bool) Row {
@@ -81,8 +82,6 @@ func TestCreateRefusesToOverwrite(t *testing.T) {
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
 // TestReadFile reads every file of testdata/read and checks the outcome, the error message or
 // the rows read and the warnings, against its .golden file: the messages are part of the interface.
 func TestReadFile(t *testing.T) {
@@ -100,15 +99,8 @@ func TestReadFile(t *testing.T) {
 			if err != nil {
 				got = err.Error() + "\n"
 			}
-			golden := strings.TrimSuffix(path, ".csv") + ".golden"
-			if *update {
-				os.WriteFile(golden, []byte(got), 0o644)
-				return
-			}
-			want, _ := os.ReadFile(golden)
-			if got != string(want) {
-				t.Errorf("got %q\nwant %q", got, want)
-			}
+			goldenPath := strings.TrimSuffix(path, ".csv") + ".golden"
+			golden.Check(t, goldenPath, []byte(got))
 		})
 	}
 }

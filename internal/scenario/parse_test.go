@@ -1,16 +1,15 @@
 package scenario
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden .err files")
+	"github.com/iotbench/iotbench/internal/golden"
+)
 
 // TestErrorsAreGolden pins each broken file's error message: error text is interface.
 func TestErrorsAreGolden(t *testing.T) {
@@ -18,24 +17,15 @@ func TestErrorsAreGolden(t *testing.T) {
 	if len(cases) == 0 {
 		t.Fatal("no golden cases in testdata")
 	}
-	for _, golden := range cases {
-		name := strings.TrimSuffix(filepath.Base(golden), ".err")
+	for _, goldenPath := range cases {
+		name := strings.TrimSuffix(filepath.Base(goldenPath), ".err")
 		t.Run(name, func(t *testing.T) {
 			_, err := Load(filepath.Join("testdata", name+".yaml"))
 			if err == nil {
 				t.Fatal("broken file parsed without error")
 			}
 			got := err.Error() + "\n"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, _ := os.ReadFile(golden)
-			if got != string(want) {
-				t.Errorf("error:\n%s\nwant:\n%s", got, want)
-			}
+			golden.Check(t, goldenPath, []byte(got))
 		})
 	}
 }

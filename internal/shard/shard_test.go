@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -18,27 +17,14 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/golden"
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/load"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-func golden(t *testing.T, name, got string) {
+func goldenFile(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name+".golden"), []byte(got))
 }
 
 func TestSplit(t *testing.T) {
@@ -69,7 +55,7 @@ func TestSplit(t *testing.T) {
 		}
 		out.WriteString("\n")
 	}
-	golden(t, "split", out.String())
+	goldenFile(t, "split", out.String())
 }
 
 // part is a shard's measurement of successes with the given latencies (ms), valid unless reason.
@@ -110,7 +96,7 @@ func TestMerge(t *testing.T) {
 			res.RequestedRate, res.Requests, res.Successes, res.Errors, load.FormatCodes(res.Codes), res.Latencies.TotalCount(),
 			res.Latency.P50.Round(time.Millisecond), res.Latency.Max.Round(time.Millisecond), res.OwnDelay.P99, res.OwnDelay.Count, res.Valid, res.InvalidReason)
 	}
-	golden(t, "merge", out.String())
+	goldenFile(t, "merge", out.String())
 }
 
 // inProcess starts shards as goroutines of the test, over pipes, as the binary's would run.
@@ -184,7 +170,7 @@ func TestRunNamesTheShardThatFailed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	_, err := Runner{Count: 2, Start: broken, Dir: t.TempDir()}.Run(ctx, cfg)
-	golden(t, "failed-shard", fmt.Sprintln(err))
+	goldenFile(t, "failed-shard", fmt.Sprintln(err))
 }
 
 // TestRunFileAndMergeDir: shards given their start up front, as an indexed Job's are, leave
@@ -231,7 +217,7 @@ func TestRunFileAndMergeDir(t *testing.T) {
 	}
 	os.Remove(filepath.Join(dir, "shard-2.json"))
 	_, err = MergeDir(dir)
-	golden(t, "merge-dir-missing", strings.ReplaceAll(fmt.Sprintln(err), dir, "DIR"))
+	goldenFile(t, "merge-dir-missing", strings.ReplaceAll(fmt.Sprintln(err), dir, "DIR"))
 }
 
 func TestEstimateOffset(t *testing.T) {
