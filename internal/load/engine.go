@@ -347,11 +347,12 @@ func (t *tally) add(r *vegeta.Result) {
 	res := &t.res
 	res.Requests++
 	took := r.Latency
+	answered := r.Timestamp.Add(r.Latency)
 	var due time.Time
 	if t.schedule != nil {
 		due = t.began.Add(t.schedule.due(r.Seq))
 		t.lag.Record(max(r.Timestamp.Sub(due), 0))
-		took = r.Timestamp.Add(r.Latency).Sub(due)
+		took = answered.Sub(due)
 	}
 	res.Codes[int(r.Code)]++
 	outcome := timeline.Success
@@ -379,13 +380,13 @@ func (t *tally) add(r *vegeta.Result) {
 		outcome = timeline.Check
 	default:
 		res.Successes++
-		if span := r.Timestamp.Add(r.Latency).Sub(t.began); span > res.Span {
+		if span := answered.Sub(t.began); span > res.Span {
 			res.Span = span
 		}
 		t.lat.Record(took)
 	}
 	if t.seconds != nil {
-		t.seconds.Add(due, r.Timestamp, r.Timestamp.Add(r.Latency), outcome, took)
+		t.seconds.Add(due, r.Timestamp, answered, outcome, took)
 	}
 }
 

@@ -2,23 +2,19 @@
 // PostgreSQL client (Bun.SQL) when DATABASE_URL is set. No framework, no dependencies. One process,
 // one event loop. The contract is docs/contract.md.
 import { SQL as PostgresClient } from 'bun';
-import { Database } from 'bun:sqlite';
 import { unlink } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 
 import {
-  CREATE_TABLE,
   CREATE_TABLE_POSTGRES,
   enterprisePayload,
   enterpriseReading,
-  evictedBy,
-  keepReadings,
   pageRow,
   poolSize,
   seedRows,
-  SQL,
 } from '../contract/readings.js';
+import { openSqlite } from '../contract/db.js';
 import { fanOut } from '../contract/fanout.js';
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
@@ -29,33 +25,7 @@ const DOWNSTREAM_URL = process.env.DOWNSTREAM_URL || `http://127.0.0.1:${PORT}/d
 
 // ---- database: the contract's table and 50 seeds, statements prepared once; values (bun:sqlite) or
 // promises (PostgreSQL), every call awaited ----
-const store = process.env.DATABASE_URL ? await openPostgres(process.env.DATABASE_URL) : openSqlite();
-
-/** bun:sqlite in memory. */
-function openSqlite() {
-  const db = new Database(':memory:', { strict: true });
-  db.run(CREATE_TABLE);
-  const insertReading = db.prepare(SQL.insert);
-  const selectPage = db.prepare(SQL.page);
-  const selectLatest10 = db.prepare(SQL.latest10);
-  const countReadings = db.prepare(SQL.count);
-  const deleteReading = db.prepare(SQL.evict);
-  const keep = keepReadings();
-  const insert = (deviceId, ts, payload) => {
-    const id = Number(insertReading.run(deviceId, ts, payload).lastInsertRowid);
-    const old = evictedBy(id, keep);
-    if (old) deleteReading.run(old);
-    return id;
-  };
-  for (const row of seedRows()) insert(...row);
-  return {
-    insert,
-    page: () => selectPage.all().map(pageRow),
-    latest10: () => selectLatest10.all(),
-    count: () => countReadings.get().n,
-    close: async () => db.close(),
-  };
-}
+const store = process.env.DATABASE_URL ? await openPostgres(process.env.DATABASE_URL) : openSqlite(':memory:', 'bun:sqlite');
 
 /**
  * Bun.SQL, Bun's own PostgreSQL client, as bun:sqlite is its own SQLite driver: what this target

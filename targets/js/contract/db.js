@@ -57,7 +57,11 @@ function openDatabase(file, driver) {
   return new DatabaseSync(file);
 }
 
-function openSqlite(file, driver = SQLITE_DRIVERS[0]) {
+/**
+ * SQLite through a synchronous driver (node:sqlite, or bun:sqlite: bun-native's store): in memory with
+ * the table and the seeds, or a file createReadingsFile made. Values, not promises.
+ */
+export function openSqlite(file = IN_MEMORY, driver = SQLITE_DRIVERS[0]) {
   const db = openDatabase(file, driver);
   const keep = keepReadings();
   if (file === IN_MEMORY) {

@@ -56,11 +56,7 @@ export function evictedBy(id, keep) {
 
 /** The pool's size: DB_POOL_SIZE, 10 by default, the same for every target (docs/contract.md). */
 export function poolSize(env = process.env) {
-  const raw = env.DB_POOL_SIZE;
-  if (raw === undefined || raw === '') return 10;
-  const n = /^\d{1,4}$/.test(raw) ? Number(raw) : NaN;
-  if (!(n >= 1 && n <= 1000)) throw new Error(`DB_POOL_SIZE=${raw}: give the pool's size, 1 to 1000`);
-  return n;
+  return setting(env, 'DB_POOL_SIZE', 10, 1, 1000, "the pool's size");
 }
 
 /** payloads/iot-reading.json; iot-reading.json here is a copy (the build context cannot reach payloads/). */
