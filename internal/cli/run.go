@@ -240,6 +240,21 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		return err
 	}
 	defer cleanup()
+	r := &bench.Runner{Lifecycle: lifecycle, Meta: meta,
+		// A service the user started is measured even when its answers fail their check: its
+		// error ratio under load is what they came for.
+		WarnUnverified: o.URL != ""}
+	// The generators first: a generator host that cannot be used stops the run before any file
+	// is written.
+	if len(o.GeneratorHosts) > 0 {
+		closeHosts, err := useGeneratorHosts(ctx, r, p, lifecycle, o.GeneratorHosts, o.generatorCount(), o.Streams.ErrOut)
+		if err != nil {
+			return err
+		}
+		defer closeHosts()
+	} else if err := useGenerators(r, p, o.Generators, o.Streams.ErrOut); err != nil {
+		return err
+	}
 
 	seed := o.Seed
 	if !o.set("seed") {
@@ -260,11 +275,8 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	defer closeFiles()
 	log, status, statusDone := o.progressOutput()
 	defer statusDone()
-	r := &bench.Runner{Lifecycle: lifecycle, Log: log, Status: status, Detail: keep, Record: w.Write, Meta: meta, Seed: seed,
-		LogDir: strings.TrimSuffix(path, filepath.Ext(path)) + ".logs", Resumed: resumed,
-		// A service the user started is measured even when its answers fail their check: its
-		// error ratio under load is what they came for.
-		WarnUnverified: o.URL != ""}
+	r.Log, r.Status, r.Detail, r.Record, r.Seed = log, status, keep, w.Write, seed
+	r.LogDir, r.Resumed = strings.TrimSuffix(path, filepath.Ext(path))+".logs", resumed
 	if gate != nil && gate.until != nil {
 		r.More = gate.more(o, p)
 	}
@@ -280,15 +292,6 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Name, len(p.Cells), path)
 	}
 	fmt.Fprintf(o.Streams.ErrOut, "targets take turns in an order shuffled by seed %d (--seed %d replays it)\n", seed, seed)
-	if len(o.GeneratorHosts) > 0 {
-		closeHosts, err := useGeneratorHosts(ctx, r, p, lifecycle, o.GeneratorHosts, o.generatorCount(), o.Streams.ErrOut)
-		if err != nil {
-			return err
-		}
-		defer closeHosts()
-	} else if err := useGenerators(r, p, o.Generators, o.Streams.ErrOut); err != nil {
-		return err
-	}
 	if search != nil {
 		return runFindMax(ctx, o, r, p, search, path)
 	}

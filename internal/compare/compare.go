@@ -301,8 +301,9 @@ func mismatches(old, new []results.Row) []Mismatch {
 		var vs []string
 		for _, r := range rows {
 			v := "(not recorded)"
-			if i := slices.IndexFunc(r.FingerprintFields(), func(f results.Field) bool { return f.Name == name }); i >= 0 {
-				v = r.FingerprintFields()[i].Value
+			fields := r.FingerprintFields()
+			if i := slices.IndexFunc(fields, func(f results.Field) bool { return f.Name == name }); i >= 0 {
+				v = fields[i].Value
 			}
 			if !slices.Contains(vs, v) {
 				vs = append(vs, v)
