@@ -63,6 +63,9 @@ type Runner struct {
 	// Generators is how many generator shards Load spreads each cell over; 0 or 1: one. Every
 	// row records it (a setting of the fingerprint).
 	Generators int
+	// RemoteHost is the address of the engine's host when the targets run on another host:
+	// the one address besides loopback their load may go to (load.Request.Remote).
+	RemoteHost string
 
 	// downstream serves the cells whose work calls it (plan.Expect.CallsDownstream), while a plan runs.
 	downstream *downstream.Server
@@ -317,6 +320,29 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check
 		}
 	}
 	return failed, nil
+}
+
+// Skip records each cell of p that r.Resumed does not hold as not loaded, for reason (a run this
+// host is too small for), without building or starting anything. The rows are built as every
+// other row is, so they carry the run's settings.
+func (r *Runner) Skip(p *plan.Plan, reason string) ([]results.Row, error) {
+	done := map[cellKey]bool{}
+	for _, row := range r.Resumed {
+		done[rowKey(row)] = true
+	}
+	var rows []results.Row
+	for _, c := range p.Cells {
+		if done[keyOf(c)] {
+			continue
+		}
+		row := r.newRow(p, c, built{})
+		row.InvalidReason = reason
+		if err := r.Record(row); err != nil {
+			return rows, fmt.Errorf("recording %s trial %d: %w", c.Target, c.Trial, err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
 }
 
 // newRow is c's row before any measurement: its settings and where it runs.

@@ -2,12 +2,9 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"os"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/run"
 	"github.com/spf13/cobra"
 )
 
@@ -19,24 +16,16 @@ type CleanOptions struct {
 	DryRun bool
 
 	// Engine reaches the Docker engine; tests give a fake.
-	Engine func(ctx context.Context) (Cleaner, error)
+	Engine func(ctx context.Context) (run.Cleaner, error)
 	// Now is the clock ages are measured against.
 	Now func() time.Time
 }
-
-// Cleaner removes iotbench's containers: container.Docker, or a fake in tests.
-type Cleaner interface {
-	RemoveLeftovers(ctx context.Context, c container.Cleanup) ([]container.Found, error)
-	Close() error
-}
-
-var _ Cleaner = (*container.Docker)(nil)
 
 // NewCmdClean builds `iotbench clean`; runF replaces the behaviour in tests.
 func NewCmdClean(s Streams, runF func(context.Context, *CleanOptions) error) *cobra.Command {
 	o := &CleanOptions{
 		Streams: s,
-		Engine:  func(ctx context.Context) (Cleaner, error) { return container.Connect(ctx) },
+		Engine:  run.ConnectCleaner,
 		Now:     time.Now,
 	}
 	cmd := &cobra.Command{
@@ -72,45 +61,5 @@ func cleanRun(ctx context.Context, o *CleanOptions) error {
 		return err
 	}
 	defer e.Close()
-	found, err := e.RemoveLeftovers(ctx, container.Cleanup{Every: o.All, DryRun: o.DryRun})
-	verb, done := "removed", "removed"
-	if o.DryRun {
-		verb, done = "would remove", "to remove"
-	}
-	now := o.Now()
-	for _, f := range found {
-		fmt.Fprintf(o.Streams.Out, "%s %s\n", verb, f.Describe(now))
-	}
-	switch {
-	case len(found) > 0:
-		fmt.Fprintf(o.Streams.Out, "%d container(s) %s\n", len(found), done)
-	case err == nil && o.All:
-		fmt.Fprintln(o.Streams.Out, "no iotbench container")
-	case err == nil:
-		fmt.Fprintln(o.Streams.Out, "no container left by a run whose process is gone (--all for every iotbench container)")
-	}
-	if err != nil {
-		return fmt.Errorf("%w\n(retry `iotbench clean`, or remove it with `docker rm -f NAME`)", err)
-	}
-	return nil
-}
-
-// removeLeftovers removes, as a run starts, the containers of runs whose process is gone (a kill
-// -9, a crash, a closed terminal): they would hold their targets' ports. One line each on log;
-// a failure is a warning, since the run may not need that container's port.
-func removeLeftovers(ctx context.Context, c Cleaner, log io.Writer) {
-	found, err := c.RemoveLeftovers(ctx, container.Cleanup{})
-	now := time.Now()
-	for _, f := range found {
-		fmt.Fprintf(log, "removed a container left by an earlier run: %s\n", f.Describe(now))
-	}
-	if err != nil {
-		fmt.Fprintf(log, "warning: leftover containers of earlier runs: %v (`iotbench clean` retries)\n", err)
-	}
-}
-
-// newRunID names a run in its containers' labels: its start (UTC, as the results file) and
-// this process.
-func newRunID(start time.Time) string {
-	return fmt.Sprintf("%s-%d", start.UTC().Format("20060102T150405Z"), os.Getpid())
+	return run.Clean(ctx, e, o.All, o.DryRun, o.Now(), o.Streams.Out)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/run"
 )
 
 // fakeEngine holds containers as the engine would list them; RemoveLeftovers selects as
@@ -82,7 +83,7 @@ func TestCleanGolden(t *testing.T) {
 				}
 			}
 			root.AddCommand(NewCmdClean(s, func(ctx context.Context, o *CleanOptions) error {
-				o.Engine = func(context.Context) (Cleaner, error) { return engine, nil }
+				o.Engine = func(context.Context) (run.Cleaner, error) { return engine, nil }
 				o.Now = func() time.Time { return cleanNow }
 				return cleanRun(ctx, o)
 			}))
@@ -118,22 +119,6 @@ func TestCleanFlagsFillOptions(t *testing.T) {
 		if got.All != c.all || got.DryRun != c.dryRun || got.Engine == nil || got.Now == nil {
 			t.Errorf("%v: options %+v", c.args, got)
 		}
-	}
-}
-
-// TestRunStartRemovesLeftovers: what a run says as it starts, for each container it removed.
-func TestRunStartRemovesLeftovers(t *testing.T) {
-	var log strings.Builder
-	engine := &fakeEngine{found: leftovers(), broken: map[string]bool{"iotbench-koa-4242-18": true}}
-	removeLeftovers(context.Background(), engine, &log)
-	if engine.got == nil || engine.got.Every || engine.got.DryRun {
-		t.Fatalf("cleanup %+v, want leftovers only, removed", engine.got)
-	}
-	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
-	if len(lines) != 2 ||
-		!strings.HasPrefix(lines[0], "removed a container left by an earlier run: iotbench-fastify-4242-17 (target fastify, run 20260304T093000Z-4242, ") ||
-		!strings.Contains(lines[1], "warning: leftover containers of earlier runs: removing container iotbench-koa-4242-18: engine says no") {
-		t.Errorf("log:\n%s", log.String())
 	}
 }
 

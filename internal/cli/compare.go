@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/compare"
+	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/run"
 	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/spf13/cobra"
 )
@@ -189,7 +192,7 @@ func runCompare(o *CompareOptions) error {
 		return usagef("%s and %s share no cell (scenario, target): nothing to compare%s", o.Old, o.New, hint)
 	}
 	if failures := res.Failures(); len(failures) > 0 {
-		return &gateError{msg: "the gate failed: " + strings.Join(failures, "; ")}
+		return exitcode.With(exitcode.Invalid, errors.New("the gate failed: "+strings.Join(failures, "; ")))
 	}
 	return nil
 }
@@ -225,33 +228,16 @@ func comparePaired(o *CompareOptions) error {
 	if !compare.IsPaired(rows) {
 		return usagef("%s is a run of one side (no variant column): compare it with another, iotbench compare OLD.csv %s, or measure both sides in one paired run (run --baseline DIR or --baseline-url)", o.Old, o.Old)
 	}
-	gates, err := pairedGates(o.FailOn)
+	gates, err := run.ParseGates(o.FailOn)
 	if err != nil {
 		return err
 	}
 	res := compare.AnalyzePaired(o.Old, rows, compare.PairedOptions{Alpha: o.Alpha, Gates: gates, AllowMismatch: o.AllowMismatch})
-	return writeVerdicts(o.Streams, res, o.Format, o.AllowInconclusive)
-}
-
-// pairedGates are --fail-on's gates, or the default ones of a paired run.
-func pairedGates(failOn string) ([]compare.Gate, error) {
-	if failOn == "" {
-		failOn = compare.DefaultPairedGates
-	}
-	gates, err := compare.ParseGates(failOn)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	for _, g := range gates {
-		if g.Percent == 0 {
-			return nil, usagef("--fail-on %s: a paired run tests equivalence within ±limit: give a limit above 0", g)
-		}
-	}
-	return gates, nil
+	return writeVerdicts(o.Streams, res, o.Format, &run.Gate{Gates: gates, Alpha: o.Alpha, AllowInconclusive: o.AllowInconclusive})
 }
 
 // writeVerdicts prints a paired run's verdicts and returns the gate's outcome.
-func writeVerdicts(s Streams, res compare.PairedResult, format string, allowInconclusive bool) error {
+func writeVerdicts(s Streams, res compare.PairedResult, format string, g *run.Gate) error {
 	if err := compare.WritePaired(s.Out, res, format); err != nil {
 		return err
 	}
@@ -260,27 +246,11 @@ func writeVerdicts(s Streams, res compare.PairedResult, format string, allowInco
 			fmt.Fprintln(s.ErrOut, n)
 		}
 	}
-	if refused := res.Refused(); len(refused) > 0 {
-		var names []string
-		for _, c := range refused {
-			names = append(names, c.Name())
-		}
-		return usagef("%d cell(s) not judged because the baseline and the candidate were measured differently: %s (see the notes)", len(refused), strings.Join(names, ", "))
+	err := g.Verdict(res)
+	if undecided := res.Undecided(); err == nil && len(undecided) > 0 {
+		fmt.Fprintf(s.ErrOut, "inconclusive, allowed (--allow-inconclusive): %d comparison(s) undecided\n", len(undecided))
 	}
-	if len(res.Cells) == 0 {
-		return usagef("%s holds no cell to judge", res.File)
-	}
-	if failures := res.Failures(); len(failures) > 0 {
-		return &gateError{msg: "the gate failed: " + strings.Join(failures, "; ")}
-	}
-	if undecided := res.Undecided(); len(undecided) > 0 {
-		if allowInconclusive {
-			fmt.Fprintf(s.ErrOut, "inconclusive, allowed (--allow-inconclusive): %d comparison(s) undecided\n", len(undecided))
-			return nil
-		}
-		return &gateError{msg: fmt.Sprintf("inconclusive: %d comparison(s) undecided (the UNDECIDED notes say why, and about how many rounds would settle them); --allow-inconclusive passes the gate anyway", len(undecided)), inconclusive: true}
-	}
-	return nil
+	return err
 }
 
 // readResults reads a results file; a last row cut off mid-way (a run killed during a write) is
@@ -288,7 +258,7 @@ func writeVerdicts(s Streams, res compare.PairedResult, format string, allowInco
 func readResults(s Streams, path string) ([]results.Row, error) {
 	rows, warnings, err := results.ReadFile(path)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usageError(err)
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(s.ErrOut, "warning: %s\n", w)

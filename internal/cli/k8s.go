@@ -7,6 +7,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/kube"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/run"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/spf13/cobra"
 )
@@ -66,7 +67,7 @@ at one time and write their results to a shared volume. Merge them with iotbench
 func k8sRun(o *K8sOptions) error {
 	f, err := scenario.Load(o.File)
 	if err != nil {
-		return usageError{err}
+		return usageError(err)
 	}
 	name := o.Scenario
 	if name == "" {
@@ -78,7 +79,7 @@ func k8sRun(o *K8sOptions) error {
 	}
 	p, err := plan.Make(f, name, over, []int{0, 1})
 	if err != nil {
-		return planError(err)
+		return run.PlanError(err)
 	}
 	if len(p.Cells) == 0 {
 		return usagef("scenario %s has no target to lay out", name)
@@ -89,7 +90,7 @@ func k8sRun(o *K8sOptions) error {
 		TargetCPUs: o.TargetCPUs, Start: o.now().Add(o.StartIn), ResultsClaim: o.ResultsClaim,
 	})
 	if err != nil {
-		return usageError{fmt.Errorf("--generators %d: %w", o.Generators, err)}
+		return usageError(fmt.Errorf("--generators %d: %w", o.Generators, err))
 	}
 	return nil
 }

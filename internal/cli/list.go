@@ -22,7 +22,7 @@ func NewCmdList(s Streams) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			f, err := scenario.Load(file)
 			if err != nil {
-				return usageError{err}
+				return usageError(err)
 			}
 			fmt.Fprintln(s.Out, "scenarios:")
 			for _, name := range f.ScenarioOrder {
@@ -61,7 +61,7 @@ func listExperiments(s Streams, f *scenario.File, path string) error {
 	}
 	ef, err := experiment.Load(path, f)
 	if err != nil {
-		return usageError{err}
+		return usageError(err)
 	}
 	fmt.Fprintln(s.Out, "experiments (iotbench reproduce NAME|all):")
 	for _, name := range ef.Order {

@@ -77,7 +77,7 @@ func runReport(o *ReportOptions) error {
 	for _, path := range o.Files {
 		src, err := overview.Load(path)
 		if err != nil {
-			return usageError{err}
+			return usageError(err)
 		}
 		if len(src.Rows) == 0 {
 			return usagef("%s has no rows: nothing to report", path)
@@ -86,7 +86,7 @@ func runReport(o *ReportOptions) error {
 	}
 	ov, err := overview.Build(sources)
 	if err != nil {
-		return usageError{err}
+		return usageError(err)
 	}
 	if err := writeOverview(o.Streams.Out, o.Streams.ErrOut, ov, sources, o.Format); err != nil {
 		return err

@@ -4,22 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/bench"
-	"github.com/iotbench/iotbench/internal/container"
-	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/experiment"
-	"github.com/iotbench/iotbench/internal/hostinfo"
-	"github.com/iotbench/iotbench/internal/load"
-	"github.com/iotbench/iotbench/internal/plan"
-	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/run"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/spf13/cobra"
 )
@@ -37,11 +27,9 @@ type ReproduceOptions struct {
 	Trials   int
 	Duration time.Duration
 	CABundle string
-	// Engine reaches the containers' engine; nil: the Docker engine of the environment. It is
-	// reached only when a run can be measured on this host.
-	Engine func(ctx context.Context, caBundle string, log io.Writer) (container.Lifecycle, func(), error)
-	// AllowedCPUs are the CPUs this process may use; nil: this machine's.
-	AllowedCPUs func() ([]int, error)
+	// Effects are the runs' effects on the world; those left nil are Docker's (run.Docker). The
+	// engine is reached only when a run can be measured on this host.
+	Effects run.Effects
 
 	// set records which flags the user gave.
 	set func(name string) bool
@@ -97,11 +85,11 @@ iotbench claims prints the report again from the files, without running anything
 func loadExperiments(file, experiments string, names []string) (*scenario.File, *experiment.File, []string, error) {
 	sf, err := scenario.Load(file)
 	if err != nil {
-		return nil, nil, nil, usageError{err}
+		return nil, nil, nil, usageError(err)
 	}
 	ef, err := experiment.Load(experiments, sf)
 	if err != nil {
-		return nil, nil, nil, usageError{err}
+		return nil, nil, nil, usageError(err)
 	}
 	if len(names) == 0 || slices.Contains(names, "all") {
 		if len(names) > 1 {
@@ -133,188 +121,20 @@ func runReproduce(ctx context.Context, o *ReproduceOptions) error {
 	if err != nil {
 		return err
 	}
-	allowedCPUs := o.AllowedCPUs
-	if allowedCPUs == nil {
-		allowedCPUs = hostinfo.AllowedCPUs
-	}
-	allowed, err := allowedCPUs()
-	if err != nil {
-		return err
-	}
-	// Every plan first: a mistake in the file is found before an hour is spent.
-	plans := map[string]map[string]*plan.Plan{}
-	for _, name := range names {
-		plans[name] = map[string]*plan.Plan{}
-		for _, r := range ef.Experiments[name].Runs {
-			p, err := plan.Make(sf, r.Scenario, o.overrides(r), allowed)
+	runs := run.New(o.Effects)
+	defer runs.Close()
+	return runs.Reproduce(ctx, run.Reproduction{
+		Scenarios: sf, ScenariosPath: o.File, Experiments: ef, Names: names,
+		Trials: o.Trials, Duration: o.Duration, Out: o.Out, CABundle: o.CABundle, Log: o.Streams.ErrOut,
+		// Each experiment's claims, as soon as its runs are recorded.
+		Done: func(name string) error {
+			measured, err := experiment.ReadMeasured(o.Out, ef, []string{name})
 			if err != nil {
-				return fmt.Errorf("experiment %s, run %s: %w", name, r.Name, planError(err))
-			}
-			plans[name][r.Name] = p
-		}
-	}
-	meta := bench.Meta{Version: hostinfo.Version, Commit: hostinfo.Commit(), HostCPU: hostinfo.CPUModel(), Kernel: hostinfo.Kernel()}
-	var lifecycle container.Lifecycle
-	var release func()
-	defer func() {
-		if release != nil {
-			release()
-		}
-	}()
-	engine := func() (container.Lifecycle, error) {
-		if lifecycle != nil {
-			return lifecycle, nil
-		}
-		if o.Engine != nil {
-			l, rel, err := o.Engine(ctx, o.CABundle, o.Streams.ErrOut)
-			lifecycle, release = l, rel
-			return l, err
-		}
-		d, err := connectDocker(ctx, "", o.CABundle, o.Streams.ErrOut)
-		if err != nil {
-			return nil, err
-		}
-		meta.DockerVersion = d.Version(ctx)
-		lifecycle, release = d, func() { d.Close() }
-		return d, nil
-	}
-	defer load.GeneratorGC()()
-	for _, name := range names {
-		e := ef.Experiments[name]
-		fmt.Fprintf(o.Streams.ErrOut, "experiment %s: %s (%s)\n", name, e.Title, e.Source)
-		for _, r := range e.Runs {
-			if err := o.reproduceRun(ctx, name, r, plans[name][r.Name], meta, engine); err != nil {
-				if errors.Is(err, context.Canceled) {
-					fmt.Fprintf(o.Streams.ErrOut, "interrupted: the same command measures the rest (the files in %s keep every cell done)\n", o.Out)
-				}
 				return err
 			}
-		}
-		measured, err := readMeasured(o.Out, ef, []string{name})
-		if err != nil {
-			return err
-		}
-		if err := experiment.Write(o.Streams.Out, experiment.Text, ef, sf, []string{name}, measured); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// overrides are a run's settings over its scenario's, shortened by the command line.
-func (o *ReproduceOptions) overrides(r *experiment.Run) plan.Overrides {
-	over := plan.Overrides{Targets: r.Targets, Rate: r.Rate, Connections: r.Connections, Trials: r.Trials, Timeout: r.Timeout, Warmup: r.Warmup}
-	if r.Duration > 0 {
-		over.Duration = &r.Duration
-	}
-	if o.Trials > 0 {
-		over.Trials = o.Trials
-	}
-	if o.Duration > 0 {
-		over.Duration = &o.Duration
-	}
-	return over
-}
-
-// runPath is where a run's rows go.
-func runPath(out, experimentName, run string) string {
-	return filepath.Join(out, experimentName, run+".csv")
-}
-
-// reproduceRun measures the cells of one run missing from its file; a run this host is too small
-// for is recorded as skipped without reaching the engine.
-func (o *ReproduceOptions) reproduceRun(ctx context.Context, name string, r *experiment.Run, p *plan.Plan, meta bench.Meta, engine func() (container.Lifecycle, error)) error {
-	path := runPath(o.Out, name, r.Name)
-	var w *results.Writer
-	var resumed []results.Row
-	var err error
-	if _, statErr := os.Stat(path); statErr == nil {
-		var warnings []string
-		w, resumed, warnings, err = results.Append(path)
-		if err != nil {
-			return fmt.Errorf("%s: %v (remove it to measure the run again)", path, err)
-		}
-		for _, warning := range warnings {
-			fmt.Fprintln(o.Streams.ErrOut, "warning:", warning)
-		}
-	} else {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if w, err = results.Create(path); err != nil {
-			return err
-		}
-	}
-	defer w.Close()
-	if len(resumed) >= len(p.Cells) {
-		fmt.Fprintf(o.Streams.ErrOut, "  run %s: all %d cell(s) recorded in %s\n", r.Name, len(p.Cells), path)
-		return nil
-	}
-	if r.NeedsCPUs > len(p.TargetCPUs) {
-		reason := fmt.Sprintf("%s: needs %d target CPUs; this host gives targets %d (%d CPUs, the generator keeps the others)",
-			results.Skipped, r.NeedsCPUs, len(p.TargetCPUs), len(p.TargetCPUs)+len(p.GeneratorCPUs))
-		fmt.Fprintf(o.Streams.ErrOut, "  run %s: cannot be tested here: %s\n", r.Name, strings.TrimPrefix(reason, results.Skipped+": "))
-		done := map[string]bool{}
-		for _, row := range resumed {
-			done[fmt.Sprintf("%s/%d", row.Target, row.Trial)] = true
-		}
-		for _, c := range p.Cells {
-			if done[fmt.Sprintf("%s/%d", c.Target, c.Trial)] {
-				continue
-			}
-			row := results.Row{Scenario: c.Scenario, Target: c.Target, Trial: c.Trial, Mode: string(c.Load.Model.Mode()),
-				RequestedRPS: c.Load.Model.Rate, Connections: c.Load.Model.InFlightLimit(),
-				Duration: c.Load.Duration, Warmup: c.Load.Warmup, Timeout: c.Load.Timeout, InvalidReason: reason,
-				StartedAt: time.Now(), CPUSet: cpuset.Format(p.TargetCPUs), GeneratorCPUSet: cpuset.Format(p.GeneratorCPUs),
-				Memory: p.Memory, Version: meta.Version, GitCommit: meta.Commit, HostCPU: meta.HostCPU, Kernel: meta.Kernel}
-			if err := w.Write(row); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	lifecycle, err := engine()
-	if err != nil {
-		return err
-	}
-	if err := hostinfo.PinProcess(p.GeneratorCPUs); err != nil {
-		return err
-	}
-	seed := rand.Int64()
-	if len(resumed) > 0 {
-		seed = resumed[0].Seed
-	}
-	fmt.Fprintf(o.Streams.ErrOut, "  run %s (%s): %d cell(s), %d recorded; rows go to %s\n", r.Name, r.Scenario, len(p.Cells), len(resumed), path)
-	runner := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut, Record: w.Write, Meta: meta, Seed: seed,
-		LogDir: strings.TrimSuffix(path, filepath.Ext(path)) + ".logs", Resumed: resumed}
-	_, err = runner.Run(ctx, p)
-	var re *bench.ResumeError
-	if errors.As(err, &re) {
-		return usagef("%s: %v: the experiment or its flags changed since it was written; remove the file to measure the run again", path, re)
-	}
-	return err
-}
-
-// readMeasured reads the run files of the named experiments under dir; a run without a file has
-// no rows.
-func readMeasured(dir string, ef *experiment.File, names []string) (experiment.Measured, error) {
-	out := experiment.Measured{}
-	for _, name := range names {
-		out[name] = map[string][]results.Row{}
-		for _, r := range ef.Experiments[name].Runs {
-			path := runPath(dir, name, r.Name)
-			rows, warnings, err := results.ReadFile(path)
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			_ = warnings // a cut last row: the rows before it are the run's
-			out[name][r.Name] = rows
-		}
-	}
-	return out, nil
+			return experiment.Write(o.Streams.Out, experiment.Text, ef, sf, []string{name}, measured)
+		},
+	})
 }
 
 // ClaimsOptions are the flags of `iotbench claims`.
@@ -366,7 +186,7 @@ func runClaims(o *ClaimsOptions) error {
 	if err != nil {
 		return err
 	}
-	measured, err := readMeasured(o.Results, ef, names)
+	measured, err := experiment.ReadMeasured(o.Results, ef, names)
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/run"
 )
 
 const (
@@ -23,19 +23,21 @@ const (
 func TestReproduceTooSmallAHostIsSkipped(t *testing.T) {
 	out := t.TempDir()
 	reached := false
-	run := func() (string, string, error) {
+	reproduce := func() (string, string, error) {
 		s, stdout, stderr := streams()
 		err := runReproduce(context.Background(), &ReproduceOptions{
 			Streams: s, File: testScenarios, Experiments: testExperiments, Names: []string{"second"}, Out: out,
-			AllowedCPUs: func() ([]int, error) { return []int{0, 1}, nil },
-			Engine: func(context.Context, string, io.Writer) (container.Lifecycle, func(), error) {
-				reached = true
-				return nil, nil, errors.New("no engine in this test")
+			Effects: run.Effects{
+				AllowedCPUs: func() ([]int, error) { return []int{0, 1}, nil },
+				Connect: func(context.Context, string, string, io.Writer) (run.Engine, error) {
+					reached = true
+					return nil, errors.New("no engine in this test")
+				},
 			},
 		})
 		return stdout.String(), stderr.String(), err
 	}
-	stdout, stderr, err := run()
+	stdout, stderr, err := reproduce()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func TestReproduceTooSmallAHostIsSkipped(t *testing.T) {
 	if !strings.Contains(stdout, "not loaded") {
 		t.Errorf("the report does not show the skipped cells:\n%s", stdout)
 	}
-	_, stderr, err = run()
+	_, stderr, err = reproduce()
 	if err != nil || !strings.Contains(stderr, "all 9 cell(s) recorded") {
 		t.Errorf("run again: %v\n%s", err, stderr)
 	}

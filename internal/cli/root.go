@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,28 +13,21 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/exitcode"
+	"github.com/iotbench/iotbench/internal/run"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
 
-// Exit codes, documented in the README, docs/ci.md and `iotbench --help`.
+// Exit codes, documented in the README, docs/ci.md and `iotbench --help` (internal/exitcode:
+// an error carries its status from where it arose).
 const (
-	// ExitOK: every cell valid; a gate passed (every gated metric equivalent or improved).
-	ExitOK = 0
-	// ExitInvalid: a run of one side completed with a cell failed or invalid; a gate failed (a
-	// gated metric regressed, or the candidate has no valid trial).
-	ExitInvalid = 1
-	ExitUsage   = 2 // usage or configuration error
-	// ExitCouldNotRun: nothing or not everything could be measured for a reason outside the
-	// cells (no Docker engine, a results file that cannot be written).
-	ExitCouldNotRun = 3
-	// ExitInconclusive: a gate could not decide (a gated metric neither equivalent nor
-	// regressed, or not testable at this run's noise); 0 with --allow-inconclusive.
-	ExitInconclusive = 4
-	// ExitInterrupted: stopped by Ctrl-C, SIGTERM or SIGHUP; 128 + SIGINT, as a shell reports a
-	// command that Ctrl-C ended, so that a script tells "stopped" from "measured and failed".
-	ExitInterrupted = 130
+	ExitOK           = exitcode.OK
+	ExitInvalid      = exitcode.Invalid
+	ExitUsage        = exitcode.Usage
+	ExitCouldNotRun  = exitcode.CouldNotRun
+	ExitInconclusive = exitcode.Inconclusive
+	ExitInterrupted  = exitcode.Interrupted
 )
 
 // Streams is where commands read and write.
@@ -48,13 +40,10 @@ type Streams struct {
 	ErrWidth func() int
 }
 
-// usageError marks errors that exit with ExitUsage.
-type usageError struct{ err error }
+// usageError is err as a usage error (ExitUsage).
+func usageError(err error) error { return exitcode.With(exitcode.Usage, err) }
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+func usagef(format string, args ...any) error { return exitcode.Usagef(format, args...) }
 
 // noArgs refuses arguments to a command that takes none: a usage error, such as a flag's value
 // given apart from a flag that takes none.
@@ -66,15 +55,7 @@ func noArgs(cmd *cobra.Command, args []string) error {
 }
 
 // errInvalidCells is returned when the run completed but not every cell is valid.
-var errInvalidCells = errors.New("not every cell is valid")
-
-// gateError is a gate's verdict: failed (ExitInvalid) or undecided (ExitInconclusive).
-type gateError struct {
-	msg          string
-	inconclusive bool
-}
-
-func (e *gateError) Error() string { return e.msg }
+var errInvalidCells = exitcode.ErrInvalidCells
 
 // NewRoot builds the command tree.
 func NewRoot(s Streams) *cobra.Command {
@@ -102,7 +83,7 @@ Exit status:
 	}
 	root.SetOut(s.Out)
 	root.SetErr(s.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	run, verify := NewCmdRun(s, nil), NewCmdVerify(s, nil)
 	completeNames(run)
 	completeNames(verify)
@@ -119,33 +100,19 @@ func Main(ctx context.Context, args []string, s Streams) int {
 	return execute(ctx, NewRoot(s), args, s)
 }
 
-// execute runs root with args and maps its outcome to an exit status.
+// execute runs root with args and maps its outcome to an exit status: the one its error carries
+// (internal/exitcode), its message printed unless the outcome said it already.
 func execute(ctx context.Context, root *cobra.Command, args []string, s Streams) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	var ue usageError
-	var ge *gateError
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintln(s.ErrOut, "iotbench: interrupted")
 		return ExitInterrupted
-	case err == nil:
-		return ExitOK
-	case errors.Is(err, errInvalidCells):
-		return ExitInvalid
-	case errors.As(err, &ge):
+	case err != nil && !exitcode.Quiet(err):
 		fmt.Fprintf(s.ErrOut, "iotbench: %v\n", err)
-		if ge.inconclusive {
-			return ExitInconclusive
-		}
-		return ExitInvalid
-	case errors.As(err, &ue):
-		fmt.Fprintf(s.ErrOut, "iotbench: %v\n", err)
-		return ExitUsage
-	default:
-		fmt.Fprintf(s.ErrOut, "iotbench: %v\n", err)
-		return ExitCouldNotRun
 	}
+	return exitcode.Of(err)
 }
 
 // DefaultStreams are the process's standard streams.
@@ -174,7 +141,7 @@ var Interrupts = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 func WithInterrupts(parent context.Context, errOut io.Writer) (ctx context.Context, stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, Interrupts...)
-	ctx, stopWatching := onInterrupt(parent, sigs, errOut, container.RemoveMine, os.Exit)
+	ctx, stopWatching := onInterrupt(parent, sigs, errOut, run.RemoveMine, os.Exit)
 	return ctx, func() { signal.Stop(sigs); stopWatching() }
 }
 

@@ -2,27 +2,15 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/bench"
 	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/container"
-	"github.com/iotbench/iotbench/internal/hostinfo"
-	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
-	"github.com/iotbench/iotbench/internal/report"
-	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/scenario"
+	"github.com/iotbench/iotbench/internal/run"
 	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -87,6 +75,9 @@ type RunOptions struct {
 	Format string
 	HTML   string
 	Quiet  bool
+
+	// Effects are the run's effects on the world; those left nil are Docker's (run.Docker).
+	Effects run.Effects
 
 	// set records which flags the user gave, so that only those override the scenario.
 	set func(name string) bool
@@ -221,228 +212,73 @@ func addDBFlags(f *pflag.FlagSet, db, cpus *string, pool *[]int) {
 }
 
 func runRun(ctx context.Context, o *RunOptions) error {
-	if err := o.checkOutputFlags(); err != nil {
+	setup, err := o.setup()
+	if err != nil {
 		return err
+	}
+	progressLog, status, statusDone := o.progressOutput()
+	defer statusDone()
+	setup.Log, setup.Progress = o.Streams.ErrOut, progressLog
+	if status != nil {
+		setup.Status = status
+	}
+	if !o.Quiet {
+		setup.Log = progressLog
+	}
+	runs := run.New(o.Effects)
+	defer runs.Close()
+	out, err := runs.Execute(ctx, setup)
+	statusDone()
+	if out != nil && len(out.Rows) > 0 {
+		if werr := o.writeOutcome(out); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if out.Paired != nil {
+		return writeVerdicts(o.verdictStreams(), *out.Paired, o.verdictFormat(), out.Gate)
+	}
+	return out.Err()
+}
+
+// setup checks the flags and turns them into the run's setup.
+func (o *RunOptions) setup() (run.Setup, error) {
+	if err := o.checkOutputFlags(); err != nil {
+		return run.Setup{}, err
 	}
 	if err := o.validate(); err != nil {
-		return err
+		return run.Setup{}, err
 	}
-	search, err := o.maxSearch()
-	if err != nil {
-		return err
+	s := run.Setup{Engine: o.DockerHost, CABundle: o.CABundle, Generators: o.generatorCount(), GeneratorHosts: o.GeneratorHosts,
+		Out: o.Out, Resume: o.Resume}
+	if o.set("seed") {
+		s.Seed = &o.Seed
 	}
-	gate, err := o.pairedGate(search != nil)
-	if err != nil {
-		return err
+	if o.Resume != "" && o.set("out") {
+		return s, usagef("--resume appends to its file: drop --out")
 	}
-	p, lifecycle, meta, cleanup, err := o.prepare(ctx)
-	if err != nil {
-		return err
+	var err error
+	if s.FindMax, err = o.findMax(); err != nil {
+		return s, err
 	}
-	defer cleanup()
-	r := &bench.Runner{Lifecycle: lifecycle, Meta: meta,
-		// A service the user started is measured even when its answers fail their check: its
-		// error ratio under load is what they came for.
-		WarnUnverified: o.URL != ""}
-	// The generators first: a generator host that cannot be used stops the run before any file
-	// is written.
-	if len(o.GeneratorHosts) > 0 {
-		closeHosts, err := useGeneratorHosts(ctx, r, p, lifecycle, o.GeneratorHosts, o.generatorCount(), o.Streams.ErrOut)
-		if err != nil {
-			return err
-		}
-		defer closeHosts()
-	} else if err := useGenerators(r, p, o.Generators, o.Streams.ErrOut); err != nil {
-		return err
+	if s.Gate, err = o.gate(s.FindMax != nil); err != nil {
+		return s, err
 	}
-
-	seed := o.Seed
-	if !o.set("seed") {
-		seed = rand.Int64()
-	}
-	w, resumed, err := o.results(search != nil, &seed)
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	path := w.Path()
-	warnGeneratorCapacity(o.Streams.ErrOut, p, meta.HostCPU)
-	defer load.GeneratorGC()()
-	keep, closeFiles, err := runFiles(path)
-	if err != nil {
-		return err
-	}
-	defer closeFiles()
-	log, status, statusDone := o.progressOutput()
-	defer statusDone()
-	r.Log, r.Status, r.Detail, r.Record, r.Seed = log, status, keep, w.Write, seed
-	r.LogDir, r.Resumed = strings.TrimSuffix(path, filepath.Ext(path))+".logs", resumed
-	if gate != nil && gate.until != nil {
-		r.More = gate.more(o, p)
-	}
-	if search != nil {
-		targets := map[string]bool{}
-		for _, c := range p.Cells {
-			targets[c.Target] = true
-		}
-		fmt.Fprintf(o.Streams.ErrOut, "%s: find-max, %d search(es) over %d target(s), one a trial; every step goes to %s as it finishes\n", p.Name, len(p.Cells), len(targets), path)
-	} else if p.Paired {
-		fmt.Fprintf(o.Streams.ErrOut, "%s: paired run, %d round(s) of baseline and candidate (%d cell(s)); results go to %s as each finishes\n", p.Name, p.Rounds(), len(p.Cells), path)
-	} else {
-		fmt.Fprintf(o.Streams.ErrOut, "%s: %d cell(s); results go to %s as each finishes\n", p.Name, len(p.Cells), path)
-	}
-	fmt.Fprintf(o.Streams.ErrOut, "targets take turns in an order shuffled by seed %d (--seed %d replays it)\n", seed, seed)
-	if search != nil {
-		return runFindMax(ctx, o, r, p, search, path)
-	}
-	rows, runErr := r.Run(ctx, p)
-	statusDone()
-	var re *bench.ResumeError
-	if errors.As(runErr, &re) {
-		return usagef("--resume %s: %v: run it with the flags that started it, or start a new run", o.Resume, re)
-	}
-	rows = append(resumed, rows...)
-	if errors.Is(runErr, context.Canceled) {
-		fmt.Fprintf(o.Streams.ErrOut, "interrupted: %d of %d cell(s) recorded in %s; the same command with --resume %s measures the rest\n", len(rows), len(p.Cells), path, path)
-	}
-	if len(rows) > 0 {
-		table := func(w io.Writer) error { return report.Write(w, sidesApart(rows)) }
-		if err := o.writeRunOutput(path, table); err != nil {
-			return err
-		}
-		fmt.Fprintf(o.Streams.ErrOut, "%s; results: %s\n", report.Summary(rows), path)
-	}
-	if runErr != nil {
-		return runErr
-	}
-	if p.Paired {
-		res := gate.analyze(path, rows)
-		if gate.until != nil {
-			res.Until = gate.outcome(res, p.Rounds(), o.MaxTrials)
-		}
-		// The verdicts follow the run's output: a table under the table, markdown under the
-		// markdown; beside JSON, whose reader expects one document, they go to stderr (iotbench
-		// compare --format json gives them as JSON).
-		s, format := o.Streams, "text"
-		switch o.Format {
-		case "markdown":
-			format = "markdown"
-		case "json":
-			s.Out = s.ErrOut
-		}
-		fmt.Fprintln(s.Out)
-		return writeVerdicts(s, res, format, o.AllowInconclusive)
-	}
-	for _, row := range rows {
-		if !row.Valid {
-			return errInvalidCells
-		}
-	}
-	return nil
-}
-
-// results opens where the run's rows go: a new file in --out, or, with --resume, the file of an
-// interrupted run, whose rows are returned and whose seed the run takes.
-func (o *RunOptions) results(findMax bool, seed *int64) (*results.Writer, []results.Row, error) {
-	if o.Resume == "" {
-		w, err := results.CreateIn(o.Out, time.Now())
-		return w, nil, err
-	}
-	if findMax {
-		return nil, nil, usagef("--resume continues a run at one load; a --find-max search cannot be resumed: start it again")
-	}
-	if o.set("out") {
-		return nil, nil, usagef("--resume appends to its file: drop --out")
-	}
-	w, rows, warnings, err := results.Append(o.Resume)
-	if err != nil {
-		return nil, nil, usagef("--resume: %v", err)
-	}
-	for _, warning := range warnings {
-		fmt.Fprintln(o.Streams.ErrOut, "warning:", warning)
-	}
-	if len(rows) > 0 {
-		if o.set("seed") && o.Seed != rows[0].Seed {
-			w.Close()
-			return nil, nil, usagef("--seed %d: %s was ordered by seed %d; drop --seed to resume it", o.Seed, o.Resume, rows[0].Seed)
-		}
-		*seed = rows[0].Seed
-	}
-	return w, rows, nil
-}
-
-// prepare turns the options into a plan and the lifecycle that runs it.
-func (o *RunOptions) prepare(ctx context.Context) (*plan.Plan, container.Lifecycle, bench.Meta, func(), error) {
-	meta := bench.Meta{Version: hostinfo.Version, Commit: hostinfo.Commit(), HostCPU: hostinfo.CPUModel(), Kernel: hostinfo.Kernel()}
-	nothing := func() {}
 	if o.URL != "" {
-		p, err := o.adHocPlan()
-		if err != nil {
-			return nil, nil, meta, nothing, err
-		}
-		u, _ := url.Parse(o.URL)
-		return p, container.Running{BaseURL: u.Scheme + "://" + u.Host}, meta, nothing, nil
+		s.Service, err = o.service()
+		return s, err
 	}
 	if o.set("name") {
-		return nil, nil, meta, nothing, usagef("--name names a --url run's target; a scenario's targets have their names")
+		return s, usagef("--name names a --url run's target; a scenario's targets have their names")
 	}
-
-	allowed, err := hostinfo.AllowedCPUs()
-	if err != nil {
-		return nil, nil, meta, nothing, err
-	}
-	p, err := o.scenarioPlan(allowed)
-	if err != nil {
-		return nil, nil, meta, nothing, err
-	}
-	d, err := connectDocker(ctx, o.DockerHost, o.CABundle, o.Streams.ErrOut)
-	if err != nil {
-		return nil, nil, meta, nothing, err
-	}
-	meta.DockerVersion = d.Version(ctx)
-	if d.Remote() != "" {
-		// The targets' CPUs are the engine host's; this machine is the generator's, all of it.
-		facts, err := d.Facts(ctx)
-		if err != nil {
-			d.Close()
-			return nil, nil, meta, nothing, fmt.Errorf("asking the engine at %s about its host: %w", d.Remote(), err)
-		}
-		meta.HostCPU, meta.Kernel, meta.DockerVersion = facts.CPU, facts.Kernel, facts.EngineVersion
-		remoteCPUs := make([]int, facts.CPUs)
-		for i := range remoteCPUs {
-			remoteCPUs[i] = i
-		}
-		if p, err = o.scenarioPlan(remoteCPUs); err != nil {
-			d.Close()
-			return nil, nil, meta, nothing, err
-		}
-		if err := downstreamReachable(p, d.Remote()); err != nil {
-			d.Close()
-			return nil, nil, meta, nothing, err
-		}
-		p.GeneratorCPUs = allowed
-	}
-	if err := hostinfo.PinProcess(p.GeneratorCPUs); err != nil {
-		d.Close()
-		return nil, nil, meta, nothing, err
-	}
-	return p, d, meta, func() { d.Close() }, nil
+	s.Scenario = &run.Scenario{File: o.File, Name: o.Scenario, Overrides: o.overrides(), Baseline: o.Baseline, AA: o.AA}
+	return s, nil
 }
 
-// scenarioPlan plans the scenario run of the options on the CPUs allowed, paired with the
-// baseline checkout's when there is one.
-func (o *RunOptions) scenarioPlan(allowed []int) (*plan.Plan, error) {
-	f, err := scenario.Load(o.File)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	name := o.Scenario
-	if name == "" {
-		name = f.DefaultScenario
-	}
-	if name == "" {
-		return nil, usagef("no --scenario given and %s has no default_scenario (scenarios: %s)", o.File, strings.Join(f.ScenarioOrder, ", "))
-	}
+// overrides are the scenario's settings the flags replace: only those the user gave.
+func (o *RunOptions) overrides() plan.Overrides {
 	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory,
 		DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool}
 	if o.set("duration") {
@@ -454,46 +290,15 @@ func (o *RunOptions) scenarioPlan(allowed []int) (*plan.Plan, error) {
 	if o.set("timeout") {
 		over.Timeout = o.Timeout
 	}
-	p, err := plan.Make(f, name, over, allowed)
-	if err != nil {
-		return nil, planError(err)
-	}
-	if o.Baseline != "" {
-		return o.pairWithBaseline(p, name, over, allowed)
-	}
-	return p, nil
+	return over
 }
 
 // pairedAdHocRounds are a paired --url run's rounds unless --trials says: a scenario gives its
 // own trials, a run of one side of --url does one.
 const pairedAdHocRounds = 10
 
-// pairWithBaseline plans the same scenario from the baseline checkout's scenarios file, and
-// pairs its cells with the candidate's.
-func (o *RunOptions) pairWithBaseline(candidate *plan.Plan, name string, over plan.Overrides, allowed []int) (*plan.Plan, error) {
-	if info, err := os.Stat(o.Baseline); err != nil || !info.IsDir() {
-		return nil, usagef("--baseline %s: not a folder: give a checkout of the baseline (e.g. git worktree add ../base origin/main)", o.Baseline)
-	}
-	if filepath.IsAbs(o.File) {
-		return nil, usagef("--baseline %s: --file %s is absolute; give it relative to the checkouts, as each holds its own", o.Baseline, o.File)
-	}
-	path := filepath.Join(o.Baseline, o.File)
-	f, err := scenario.Load(path)
-	if err != nil {
-		return nil, usagef("--baseline: %v", err)
-	}
-	base, err := plan.Make(f, name, over, allowed)
-	if err != nil {
-		return nil, usagef("--baseline %s: %v", o.Baseline, err)
-	}
-	p, err := plan.Pair(candidate, base, o.AA)
-	if err != nil {
-		return nil, usagef("--baseline %s: %v", o.Baseline, err)
-	}
-	return p, nil
-}
-
-func (o *RunOptions) adHocPlan() (*plan.Plan, error) {
+// service is the --url run's service, and its baseline's.
+func (o *RunOptions) service() (*run.Service, error) {
 	for _, scenarioOnly := range []string{"scenario", "targets", "cpus", "memory", "file", "db", "db-cpus", "db-pool"} {
 		if o.set(scenarioOnly) {
 			return nil, usagef("--%s belongs to scenario runs; --url loads a running service as it is", scenarioOnly)
@@ -502,80 +307,36 @@ func (o *RunOptions) adHocPlan() (*plan.Plan, error) {
 	if o.Rate == 0 && o.Conns == 0 {
 		return nil, usagef("--url needs --rate (open loop) or --connections (closed loop)")
 	}
+	if o.Rate > 0 && o.Conns > 0 {
+		return nil, usagef("give --rate (open loop) or --connections (closed loop), not both")
+	}
 	if !o.set("duration") {
 		o.Duration = 20 * time.Second
 	}
-	req := load.Request{Method: strings.ToUpper(o.Method), Header: http.Header{}}
+	svc := &run.Service{URL: o.URL, Name: o.Name, Method: strings.ToUpper(o.Method), Header: http.Header{}, Contains: o.Contains,
+		Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency,
+		Warmup: o.Warmup, Duration: o.Duration, Timeout: o.Timeout, Trials: o.Trials, BaselineURL: o.BaselineURL, AA: o.AA}
 	for _, h := range o.Headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok {
 			return nil, usagef("--header %q: write it as Name:value", h)
 		}
-		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+		svc.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
 	if o.BodyFile != "" {
-		body, err := os.ReadFile(o.BodyFile)
-		if err != nil {
+		var err error
+		if svc.Body, err = os.ReadFile(o.BodyFile); err != nil {
 			return nil, usagef("--body-file: %v", err)
 		}
-		req.Body = body
 	}
 	if o.BaselineURL != "" && !o.set("trials") {
-		o.Trials = pairedAdHocRounds
+		svc.Trials = pairedAdHocRounds
 	}
-	a := plan.AdHoc{
-		URL: o.URL, Name: o.Name, Request: req, Check: load.NewCheck(o.Contains...),
-		Model:  load.Model{Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency},
-		Warmup: o.Warmup, Duration: o.Duration, Timeout: o.Timeout, Trials: o.Trials,
-	}
-	p, err := plan.MakeAdHoc(a)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	if o.BaselineURL != "" {
-		// Both sides are one target: the candidate's name.
-		a.URL, a.Name = o.BaselineURL, p.Cells[0].Target
-		base, err := plan.MakeAdHoc(a)
-		if err != nil {
-			return nil, usagef("--baseline-url: %v", err)
-		}
-		if p, err = plan.Pair(p, base, o.AA); err != nil {
-			return nil, usageError{err}
-		}
-	}
-	if o.Rate > 0 && o.Conns > 0 {
-		return nil, usagef("give --rate (open loop) or --connections (closed loop), not both")
-	}
-	return p, nil
+	return svc, nil
 }
 
-// warnGeneratorCapacity warns when the plan's rate is above what the load generator sustained on
-// this machine when `make bench-generator` last measured it (internal/load.Capacity).
-func warnGeneratorCapacity(w io.Writer, p *plan.Plan, hostCPU string) {
-	if len(p.Cells) == 0 {
-		return
-	}
-	cpus := len(p.GeneratorCPUs)
-	if cpus == 0 { // --url: not pinned
-		allowed, _ := hostinfo.AllowedCPUs()
-		cpus = len(allowed)
-	}
-	if msg := load.CapacityWarning(p.Cells[0].Load.Model.Rate, cpus, hostCPU); msg != "" {
-		fmt.Fprintln(w, "warning:", msg)
-	}
-}
-
-// paired are the settings of a paired run's verdicts.
-type paired struct {
-	gates []compare.Gate
-	until []compare.Until
-	alpha float64
-	// added counts the rounds --until added, for its progress lines.
-	added int
-}
-
-// pairedGate checks the paired-run flags: nil for a run of one side.
-func (o *RunOptions) pairedGate(findMax bool) (*paired, error) {
+// gate checks the paired-run flags: nil for a run of one side.
+func (o *RunOptions) gate(findMax bool) (*run.Gate, error) {
 	if o.Baseline == "" && o.BaselineURL == "" {
 		for _, name := range []string{"aa", "fail-on", "allow-inconclusive", "until", "max-trials"} {
 			if o.set(name) {
@@ -594,94 +355,21 @@ func (o *RunOptions) pairedGate(findMax bool) (*paired, error) {
 	case o.AA < 0:
 		return nil, usagef("--aa %d: give a number of A/A rounds, 0 or more", o.AA)
 	}
-	gates, err := pairedGates(o.FailOn)
-	if err != nil {
-		return nil, err
-	}
-	g := &paired{gates: gates, alpha: stats.DefaultAlpha}
-	if o.Until != "" {
-		if g.until, err = compare.ParseUntil(o.Until); err != nil {
-			return nil, usagef("--until %v", err)
-		}
-		for _, u := range g.until {
-			if !slices.ContainsFunc(gates, func(x compare.Gate) bool { return x.Metric == u.Metric }) {
-				return nil, usagef("--until %s: %s is not a gated metric (gates: %s): add it to --fail-on", u, u.Metric, o.gateText(gates))
+	return run.NewGate(o.FailOn, o.Until, o.MaxTrials, stats.DefaultAlpha, o.AllowInconclusive)
+}
+
+// findMax reads the --find-max flags; nil when the run measures at one rate.
+func (o *RunOptions) findMax() (*run.FindMax, error) {
+	if !o.FindMax {
+		for _, name := range []string{"slo", "step", "resolution"} {
+			if o.set(name) {
+				return nil, usagef("--%s belongs to --find-max", name)
 			}
 		}
-		if o.MaxTrials < compare.MinRounds {
-			return nil, usagef("--max-trials %d: at least %d, the fewest rounds that can settle anything", o.MaxTrials, compare.MinRounds)
-		}
+		return nil, nil
 	}
-	return g, nil
-}
-
-func (o *RunOptions) gateText(gates []compare.Gate) string {
-	var s []string
-	for _, g := range gates {
-		s = append(s, g.String())
+	if o.Conns > 0 {
+		return nil, usagef("--find-max searches an open-loop rate: drop --connections (--rate sets where the search starts)")
 	}
-	return strings.Join(s, ",")
-}
-
-func (g *paired) analyze(path string, rows []results.Row) compare.PairedResult {
-	return compare.AnalyzePaired(path, rows, compare.PairedOptions{Alpha: g.alpha, Gates: g.gates})
-}
-
-// more is --until's question after each round: another one, while an interval is wider than
-// asked and the rounds are fewer than --max-trials.
-func (g *paired) more(o *RunOptions, p *plan.Plan) func([]results.Row) bool {
-	return func(rows []results.Row) bool {
-		res := g.analyze("", rows)
-		reached, why := res.Reached(g.until)
-		switch {
-		case reached:
-			fmt.Fprintf(o.Streams.ErrOut, "--until %s: reached after %d round(s)\n", untilText(g.until), p.Rounds())
-			return false
-		case p.Rounds() >= o.MaxTrials:
-			fmt.Fprintf(o.Streams.ErrOut, "--until %s: not reached at --max-trials %d: %s\n", untilText(g.until), o.MaxTrials, why)
-			return false
-		}
-		fmt.Fprintf(o.Streams.ErrOut, "--until %s: after %d round(s), %s: one more\n", untilText(g.until), p.Rounds(), why)
-		return true
-	}
-}
-
-// outcome is the note of how an adaptive run ended.
-func (g *paired) outcome(res compare.PairedResult, rounds, maxTrials int) string {
-	if reached, why := res.Reached(g.until); !reached {
-		return fmt.Sprintf("--until %s NOT reached: %s after %d round(s) (--max-trials %d)", untilText(g.until), why, rounds, maxTrials)
-	}
-	return fmt.Sprintf("--until %s reached after %d round(s)", untilText(g.until), rounds)
-}
-
-func untilText(until []compare.Until) string {
-	var s []string
-	for _, u := range until {
-		s = append(s, u.String())
-	}
-	return strings.Join(s, ",")
-}
-
-// sidesApart names a paired run's rows after their side for the run's table, so that the
-// baseline's trials and the candidate's are summarized apart.
-func sidesApart(rows []results.Row) []results.Row {
-	if !compare.IsPaired(rows) {
-		return rows
-	}
-	out := slices.Clone(rows)
-	for i := range out {
-		out[i].Target += " (" + out[i].Variant + ")"
-	}
-	return out
-}
-
-// downstreamReachable refuses a remote engine's run whose scenario calls the downstream service:
-// iotbench serves it on this machine's loopback, where a target on another host cannot call it.
-func downstreamReachable(p *plan.Plan, remote string) error {
-	for _, c := range p.Cells {
-		if c.Expect.CallsDownstream {
-			return usagef("scenario %s calls the downstream service, which iotbench serves on this machine's loopback: a target on %s cannot reach it; run this scenario on a local engine", c.Scenario, remote)
-		}
-	}
-	return nil
+	return run.NewFindMax(o.SLO, o.Step, o.Resolution)
 }

@@ -7,11 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/bench"
+	"github.com/iotbench/iotbench/internal/compare"
+	"github.com/iotbench/iotbench/internal/experiment"
 	"github.com/iotbench/iotbench/internal/overview"
 	"github.com/iotbench/iotbench/internal/progress"
+	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/timeline"
+	"github.com/iotbench/iotbench/internal/run"
 	"github.com/spf13/pflag"
 )
 
@@ -33,9 +35,9 @@ func (o *RunOptions) checkOutputFlags() error {
 	return nil
 }
 
-// progressOutput is where the run's log lines go and who hears its status: a status line on a
-// terminal, plain lines elsewhere, nothing with --quiet. done takes the status line away.
-func (o *RunOptions) progressOutput() (log io.Writer, status bench.Status, done func()) {
+// progressOutput is where the run's progress lines go and who hears its status: a status line
+// on a terminal, plain lines elsewhere, nothing with --quiet. done takes the status line away.
+func (o *RunOptions) progressOutput() (log io.Writer, status *progress.Line, done func()) {
 	switch {
 	case o.Quiet:
 		return io.Discard, nil, func() {}
@@ -46,20 +48,58 @@ func (o *RunOptions) progressOutput() (log io.Writer, status bench.Status, done 
 	return o.Streams.ErrOut, nil, func() {}
 }
 
-// runFiles opens the run's timeline file beside its results CSV and returns what keeps each
-// measured phase's timeline and histograms (docs/timeline.md).
-func runFiles(csvPath string) (func(results.Row, bench.Detail) error, func(), error) {
-	tw, err := timeline.Append(timeline.Path(csvPath))
-	if err != nil {
-		return nil, nil, err
-	}
-	keep := func(row results.Row, d bench.Detail) error {
-		if err := tw.Write(d.Cell); err != nil {
-			return err
+// writeOutcome prints what the run answers, as --format asks, and writes --html: a find-max
+// run's maxima, else the table of its cells and a sentence.
+func (o *RunOptions) writeOutcome(out *run.Outcome) error {
+	if m := out.FindMax; m != nil {
+		if len(out.Found) == 0 {
+			return nil
 		}
-		return timeline.WriteHistograms(timeline.HistogramBase(csvPath, d.Cell.Key), d.Cell, row.StartedAt, row.Warmup, d.Latencies)
+		name := out.Plan.Name
+		return o.writeRunOutput(out.Path, func(w io.Writer) error {
+			if err := report.WriteMax(w, name, name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, out.Found); err != nil {
+				return err
+			}
+			return experiment.WriteCapacity(w, name, m.SLO, out.Found, out.Rows)
+		})
 	}
-	return keep, func() { tw.Close() }, nil
+	if err := o.writeRunOutput(out.Path, func(w io.Writer) error { return report.Write(w, sidesApart(out.Rows)) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Streams.ErrOut, "%s; results: %s\n", report.Summary(out.Rows), out.Path)
+	return nil
+}
+
+// sidesApart names a paired run's rows after their side for the run's table, so that the
+// baseline's trials and the candidate's are summarized apart.
+func sidesApart(rows []results.Row) []results.Row {
+	if !compare.IsPaired(rows) {
+		return rows
+	}
+	out := slices.Clone(rows)
+	for i := range out {
+		out[i].Target += " (" + out[i].Variant + ")"
+	}
+	return out
+}
+
+// verdictStreams and verdictFormat place a paired run's verdicts after the run's output: a
+// table under the table, markdown under the markdown; beside JSON, whose reader expects one
+// document, they go to stderr (iotbench compare --format json gives them as JSON).
+func (o *RunOptions) verdictStreams() Streams {
+	s := o.Streams
+	if o.Format == "json" {
+		s.Out = s.ErrOut
+	}
+	fmt.Fprintln(s.Out)
+	return s
+}
+
+func (o *RunOptions) verdictFormat() string {
+	if o.Format == "markdown" {
+		return "markdown"
+	}
+	return "text"
 }
 
 // writeRunOutput prints the run's table (--format table) or its overview as --format asks, and

@@ -5,36 +5,12 @@ import (
 	"fmt"
 
 	"github.com/iotbench/iotbench/internal/container"
-	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
 
-// flagError is a flag's value that cannot be used: what the domain says of the value, named by
-// the flag (cli/cli's FlagError). It exits with ExitUsage.
-type flagError struct {
-	flag, value string
-	err         error
-}
-
-func (e flagError) Error() string {
-	if e.value == "" { // a list of terms: the error names the one at fault
-		return fmt.Sprintf("--%s %v", e.flag, e.err)
-	}
-	return fmt.Sprintf("--%s %s: %v", e.flag, e.value, e.err)
-}
-func (e flagError) Unwrap() error { return e.err }
-
-func flagErr(flag, value string, err error) error { return usageError{flagError{flag, value, err}} }
-
-// planError names the flag of a command-line override that plan refused; the plan's other errors
-// (the scenario file's, at their lines) are usage errors as they are.
-func planError(err error) error {
-	var oe *plan.OverrideError
-	if errors.As(err, &oe) {
-		return flagErr(oe.Setting, oe.Value, oe.Err)
-	}
-	return usageError{err}
-}
+// flagErr is a usage error of a flag's value: what the domain says of it, named by the flag.
+func flagErr(flag, value string, err error) error { return exitcode.Flag(flag, value, err) }
 
 // urlOnly are the flags of `run --url`: a scenario run takes them from its file.
 var urlOnly = []string{"method", "body-file", "header", "contains", "expected-latency"}

@@ -3,18 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"time"
 
-	"github.com/iotbench/iotbench/internal/bench"
-	"github.com/iotbench/iotbench/internal/container"
-	"github.com/iotbench/iotbench/internal/hostinfo"
-	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/plan"
-	"github.com/iotbench/iotbench/internal/scenario"
-	"github.com/iotbench/iotbench/internal/verify"
+	"github.com/iotbench/iotbench/internal/run"
 	"github.com/spf13/cobra"
 )
 
@@ -30,8 +24,10 @@ type VerifyOptions struct {
 	DBPool   []int
 	Payload  string
 	CABundle string
-	// Engine reaches the containers' engine; nil: the Docker engine of the environment.
-	Engine func(ctx context.Context, caBundle string, log io.Writer) (container.Lifecycle, func(), error)
+	// DockerHost is the engine the targets run on, as run's --docker-host.
+	DockerHost string
+	// Effects reach the containers' engine; those left nil are Docker's (run.Docker).
+	Effects run.Effects
 }
 
 // NewCmdVerify builds `iotbench verify`; runF replaces the behaviour in tests.
@@ -42,8 +38,9 @@ func NewCmdVerify(s Streams, runF func(context.Context, *VerifyOptions) error) *
 		Short: "Check targets against every endpoint of the contract (docs/contract.md)",
 		Long: `Build and start each target in turn, as a run would, and check every endpoint of the contract
 with the exact values it fixes (Monte Carlo, matrix trace, primes, fib, page rows, stored rows…).
-A target that passes does the same work as the others. Exit status 1 when any target fails.`,
-		Example: "  iotbench verify\n  iotbench verify --targets spring-mvc-platform,fastify\n  iotbench verify --db postgres   # every target on PostgreSQL: its rows counted in the server too",
+A target that passes does the same work as the others. Exit status 1 when any target fails.
+With --docker-host, the targets run on that engine, as run's do.`,
+		Example: "  iotbench verify\n  iotbench verify --targets spring-mvc-platform,fastify\n  iotbench verify --db postgres   # every target on PostgreSQL: its rows counted in the server too\n  iotbench verify --docker-host ssh://bench@10.0.0.2",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -59,88 +56,28 @@ A target that passes does the same work as the others. Exit status 1 when any ta
 	fl.StringVar(&o.Memory, "memory", "", "targets' memory limit (default: the file's defaults, else 1g)")
 	addDBFlags(fl, &o.DB, &o.DBCPUs, &o.DBPool)
 	fl.StringVar(&o.Payload, "payload", "payloads/iot-reading.json", "the standard reading document")
+	fl.StringVar(&o.DockerHost, "docker-host", "", "the Docker `ENGINE` the targets run on, as for run (default: the environment's)")
 	addCABundleFlag(fl, &o.CABundle)
 	return cmd
 }
 
 func runVerify(ctx context.Context, o *VerifyOptions) error {
-	f, err := scenario.Load(o.File)
-	if err != nil {
-		return usageError{err}
-	}
 	doc, err := os.ReadFile(o.Payload)
 	if err != nil {
 		return usagef("--payload: %v", err)
 	}
-	allowed, err := hostinfo.AllowedCPUs()
-	if err != nil {
-		return err
-	}
-	p, err := plan.Targets(f, o.Targets, plan.Overrides{CPUs: o.CPUs, Memory: o.Memory, DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool}, allowed)
-	if err != nil {
-		return planError(err)
-	}
-	engine := o.Engine
-	if engine == nil {
-		engine = dockerEngine
-	}
-	lifecycle, release, err := engine(ctx, o.CABundle, o.Streams.ErrOut)
-	if err != nil {
-		return err
-	}
-	defer release()
-	r := &bench.Runner{Lifecycle: lifecycle, Log: o.Streams.ErrOut}
-	failed, err := r.Verify(ctx, p, verify.Contract(doc))
+	runs := run.New(o.Effects)
+	defer runs.Close()
+	failed, total, err := runs.Verify(ctx, run.Verification{File: o.File, Targets: o.Targets, Payload: doc,
+		Overrides: plan.Overrides{CPUs: o.CPUs, Memory: o.Memory, DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool},
+		Engine:    o.DockerHost, CABundle: o.CABundle, Log: o.Streams.ErrOut})
 	if err != nil {
 		return err
 	}
 	if len(failed) > 0 {
-		fmt.Fprintf(o.Streams.Out, "%d of %d target(s) fail the contract: %s\n", len(failed), len(p.Cells), strings.Join(failed, ", "))
-		return errInvalidCells
+		fmt.Fprintf(o.Streams.Out, "%d of %d target(s) fail the contract: %s\n", len(failed), total, strings.Join(failed, ", "))
+		return exitcode.ErrInvalidCells
 	}
-	fmt.Fprintf(o.Streams.Out, "all %d target(s) pass every contract check\n", len(p.Cells))
+	fmt.Fprintf(o.Streams.Out, "all %d target(s) pass every contract check\n", total)
 	return nil
-}
-
-// dockerEngine is the Docker engine of the environment, as a lifecycle; log hears of the
-// leftovers it removes.
-func dockerEngine(ctx context.Context, caBundle string, log io.Writer) (container.Lifecycle, func(), error) {
-	d, err := connectDocker(ctx, "", caBundle, log)
-	if err != nil {
-		return nil, nil, err
-	}
-	return d, func() { d.Close() }, nil
-}
-
-// connectDocker reaches the engine, sets the CA bundle for image builds and the run's id for its
-// containers' labels, and removes the containers of runs whose process is gone.
-func connectDocker(ctx context.Context, host, caBundle string, log io.Writer) (*container.Docker, error) {
-	d, err := container.ConnectTo(ctx, host)
-	if err != nil {
-		return nil, err
-	}
-	d.CABundle = caBundle
-	d.RunID = newRunID(time.Now())
-	removeLeftovers(ctx, d, log)
-	if d.Remote() != "" {
-		if err := useRemoteEngine(ctx, d, log); err != nil {
-			d.Close()
-			return nil, err
-		}
-	}
-	return d, nil
-}
-
-// useRemoteEngine prepares a run on another host's engine: load may go to that host (and only
-// there besides loopback), and the root image the targets' Dockerfiles start from is copied to it
-// from the local engine when it lacks it (it cannot pull it either).
-func useRemoteEngine(ctx context.Context, d *container.Docker, log io.Writer) error {
-	load.AllowRemoteHost(d.Remote())
-	local, err := container.ConnectTo(ctx, container.LocalEngine)
-	if err != nil {
-		return fmt.Errorf("copying the root image %s to the engine at %s: %w", container.RootImage, d.Remote(), err)
-	}
-	defer local.Close()
-	fmt.Fprintf(log, "targets on the engine at %s: they listen on %s; copying %s there unless it has it\n", d.Engine(), d.Remote(), container.RootImage)
-	return d.Transfer(ctx, local, container.RootImage)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/run"
 )
 
 // brokenEngine starts, for every target, an in-process server answering 500 to everything but
@@ -38,6 +39,13 @@ type brokenInstance struct {
 	e   *brokenEngine
 }
 
+func (e *brokenEngine) Version(context.Context) string { return "fake" }
+func (e *brokenEngine) Remote() string                 { return "" }
+func (e *brokenEngine) Close() error                   { return nil }
+func (e *brokenEngine) Facts(context.Context) (container.HostFacts, error) {
+	return container.HostFacts{}, errors.New("not another host")
+}
+
 func (i *brokenInstance) URL() string                      { return i.srv.URL }
 func (i *brokenInstance) Health() []byte                   { return []byte(`{"status":"UP"}`) }
 func (i *brokenInstance) Logs(context.Context, int) string { return "" }
@@ -57,9 +65,7 @@ scenarios:
 	s, out, _ := streams()
 	e := &brokenEngine{}
 	err := runVerify(context.Background(), &VerifyOptions{Streams: s, File: file, Payload: "../../payloads/iot-reading.json",
-		Engine: func(context.Context, string, io.Writer) (container.Lifecycle, func(), error) {
-			return e, func() {}, nil
-		}})
+		Effects: run.Effects{Connect: func(context.Context, string, string, io.Writer) (run.Engine, error) { return e, nil }}})
 	if !errors.Is(err, errInvalidCells) || out.String() != "2 of 2 target(s) fail the contract: a, b\n" {
 		t.Errorf("err %v, out %q", err, out.String())
 	}

@@ -63,6 +63,10 @@ type Request struct {
 	URL    string
 	Header http.Header
 	Body   []byte
+	// Remote is the one address besides loopback the request may go to: the host of the remote
+	// Docker engine the run's targets are on (docs/scale.md); empty: loopback only. It travels
+	// with the request, never as process state, so that no run can widen another's.
+	Remote string
 }
 
 // Model is the load model: open loop at Rate requests per second, or closed loop over Connections.
@@ -141,12 +145,13 @@ func (c Config) validate() error {
 	case c.Timeout <= 0:
 		return errors.New("timeout must be positive")
 	}
-	return RequireLoopback(c.Request.URL)
+	return RequireLoopback(c.Request.URL, c.Request.Remote)
 }
 
-// RequireLoopback refuses a URL whose host is not a loopback address: iotbench sends load to
-// services on this machine only.
-func RequireLoopback(raw string) error {
+// RequireLoopback refuses a URL whose host is not a loopback address, nor remote (the remote
+// engine's host, when the run's targets are there; empty: none): iotbench sends load to services
+// on this machine, or on the host of the engine the user gave, only.
+func RequireLoopback(raw, remote string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return fmt.Errorf("invalid URL %q: %v", raw, err)
@@ -158,7 +163,7 @@ func RequireLoopback(raw string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	if host == "localhost" || host != "" && host == RemoteHost() {
+	if host == "localhost" || host != "" && host == remote {
 		return nil
 	}
 	return fmt.Errorf("URL %q: iotbench sends load to loopback only; use 127.0.0.1", raw)

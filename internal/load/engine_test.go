@@ -318,20 +318,28 @@ func TestConfigErrors(t *testing.T) {
 
 func TestRequireLoopback(t *testing.T) {
 	cases := []struct {
-		url string
-		ok  bool
+		url, remote string
+		ok          bool
 	}{
-		{"http://127.0.0.1:8080/ingest", true},
-		{"http://localhost:8080/", true},
-		{"http://[::1]:8080/", true},
-		{"http://127.0.0.2:8080/", true},
-		{"http://192.168.1.1/", false},
-		{"http://example.org/", false},
+		{"http://127.0.0.1:8080/ingest", "", true},
+		{"http://localhost:8080/", "", true},
+		{"http://[::1]:8080/", "", true},
+		{"http://127.0.0.2:8080/", "", true},
+		{"http://192.168.1.1/", "", false},
+		{"http://example.org/", "", false},
+		// the remote engine's host, and no other
+		{"http://10.77.1.2:8080/", "10.77.1.2", true},
+		{"http://10.77.1.3:8080/", "10.77.1.2", false},
+		{"http://127.0.0.1:8080/", "10.77.1.2", true},
 	}
 	for _, c := range cases {
-		if err := RequireLoopback(c.url); (err == nil) != c.ok {
-			t.Errorf("RequireLoopback(%q) = %v, want ok=%v", c.url, err, c.ok)
+		if err := RequireLoopback(c.url, c.remote); (err == nil) != c.ok {
+			t.Errorf("RequireLoopback(%q, %q) = %v, want ok=%v", c.url, c.remote, err, c.ok)
 		}
+	}
+	// Nothing is left behind for the next run: a config without Remote is loopback only.
+	if err := (Config{Request: Request{URL: "http://10.77.1.2:8080/"}, Model: Model{Rate: 1}, Duration: time.Second, Timeout: time.Second}).validate(); err == nil {
+		t.Error("a config without Remote accepted another host")
 	}
 }
 

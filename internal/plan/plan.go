@@ -440,7 +440,7 @@ type AdHoc struct {
 // MakeAdHoc plans trials of one request against a running service. The service is not pinned
 // by iotbench: its CPUs are whatever it was started with.
 func MakeAdHoc(a AdHoc) (*Plan, error) {
-	if err := load.RequireLoopback(a.URL); err != nil {
+	if err := load.RequireLoopback(a.URL, ""); err != nil {
 		return nil, err
 	}
 	u, _ := url.Parse(a.URL)

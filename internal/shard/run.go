@@ -86,7 +86,7 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 	if err != nil {
 		return load.Result{}, err
 	}
-	if err := load.RequireLoopback(cfg.Request.URL); err != nil {
+	if err := load.RequireLoopback(cfg.Request.URL, cfg.Request.Remote); err != nil {
 		return load.Result{}, err
 	}
 	dir := r.Dir

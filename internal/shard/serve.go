@@ -69,7 +69,6 @@ func serve(ctx context.Context, dec *json.Decoder, enc *json.Encoder) error {
 // measure runs s's load, warm-up first; waitStart returns when the measured phase may begin. It
 // writes the shard's interval log and returns its result and CPU time over the measured phase.
 func measure(ctx context.Context, s Spec, waitStart func() error) (message, error) {
-	load.AllowRemoteHost(s.RemoteHost)
 	if len(s.CPUs) > 0 {
 		if err := hostinfo.PinProcess(s.CPUs); err != nil {
 			return message{}, err

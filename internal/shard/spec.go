@@ -36,7 +36,7 @@ type Spec struct {
 	// Hlog: a shard in a container, whose files the parent cannot read, on this host or another.
 	SendHlog bool `json:",omitempty"`
 	// RemoteHost is the remote engine's host the load may go to besides loopback
-	// (load.AllowRemoteHost); empty: loopback only.
+	// (load.Request.Remote); empty: loopback only.
 	RemoteHost string
 
 	Method   string
@@ -91,7 +91,7 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 	specs := make([]Spec, count)
 	for i := range specs {
 		specs[i] = Spec{
-			Index: i, Count: count, TotalRate: m.Rate, RemoteHost: load.RemoteHost(),
+			Index: i, Count: count, TotalRate: m.Rate, RemoteHost: cfg.Request.Remote,
 			Method: cfg.Request.Method, URL: cfg.Request.URL, Header: cfg.Request.Header, Body: cfg.Request.Body,
 			Contains: contains, Rate: rate, Connections: conns, ExpectedLatency: m.ExpectedLatency,
 			Warmup: cfg.Warmup, Duration: cfg.Duration, Timeout: cfg.Timeout,
@@ -112,7 +112,7 @@ func (s Spec) Offset() time.Duration {
 // config is the load engine's configuration of the shard.
 func (s Spec) config() load.Config {
 	return load.Config{
-		Request:  load.Request{Method: s.Method, URL: s.URL, Header: s.Header, Body: s.Body},
+		Request:  load.Request{Method: s.Method, URL: s.URL, Header: s.Header, Body: s.Body, Remote: s.RemoteHost},
 		Check:    load.NewCheck(s.Contains...),
 		Model:    load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency},
 		Warmup:   s.Warmup,

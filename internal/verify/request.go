@@ -34,7 +34,7 @@ const Tries = 3
 // Request sends req Tries times and checks every answer against e. A target that fails is not
 // loaded: its throughput would be errors, or work it does not do.
 func Request(ctx context.Context, req load.Request, e Expect, timeout time.Duration) error {
-	if err := load.RequireLoopback(req.URL); err != nil {
+	if err := load.RequireLoopback(req.URL, req.Remote); err != nil {
 		return err
 	}
 	hc := newClient(timeout)

@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"context"
@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/golden"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/shard"
 )
 
 // TestLayoutShards deals shards out to generator hosts and pins them there
-// (testdata/run/generator-layout.golden).
+// (testdata/generator-layout.golden).
 func TestLayoutShards(t *testing.T) {
 	here := genHost{Engine: container.LocalEngine, CPUs: []int{0, 1, 2}}
 	two := genHost{Engine: "tcp://10.0.0.3:2375", Remote: "10.0.0.3", CPUs: []int{0, 1}}
@@ -51,7 +52,7 @@ func TestLayoutShards(t *testing.T) {
 		}
 		out.WriteString("\n")
 	}
-	checkGolden(t, "testdata/run/generator-layout.golden", out.String())
+	golden.Check(t, "testdata/generator-layout.golden", []byte(out.String()))
 }
 
 // TestCheckGeneratorHost: the traffic rule, as a generator host is accepted or refused.
@@ -66,7 +67,7 @@ func TestCheckGeneratorHost(t *testing.T) {
 	} {
 		fmt.Fprintf(&out, "%s: %v\n", tc.name, checkGeneratorHost(tc.remote, tc.target))
 	}
-	checkGolden(t, "testdata/run/generator-host-check.golden", out.String())
+	golden.Check(t, "testdata/generator-host-check.golden", []byte(out.String()))
 }
 
 // fakeShardEngine runs each shard "container" as shard.Serve in this process, over pipes, as an

@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"os"
@@ -34,9 +34,8 @@ func TestPairWithBaseline(t *testing.T) {
 	checkout(t, cand, "a", "b")
 	checkout(t, base, "a", "b")
 	t.Chdir(cand)
-	s, _, _ := streams()
-	o := &RunOptions{Streams: s, File: "scenarios.yaml", Baseline: base, AA: 1, set: func(string) bool { return false }}
-	p, err := o.scenarioPlan([]int{0, 1})
+	o := &Scenario{File: "scenarios.yaml", Baseline: base, AA: 1}
+	p, err := scenarioPlan(o, []int{0, 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,11 +58,11 @@ func TestPairWithBaseline(t *testing.T) {
 
 	// A target the baseline lacks has nothing to pair with.
 	checkout(t, base, "a")
-	if _, err := o.scenarioPlan([]int{0, 1}); err == nil || !strings.Contains(err.Error(), "target b (scenario s, trial 1) is not in the baseline") {
+	if _, err := scenarioPlan(o, []int{0, 1}); err == nil || !strings.Contains(err.Error(), "target b (scenario s, trial 1) is not in the baseline") {
 		t.Errorf("err %v, want target b named", err)
 	}
 	o.Baseline = filepath.Join(root, "nowhere")
-	if _, err := o.scenarioPlan([]int{0, 1}); err == nil || !strings.Contains(err.Error(), "not a folder") {
+	if _, err := scenarioPlan(o, []int{0, 1}); err == nil || !strings.Contains(err.Error(), "not a folder") {
 		t.Errorf("err %v, want the missing checkout named", err)
 	}
 }

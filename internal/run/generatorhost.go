@@ -1,18 +1,17 @@
-package cli
+package run
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/bench"
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/cpuset"
-	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/shard"
 )
@@ -103,13 +102,11 @@ func shardStarter(places []shardPlace, engines []shardEngine, images, remotes []
 // useGeneratorHosts has r measure every cell over n shards in containers on the engines named;
 // it connects to each (removing the leftovers of earlier runs there), checks it, and builds the
 // shard image there unless it has it. The returned func closes the connections.
-func useGeneratorHosts(ctx context.Context, r *bench.Runner, p *plan.Plan, lifecycle container.Lifecycle, engines []string, n int, log io.Writer) (func(), error) {
-	for _, c := range p.Cells {
-		if _, err := shard.Split(c.Load, n); err != nil {
-			return nil, flagErr("generators", fmt.Sprint(n), fmt.Errorf("%s: %w", c.Target, err))
-		}
+func (rs *Runs) useGeneratorHosts(ctx context.Context, r *bench.Runner, p *plan.Plan, engines []string, n int, log io.Writer) (func(), error) {
+	if err := checkSplit(p, n); err != nil {
+		return nil, err
 	}
-	bin, err := os.Executable()
+	bin, err := rs.Effects.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding this binary for the generator shard image: %w", err)
 	}
@@ -117,7 +114,7 @@ func useGeneratorHosts(ctx context.Context, r *bench.Runner, p *plan.Plan, lifec
 		return nil, err
 	}
 	runID := newRunID(time.Now())
-	if d, ok := lifecycle.(*container.Docker); ok {
+	if d, ok := r.Lifecycle.(*container.Docker); ok {
 		runID = d.RunID
 	}
 	var opened []*container.Docker
@@ -138,31 +135,28 @@ func useGeneratorHosts(ctx context.Context, r *bench.Runner, p *plan.Plan, lifec
 		d, err := container.ConnectTo(ctx, e)
 		if err != nil {
 			closeAll()
-			return nil, flagErr("generator-host", e, err)
+			return nil, exitcode.Flag("generator-host", e, err)
 		}
 		opened = append(opened, d)
 		d.RunID = runID
 		removeLeftovers(ctx, d, log)
 		h := genHost{Engine: e, Remote: d.Remote(), CPUs: p.GeneratorCPUs}
-		if err := checkGeneratorHost(h.Remote, load.RemoteHost()); err != nil {
+		if err := checkGeneratorHost(h.Remote, r.RemoteHost); err != nil {
 			closeAll()
-			return nil, flagErr("generator-host", e, err)
+			return nil, exitcode.Flag("generator-host", e, err)
 		}
 		if h.Remote != "" {
 			facts, err := d.Facts(ctx)
 			if err != nil {
 				closeAll()
-				return nil, flagErr("generator-host", e, fmt.Errorf("asking the engine about its host: %w", err))
+				return nil, exitcode.Flag("generator-host", e, fmt.Errorf("asking the engine about its host: %w", err))
 			}
-			h.CPUs = make([]int, facts.CPUs)
-			for c := range h.CPUs {
-				h.CPUs[c] = c
-			}
+			h.CPUs = allCPUs(facts.CPUs)
 		}
 		image, built, err := d.ShardImage(ctx, local, bin)
 		if err != nil {
 			closeAll()
-			return nil, flagErr("generator-host", e, err)
+			return nil, exitcode.Flag("generator-host", e, err)
 		}
 		how := "had it"
 		if built {
@@ -174,7 +168,7 @@ func useGeneratorHosts(ctx context.Context, r *bench.Runner, p *plan.Plan, lifec
 	places, err := layoutShards(n, hosts)
 	if err != nil {
 		closeAll()
-		return nil, flagErr("generators", fmt.Sprint(n), err)
+		return nil, exitcode.Flag("generators", fmt.Sprint(n), err)
 	}
 	for i, pl := range places {
 		fmt.Fprintf(log, "  generator shard %d of %d on %s, cpuset %s\n", i+1, n, hosts[pl.Host].Engine, or(pl.CPUSet, "none"))

@@ -1,0 +1,51 @@
+package run
+
+import (
+	"context"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/bench"
+	"github.com/iotbench/iotbench/internal/exitcode"
+	"github.com/iotbench/iotbench/internal/maxrate"
+	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+// maxRateLimit bounds the search: the generator's in-flight bound caps what one machine can send
+// well below it.
+const maxRateLimit = 50000
+
+// NewFindMax checks the find-max settings: the SLO every step must meet, how long a step is
+// held, and the precision of the maximum (a share of the rate, 10%, or rps, 200).
+func NewFindMax(slo string, step time.Duration, resolution string) (*FindMax, error) {
+	s, err := maxrate.ParseSLO(slo)
+	if err != nil {
+		return nil, exitcode.Flag("slo", "", err)
+	}
+	if step <= 0 {
+		return nil, exitcode.Usagef("--step must be positive (e.g. 10s)")
+	}
+	res, err := maxrate.ParseResolution(resolution)
+	if err != nil {
+		return nil, exitcode.Flag("resolution", resolution, err)
+	}
+	return &FindMax{bench.MaxSearch{SLO: s, Step: step, StepWarmup: step / 2, Cooldown: 2 * time.Second,
+		Search: maxrate.Config{Resolution: res, Limit: maxRateLimit}}}, nil
+}
+
+// findMax searches every target of p and returns their maxima with the steps' rows. The search
+// starts at the plan's rate, else 100 rps.
+func findMax(ctx context.Context, r *bench.Runner, p *plan.Plan, m *FindMax) ([]maxrate.Outcome, []results.Row, error) {
+	start := p.Cells[0].Load.Model.Rate
+	if start == 0 {
+		start = 100
+	}
+	m.Search.Start = start
+	m.Search.Limit = max(m.Search.Limit, start)
+	// The steps' rows, for what each target's maximum costs.
+	var rows []results.Row
+	record := r.Record
+	r.Record = func(row results.Row) error { rows = append(rows, row); return record(row) }
+	found, err := r.FindMax(ctx, p, m.MaxSearch)
+	return found, rows, err
+}

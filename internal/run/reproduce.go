@@ -1,0 +1,88 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/experiment"
+	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/scenario"
+)
+
+// Reproduction redoes published experiments: each of their runs is a run like any other, into
+// a file of its own (experiment.RunPath), continued where an earlier reproduction stopped.
+type Reproduction struct {
+	// Scenarios is the scenario matrix (read from ScenariosPath), Experiments the experiments.
+	Scenarios     *scenario.File
+	ScenariosPath string
+	Experiments   *experiment.File
+	Names         []string
+	// Trials and Duration shorten every run (0: as the file says).
+	Trials   int
+	Duration time.Duration
+	Out      string
+	CABundle string
+	Log      io.Writer
+	// Done, when set, hears that experiment name's runs are all recorded.
+	Done func(name string) error
+}
+
+// Reproduce runs every run of the experiments named, in order. Every plan is made first, so that
+// a mistake in the files is found before an hour is spent.
+func (rs *Runs) Reproduce(ctx context.Context, rp Reproduction) error {
+	if rp.Log == nil {
+		rp.Log = io.Discard
+	}
+	allowed, err := rs.Effects.AllowedCPUs()
+	if err != nil {
+		return err
+	}
+	for _, name := range rp.Names {
+		for _, r := range rp.Experiments.Experiments[name].Runs {
+			if _, err := plan.Make(rp.Scenarios, r.Scenario, rp.overrides(r), allowed); err != nil {
+				return fmt.Errorf("experiment %s, run %s: %w", name, r.Name, PlanError(err))
+			}
+		}
+	}
+	for _, name := range rp.Names {
+		e := rp.Experiments.Experiments[name]
+		fmt.Fprintf(rp.Log, "experiment %s: %s (%s)\n", name, e.Title, e.Source)
+		for _, r := range e.Runs {
+			s := Setup{
+				Scenario: &Scenario{File: rp.ScenariosPath, Name: r.Scenario, Overrides: rp.overrides(r)},
+				File:     experiment.RunPath(rp.Out, name, r.Name), NeedsCPUs: r.NeedsCPUs,
+				CABundle: rp.CABundle, Name: r.Name, Log: rp.Log,
+			}
+			if _, err := rs.Execute(ctx, s); err != nil {
+				if errors.Is(err, context.Canceled) {
+					fmt.Fprintf(rp.Log, "interrupted: the same command measures the rest (the files in %s keep every cell done)\n", rp.Out)
+				}
+				return err
+			}
+		}
+		if rp.Done != nil {
+			if err := rp.Done(name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// overrides are a run's settings over its scenario's, shortened by the reproduction's.
+func (rp Reproduction) overrides(r *experiment.Run) plan.Overrides {
+	over := plan.Overrides{Targets: r.Targets, Rate: r.Rate, Connections: r.Connections, Trials: r.Trials, Timeout: r.Timeout, Warmup: r.Warmup}
+	if r.Duration > 0 {
+		over.Duration = &r.Duration
+	}
+	if rp.Trials > 0 {
+		over.Trials = rp.Trials
+	}
+	if rp.Duration > 0 {
+		over.Duration = &rp.Duration
+	}
+	return over
+}

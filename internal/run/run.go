@@ -1,0 +1,287 @@
+// Package run owns "a run": from a setup (what to measure, where, with which generators, into
+// which file) to its outcome (the rows, the maxima found, the paired verdicts, whether it was
+// interrupted). The command line only turns flags into a Setup and renders the Outcome; the
+// published experiments (reproduce) are a loop over the same Execute, so every run leaves the
+// same files: results CSV, timeline, histograms, target logs.
+//
+// The run's effects on the world (connecting an engine, this machine's CPUs, pinning, the
+// executable, the clock) are injected through Effects, so that the package is tested against a
+// fake engine and in-process servers, without Docker or a process.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/bench"
+	"github.com/iotbench/iotbench/internal/compare"
+	"github.com/iotbench/iotbench/internal/exitcode"
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/maxrate"
+	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+// Setup is a run with every choice made: what is measured (a scenario or a running service),
+// on which engine, with which generators, into which file.
+type Setup struct {
+	// Exactly one of Scenario and Service says what is measured.
+	Scenario *Scenario
+	Service  *Service
+
+	// Engine is the Docker engine the targets run on (a DOCKER_HOST value, an ssh:// address or a
+	// context's name); empty: the environment's.
+	Engine string
+	// CABundle is the PEM bundle image builds trust.
+	CABundle string
+
+	// Generators is how many generator shards share each cell's load; 0 or 1: this process.
+	Generators int
+	// GeneratorHosts are engines whose containers run the shards (generatorhost.go).
+	GeneratorHosts []string
+
+	// Seed shuffles the targets' order in each round; nil: a new one (or the resumed file's).
+	Seed *int64
+	// Where the rows go, one of: Out, a folder for a new file named after the run's start;
+	// Resume, the file of an interrupted run, appended to (its seed taken); File, a file of its
+	// own, created or, when it exists, continued (reproduce's runs).
+	Out, Resume, File string
+
+	// FindMax searches each target's maximum sustainable rate instead of measuring at one.
+	FindMax *FindMax
+	// Gate judges a paired run (Scenario.Baseline or Service.BaselineURL).
+	Gate *Gate
+	// NeedsCPUs is how many target CPUs the run needs: on a host that gives fewer, every cell is
+	// recorded skipped and nothing is started.
+	NeedsCPUs int
+
+	// Name names the run in its own messages (an experiment's run); empty: none.
+	Name string
+	// Log hears what the run does and warns of; Progress the steps of every cell (nil: Log);
+	// Status, when set, the run's position (a terminal's status line).
+	Log, Progress io.Writer
+	Status        bench.Status
+}
+
+// Scenario is a run of a scenario of a scenario matrix.
+type Scenario struct {
+	// File is the scenario matrix; Name the scenario (empty: the file's default).
+	File, Name string
+	Overrides  plan.Overrides
+	// Baseline, when set, is a checkout of the baseline (its File and build contexts), measured
+	// round by round beside this one; AA adds A/A control rounds.
+	Baseline string
+	AA       int
+}
+
+// Service is a run against a service already listening on loopback: trials of one request.
+type Service struct {
+	URL string
+	// Name names its target; empty: the URL's host:port.
+	Name   string
+	Method string
+	Header http.Header
+	Body   []byte
+	// Contains are what a successful answer's body must hold.
+	Contains []string
+	// Rate (open loop) or Connections (closed loop); ExpectedLatency sizes the in-flight bound.
+	Rate, Connections         int
+	ExpectedLatency           time.Duration
+	Warmup, Duration, Timeout time.Duration
+	Trials                    int
+	// BaselineURL, when set, is the baseline service, measured round by round beside URL.
+	BaselineURL string
+	AA          int
+}
+
+// adHoc is the plan's view of the service at url.
+func (s *Service) adHoc(url, name string) plan.AdHoc {
+	return plan.AdHoc{
+		URL: url, Name: name, Request: load.Request{Method: s.Method, Header: s.Header, Body: s.Body}, Check: load.NewCheck(s.Contains...),
+		Model:  load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency},
+		Warmup: s.Warmup, Duration: s.Duration, Timeout: s.Timeout, Trials: s.Trials,
+	}
+}
+
+// FindMax is how each target's maximum sustainable rate is searched.
+type FindMax struct {
+	bench.MaxSearch
+}
+
+// Outcome is what a run did: every row of its file (resumed ones first), and what it answers.
+type Outcome struct {
+	Plan *plan.Plan
+	// Path is the results file.
+	Path string
+	Rows []results.Row
+	// Found are the maxima of a find-max run, one a search.
+	Found   []maxrate.Outcome
+	FindMax *FindMax
+	// Paired are a paired run's verdicts (nil otherwise).
+	Paired *compare.PairedResult
+	Gate   *Gate
+	// Interrupted: the run was cancelled; the rows are those recorded before.
+	Interrupted bool
+	// Skipped is why no cell was loaded (a host with too few CPUs); empty otherwise.
+	Skipped string
+}
+
+// Err is the outcome's exit status as an error: nil when every cell is valid (a find-max run:
+// every search found a maximum; a paired run: the gate passed), else an exitcode error.
+func (o *Outcome) Err() error {
+	if o.Paired != nil {
+		return o.Gate.verdict(*o.Paired)
+	}
+	if o.FindMax != nil {
+		for _, f := range o.Found {
+			if f.Failed != "" || f.Max == 0 {
+				return exitcode.ErrInvalidCells
+			}
+		}
+		return nil
+	}
+	for _, row := range o.Rows {
+		if !row.Valid {
+			return exitcode.ErrInvalidCells
+		}
+	}
+	return nil
+}
+
+// Execute runs s with the effects of rs. The outcome holds what was recorded even when the
+// error is not nil (an interrupted run, a row that could not be written).
+func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
+	if s.Log == nil {
+		s.Log = io.Discard
+	}
+	if s.Progress == nil {
+		s.Progress = s.Log
+	}
+	if s.FindMax != nil && s.Resume != "" {
+		return nil, exitcode.Usagef("--resume continues a run at one load; a --find-max search cannot be resumed: start it again")
+	}
+	p, lifecycle, remote, meta, err := rs.prepare(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	r := &bench.Runner{Lifecycle: lifecycle, Meta: meta, Log: s.Progress, Status: s.Status, RemoteHost: remote,
+		// A service the user started is measured even when its answers fail their check: its
+		// error ratio under load is what they came for.
+		WarnUnverified: s.Service != nil}
+	// The generators first: a generator host that cannot be used stops the run before any file
+	// is written.
+	if lifecycle != nil {
+		if len(p.GeneratorCPUs) > 0 {
+			if err := rs.Effects.Pin(p.GeneratorCPUs); err != nil {
+				return nil, err
+			}
+		}
+		closeHosts, err := rs.useGenerators(ctx, s, r, p)
+		if err != nil {
+			return nil, err
+		}
+		defer closeHosts()
+	}
+	f, err := rs.openResults(s)
+	if err != nil {
+		return nil, err
+	}
+	defer f.close()
+	r.Seed, r.Resumed, r.Record = f.seed, f.resumed, f.w.Write
+	r.LogDir = strings.TrimSuffix(f.path, filepath.Ext(f.path)) + ".logs"
+	out := &Outcome{Plan: p, Path: f.path, Rows: f.resumed, FindMax: s.FindMax, Gate: s.Gate}
+
+	if len(f.resumed) >= len(p.Cells) && s.File != "" {
+		s.say("all %d cell(s) recorded in %s", len(p.Cells), f.path)
+		return out, nil
+	}
+	if lifecycle == nil {
+		out.Skipped = fmt.Sprintf("needs %d target CPUs; this host gives targets %d (%d CPUs, the generator keeps the others)",
+			s.NeedsCPUs, len(p.TargetCPUs), len(p.TargetCPUs)+len(p.GeneratorCPUs))
+		s.say("cannot be tested here: %s", out.Skipped)
+		rows, err := r.Skip(p, results.Skipped+": "+out.Skipped)
+		out.Rows = append(out.Rows, rows...)
+		return out, err
+	}
+	warnGeneratorCapacity(s.Log, p, meta.HostCPU, rs.Effects.AllowedCPUs)
+	defer load.GeneratorGC()()
+	detail, err := openDetail(f.path)
+	if err != nil {
+		return nil, err
+	}
+	defer detail.close()
+	r.Detail = detail.keep
+	if s.Gate != nil && s.Gate.Until != nil {
+		r.More = s.Gate.more(s.Log, p)
+	}
+	announce(s.Log, s, p, f)
+
+	if s.FindMax != nil {
+		found, rows, err := findMax(ctx, r, p, s.FindMax)
+		out.Found, out.Rows = found, append(out.Rows, rows...)
+		out.Interrupted = errors.Is(err, context.Canceled)
+		return out, err
+	}
+	rows, err := r.Run(ctx, p)
+	var re *bench.ResumeError
+	if errors.As(err, &re) {
+		if s.File != "" {
+			return nil, exitcode.Usagef("%s: %v: the experiment or its flags changed since it was written; remove the file to measure the run again", f.path, re)
+		}
+		return nil, exitcode.Usagef("--resume %s: %v: run it with the flags that started it, or start a new run", s.Resume, re)
+	}
+	out.Rows = append(out.Rows, rows...)
+	out.Interrupted = errors.Is(err, context.Canceled)
+	if out.Interrupted && s.File == "" {
+		fmt.Fprintf(s.Log, "interrupted: %d of %d cell(s) recorded in %s; the same command with --resume %s measures the rest\n", len(out.Rows), len(p.Cells), f.path, f.path)
+	}
+	if err != nil {
+		return out, err
+	}
+	if p.Paired {
+		res := s.Gate.analyze(f.path, out.Rows)
+		if s.Gate.Until != nil {
+			res.Until = s.Gate.outcome(res, p.Rounds())
+		}
+		out.Paired = &res
+	}
+	return out, nil
+}
+
+// announce says what the run will do and where its rows go.
+func announce(log io.Writer, s Setup, p *plan.Plan, f *resultsFile) {
+	switch {
+	case s.FindMax != nil:
+		targets := map[string]bool{}
+		for _, c := range p.Cells {
+			targets[c.Target] = true
+		}
+		fmt.Fprintf(log, "%s: find-max, %d search(es) over %d target(s), one a trial; every step goes to %s as it finishes\n", p.Name, len(p.Cells), len(targets), f.path)
+	case p.Paired:
+		fmt.Fprintf(log, "%s: paired run, %d round(s) of baseline and candidate (%d cell(s)); results go to %s as each finishes\n", p.Name, p.Rounds(), len(p.Cells), f.path)
+	case s.Name != "":
+		s.say("%s: %d cell(s), %d recorded; rows go to %s", p.Name, len(p.Cells), len(f.resumed), f.path)
+		return
+	default:
+		fmt.Fprintf(log, "%s: %d cell(s); results go to %s as each finishes\n", p.Name, len(p.Cells), f.path)
+	}
+	fmt.Fprintf(log, "targets take turns in an order shuffled by seed %d (--seed %d replays it)\n", f.seed, f.seed)
+}
+
+// newSeed is a seed for a run that was given none.
+func newSeed() int64 { return rand.Int64() }
+
+// say prints a line about the run as a whole, named after it when it has a name.
+func (s Setup) say(format string, args ...any) {
+	if s.Name != "" {
+		format = "  run " + s.Name + ": " + format
+	}
+	fmt.Fprintf(s.Log, format+"\n", args...)
+}

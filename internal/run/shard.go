@@ -1,0 +1,63 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/exitcode"
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/report"
+	"github.com/iotbench/iotbench/internal/shard"
+)
+
+// The other end of generator shards: what `iotbench shard` does in the shard's process.
+
+// ServeShard is one shard of a run, driven by its parent over in and out (internal/shard).
+func ServeShard(ctx context.Context, in io.Reader, out io.Writer) error {
+	defer load.GeneratorGC()()
+	return shard.Serve(ctx, in, out)
+}
+
+// ShardOfJob runs shard index of the indexed Job whose spec is in specFile (as iotbench k8s
+// renders it): its measured phase starts at start (RFC 3339), its result goes to the folder out.
+func ShardOfJob(ctx context.Context, specFile string, index int, start, out string) error {
+	defer load.GeneratorGC()()
+	b, err := os.ReadFile(specFile)
+	if err != nil {
+		return exitcode.With(exitcode.Usage, err)
+	}
+	var spec shard.Spec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return exitcode.Usagef("--spec %s: %v", specFile, err)
+	}
+	if index < 0 || index >= spec.Count {
+		return exitcode.Flag("index", fmt.Sprint(index), fmt.Errorf("the spec has %d shards: 0 to %d", spec.Count, spec.Count-1))
+	}
+	at, err := time.Parse(time.RFC3339Nano, start)
+	if err != nil {
+		return exitcode.Flag("start", start, errors.New("not an RFC 3339 time, e.g. 2026-11-23T20:00:00Z"))
+	}
+	spec.Index = index
+	return shard.RunFile(ctx, spec, at, out)
+}
+
+// PrintMergedShards merges the results the shards of a Job left in dir and prints them.
+func PrintMergedShards(dir string, out io.Writer) error {
+	res, err := shard.MergeDir(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%d requests, %d successes, %d errors at %.1f rps of %d; p50 %s p99 %s p99.9 %s; generator delay p99 %s (worst shard)\n",
+		res.Requests, res.Successes, res.Errors, res.AchievedRate(), res.RequestedRate,
+		report.Millis(res.Latency.P50), report.Millis(res.Latency.P99), report.Millis(res.Latency.P999), report.Millis(res.OwnDelay.P99))
+	if !res.Valid {
+		fmt.Fprintf(out, "INVALID: %s\n", res.InvalidReason)
+		return exitcode.ErrInvalidCells
+	}
+	return nil
+}
