@@ -11,7 +11,6 @@ import (
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/run"
-	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/spf13/cobra"
 )
 
@@ -96,7 +95,7 @@ regressed, or the candidate has no valid trial); 2 unreadable input, a bad flag,
 		},
 	}
 	f := cmd.Flags()
-	f.Float64Var(&o.Alpha, "alpha", stats.DefaultAlpha, "significance level: a change is significant when the Mann–Whitney p-value is below it")
+	f.Float64Var(&o.Alpha, "alpha", run.DefaultAlpha, "significance level: a change is significant when the Mann–Whitney p-value is below it")
 	f.Float64Var(&o.NoisePct, "noise", 3, "noise threshold in percent: a change of the median smaller than this is never significant")
 	f.StringVar(&o.Format, "format", "text", "output: "+strings.Join(compare.Formats, ", "))
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when a significant change passes a limit: metric:signed percent, comma-separated, e.g. 'throughput:-5%,p99:+10%'")

@@ -8,10 +8,8 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/compare"
-	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/run"
-	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -197,7 +195,7 @@ as asked.`,
 
 // addCABundleFlag adds --ca-bundle, shared by the commands that build images.
 func addCABundleFlag(f *pflag.FlagSet, v *string) {
-	def := container.DefaultCABundle
+	def := run.DefaultCABundle
 	if env, ok := os.LookupEnv("IOTBENCH_CA_BUNDLE"); ok {
 		def = env
 	}
@@ -355,7 +353,7 @@ func (o *RunOptions) gate(findMax bool) (*run.Gate, error) {
 	case o.AA < 0:
 		return nil, usagef("--aa %d: give a number of A/A rounds, 0 or more", o.AA)
 	}
-	return run.NewGate(o.FailOn, o.Until, o.MaxTrials, stats.DefaultAlpha, o.AllowInconclusive)
+	return run.NewGate(o.FailOn, o.Until, o.MaxTrials, run.DefaultAlpha, o.AllowInconclusive)
 }
 
 // findMax reads the --find-max flags; nil when the run measures at one rate.

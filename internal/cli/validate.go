@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/exitcode"
+	"github.com/iotbench/iotbench/internal/run"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
 
@@ -41,7 +41,7 @@ func (o *RunOptions) validate() error {
 		return usagef("--generators shares one rate among shards; --find-max searches rates one generator at a time: drop one of them")
 	}
 	if o.set("docker-host") {
-		if _, err := container.ResolveEngine(o.DockerHost); err != nil {
+		if err := run.CheckEngine(o.DockerHost); err != nil {
 			return flagErr("docker-host", "", err)
 		}
 	}

@@ -15,6 +15,15 @@ import (
 	"github.com/iotbench/iotbench/internal/plan"
 )
 
+// DefaultCABundle is the PEM bundle image builds trust unless told otherwise: the host's.
+const DefaultCABundle = container.DefaultCABundle
+
+// CheckEngine refuses an engine address that names no engine (before anything is built).
+func CheckEngine(engine string) error {
+	_, err := container.ResolveEngine(engine)
+	return err
+}
+
 // Engine is a Docker engine as a run uses it: the targets' lifecycle, and its host's facts when
 // it is another host's.
 type Engine interface {

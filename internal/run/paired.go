@@ -10,7 +10,11 @@ import (
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/stats"
 )
+
+// DefaultAlpha is the significance level of comparisons unless the user sets another.
+const DefaultAlpha = stats.DefaultAlpha
 
 // Gate is how a paired run is judged: its gated metrics and limits, and --until's adaptive rounds.
 type Gate struct {

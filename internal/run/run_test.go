@@ -1,0 +1,240 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/bench"
+	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/exitcode"
+	"github.com/iotbench/iotbench/internal/experiment"
+	"github.com/iotbench/iotbench/internal/overview"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/scenario"
+)
+
+// fakeEngine runs every target as an in-process server answering {"ok":true}; it counts what it
+// starts and removes, and fails the targets named in broken (500 to every request).
+type fakeEngine struct {
+	mu               sync.Mutex
+	started, removed int
+	broken           map[string]bool
+}
+
+func (e *fakeEngine) Build(_ context.Context, b container.BuildSpec, _ io.Writer) (string, error) {
+	return "sha256:" + b.Tag(), nil
+}
+
+func (e *fakeEngine) Start(_ context.Context, s container.Spec) (container.Instance, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.started++
+	broken := e.broken[s.Target]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if broken && r.URL.Path != "/health" {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	return &fakeInstance{srv, e}, nil
+}
+
+func (e *fakeEngine) Version(context.Context) string { return "fake" }
+func (e *fakeEngine) Remote() string                 { return "" }
+func (e *fakeEngine) Close() error                   { return nil }
+func (e *fakeEngine) Facts(context.Context) (container.HostFacts, error) {
+	return container.HostFacts{}, errors.New("not another host")
+}
+
+type fakeInstance struct {
+	srv *httptest.Server
+	e   *fakeEngine
+}
+
+func (i *fakeInstance) URL() string                      { return i.srv.URL }
+func (i *fakeInstance) Health() []byte                   { return []byte(`{"status":"UP"}`) }
+func (i *fakeInstance) Logs(context.Context, int) string { return "" }
+func (i *fakeInstance) Remove(context.Context) error {
+	i.srv.Close()
+	i.e.mu.Lock()
+	i.e.removed++
+	i.e.mu.Unlock()
+	return nil
+}
+
+// matrix writes a scenario matrix of two targets into dir: short cells at a low rate.
+func matrix(t *testing.T, dir string) string {
+	t.Helper()
+	ctx := filepath.Join(dir, "t")
+	os.MkdirAll(ctx, 0o755)
+	os.WriteFile(filepath.Join(ctx, "Dockerfile"), []byte("FROM scratch\n"), 0o644)
+	path := filepath.Join(dir, "scenarios.yaml")
+	err := os.WriteFile(path, []byte(`default_scenario: s
+targets:
+  a: {build: t, port: 9001}
+  b: {build: t, port: 9002}
+scenarios:
+  s:
+    request: {method: GET, path: /x}
+    check: {contains: ['"ok"']}
+    load: {rate: 50, expected_latency: 50ms}
+    warmup: 0s
+    duration: 1s
+    trials: 2
+    targets: [a, b]
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// effects are a run's effects on a fake engine and a two-CPU machine; connects counts the engine's
+// connections.
+func effects(e *fakeEngine, connects *int) Effects {
+	return Effects{
+		Connect: func(context.Context, string, string, io.Writer) (Engine, error) {
+			*connects++
+			return e, nil
+		},
+		AllowedCPUs: func() ([]int, error) { return []int{0, 1}, nil },
+		Pin:         func([]int) error { return nil },
+		Executable:  func() (string, error) { return "", errors.New("no shards in these tests") },
+		Meta:        func() bench.Meta { return bench.Meta{Version: "test"} },
+		Now:         func() time.Time { return time.Date(2026, 11, 25, 17, 0, 0, 0, time.UTC) },
+	}
+}
+
+// TestExecuteLeavesEveryFile: a scenario run on a fake engine records a row a cell, keeps each
+// measured phase's timeline and histograms beside its results, removes every target it started,
+// and its outcome says whether every cell was valid.
+func TestExecuteLeavesEveryFile(t *testing.T) {
+	dir := t.TempDir()
+	e, connects := &fakeEngine{broken: map[string]bool{"b": true}}, 0
+	rs := New(effects(e, &connects))
+	defer rs.Close()
+	var log strings.Builder
+	seed := int64(7)
+	out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, Out: filepath.Join(dir, "results"), Seed: &seed, Log: &log})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if out.Path != filepath.Join(dir, "results", "20261125T170000Z.csv") {
+		t.Errorf("results in %s, want a file named after the run's start", out.Path)
+	}
+	if len(out.Rows) != 4 || connects != 1 || e.started != 4 || e.removed != 4 {
+		t.Fatalf("%d rows, %d connections, %d started, %d removed; want 4 cells on one engine, every target removed", len(out.Rows), connects, e.started, e.removed)
+	}
+	// a's validity depends on this machine's load (the generator's own delay); what it served
+	// does not. b fails its check before load and is never loaded.
+	for _, row := range out.Rows {
+		ok := row.Target == "a" && row.Loaded() && row.Errors == 0 && row.Successes > 0 ||
+			row.Target == "b" && !row.Loaded() && strings.HasPrefix(row.InvalidReason, results.VerifyFailed)
+		if !ok || row.Seed != seed {
+			t.Errorf("%s trial %d: loaded %v, %d successes, %d errors (%s), seed %d", row.Target, row.Trial, row.Loaded(), row.Successes, row.Errors, row.InvalidReason, row.Seed)
+		}
+	}
+	if !errors.Is(out.Err(), exitcode.ErrInvalidCells) {
+		t.Errorf("outcome's status %v, want invalid cells (b answers 500)", out.Err())
+	}
+	rows, _, err := results.ReadFile(out.Path)
+	if err != nil || len(rows) != 4 {
+		t.Fatalf("the file holds %d rows (%v)", len(rows), err)
+	}
+	hlogs, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(out.Path, ".csv")+".timeline", "*.hlog"))
+	if _, err := os.Stat(filepath.Join(strings.TrimSuffix(out.Path, ".csv")+".timeline", "timeline.csv")); err != nil || len(hlogs) == 0 {
+		t.Errorf("timeline: %v; %d histogram files", err, len(hlogs))
+	}
+	// The report reads what the run left: histograms and rows agree.
+	if _, err := overview.Load(out.Path); err != nil {
+		t.Errorf("the report cannot read the run's files: %v", err)
+	}
+
+	// Resumed, the same file is continued: nothing is measured again.
+	out2, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, Resume: out.Path, Log: &log})
+	if err != nil || len(out2.Rows) != 4 || e.started != 4 {
+		t.Errorf("resumed: %v, %d rows, %d started", err, len(out2.Rows), e.started)
+	}
+	// With another seed, it is refused, naming the seed to drop.
+	other := int64(8)
+	if _, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, Resume: out.Path, Seed: &other}); exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "drop --seed") {
+		t.Errorf("resumed with another seed: %v", err)
+	}
+}
+
+// TestExecuteTooSmallAHost: a run that needs more target CPUs than the host gives reaches no
+// engine; its cells are recorded skipped, with the run's settings.
+func TestExecuteTooSmallAHost(t *testing.T) {
+	dir := t.TempDir()
+	e, connects := &fakeEngine{}, 0
+	rs := New(effects(e, &connects))
+	var log strings.Builder
+	out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, File: filepath.Join(dir, "x", "big.csv"), NeedsCPUs: 4, Name: "big", Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if connects != 0 || len(out.Rows) != 4 || out.Skipped == "" {
+		t.Fatalf("%d connections, %d rows, skipped %q", connects, len(out.Rows), out.Skipped)
+	}
+	for _, row := range out.Rows {
+		if row.Loaded() || !strings.HasPrefix(row.InvalidReason, results.Skipped+": needs 4 target CPUs; this host gives targets 1") || row.Seed == 0 || row.Duration != time.Second {
+			t.Errorf("%+v", row)
+		}
+	}
+	if !strings.Contains(log.String(), "  run big: cannot be tested here: needs 4 target CPUs") {
+		t.Errorf("log:\n%s", log.String())
+	}
+}
+
+// TestReproduceLeavesTimelineAndHistograms: an experiment's runs are runs like any other: each
+// leaves its timeline and histograms beside its file, and a second reproduction measures nothing.
+func TestReproduceLeavesTimelineAndHistograms(t *testing.T) {
+	dir := t.TempDir()
+	sfPath := matrix(t, dir)
+	efPath := filepath.Join(dir, "experiments.yaml")
+	os.WriteFile(efPath, []byte(`experiments:
+  first:
+    title: First
+    source: seeds/000
+    runs:
+      - {name: published, scenario: s, note: as published, trials: 1}
+    claims:
+      - {quote: "A wins", runs: [published], winner: {metric: throughput_rps, target: a}}
+`), 0o644)
+	sf, err := scenario.Load(sfPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := experiment.Load(efPath, sf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, connects := &fakeEngine{}, 0
+	rs := New(effects(e, &connects))
+	defer rs.Close()
+	done := 0
+	rp := Reproduction{Scenarios: sf, ScenariosPath: sfPath, Experiments: ef, Names: []string{"first"}, Out: filepath.Join(dir, "out"),
+		Done: func(string) error { done++; return nil }}
+	if err := rs.Reproduce(context.Background(), rp); err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(dir, "out", "first", "published")
+	hlogs, _ := filepath.Glob(filepath.Join(base+".timeline", "*.hlog"))
+	if _, err := os.Stat(filepath.Join(base+".timeline", "timeline.csv")); err != nil || len(hlogs) != 2 {
+		t.Errorf("timeline: %v; %d histogram files, want one a cell", err, len(hlogs))
+	}
+	if err := rs.Reproduce(context.Background(), rp); err != nil || e.started != 2 || done != 2 {
+		t.Errorf("again: %v; %d targets started in all, %d experiments reported", err, e.started, done)
+	}
+}
