@@ -67,7 +67,7 @@ type Runner struct {
 	// the one address besides loopback their load may go to (load.Request.Remote).
 	RemoteHost string
 
-	// downstream serves the cells whose work calls it (plan.Expect.CallsDownstream), while a plan runs.
+	// downstream serves the cells whose work calls it (load.Check.CallsDownstream), while a plan runs.
 	downstream *downstream.Server
 }
 
@@ -82,7 +82,7 @@ func (r *Runner) load(ctx context.Context, cfg load.Config) (load.Result, error)
 // withDownstream starts the downstream service when a cell of p calls it, on loopback in this
 // process (pinned with the generator); stop closes it.
 func (r *Runner) withDownstream(p *plan.Plan) (stop func(), err error) {
-	if r.downstream != nil || !slices.ContainsFunc(p.Cells, func(c plan.Cell) bool { return c.Expect.CallsDownstream }) {
+	if r.downstream != nil || !slices.ContainsFunc(p.Cells, func(c plan.Cell) bool { return c.Load.Check.CallsDownstream }) {
 		return func() {}, nil
 	}
 	s, err := downstream.Start(downstream.Delay)

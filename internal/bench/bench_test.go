@@ -196,12 +196,12 @@ func (s *store) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestVerificationAndStoredRows(t *testing.T) {
-	ingest := plan.Expect{JSONFields: []string{"id", "processingMs"}, ContentType: "application/json",
+	ingest := load.Check{Contains: []string{`"id"`}, JSONFields: []string{"id", "processingMs"}, ContentType: "application/json",
 		MinLatency: 20 * time.Millisecond, StoresRows: true}
 	cases := []struct {
 		name   string
 		target *store
-		expect plan.Expect
+		expect load.Check
 		want   string // in invalid_reason; empty: no verification or row problem
 	}{
 		{"stores every row", &store{delay: 25 * time.Millisecond}, ingest, ""},
@@ -212,13 +212,13 @@ func TestVerificationAndStoredRows(t *testing.T) {
 			"did not store"},
 		{"skips the work", &store{}, ingest, results.VerifyFailed + ": POST"},
 		{"not storing goes unseen where the scenario does not write", &store{delay: 25 * time.Millisecond, storeFirst: -1},
-			plan.Expect{}, ""},
+			load.NewCheck(`"id"`), ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": c.target.ServeHTTP}}
 			p := planFor("t")
-			p.Cells[0].Expect = c.expect
+			p.Cells[0].Load.Check = c.expect
 			p.Cells[0].Load.Request.Method = http.MethodPost
 			p.Cells[0].Load.Warmup = 300 * time.Millisecond
 			rows, _, _, err := run(t, f, p, context.Background())

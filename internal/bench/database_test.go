@@ -105,7 +105,8 @@ func TestCellOnPostgres(t *testing.T) {
 				s.handler = map[string]http.HandlerFunc{"t": target.ServeHTTP}
 			}
 			p := planFor("t")
-			p.Cells[0].Expect = plan.Expect{JSONFields: []string{"id"}, ContentType: "application/json", StoresRows: true}
+			check := &p.Cells[0].Load.Check
+			check.JSONFields, check.ContentType, check.StoresRows = []string{"id"}, "application/json", true
 			p.Cells[0].Spec.Env = map[string]string{"DB_POOL_SIZE": "20"}
 			p.Cells[0].DB = plan.Database{Kind: "postgres", PoolSize: 20, Build: container.BuildSpec{Context: "db/postgres"},
 				Spec: container.DBSpec{Target: "t", Port: 18080, CPUSet: "1"}}

@@ -51,7 +51,7 @@ func TestDownstreamIsGivenAndItsCallsHeldToTheSuccesses(t *testing.T) {
 		"other": ok,
 	}
 	p := planFor("honest", "liar", "other")
-	p.Cells[0].Expect.CallsDownstream, p.Cells[1].Expect.CallsDownstream = true, true
+	p.Cells[0].Load.Check.CallsDownstream, p.Cells[1].Load.Check.CallsDownstream = true, true
 	var log strings.Builder
 	var rows []results.Row
 	r := &Runner{Lifecycle: l, Log: &log, Meta: Meta{Version: "test"},

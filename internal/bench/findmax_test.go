@@ -14,7 +14,6 @@ import (
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/maxrate"
-	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/verify"
 )
@@ -179,7 +178,7 @@ func TestFindMaxEndsOnATargetThatStopsStoring(t *testing.T) {
 	s := &store{delay: 5 * time.Millisecond, storeFirst: verify.Tries}
 	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": s.ServeHTTP}}
 	p := planFor("t")
-	p.Cells[0].Expect = plan.Expect{StoresRows: true}
+	p.Cells[0].Load.Check.StoresRows = true
 	p.Cells[0].Load.Request.Method = http.MethodPost
 	var rows []results.Row
 	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}

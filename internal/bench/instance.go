@@ -45,7 +45,7 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 	if db == nil && (err != nil || nl != nil) {
 		return nil, nl, err
 	}
-	calls := r.downstream != nil && c.Expect.CallsDownstream
+	calls := r.downstream != nil && c.Load.Check.CallsDownstream
 	if db != nil || calls {
 		spec.Env = maps.Clone(spec.Env)
 		if spec.Env == nil {
@@ -82,7 +82,7 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 	}
 	cfg := in.config(c.Load)
 	r.status().Phase("verify")
-	if err := verifyCell(ctx, ctr.URL(), cfg, c.Expect, db); err != nil {
+	if err := verifyCell(ctx, ctr.URL(), cfg, db); err != nil {
 		if ctx.Err() != nil {
 			in.remove(ctx)
 			return nil, nil, ctx.Err()
@@ -182,8 +182,8 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	m := observe(row, in.ctr, in.c.Spec, in.p.GeneratorCPUs)
 	m.observeDatabase(in.db, in.c.DB.Spec.CPUSet)
 	defer m.discard()
-	rows := countRows(in.c.Expect.StoresRows, in.ctr.URL(), in.db)
-	calls := countCalls(in.c.Expect.CallsDownstream, in.r.downstream)
+	rows := countRows(in.c.Load.Check.StoresRows, in.ctr.URL(), in.db)
+	calls := countCalls(in.c.Load.Check.CallsDownstream, in.r.downstream)
 	var measuredFrom time.Time
 	cfg.Measuring = func() {
 		measuredFrom = time.Now()
@@ -321,13 +321,12 @@ func memorySize(b int64) string {
 
 // verifyCell sends the cell's request a few times before any load and checks the answers as
 // expected; when the work stores rows, /stats must have grown by one per request.
-func verifyCell(ctx context.Context, baseURL string, cfg load.Config, e plan.Expect, db container.Database) error {
-	expect := verify.Expect{Check: cfg.Check, ContentType: e.ContentType, JSONFields: e.JSONFields, MinLatency: e.MinLatency}
-	rows := countRows(e.StoresRows, baseURL, db)
+func verifyCell(ctx context.Context, baseURL string, cfg load.Config, db container.Database) error {
+	rows := countRows(cfg.Check.StoresRows, baseURL, db)
 	if err := rows.start(ctx); err != nil {
 		return err
 	}
-	if err := verify.Request(ctx, cfg.Request, expect, cfg.Timeout); err != nil {
+	if err := verify.Request(ctx, cfg.Request, cfg.Check, cfg.Timeout); err != nil {
 		return err
 	}
 	return rows.check(ctx, verify.Tries, 0)

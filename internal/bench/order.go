@@ -87,7 +87,7 @@ func payloadSHA(c plan.Cell) string {
 	h.Write(req.Body)
 	for _, want := range c.Load.Check.Contains {
 		h.Write([]byte("\ncontains: "))
-		h.Write(want)
+		h.Write([]byte(want))
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -2,16 +2,10 @@ package load
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"golang.org/x/sys/unix"
@@ -29,6 +23,10 @@ import (
 // answer over channels, each waiting for Go's scheduler to poll the network: on the generator's
 // one core that bookkeeping, not the kernel's work, capped the open loop near 10,000 rps, with
 // answers left unread for milliseconds (docs/generator.md has the profiles and the figures).
+//
+// Its methods live by concern: this file releases requests as they fall due; poll.go waits on
+// epoll; conn.go opens, hands out and closes connections; read.go reads answers (response.go
+// parses them); outcome.go ends each request as a vegeta.Result.
 type attacker struct {
 	timeout time.Duration // each request's: from when it was released until its answer is read
 	keep    int           // body bytes kept for the check
@@ -66,9 +64,12 @@ type attacker struct {
 	waiting   queue[ticket]
 	deadlines queue[ticket]
 
-	wire     *wireRequest
-	target   vegeta.Target
-	own      *ownDelay
+	wire   *wireRequest
+	target vegeta.Target
+	own    *ownDelay
+	// each is given every request's outcome; set by attack for its duration, so that the
+	// paths that end a request need not carry it.
+	each     func(*vegeta.Result)
 	res      vegeta.Result
 	errs     map[errKey]string
 	statuses map[int]string
@@ -79,34 +80,6 @@ type attacker struct {
 	msg       unix.Msghdr
 
 	started, completed, peak int64
-}
-
-// maxDialing bounds the connections being opened at once. A request that finds no idle
-// connection waits for whichever comes first, a connection handed back or one newly opened, as
-// net/http's Transport does. Dialing one connection per waiting request instead turned every
-// hiccup of a few milliseconds at 10,000 rps into a storm of handshakes (docs/generator.md).
-const maxDialing = 4
-
-type connState uint8
-
-const (
-	dialing connState = iota
-	idle
-	busy
-)
-
-type conn struct {
-	id, gen int32
-	fd      int
-	state   connState
-	slot    int32  // the request it carries, when busy
-	reused  bool   // it carried a request before this one
-	out     []byte // what is left to write of its request
-	resp    response
-	// arrival is when the kernel received the last bytes read (SO_TIMESTAMPNS); zero when not known.
-	arrival      time.Time
-	dialDeadline time.Time
-	wantOut      bool // EPOLLOUT is asked for: connecting, or a request only partly written
 }
 
 type request struct {
@@ -125,35 +98,11 @@ type ticket struct {
 	deadline  time.Time
 }
 
-// errKey is an error as the results count it: an operation, and an errno or one of this
-// package's errors (comparable, so that its text is made once).
-type errKey struct {
-	op  string
-	err error
-}
-
-// errTimeout is the error of a request without a complete answer within the request timeout;
-// one message, so that a cause counts once in the results.
-var errTimeout = errors.New("timeout: no complete answer within the request timeout")
-
-// wakeID is the epoll data of the eventfd that ends an attack.
-const wakeID = -1
-
 func newAttacker(timeout time.Duration, keep int) (*attacker, error) {
 	keepStamping()
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	ep, wake, err := openEpoll()
 	if err != nil {
-		return nil, fmt.Errorf("the load engine's epoll set: %w", err)
-	}
-	wake, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		unix.Close(ep)
-		return nil, fmt.Errorf("the load engine's eventfd: %w", err)
-	}
-	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, wake, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: wakeID}); err != nil {
-		unix.Close(ep)
-		unix.Close(wake)
-		return nil, fmt.Errorf("the load engine's epoll set: %w", err)
+		return nil, err
 	}
 	a := &attacker{
 		timeout: timeout, keep: keep, ep: ep, wake: wake, pwait2: true,
@@ -189,9 +138,9 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 	})
 	defer stop()
 
-	a.own, a.maxConns = own, limit
+	a.own, a.each, a.maxConns = own, each, limit
 	a.started, a.completed, a.peak = 0, 0, 0
-	defer func() { a.own = nil }()
+	defer func() { a.own, a.each = nil, nil }()
 
 	var hits uint64
 	stopped, promised := false, false
@@ -214,11 +163,11 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 			if c == nil || c.gen != ev.Pad {
 				continue // closed since, while handling this batch
 			}
-			a.handle(c, ev.Events, each)
+			a.handle(c, ev.Events)
 		}
 
 		now := time.Now()
-		a.expire(now, each)
+		a.expire(now)
 		// Release what is due.
 		next := time.Duration(-1)
 		for !stopped && a.started-a.completed < int64(limit) {
@@ -238,7 +187,7 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 				next, promised = wait, true
 				break
 			}
-			if err := a.release(ctx, tr, hits, now, each); err != nil {
+			if err := a.release(ctx, tr, hits, now); err != nil {
 				a.abort()
 				return err
 			}
@@ -257,7 +206,7 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 }
 
 // release takes request seq from the targeter and sends it, or queues it for a connection.
-func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, now time.Time, each func(*vegeta.Result)) error {
+func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, now time.Time) error {
 	if err := tr(&a.target); err != nil {
 		return fmt.Errorf("the targeter: %w", err)
 	}
@@ -285,46 +234,11 @@ func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, 
 	if n := len(a.idle); n > 0 {
 		c := a.idle[n-1]
 		a.idle = a.idle[:n-1]
-		a.send(c, slot, each)
+		a.send(c, slot)
 		return nil
 	}
 	a.waiting.push(ticket{slot: slot, gen: r.gen})
-	a.dialMore(now, each)
-	return nil
-}
-
-// connectTo makes addr the address connections are opened to. One address at a time: the
-// engine loads one endpoint per measurement.
-func (a *attacker) connectTo(ctx context.Context, addr string) error {
-	if a.started > a.completed {
-		return fmt.Errorf("target %s: the load engine sends to one address per measurement, already %s", addr, a.addr)
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("target address %q: %v", addr, err)
-	}
-	portN, err := strconv.Atoi(port)
-	if err != nil {
-		return fmt.Errorf("target address %q: port %q", addr, port)
-	}
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-	if err != nil || len(ips) == 0 {
-		return fmt.Errorf("target host %q: %v", host, err)
-	}
-	ip := ips[0]
-	for _, cand := range ips { // IPv4 first, as net.Dial tries it first
-		if cand.Is4() {
-			ip = cand
-			break
-		}
-	}
-	a.closeConns()
-	if ip.Is4() {
-		a.sa, a.family = &unix.SockaddrInet4{Port: portN, Addr: ip.As4()}, unix.AF_INET
-	} else {
-		a.sa, a.family = &unix.SockaddrInet6{Port: portN, Addr: ip.As16()}, unix.AF_INET6
-	}
-	a.addr = addr
+	a.dialMore(now)
 	return nil
 }
 
@@ -347,330 +261,6 @@ func (a *attacker) end(slot int32) {
 	a.completed++
 }
 
-// dialMore opens connections for the requests waiting, a few at a time.
-func (a *attacker) dialMore(now time.Time, each func(*vegeta.Result)) {
-	for a.dialing < maxDialing && a.dialing < a.waiting.len() && a.open < a.maxConns {
-		if op, err := a.dial(now); err != nil {
-			// The oldest request waiting takes the error, as with net/http's Transport.
-			if slot, ok := a.nextWaiting(); ok {
-				a.fail(slot, a.errText(op, err), now, each)
-			}
-		}
-	}
-}
-
-// dial starts opening a connection; epoll says when it is open. It returns the operation that
-// failed, and its error.
-func (a *attacker) dial(now time.Time) (string, error) {
-	fd, err := unix.Socket(a.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return "dial: socket", err
-	}
-	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	// The kernel's receive time of every answer, for the generator's own delay.
-	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
-	if err := unix.Connect(fd, a.sa); err != nil && err != unix.EINPROGRESS {
-		unix.Close(fd)
-		return "dial: connect", err
-	}
-	a.connGen++
-	c := &conn{fd: fd, gen: a.connGen, state: dialing, dialDeadline: now.Add(a.timeout), wantOut: true}
-	c.resp.keep = a.keep
-	if n := len(a.freeIDs); n > 0 {
-		c.id = a.freeIDs[n-1]
-		a.freeIDs = a.freeIDs[:n-1]
-		a.conns[c.id] = c
-	} else {
-		c.id = int32(len(a.conns))
-		a.conns = append(a.conns, c)
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP, Fd: c.id, Pad: c.gen}
-	if err := unix.EpollCtl(a.ep, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		a.conns[c.id] = nil
-		a.freeIDs = append(a.freeIDs, c.id)
-		unix.Close(fd)
-		return "dial: epoll_ctl", err
-	}
-	a.open++
-	a.dialing++
-	a.mostDialing = max(a.mostDialing, a.dialing)
-	a.dials = append(a.dials, c)
-	return "", nil
-}
-
-// handle is what epoll reported of c.
-func (a *attacker) handle(c *conn, events uint32, each func(*vegeta.Result)) {
-	switch c.state {
-	case dialing:
-		a.connected(c, each)
-	case idle:
-		// Nothing was asked of an idle connection: what arrives is its end (the server's
-		// keep-alive timeout) or bytes no request asked for. Either way it is done with.
-		a.closeConn(c)
-	case busy:
-		if events&unix.EPOLLOUT != 0 && len(c.out) > 0 {
-			if a.flush(c, each); c.state != busy {
-				return
-			}
-		}
-		if events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-			a.read(c, each)
-		}
-	}
-}
-
-// connected ends c's dial: it serves the oldest request waiting, or the first to come.
-func (a *attacker) connected(c *conn, each func(*vegeta.Result)) {
-	soerr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
-	if err == nil && soerr != 0 {
-		err = unix.Errno(soerr)
-	}
-	if err != nil {
-		a.closeConn(c)
-		now := time.Now()
-		if slot, ok := a.nextWaiting(); ok {
-			a.fail(slot, a.errText("dial: connect", err), now, each)
-		}
-		a.dialMore(now, each)
-		return
-	}
-	a.dialing--
-	a.dials = deleteConn(a.dials, c)
-	a.setOut(c, false)
-	c.state = idle
-	a.handBack(c, each)
-}
-
-// handBack gives c to the oldest request waiting, else keeps it idle.
-func (a *attacker) handBack(c *conn, each func(*vegeta.Result)) {
-	if slot, ok := a.nextWaiting(); ok {
-		a.send(c, slot, each)
-		return
-	}
-	c.state = idle
-	a.idle = append(a.idle, c)
-}
-
-// nextWaiting pops the oldest request still waiting for a connection.
-func (a *attacker) nextWaiting() (int32, bool) {
-	for a.waiting.len() > 0 {
-		t := a.waiting.pop()
-		if a.slots[t.slot].gen == t.gen {
-			return t.slot, true
-		}
-	}
-	return 0, false
-}
-
-// send writes slot's request on c.
-func (a *attacker) send(c *conn, slot int32, each func(*vegeta.Result)) {
-	r := &a.slots[slot]
-	r.c = c
-	c.state, c.slot = busy, slot
-	c.resp.reset(r.wire.head)
-	c.arrival = time.Time{}
-	c.out = r.wire.bytes
-	a.flush(c, each)
-}
-
-// flush writes what is left of c's request; epoll says when the rest can be written.
-func (a *attacker) flush(c *conn, each func(*vegeta.Result)) {
-	for len(c.out) > 0 {
-		n, err := unix.Write(c.fd, c.out)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err == unix.EAGAIN:
-			a.setOut(c, true)
-			return
-		case err != nil:
-			a.broken(c, "write", err, each)
-			return
-		}
-		c.out = c.out[n:]
-	}
-	a.setOut(c, false)
-	a.slots[c.slot].written = time.Now()
-}
-
-// setOut asks epoll to report c writable, or stops asking.
-func (a *attacker) setOut(c *conn, want bool) {
-	if c.wantOut == want {
-		return
-	}
-	c.wantOut = want
-	events := uint32(unix.EPOLLIN | unix.EPOLLRDHUP)
-	if want {
-		events |= unix.EPOLLOUT
-	}
-	_ = unix.EpollCtl(a.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: events, Fd: c.id, Pad: c.gen})
-}
-
-// read reads what arrived on c and parses it; a complete answer ends its request.
-func (a *attacker) read(c *conn, each func(*vegeta.Result)) {
-	for {
-		n, at, err := a.recv(c.fd)
-		switch {
-		case err == unix.EAGAIN:
-			return
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			a.broken(c, "read", err, each)
-			return
-		}
-		if !at.IsZero() {
-			c.arrival = at
-		}
-		a.received.Add(int64(n))
-		if n == 0 {
-			if err := c.resp.eof(); err != nil {
-				a.broken(c, "", err, each)
-				return
-			}
-			c.resp.close = true
-			a.finish(c, each)
-			return
-		}
-		used, err := c.resp.feed(a.rbuf[:n])
-		if err != nil {
-			a.broken(c, "", err, each)
-			return
-		}
-		if c.resp.complete() {
-			// Bytes no request asked for, or an answer before the whole request was written:
-			// the connection cannot carry another request.
-			if used < n || len(c.out) > 0 {
-				c.resp.close = true
-			}
-			a.finish(c, each)
-			return
-		}
-		if n < len(a.rbuf) {
-			return // all there is for now: epoll says when more arrives
-		}
-	}
-}
-
-// recv reads from fd into a.rbuf with the kernel's receive time of what it read, when it says.
-func (a *attacker) recv(fd int) (int, time.Time, error) {
-	a.iov.SetLen(len(a.rbuf))
-	a.msg.SetControllen(len(a.oob))
-	a.msg.Flags = 0
-	n, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&a.msg)), 0)
-	if e != 0 {
-		return 0, time.Time{}, e
-	}
-	var at time.Time
-	if a.msg.Controllen > 0 {
-		at, _ = receivedAt(a.oob[:a.msg.Controllen])
-	}
-	return int(n), at, nil
-}
-
-// finish ends c's request with its answer, and hands c to the next request.
-func (a *attacker) finish(c *conn, each func(*vegeta.Result)) {
-	slot := c.slot
-	r := &a.slots[slot]
-	done := time.Now()
-	sent := r.written
-	if sent.IsZero() { // answered before it was all written
-		sent = r.taken
-	} else if a.own != nil && !c.arrival.IsZero() {
-		a.own.record(r.start, r.written, c.arrival, done)
-	}
-	code := c.resp.code
-	a.res = vegeta.Result{
-		Seq: r.seq, Code: uint16(code), Timestamp: sent, Latency: done.Sub(sent),
-		BytesOut: uint64(len(r.wire.bytes)), BytesIn: uint64(c.resp.received), Body: c.resp.body,
-		Method: r.wire.target.Method, URL: r.wire.target.URL,
-	}
-	if code < 200 || code >= 400 { // as vegeta: an error, named by the status
-		a.res.Error = a.statusText(code)
-	}
-	a.end(slot)
-	// The result first: its body is the connection's until the next request.
-	each(&a.res)
-	if c.resp.close {
-		a.closeConn(c)
-		return
-	}
-	c.reused = true
-	a.handBack(c, each)
-}
-
-// broken ends c's request with err, after closing c. A request the server closed a reused
-// connection on before answering is sent again on another when it may be sent twice, as
-// net/http does: the server's keep-alive timeout is not the request's failure.
-func (a *attacker) broken(c *conn, op string, err error, each func(*vegeta.Result)) {
-	slot := c.slot
-	r := &a.slots[slot]
-	closed := err == errCutShort || err == unix.ECONNRESET || err == unix.EPIPE
-	retry := c.reused && !c.resp.started() && closed && r.wire.replayable && !r.retried
-	a.closeConn(c)
-	now := time.Now()
-	if retry {
-		r.retried, r.c, r.written = true, nil, time.Time{}
-		a.waiting.pushFront(ticket{slot: slot, gen: r.gen})
-		a.dialMore(now, each)
-		return
-	}
-	a.fail(slot, a.errText(op, err), now, each)
-}
-
-// fail ends slot's request without an answer.
-func (a *attacker) fail(slot int32, text string, now time.Time, each func(*vegeta.Result)) {
-	r := &a.slots[slot]
-	sent := r.written
-	if sent.IsZero() {
-		sent = r.taken
-	}
-	a.res = vegeta.Result{
-		Seq: r.seq, Timestamp: sent, Latency: now.Sub(sent), Error: text,
-		Method: r.wire.target.Method, URL: r.wire.target.URL,
-	}
-	a.end(slot)
-	each(&a.res)
-}
-
-// expire ends the requests, and the dials, whose time is up.
-func (a *attacker) expire(now time.Time, each func(*vegeta.Result)) {
-	for a.deadlines.len() > 0 {
-		t := a.deadlines.peek()
-		r := &a.slots[t.slot]
-		if r.gen != t.gen {
-			a.deadlines.pop()
-			continue
-		}
-		if now.Before(t.deadline) {
-			break
-		}
-		a.deadlines.pop()
-		if r.c != nil {
-			a.closeConn(r.c) // its answer may still come: it cannot carry another request
-		}
-		a.fail(t.slot, errTimeout.Error(), now, each)
-	}
-	for i := 0; i < len(a.dials); {
-		if c := a.dials[i]; now.After(c.dialDeadline) {
-			a.closeConn(c)
-			a.dialMore(now, each)
-			continue
-		}
-		i++
-	}
-}
-
-// endDials closes the connections still being opened when an attack ends: every request they
-// were opened for has ended (which leaves only stale tickets waiting), and a dial that has not
-// completed by then may never complete.
-func (a *attacker) endDials() {
-	for len(a.dials) > 0 {
-		a.closeConn(a.dials[0])
-	}
-	a.waiting.clear()
-}
-
 // untilDeadline is the time left until the next deadline, -1 when there is none.
 func (a *attacker) untilDeadline(now time.Time) time.Duration {
 	next := time.Time{}
@@ -688,82 +278,6 @@ func (a *attacker) untilDeadline(now time.Time) time.Duration {
 	return max(next.Sub(now), 0)
 }
 
-// wait waits for epoll's events, at most timeout (none when negative).
-func (a *attacker) wait(timeout time.Duration) (int, error) {
-	for {
-		var n uintptr
-		var e unix.Errno
-		switch {
-		case !a.pwait2:
-			ms := -1
-			if timeout >= 0 {
-				ms = int((timeout + time.Millisecond - 1) / time.Millisecond)
-			}
-			k, err := unix.EpollWait(a.ep, a.events, ms)
-			if err == unix.EINTR {
-				return 0, nil
-			}
-			if err != nil {
-				return 0, fmt.Errorf("the load engine's epoll_wait: %w", err)
-			}
-			return k, nil
-		case timeout < 0:
-			n, _, e = unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(a.ep), uintptr(unsafe.Pointer(&a.events[0])), uintptr(len(a.events)), 0, 0, 0)
-		default:
-			ts := unix.NsecToTimespec(int64(timeout))
-			n, _, e = unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(a.ep), uintptr(unsafe.Pointer(&a.events[0])), uintptr(len(a.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
-		}
-		switch e {
-		case 0:
-			return int(n), nil
-		case unix.EINTR:
-			return 0, nil
-		case unix.ENOSYS: // before Linux 5.11
-			a.pwait2 = false
-			continue
-		}
-		return 0, fmt.Errorf("the load engine's epoll_pwait2: %w", e)
-	}
-}
-
-// closeConn closes c, whatever it was doing; its request, if any, is the caller's to end.
-func (a *attacker) closeConn(c *conn) {
-	if a.conns[c.id] != c {
-		return // closed already
-	}
-	unix.Close(c.fd) // which takes it out of the epoll set
-	a.conns[c.id] = nil
-	a.freeIDs = append(a.freeIDs, c.id)
-	a.open--
-	switch c.state {
-	case dialing:
-		a.dialing--
-		a.dials = deleteConn(a.dials, c)
-	case idle:
-		a.idle = deleteConn(a.idle, c)
-	}
-}
-
-func deleteConn(cs []*conn, c *conn) []*conn {
-	for i, o := range cs {
-		if o == c {
-			copy(cs[i:], cs[i+1:])
-			cs[len(cs)-1] = nil
-			return cs[:len(cs)-1]
-		}
-	}
-	return cs
-}
-
-// closeConns closes every connection.
-func (a *attacker) closeConns() {
-	for _, c := range a.conns {
-		if c != nil {
-			a.closeConn(c)
-		}
-	}
-}
-
 // abort ends an attack that cannot go on: every connection is closed (one with a request in
 // flight would hand its answer to the next attack) and every request forgotten.
 func (a *attacker) abort() {
@@ -778,34 +292,4 @@ func (a *attacker) close() {
 	a.abort()
 	unix.Close(a.ep)
 	unix.Close(a.wake)
-}
-
-// drainWake reads the eventfd back to zero, ready for the next attack.
-func (a *attacker) drainWake() {
-	var b [8]byte
-	_, _ = unix.Read(a.wake, b[:])
-}
-
-// errText is the text of an error, made once for each operation and error.
-func (a *attacker) errText(op string, err error) string {
-	k := errKey{op, err}
-	if s, ok := a.errs[k]; ok {
-		return s
-	}
-	s := err.Error()
-	if op != "" {
-		s = op + ": " + s
-	}
-	a.errs[k] = s
-	return s
-}
-
-// statusText names a status as net/http's Response.Status does: "503 Service Unavailable".
-func (a *attacker) statusText(code int) string {
-	if s, ok := a.statuses[code]; ok {
-		return s
-	}
-	s := strings.TrimSpace(strconv.Itoa(code) + " " + http.StatusText(code))
-	a.statuses[code] = s
-	return s
 }

@@ -301,7 +301,8 @@ func TestWaitingRequestTakesTheConnectionHandedBack(t *testing.T) {
 	a.slots[slot].wire = w
 	a.waiting.push(ticket{slot: slot, gen: a.slots[slot].gen})
 	a.dialing = 1 // and a dial under way for it
-	a.handBack(a.conns[0], func(*vegeta.Result) { t.Error("a result, for a request that was sent") })
+	a.each = func(*vegeta.Result) { t.Error("a result, for a request that was sent") }
+	a.handBack(a.conns[0])
 	buf := make([]byte, 1024)
 	n, _ := unix.Read(fds[1], buf)
 	if !bytes.Equal(buf[:n], w.bytes) {

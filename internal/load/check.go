@@ -5,27 +5,54 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
-// Check decides whether a 2xx answer did the work: its body must contain every one of Contains.
-// It runs on every response, so it stays a substring test; full verification of an endpoint's
-// answer happens once, before any load.
+// Check is what a good answer is: the one model of it, read from a scenario's check block (the
+// YAML keys are its tags), planned into each cell's Config and applied by each stage in turn. The
+// engine tests Contains on every 2xx answer, so that stays a substring test; verification before
+// any load checks the answer once more thoroughly (ContentType, JSONFields, MinLatency); the
+// bench checks StoresRows and CallsDownstream against what the target did over the measured phase.
 type Check struct {
-	Contains [][]byte
+	// Contains must each be in a successful answer's body.
+	Contains []string `yaml:"contains"`
+	// ContentType is the media type the answer must declare, e.g. text/html; empty accepts any.
+	// A scenario's JSONFields imply application/json.
+	ContentType string `yaml:"content_type"`
+	// JSONFields must each be present, and not null, in the JSON object answered.
+	JSONFields []string `yaml:"json_fields"`
+	// MinLatency is the least time the endpoint's work takes (a contract wait): an answer that
+	// comes sooner skipped the work.
+	MinLatency time.Duration `yaml:"min_latency"`
+	// StoresRows says each success stores one reading: /stats must grow by the successes.
+	StoresRows bool `yaml:"stores_rows"`
+	// CallsDownstream says each success calls the downstream service iotbench runs (DOWNSTREAM_URL):
+	// its calls over the measured phase must be at least the successes.
+	CallsDownstream bool `yaml:"calls_downstream"`
 }
 
 // NewCheck builds a Check from the substrings a body must contain.
 func NewCheck(contains ...string) Check {
-	c := Check{}
-	for _, s := range contains {
-		c.Contains = append(c.Contains, []byte(s))
+	return Check{Contains: contains}
+}
+
+// Pass reports whether body contains every one of Contains.
+func (c Check) Pass(body []byte) bool { return containsOf(c.Contains).pass(body) }
+
+// contains is a Check's Contains as bytes, made once per phase: the engine tests every answer
+// against it, and converting each substring per answer would make garbage.
+type contains [][]byte
+
+func containsOf(subs []string) contains {
+	c := make(contains, len(subs))
+	for i, s := range subs {
+		c[i] = []byte(s)
 	}
 	return c
 }
 
-// Pass reports whether body passes the check.
-func (c Check) Pass(body []byte) bool {
-	for _, want := range c.Contains {
+func (c contains) pass(body []byte) bool {
+	for _, want := range c {
 		if !bytes.Contains(body, want) {
 			return false
 		}

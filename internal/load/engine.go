@@ -324,7 +324,7 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 // seen, so that the generator's own bookkeeping makes no garbage per request.
 type tally struct {
 	res      Result
-	check    Check
+	contains contains
 	lat, lag *latency.Recorder
 	began    time.Time
 	schedule *pacer // open loop: when each request was due; nil in closed loop
@@ -338,8 +338,8 @@ func newTally(cfg Config, du time.Duration, schedule *pacer) *tally {
 			Mode: cfg.Model.Mode(), InFlightLimit: cfg.Model.InFlightLimit(), Duration: du,
 			Codes: map[int]int64{}, ErrorKinds: map[string]int64{},
 		},
-		check: cfg.Check,
-		lat:   latency.NewRecorder(ceiling), lag: latency.NewRecorder(ceiling),
+		contains: containsOf(cfg.Check.Contains),
+		lat:      latency.NewRecorder(ceiling), lag: latency.NewRecorder(ceiling),
 		schedule: schedule,
 	}
 	if schedule != nil {
@@ -380,7 +380,7 @@ func (t *tally) add(r *vegeta.Result) {
 	case r.Code < 200 || r.Code > 299:
 		res.Errors++
 		outcome = timeline.Status
-	case !t.check.Pass(r.Body):
+	case !t.contains.pass(r.Body):
 		res.Errors++
 		outcome = timeline.Check
 	default:

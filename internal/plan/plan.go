@@ -58,9 +58,10 @@ type Cell struct {
 	Build container.BuildSpec
 	Spec  container.Spec // Image is set once the build is done
 	// Path is appended to the started target's URL to make Load.Request.URL.
-	Path   string
-	Load   load.Config
-	Expect Expect
+	Path string
+	// Load.Check is the whole of what a good answer is: the engine applies its Contains,
+	// verification before load and the bench the rest.
+	Load load.Config
 	// DB is where the target stores its rows.
 	DB Database
 }
@@ -87,18 +88,6 @@ const DBPortOffset = 10000
 
 // dbStartupTimeout bounds the wait for a fresh server: initdb and the first login take seconds.
 const dbStartupTimeout = 60 * time.Second
-
-// Expect is what verification before load checks of the cell's answers, beyond Load.Check.
-type Expect struct {
-	ContentType string
-	JSONFields  []string
-	// MinLatency is the least time the work takes: an answer that comes sooner skipped it.
-	MinLatency time.Duration
-	// StoresRows says each success stores one reading: /stats must grow by the successes.
-	StoresRows bool
-	// CallsDownstream says each success calls the downstream service iotbench runs.
-	CallsDownstream bool
-}
 
 // Plan is everything one run measures. All cells share every setting but the target.
 type Plan struct {
@@ -179,8 +168,6 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	}
 
 	p := &Plan{Name: s.Name, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory, postgresContext: postgresContext(f)}
-	expect := Expect{ContentType: s.Check.ContentType, JSONFields: s.Check.JSONFields, MinLatency: s.Check.MinLatency, StoresRows: s.Check.StoresRows,
-		CallsDownstream: s.Check.CallsDownstream}
 	// A payload sweep is planned once per size, each size a scenario of its own rows.
 	sizes := s.Request.Sizes
 	if len(sizes) == 0 {
@@ -213,11 +200,10 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 					p.Cells = append(p.Cells, Cell{
 						Scenario: scenarioName, Size: size.Label, Target: t, Trial: trial, Build: b, Path: s.Request.Path, Spec: spec,
 						Load: load.Config{
-							Request: sized, Check: load.NewCheck(s.Check.Contains...), Model: model,
+							Request: sized, Check: s.Check, Model: model,
 							Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: timeout,
 						},
-						Expect: expect,
-						DB:     cellDB,
+						DB: cellDB,
 					})
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -77,6 +78,25 @@ func TestCellsInterleaveTrialsAndShareSettings(t *testing.T) {
 	}
 	if string(p.Cells[0].Load.Request.Body) != "{}\n" || p.Cells[0].Load.Request.Method != "POST" {
 		t.Errorf("request body %q method %s", p.Cells[0].Load.Request.Body, p.Cells[0].Load.Request.Method)
+	}
+}
+
+// The scenario's check block is the cells' load.Check as a whole: what the engine, verification
+// and the bench each apply comes from one value, not copies that can miss a field.
+func TestCellsCarryTheScenariosWholeCheck(t *testing.T) {
+	f := fixture(t)
+	p, err := Make(f, "c", Overrides{}, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := load.Check{ContentType: "application/json", JSONFields: []string{"id"}, MinLatency: 50 * time.Millisecond, StoresRows: true}
+	if !reflect.DeepEqual(f.Scenarios["c"].Check, want) {
+		t.Fatalf("scenario c's check %+v, want %+v", f.Scenarios["c"].Check, want)
+	}
+	for _, c := range p.Cells {
+		if !reflect.DeepEqual(c.Load.Check, want) {
+			t.Errorf("cell %s#%d: check %+v, want the scenario's %+v", c.Target, c.Trial, c.Load.Check, want)
+		}
 	}
 }
 

@@ -184,7 +184,7 @@ func allCPUs(n int) []int {
 // iotbench serves it on this machine's loopback, where a target on another host cannot call it.
 func downstreamReachable(p *plan.Plan, remote string) error {
 	for _, c := range p.Cells {
-		if c.Expect.CallsDownstream {
+		if c.Load.Check.CallsDownstream {
 			return exitcode.Usagef("scenario %s calls the downstream service, which iotbench serves on this machine's loopback: a target on %s cannot reach it; run this scenario on a local engine", c.Scenario, remote)
 		}
 	}

@@ -137,7 +137,7 @@ func TestShardsOnGeneratorHostsMergeWhatTheServerServed(t *testing.T) {
 }
 
 func TestDownstreamIsRefusedOnARemoteEngine(t *testing.T) {
-	p := &plan.Plan{Cells: []plan.Cell{{Scenario: "io-heavy"}, {Scenario: "enterprise", Expect: plan.Expect{CallsDownstream: true}}}}
+	p := &plan.Plan{Cells: []plan.Cell{{Scenario: "io-heavy"}, {Scenario: "enterprise", Load: load.Config{Check: load.Check{CallsDownstream: true}}}}}
 	err := downstreamReachable(p, "10.77.1.2")
 	if err == nil || !strings.Contains(err.Error(), "scenario enterprise calls the downstream service") || !strings.Contains(err.Error(), "10.77.1.2") {
 		t.Errorf("err = %v, want enterprise refused on 10.77.1.2", err)

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/load"
 )
 
 // File is a parsed and validated scenario matrix.
@@ -49,13 +51,15 @@ type Scenario struct {
 	Name string `yaml:"-"`
 	Line int    `yaml:"-"`
 
-	Description string    `yaml:"description"`
-	Source      string    `yaml:"source"`
-	Request     Request   `yaml:"request"`
-	Check       Check     `yaml:"check"`
-	Load        LoadModel `yaml:"load"`
-	Targets     []string  `yaml:"targets"`
-	Settings    `yaml:",inline"`
+	Description string  `yaml:"description"`
+	Source      string  `yaml:"source"`
+	Request     Request `yaml:"request"`
+	// Check is what a good answer is (load.Check: its Contains on every response, the rest
+	// verified before load).
+	Check    load.Check `yaml:"check"`
+	Load     LoadModel  `yaml:"load"`
+	Targets  []string   `yaml:"targets"`
+	Settings `yaml:",inline"`
 }
 
 // Request is what every hit sends.
@@ -75,25 +79,6 @@ type Request struct {
 type PayloadSize struct {
 	Label string // as written, lower-case: names the scenario run at this size (<scenario>.<label>)
 	Bytes int
-}
-
-// Check is what a 2xx answer must contain to count as a success (Contains, on every response),
-// and what verification before load checks once more thoroughly (the rest).
-type Check struct {
-	Contains []string `yaml:"contains"`
-	// ContentType is the media type the answer must declare, e.g. text/html; JSONFields implies
-	// application/json.
-	ContentType string `yaml:"content_type"`
-	// JSONFields must each be present, and not null, in the JSON object answered.
-	JSONFields []string `yaml:"json_fields"`
-	// MinLatency is the least time the endpoint's work takes (a contract wait): an answer that
-	// comes sooner skipped the work.
-	MinLatency time.Duration `yaml:"min_latency"`
-	// StoresRows says each success stores one reading: /stats must grow by the successes.
-	StoresRows bool `yaml:"stores_rows"`
-	// CallsDownstream says each success calls the downstream service iotbench runs (DOWNSTREAM_URL):
-	// its calls over the measured phase must be at least the successes.
-	CallsDownstream bool `yaml:"calls_downstream"`
 }
 
 // LoadModel is the load model: open loop at Rate, or closed loop over Connections.

@@ -84,16 +84,12 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 	case m.Connections > 0 && m.Connections%count != 0:
 		return nil, fmt.Errorf("%d connections do not divide among %d generators: use a multiple of %d", m.Connections, count, count)
 	}
-	var contains []string
-	for _, c := range cfg.Check.Contains {
-		contains = append(contains, string(c))
-	}
 	specs := make([]Spec, count)
 	for i := range specs {
 		specs[i] = Spec{
 			Index: i, Count: count, TotalRate: m.Rate, RemoteHost: cfg.Request.Remote,
 			Method: cfg.Request.Method, URL: cfg.Request.URL, Header: cfg.Request.Header, Body: cfg.Request.Body,
-			Contains: contains, Rate: rate, Connections: conns, ExpectedLatency: m.ExpectedLatency,
+			Contains: cfg.Check.Contains, Rate: rate, Connections: conns, ExpectedLatency: m.ExpectedLatency,
 			Warmup: cfg.Warmup, Duration: cfg.Duration, Timeout: cfg.Timeout,
 		}
 	}

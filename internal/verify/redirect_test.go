@@ -26,7 +26,7 @@ func TestRedirectsAreNotAnswers(t *testing.T) {
 	defer srv.Close()
 	checks := map[string]func(base string) error{
 		"Request": func(base string) error {
-			return Request(context.Background(), load.Request{Method: "GET", URL: base + "/ingest"}, Expect{Check: load.NewCheck(`"id"`)}, time.Second)
+			return Request(context.Background(), load.Request{Method: "GET", URL: base + "/ingest"}, load.NewCheck(`"id"`), time.Second)
 		},
 		"Run": func(base string) error {
 			return Run(context.Background(), base, []Check{{Name: "stats", Method: "GET", Path: "/stats", Status: 200, Expect: func(answer) error { return nil }}})[0].Err

@@ -86,12 +86,12 @@ func serve(t *testing.T, status int, ctype, body string, delay time.Duration) st
 func TestRequestCatchesBrokenTargets(t *testing.T) {
 	const ingest = `{"id":7,"processingMs":50.2}`
 	jsonType := "application/json; charset=utf-8"
-	asIngest := Expect{Check: load.NewCheck(`"processingMs"`), ContentType: "application/json",
+	asIngest := load.Check{Contains: []string{`"processingMs"`}, ContentType: "application/json",
 		JSONFields: []string{"id", "processingMs"}, MinLatency: 50 * time.Millisecond}
 	cases := []struct {
 		name   string
 		url    string
-		expect Expect
+		expect load.Check
 		want   string
 	}{
 		{"a target that does the work", serve(t, 200, jsonType, ingest, 55*time.Millisecond), asIngest, ""},
@@ -100,11 +100,11 @@ func TestRequestCatchesBrokenTargets(t *testing.T) {
 		{"a field missing", serve(t, 200, jsonType, `{"processingMs":50,"ID":7}`, 55*time.Millisecond), asIngest, `no "id" field`},
 		{"a null field", serve(t, 200, jsonType, `{"processingMs":50,"id":null}`, 55*time.Millisecond), asIngest, `no "id" field`},
 		{"JSON sent as text", serve(t, 200, "text/plain", ingest, 55*time.Millisecond), asIngest, `Content-Type "text/plain"`},
-		{"body without the marker", serve(t, 200, jsonType, `{"nope":1}`, 0), Expect{Check: load.NewCheck(`"id"`)}, `does not contain "\"id\""`},
-		{"server error", serve(t, 500, jsonType, `{"error":"x"}`, 0), Expect{}, "answered 500"},
-		{"nothing listening", "http://127.0.0.1:1/", Expect{}, "connection refused"},
+		{"body without the marker", serve(t, 200, jsonType, `{"nope":1}`, 0), load.NewCheck(`"id"`), `does not contain "\"id\""`},
+		{"server error", serve(t, 500, jsonType, `{"error":"x"}`, 0), load.Check{}, "answered 500"},
+		{"nothing listening", "http://127.0.0.1:1/", load.Check{}, "connection refused"},
 		{"a page", serve(t, 200, "text/html;charset=UTF-8", `<table><tr class="reading">`, 0),
-			Expect{Check: load.NewCheck(`<tr class="reading">`), ContentType: "text/html"}, ""},
+			load.Check{Contains: []string{`<tr class="reading">`}, ContentType: "text/html"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -125,7 +125,7 @@ func TestRequestSendsEveryTry(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	err := Request(context.Background(), load.Request{Method: "GET", URL: srv.URL}, Expect{Check: load.NewCheck(`"id"`)}, time.Second)
+	err := Request(context.Background(), load.Request{Method: "GET", URL: srv.URL}, load.NewCheck(`"id"`), time.Second)
 	if err == nil || !strings.Contains(err.Error(), "request 2 of 3") {
 		t.Errorf("Request = %v, want the second request named", err)
 	}

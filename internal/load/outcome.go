@@ -1,0 +1,140 @@
+package load
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+	"golang.org/x/sys/unix"
+)
+
+// errKey is an error as the results count it: an operation, and an errno or one of this
+// package's errors (comparable, so that its text is made once).
+type errKey struct {
+	op  string
+	err error
+}
+
+// errTimeout is the error of a request without a complete answer within the request timeout;
+// one message, so that a cause counts once in the results.
+var errTimeout = errors.New("timeout: no complete answer within the request timeout")
+
+// finish ends c's request with its answer, and hands c to the next request.
+func (a *attacker) finish(c *conn) {
+	slot := c.slot
+	r := &a.slots[slot]
+	done := time.Now()
+	sent := r.written
+	if sent.IsZero() { // answered before it was all written
+		sent = r.taken
+	} else if a.own != nil && !c.arrival.IsZero() {
+		a.own.record(r.start, r.written, c.arrival, done)
+	}
+	code := c.resp.code
+	a.res = vegeta.Result{
+		Seq: r.seq, Code: uint16(code), Timestamp: sent, Latency: done.Sub(sent),
+		BytesOut: uint64(len(r.wire.bytes)), BytesIn: uint64(c.resp.received), Body: c.resp.body,
+		Method: r.wire.target.Method, URL: r.wire.target.URL,
+	}
+	if code < 200 || code >= 400 { // as vegeta: an error, named by the status
+		a.res.Error = a.statusText(code)
+	}
+	a.end(slot)
+	// The result first: its body is the connection's until the next request.
+	a.each(&a.res)
+	if c.resp.close {
+		a.closeConn(c)
+		return
+	}
+	c.reused = true
+	a.handBack(c)
+}
+
+// broken ends c's request with err, after closing c. A request the server closed a reused
+// connection on before answering is sent again on another when it may be sent twice, as
+// net/http does: the server's keep-alive timeout is not the request's failure.
+func (a *attacker) broken(c *conn, op string, err error) {
+	slot := c.slot
+	r := &a.slots[slot]
+	closed := err == errCutShort || err == unix.ECONNRESET || err == unix.EPIPE
+	retry := c.reused && !c.resp.started() && closed && r.wire.replayable && !r.retried
+	a.closeConn(c)
+	now := time.Now()
+	if retry {
+		r.retried, r.c, r.written = true, nil, time.Time{}
+		a.waiting.pushFront(ticket{slot: slot, gen: r.gen})
+		a.dialMore(now)
+		return
+	}
+	a.fail(slot, a.errText(op, err), now)
+}
+
+// fail ends slot's request without an answer.
+func (a *attacker) fail(slot int32, text string, now time.Time) {
+	r := &a.slots[slot]
+	sent := r.written
+	if sent.IsZero() {
+		sent = r.taken
+	}
+	a.res = vegeta.Result{
+		Seq: r.seq, Timestamp: sent, Latency: now.Sub(sent), Error: text,
+		Method: r.wire.target.Method, URL: r.wire.target.URL,
+	}
+	a.end(slot)
+	a.each(&a.res)
+}
+
+// expire ends the requests, and the dials, whose time is up.
+func (a *attacker) expire(now time.Time) {
+	for a.deadlines.len() > 0 {
+		t := a.deadlines.peek()
+		r := &a.slots[t.slot]
+		if r.gen != t.gen {
+			a.deadlines.pop()
+			continue
+		}
+		if now.Before(t.deadline) {
+			break
+		}
+		a.deadlines.pop()
+		if r.c != nil {
+			a.closeConn(r.c) // its answer may still come: it cannot carry another request
+		}
+		a.fail(t.slot, errTimeout.Error(), now)
+	}
+	for i := 0; i < len(a.dials); {
+		if c := a.dials[i]; now.After(c.dialDeadline) {
+			a.closeConn(c)
+			a.dialMore(now)
+			continue
+		}
+		i++
+	}
+}
+
+// errText is the text of an error, made once for each operation and error.
+func (a *attacker) errText(op string, err error) string {
+	k := errKey{op, err}
+	if s, ok := a.errs[k]; ok {
+		return s
+	}
+	s := err.Error()
+	if op != "" {
+		s = op + ": " + s
+	}
+	a.errs[k] = s
+	return s
+}
+
+// statusText names a status as net/http's Response.Status does: "503 Service Unavailable".
+func (a *attacker) statusText(code int) string {
+	if s, ok := a.statuses[code]; ok {
+		return s
+	}
+	s := strings.TrimSpace(strconv.Itoa(code) + " " + http.StatusText(code))
+	a.statuses[code] = s
+	return s
+}

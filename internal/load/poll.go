@@ -1,0 +1,88 @@
+package load
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// wakeID is the epoll data of the eventfd that ends an attack.
+const wakeID = -1
+
+// openEpoll creates the epoll set and the eventfd in it that ends an attack.
+func openEpoll() (ep, wake int, err error) {
+	ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return 0, 0, fmt.Errorf("the load engine's epoll set: %w", err)
+	}
+	wake, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(ep)
+		return 0, 0, fmt.Errorf("the load engine's eventfd: %w", err)
+	}
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, wake, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: wakeID}); err != nil {
+		unix.Close(ep)
+		unix.Close(wake)
+		return 0, 0, fmt.Errorf("the load engine's epoll set: %w", err)
+	}
+	return ep, wake, nil
+}
+
+// wait waits for epoll's events, at most timeout (none when negative).
+func (a *attacker) wait(timeout time.Duration) (int, error) {
+	for {
+		var n uintptr
+		var e unix.Errno
+		switch {
+		case !a.pwait2:
+			ms := -1
+			if timeout >= 0 {
+				ms = int((timeout + time.Millisecond - 1) / time.Millisecond)
+			}
+			k, err := unix.EpollWait(a.ep, a.events, ms)
+			if err == unix.EINTR {
+				return 0, nil
+			}
+			if err != nil {
+				return 0, fmt.Errorf("the load engine's epoll_wait: %w", err)
+			}
+			return k, nil
+		case timeout < 0:
+			n, _, e = unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(a.ep), uintptr(unsafe.Pointer(&a.events[0])), uintptr(len(a.events)), 0, 0, 0)
+		default:
+			ts := unix.NsecToTimespec(int64(timeout))
+			n, _, e = unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(a.ep), uintptr(unsafe.Pointer(&a.events[0])), uintptr(len(a.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+		}
+		switch e {
+		case 0:
+			return int(n), nil
+		case unix.EINTR:
+			return 0, nil
+		case unix.ENOSYS: // before Linux 5.11
+			a.pwait2 = false
+			continue
+		}
+		return 0, fmt.Errorf("the load engine's epoll_pwait2: %w", e)
+	}
+}
+
+// setOut asks epoll to report c writable, or stops asking.
+func (a *attacker) setOut(c *conn, want bool) {
+	if c.wantOut == want {
+		return
+	}
+	c.wantOut = want
+	events := uint32(unix.EPOLLIN | unix.EPOLLRDHUP)
+	if want {
+		events |= unix.EPOLLOUT
+	}
+	_ = unix.EpollCtl(a.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: events, Fd: c.id, Pad: c.gen})
+}
+
+// drainWake reads the eventfd back to zero, ready for the next attack.
+func (a *attacker) drainWake() {
+	var b [8]byte
+	_, _ = unix.Read(a.wake, b[:])
+}
