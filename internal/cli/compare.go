@@ -95,13 +95,13 @@ regressed, or the candidate has no valid trial); 2 unreadable input, a bad flag,
 		},
 	}
 	f := cmd.Flags()
-	f.Float64Var(&o.Alpha, "alpha", run.DefaultAlpha, "significance level: a change is significant when the Mann–Whitney p-value is below it")
-	f.Float64Var(&o.NoisePct, "noise", 3, "noise threshold in percent: a change of the median smaller than this is never significant")
+	f.Float64Var(&o.Alpha, "alpha", run.DefaultAlpha, "significance level of the Mann–Whitney test")
+	f.Float64Var(&o.NoisePct, "noise", 3, "percent: a smaller change of the median is never significant")
 	f.StringVar(&o.Format, "format", "text", "output: "+strings.Join(compare.Formats, ", "))
-	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when a significant change passes a limit: metric:signed percent, comma-separated, e.g. 'throughput:-5%,p99:+10%'")
-	f.StringSliceVar(&o.AllowMismatch, "allow-mismatch", nil, "compare cells whose rows differ in these fingerprint fields (alone: any field), and mark them")
+	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when a change passes a limit, e.g. 'throughput:-5%,p99:+10%'")
+	f.StringSliceVar(&o.AllowMismatch, "allow-mismatch", nil, "compare cells differing in these fingerprint fields (alone: any)")
 	f.Lookup("allow-mismatch").NoOptDefVal = "*"
-	f.BoolVar(&o.AllowInconclusive, "allow-inconclusive", false, "a paired run: exit 0, not 4, when a verdict is inconclusive or untestable (and none regressed)")
+	f.BoolVar(&o.AllowInconclusive, "allow-inconclusive", false, "a paired run: exit 0, not 4, when undecided")
 	return cmd
 }
 

@@ -59,8 +59,8 @@ at one time and write their results to a shared volume. Merge them with iotbench
 	f.StringVar(&o.Namespace, "namespace", "iotbench", "the manifests' namespace")
 	f.StringVar(&o.Registry, "registry", "", "prefix of the images, where the cluster pulls them from, e.g. registry.example/")
 	f.StringVar(&o.IotbenchImage, "iotbench-image", "iotbench/iotbench:latest", "the image holding the iotbench binary the shards run")
-	f.DurationVar(&o.StartIn, "start-in", 3*time.Minute, "how long from now the shards' measured phase starts: apply the manifests well before")
-	f.StringVar(&o.ResultsClaim, "results-claim", "iotbench-results", "a ReadWriteMany PersistentVolumeClaim the shards write their results to")
+	f.DurationVar(&o.StartIn, "start-in", 3*time.Minute, "when the shards' measured phase starts, from now")
+	f.StringVar(&o.ResultsClaim, "results-claim", "iotbench-results", "a ReadWriteMany claim the shards write results to")
 	return cmd
 }
 

@@ -49,7 +49,7 @@ func NewCmdList(s Streams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&file, "file", "scenarios.yaml", "scenario matrix")
-	cmd.Flags().StringVar(&experiments, "experiments", "experiments.yaml", "the published experiments (iotbench reproduce); none listed when the file is absent")
+	cmd.Flags().StringVar(&experiments, "experiments", "experiments.yaml", "the published experiments (none when absent)")
 	return cmd
 }
 

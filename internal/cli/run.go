@@ -106,7 +106,37 @@ hits both alike; rows carry their variant. At the end it prints a verdict per ce
 metric (--fail-on; see iotbench compare --help), and its exit status is the gate's: 0 every gated
 metric equivalent or improved, 1 one regressed, 4 one inconclusive. --aa adds A/A rounds (the
 baseline against itself: the noise floor), --until adds rounds until the intervals are as narrow
-as asked.`,
+as asked.
+
+The flags in more detail:
+  --cpus            the targets' cpuset (default: the last quarter of the CPUs, at least one); the
+                    generator is pinned to the other CPUs
+  --seed            shuffles the targets' order in each round of trials; every row records it,
+                    and the same seed replays the order
+  --docker-host     an address, tcp://10.0.0.2:2376 (TLS from DOCKER_TLS_VERIFY,
+                    DOCKER_CERT_PATH), ssh://user@10.0.0.2 (ssh runs docker system dial-stdio
+                    there) or a docker context's name; on another host, targets and --db postgres
+                    servers listen on its address and load goes there (default: $DOCKER_HOST,
+                    else $DOCKER_CONTEXT, else docker's current context, else the local engine)
+  --generators      shards each send rate/N on an offset schedule, their histograms merged:
+                    processes here (one per generator CPU when there are as many), or containers
+                    on the --generator-host engines (one a host by default)
+  --generator-host  shards run as containers of an iotbench image built there, dealt to the hosts
+                    in turn; another host's clock is measured and each shard's start corrected;
+                    its shards load only the targets' host (--docker-host)
+  --db              embedded: the target's in-process database; postgres: a PostgreSQL server
+                    started beside each target, a fresh database every trial (default: the
+                    scenario's, else embedded)
+  --db-pool         rows named <scenario>.pool-<n> (default: the scenario's db_pool, else 10)
+  --timeout         a slower answer is an error (default: the scenario's load.timeout; 10s for
+                    --url)
+  --name            runs of the same name compare (default: the service's host:port)
+  --fail-on         default ` + compare.DefaultPairedGates + `
+  --until           each named metric's 90% interval, up to --max-trials rounds
+  --find-max        ramps from --rate, then bisects, once per trial; --resolution is a share of
+                    the rate (10%) or rps (200)
+  --resume          give the flags that started the run
+docs/scale.md has the layouts of engines and generators.`,
 		Example: `  # the default scenario of scenarios.yaml, all its targets
   iotbench run
 
@@ -160,14 +190,14 @@ as asked.`,
 	f.IntVar(&o.Rate, "rate", 0, "open loop: requests per second (default: the scenario's)")
 	f.IntVar(&o.Conns, "connections", 0, "closed loop: connections sending back to back, instead of a rate")
 	f.IntVar(&o.Trials, "trials", 0, "trials per target, each in a fresh container (default: the scenario's)")
-	f.Int64Var(&o.Seed, "seed", 0, "shuffles the targets' order in each round of trials; every row records it (default: a new one each run)")
-	f.StringVar(&o.CPUs, "cpus", "", "targets' cpuset, e.g. 1 or 2-3; the generator gets the other CPUs (default: the last quarter of the CPUs, at least one)")
+	f.Int64Var(&o.Seed, "seed", 0, "seed of the targets' shuffled order; every row records it (default: a new one)")
+	f.StringVar(&o.CPUs, "cpus", "", "targets' cpuset, e.g. 1 or 2-3; the generator gets the others")
 	f.StringVar(&o.Memory, "memory", "", "targets' memory limit, e.g. 1g (default: the scenario's)")
 	addDBFlags(f, &o.DB, &o.DBCPUs, &o.DBPool)
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
-	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run: the results CSV it was writing; give the flags that started it")
+	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run: the CSV it was writing")
 	addCABundleFlag(f, &o.CABundle)
-	f.StringVar(&o.DockerHost, "docker-host", "", "the Docker `ENGINE` the targets run on: an address, tcp://10.0.0.2:2376 (TLS from DOCKER_TLS_VERIFY, DOCKER_CERT_PATH) or ssh://user@10.0.0.2 (ssh runs docker system dial-stdio there), or a docker context's name; on another host, targets and --db postgres servers listen on its address and load goes there (default: $DOCKER_HOST, else $DOCKER_CONTEXT, else docker's current context, else the local engine; docs/scale.md)")
+	f.StringVar(&o.DockerHost, "docker-host", "", "the Docker `ENGINE` the targets run on: tcp://, ssh:// or a context's name")
 	addOutputFlags(f, o)
 	f.StringVar(&o.URL, "url", "", "load this running service on loopback instead of a scenario")
 	f.StringVar(&o.Method, "method", "GET", "--url: HTTP method")
@@ -175,21 +205,21 @@ as asked.`,
 	f.StringArrayVar(&o.Headers, "header", nil, "--url: request header K:V (repeatable)")
 	f.StringArrayVar(&o.Contains, "contains", nil, "--url: a successful body must contain this (repeatable)")
 	f.DurationVar(&o.ExpectedLatency, "expected-latency", 100*time.Millisecond, "--url: expected latency, sizes the in-flight bound")
-	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "per-request timeout, a slower answer is an error (default: the scenario's load.timeout; 10s for --url)")
-	f.StringVar(&o.Name, "name", "", "--url: name the run's target (default: the service's host:port); runs of the same name compare")
-	f.StringVar(&o.Baseline, "baseline", "", "a paired run: a checkout of the baseline (its --file and build contexts), measured round by round beside this one")
-	f.StringVar(&o.BaselineURL, "baseline-url", "", "a paired --url run: the baseline service on loopback, measured round by round beside --url")
-	f.IntVar(&o.AA, "aa", 0, "a paired run: this many extra rounds measure the baseline against itself (an A/A control: the noise floor), e.g. 3")
-	f.StringVar(&o.FailOn, "fail-on", "", "a paired run: gated metrics and limits, e.g. 'throughput:-5%,p99:+10%' (default "+compare.DefaultPairedGates+")")
-	f.BoolVar(&o.AllowInconclusive, "allow-inconclusive", false, "a paired run: exit 0, not 4, when a verdict is inconclusive or untestable (and none regressed)")
-	f.StringVar(&o.Until, "until", "", "a paired run: add rounds until each named metric's 90% interval is this narrow, e.g. 'p99:±3%,p50:±2%' (up to --max-trials)")
+	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "per-request timeout (scenario runs: the scenario's)")
+	f.StringVar(&o.Name, "name", "", "--url: the target's name (default: its host:port)")
+	f.StringVar(&o.Baseline, "baseline", "", "a paired run: a checkout of the baseline, measured beside this one")
+	f.StringVar(&o.BaselineURL, "baseline-url", "", "a paired --url run: the baseline service on loopback")
+	f.IntVar(&o.AA, "aa", 0, "a paired run: A/A rounds, the baseline against itself")
+	f.StringVar(&o.FailOn, "fail-on", "", "a paired run: gated metrics and limits, e.g. 'p99:+10%'")
+	f.BoolVar(&o.AllowInconclusive, "allow-inconclusive", false, "a paired run: exit 0, not 4, when undecided")
+	f.StringVar(&o.Until, "until", "", "a paired run: rounds until intervals are this narrow, e.g. 'p99:±3%'")
 	f.IntVar(&o.MaxTrials, "max-trials", 30, "--until: the most rounds")
-	f.IntVar(&o.Generators, "generators", 1, "generator shards sharing each cell's load, each sending rate/N on an offset schedule, their histograms merged: processes here (one per generator CPU when there are as many), or containers on the --generator-host engines (default there: one a host; docs/scale.md)")
-	f.StringArrayVar(&o.GeneratorHosts, "generator-host", nil, "a Docker engine whose host runs generator shards, as containers of an iotbench image built there (repeatable; shards dealt to the hosts in turn, --generators of them, one a host by default); another host's clock is measured and each shard's start corrected; its shards load only the targets' host (--docker-host) (docs/scale.md)")
-	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest open-loop rate meeting --slo (ramp from --rate, then bisect), once per trial")
+	f.IntVar(&o.Generators, "generators", 1, "generator shards sharing each cell's load")
+	f.StringArrayVar(&o.GeneratorHosts, "generator-host", nil, "a Docker `ENGINE` that runs generator shards (repeatable)")
+	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest rate meeting --slo")
 	f.StringVar(&o.SLO, "slo", "p99<100ms,errors<0.1%", "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", 10*time.Second, "--find-max: how long each rate is held")
-	f.StringVar(&o.Resolution, "resolution", "10%", "--find-max: precision of the maximum, a share of the rate (10%) or rps (200)")
+	f.StringVar(&o.Resolution, "resolution", "10%", "--find-max: precision of the maximum, 10% or 200 (rps)")
 	return cmd
 }
 
@@ -199,14 +229,14 @@ func addCABundleFlag(f *pflag.FlagSet, v *string) {
 	if env, ok := os.LookupEnv("IOTBENCH_CA_BUNDLE"); ok {
 		def = env
 	}
-	f.StringVar(v, "ca-bundle", def, "PEM certificates image builds trust (for registries behind TLS inspection); empty for none [$IOTBENCH_CA_BUNDLE]")
+	f.StringVar(v, "ca-bundle", def, "PEM bundle image builds trust; empty: none [$IOTBENCH_CA_BUNDLE]")
 }
 
 // addDBFlags adds the database flags of run and verify.
 func addDBFlags(f *pflag.FlagSet, db, cpus *string, pool *[]int) {
-	f.StringVar(db, "db", "", "targets' store: embedded (their in-process database) or postgres (a PostgreSQL server started beside each target, a fresh database every trial) (default: the scenario's, else embedded)")
-	f.StringVar(cpus, "db-cpus", "", "--db postgres: the server's cpuset (default: the target's, as one host serving both)")
-	f.IntSliceVar(pool, "db-pool", nil, "targets' connection-pool sizes, comma-separated: the scenario runs once per size, rows named <scenario>.pool-<n> (default: the scenario's db_pool, else 10)")
+	f.StringVar(db, "db", "", "targets' store: embedded or postgres (default: the scenario's)")
+	f.StringVar(cpus, "db-cpus", "", "--db postgres: the server's cpuset (default: the target's)")
+	f.IntSliceVar(pool, "db-pool", nil, "connection-pool sizes, the scenario run once each, e.g. 5,10,20")
 }
 
 func runRun(ctx context.Context, o *RunOptions) error {

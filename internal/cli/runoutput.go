@@ -23,9 +23,9 @@ const htmlBeside = "auto"
 // addOutputFlags adds run's --format, --html and --quiet.
 func addOutputFlags(f *pflag.FlagSet, o *RunOptions) {
 	f.StringVar(&o.Format, "format", "table", "what the run prints at its end: "+strings.Join(overview.Formats, ", "))
-	f.StringVar(&o.HTML, "html", "", "also write the HTML report: to this file, or alone (--html) beside the results CSV as <time>.html")
+	f.StringVar(&o.HTML, "html", "", "also write the HTML report: to FILE, or beside the CSV (--html alone)")
 	f.Lookup("html").NoOptDefVal = htmlBeside
-	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress while running: only the table (or --format) at the end, warnings and errors")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress: only the output at the end, warnings and errors")
 }
 
 func (o *RunOptions) checkOutputFlags() error {
