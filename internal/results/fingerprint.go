@@ -62,14 +62,22 @@ func (r Row) PoolSize() int {
 	return r.DBPoolSize
 }
 
+// AddedSettings are the fingerprint's settings added after it was first defined, with the value
+// every row before them was measured with (their default). The rule for every new setting: it
+// joins the hash only when it differs from its default, so that older rows keep their
+// fingerprint and a run at the default still compares with them. A new setting (an arrival
+// process, stages, a protocol, a warm-up mode) is added to FingerprintFields and here.
+var AddedSettings = map[string]string{
+	"timeout_s":  "0",
+	"generators": "1",
+}
+
 // Fingerprint is a short hash of FingerprintFields: rows with equal fingerprints were measured
 // the same way and can be compared.
 func (r Row) Fingerprint() string {
 	h := sha256.New()
 	for _, f := range r.FingerprintFields() {
-		// One generator is what every row before the column measured with: their fingerprints
-		// stay what they were.
-		if f.Name == "generators" && f.Value == "1" {
+		if def, added := AddedSettings[f.Name]; added && f.Value == def {
 			continue
 		}
 		h.Write([]byte(f.Name + "=" + f.Value + "\n"))

@@ -378,3 +378,34 @@ func TestFingerprintGenerators(t *testing.T) {
 		t.Errorf("fields that differ: %v, want %v", differ, want)
 	}
 }
+
+// TestAddedSettingsKeepOlderFingerprints: every setting added to the fingerprint after it was
+// first defined leaves it unchanged at its default (the value older rows read as) and changes it
+// otherwise; and the fingerprint names it as a field, so that compare can say which one differs.
+func TestAddedSettingsKeepOlderFingerprints(t *testing.T) {
+	// The fingerprint before any added setting: the fields that are not added, hashed alone.
+	base := sample(1, true)
+	base.Timeout, base.Generators = 0, 0
+	for name, def := range AddedSettings {
+		t.Run(name, func(t *testing.T) {
+			atDefault, other := base, base
+			switch name {
+			case "timeout_s":
+				other.Timeout = 2 * time.Second
+			case "generators":
+				atDefault.Generators, other.Generators = 1, 3
+			default:
+				t.Fatalf("no case for the added setting %s: add one (its default %q)", name, def)
+			}
+			if atDefault.Fingerprint() != base.Fingerprint() {
+				t.Errorf("%s at its default %s changes the fingerprint of older rows", name, def)
+			}
+			if other.Fingerprint() == base.Fingerprint() {
+				t.Errorf("%s away from its default leaves the fingerprint unchanged", name)
+			}
+			if !slices.ContainsFunc(other.FingerprintFields(), func(f Field) bool { return f.Name == name }) {
+				t.Errorf("%s is not a field of the fingerprint", name)
+			}
+		})
+	}
+}
