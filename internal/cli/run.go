@@ -217,9 +217,9 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.IntVar(&o.Generators, "generators", 1, "generator shards sharing each cell's load")
 	f.StringArrayVar(&o.GeneratorHosts, "generator-host", nil, "a Docker `ENGINE` that runs generator shards (repeatable)")
 	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest rate meeting --slo")
-	f.StringVar(&o.SLO, "slo", "p99<100ms,errors<0.1%", "--find-max: what every step must meet")
-	f.DurationVar(&o.Step, "step", 10*time.Second, "--find-max: how long each rate is held")
-	f.StringVar(&o.Resolution, "resolution", "10%", "--find-max: precision of the maximum, 10% or 200 (rps)")
+	f.StringVar(&o.SLO, "slo", run.DefaultSLO, "--find-max: what every step must meet")
+	f.DurationVar(&o.Step, "step", run.DefaultStep, "--find-max: how long each rate is held")
+	f.StringVar(&o.Resolution, "resolution", run.DefaultResolution, "--find-max: precision of the maximum, 10% or 200 (rps)")
 	return cmd
 }
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"go.yaml.in/yaml/v3"
 )
@@ -67,6 +68,19 @@ type Run struct {
 	// NeedsCPUs is the fewest target CPUs the run means anything with (a cluster, a worker pool):
 	// on a host that cannot give them, it is not run and its claims cannot be tested here.
 	NeedsCPUs int `yaml:"needs_cpus"`
+	// FindMax, when set, searches each target's maximum sustainable rate instead of measuring at
+	// one rate (rate is where the search starts): a capacity question, as run --find-max asks it.
+	FindMax *FindMax `yaml:"find_max"`
+}
+
+// FindMax is how a run's search goes; an empty field takes run --find-max's default.
+type FindMax struct {
+	// SLO is what every step must meet, e.g. "p99<100ms,errors<0.1%".
+	SLO string `yaml:"slo"`
+	// Step is how long each rate is held.
+	Step time.Duration `yaml:"step"`
+	// Resolution is the precision of the maximum: a share of the rate (10%) or rps (200).
+	Resolution string `yaml:"resolution"`
 }
 
 // PublishedRow is one row of a published table: the iotbench target standing for the published
@@ -369,6 +383,26 @@ func (r *Run) validate(what string, sf *scenario.File, seen map[string]*Run) []l
 	}
 	if r.Rate != 0 && r.Connections != 0 {
 		add("%s: run %q: give rate (open loop) or connections (closed loop), not both", what, r.Name)
+	}
+	if m := r.FindMax; m != nil {
+		if r.Connections != 0 {
+			add("%s: run %q: find_max searches an open-loop rate: drop connections (rate sets where the search starts)", what, r.Name)
+		}
+		if m.SLO != "" {
+			if _, err := maxrate.ParseSLO(m.SLO); err != nil {
+				add("%s: run %q: find_max: slo %s", what, r.Name, err)
+			}
+		}
+		if m.Step != 0 {
+			if err := scenario.CheckPhase(m.Step); err != nil {
+				add("%s: run %q: find_max: step %s: %v", what, r.Name, d(m.Step), err)
+			}
+		}
+		if m.Resolution != "" {
+			if _, err := maxrate.ParseResolution(m.Resolution); err != nil {
+				add("%s: run %q: find_max: resolution %s: %v", what, r.Name, m.Resolution, err)
+			}
+		}
 	}
 	if r.NeedsCPUs < 0 {
 		add("%s: run %q: needs_cpus %d: must not be negative", what, r.Name, r.NeedsCPUs)

@@ -11,6 +11,13 @@ import (
 	"github.com/iotbench/iotbench/internal/results"
 )
 
+// A search's defaults, as run --find-max and an experiment's find_max take them.
+const (
+	DefaultSLO        = "p99<100ms,errors<0.1%"
+	DefaultStep       = 10 * time.Second
+	DefaultResolution = "10%"
+)
+
 // maxRateLimit bounds the search: the generator's in-flight bound caps what one machine can send
 // well below it.
 const maxRateLimit = 50000

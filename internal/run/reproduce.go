@@ -56,6 +56,12 @@ func (rs *Runs) Reproduce(ctx context.Context, rp Reproduction) error {
 				File:     experiment.RunPath(rp.Out, name, r.Name), NeedsCPUs: r.NeedsCPUs,
 				CABundle: rp.CABundle, Name: r.Name, Log: rp.Log,
 			}
+			if r.FindMax != nil {
+				var err error
+				if s.FindMax, err = rp.findMax(r.FindMax); err != nil {
+					return fmt.Errorf("experiment %s, run %s: %w", name, r.Name, err)
+				}
+			}
 			if _, err := rs.Execute(ctx, s); err != nil {
 				if errors.Is(err, context.Canceled) {
 					fmt.Fprintf(rp.Log, "interrupted: the same command measures the rest (the files in %s keep every cell done)\n", rp.Out)
@@ -85,4 +91,22 @@ func (rp Reproduction) overrides(r *experiment.Run) plan.Overrides {
 		over.Duration = &rp.Duration
 	}
 	return over
+}
+
+// findMax is a run's search, its step shortened to the reproduction's duration when it has one.
+func (rp Reproduction) findMax(m *experiment.FindMax) (*FindMax, error) {
+	slo, step, resolution := m.SLO, m.Step, m.Resolution
+	if slo == "" {
+		slo = DefaultSLO
+	}
+	if step == 0 {
+		step = DefaultStep
+	}
+	if rp.Duration > 0 {
+		step = rp.Duration
+	}
+	if resolution == "" {
+		resolution = DefaultResolution
+	}
+	return NewFindMax(slo, step, resolution)
 }

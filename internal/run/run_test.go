@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -236,5 +237,31 @@ func TestReproduceLeavesTimelineAndHistograms(t *testing.T) {
 	}
 	if err := rs.Reproduce(context.Background(), rp); err != nil || e.started != 2 || done != 2 {
 		t.Errorf("again: %v; %d targets started in all, %d experiments reported", err, e.started, done)
+	}
+}
+
+// TestReproductionFindMax: an experiment's find_max takes run --find-max's defaults where it is
+// silent, and a reproduction's duration shortens its steps as it shortens every cell.
+func TestReproductionFindMax(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		m        experiment.FindMax
+		duration time.Duration
+		want     string
+	}{
+		{"defaults", experiment.FindMax{}, 0, "slo p99<100ms,errors<0.1%, step 10s, warm-up 5s, resolution 10%"},
+		{"as written", experiment.FindMax{SLO: "p99<50ms", Step: 4 * time.Second, Resolution: "200"}, 0, "slo p99<50ms, step 4s, warm-up 2s, resolution 200 rps"},
+		{"shortened", experiment.FindMax{Step: 20 * time.Second}, 2 * time.Second, "slo p99<100ms,errors<0.1%, step 2s, warm-up 1s, resolution 10%"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := Reproduction{Duration: tc.duration}.findMax(&tc.m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fmt.Sprintf("slo %s, step %s, warm-up %s, resolution %s", m.SLO, m.Step, m.StepWarmup, m.Search.Resolution)
+			if got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
 	}
 }
