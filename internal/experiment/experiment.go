@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"go.yaml.in/yaml/v3"
 )
@@ -240,7 +241,8 @@ func located(path string, errs []lineError) error {
 	slices.SortStableFunc(errs, func(a, b lineError) int { return a.line - b.line })
 	out := make([]error, len(errs))
 	for i, e := range errs {
-		out[i] = fmt.Errorf("%s:%d: %s", path, e.line, e.msg)
+		// A message quotes the file: no control code of it reaches the terminal.
+		out[i] = fmt.Errorf("%s:%d: %s", path, e.line, safetext.Terminal(e.msg))
 	}
 	return errors.Join(out...)
 }
@@ -253,6 +255,7 @@ func yamlError(path string, err error) error {
 	}
 	out := make([]error, len(msgs))
 	for i, m := range msgs {
+		m = safetext.Terminal(m)
 		if g := yamlLine.FindStringSubmatch(m); g != nil {
 			out[i] = fmt.Errorf("%s:%s: %s", path, g[1], friendly(g[2]))
 		} else {
