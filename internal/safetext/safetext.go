@@ -44,14 +44,20 @@ func nameRune(r rune) bool {
 // escape: control characters (line ends and tabs too) as \x1b, \n, \t; bidirectional overrides
 // and line separators as \u202e; bytes that are not UTF-8 as \xff. Text without them is returned
 // as it is.
-func Terminal(s string) string { return neutralise(s, false) }
+func Terminal(s string) string { return neutralise(s, "") }
 
 // TerminalLines is Terminal keeping line ends: for text of several lines whose breaks belong to
 // it (an error listing one problem a line, a quoted log).
-func TerminalLines(s string) string { return neutralise(s, true) }
+func TerminalLines(s string) string { return neutralise(s, "\n") }
 
-func neutralise(s string, keepLines bool) string {
-	if clean(s, keepLines) {
+// Document is Terminal keeping line ends, carriage returns and tabs: for a whole document whose
+// layout they are (an HTML page, where they are white space), so that only what it quotes from
+// input loses its control codes and bidirectional overrides.
+func Document(s string) string { return neutralise(s, "\n\r\t") }
+
+// neutralise escapes every unsafe character of s but those in keep.
+func neutralise(s string, keep string) string {
+	if clean(s, keep) {
 		return s
 	}
 	var b strings.Builder
@@ -60,9 +66,7 @@ func neutralise(s string, keepLines bool) string {
 		switch {
 		case r == utf8.RuneError && size <= 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n' && keepLines:
-			b.WriteByte('\n')
-		case unsafe(r):
+		case unsafe(r) && !strings.ContainsRune(keep, r):
 			b.WriteString(escape(r))
 		default:
 			b.WriteString(s[i : i+size])
@@ -73,10 +77,10 @@ func neutralise(s string, keepLines bool) string {
 }
 
 // clean says whether s has nothing neutralise would change: the common case, without allocating.
-func clean(s string, keepLines bool) bool {
+func clean(s string, keep string) bool {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size <= 1 || unsafe(r) && !(r == '\n' && keepLines) {
+		if r == utf8.RuneError && size <= 1 || unsafe(r) && !strings.ContainsRune(keep, r) {
 			return false
 		}
 		i += size

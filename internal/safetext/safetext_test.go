@@ -7,6 +7,9 @@ import (
 )
 
 func TestTerminal(t *testing.T) {
+	if got, want := Document("<p>a\tb\r\n\x1b[2J\u202e</p>\n"), "<p>a\tb\r\n\\x1b[2J\\u202e</p>\n"; got != want {
+		t.Errorf("Document = %q, want %q", got, want)
+	}
 	for _, tc := range []struct{ in, want, lines string }{
 		{"spring-mvc-virtual", "spring-mvc-virtual", "spring-mvc-virtual"},
 		{"p99 765µs ±∞ — “quoted”", "p99 765µs ±∞ — “quoted”", "p99 765µs ±∞ — “quoted”"},
@@ -98,13 +101,24 @@ func FuzzTerminal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		out := Terminal(s)
 		noUnsafe(t, "Terminal", out, -1)
-		if clean(s, false) != (out == s) {
+		if clean(s, "") != (out == s) {
 			t.Fatalf("Terminal(%q) = %q: changed a clean text, or left an unclean one", s, out)
 		}
 		lines := TerminalLines(s)
 		noUnsafe(t, "TerminalLines", lines, '\n')
 		if strings.Count(lines, "\n") != strings.Count(s, "\n") {
 			t.Fatalf("TerminalLines(%q) = %q: line ends changed", s, lines)
+		}
+		doc := Document(s)
+		for _, r := range doc {
+			if unsafe(r) && !strings.ContainsRune("\n\r\t", r) {
+				t.Fatalf("Document(%q) = %q holds %U", s, doc, r)
+			}
+		}
+		for _, c := range "\n\r\t" {
+			if strings.Count(doc, string(c)) != strings.Count(s, string(c)) {
+				t.Fatalf("Document(%q) = %q: its layout changed", s, doc)
+			}
 		}
 	})
 }
