@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/stats"
@@ -178,13 +179,19 @@ func gatesText(gates []Gate) string {
 	return strings.Join(s, ",")
 }
 
-// short cuts long values (image ids) to what tells them apart in a message.
+// short cuts long values (image ids) to what tells them apart in a message. The values come from
+// the files: their control codes are shown, not obeyed, wherever the notes are printed.
 func short(v string) string {
 	if v == "" {
 		return "(none)"
 	}
+	v = safetext.Terminal(v)
 	if len(v) > 22 {
-		return v[:19] + "…"
+		cut := 19
+		for cut > 0 && !utf8.RuneStart(v[cut]) {
+			cut-- // not inside a character
+		}
+		return v[:cut] + "…"
 	}
 	return v
 }

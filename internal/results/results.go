@@ -239,10 +239,10 @@ func str(f func(*Row) *string) codec {
 	return codec{func(r *Row) string { return *f(r) }, func(r *Row, v string) error { *f(r) = v; return nil }}
 }
 
-// name is a column naming a target, a scenario or a variant: checked against the names iotbench
+// nameColumn is a column naming a target, a scenario or a variant: checked against the names iotbench
 // writes, so that a crafted file cannot carry control codes or markup into every report of it.
 // optional allows the empty name (a row of a run of one side has no variant).
-func name(f func(*Row) *string, optional bool) codec {
+func nameColumn(f func(*Row) *string, optional bool) codec {
 	return codec{func(r *Row) string { return *f(r) },
 		func(r *Row, v string) error {
 			if v != "" || !optional {
@@ -332,8 +332,8 @@ const SchemaVersion = 8
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
-	col("scenario", name(func(r *Row) *string { return &r.Scenario }, false)),
-	col("target", name(func(r *Row) *string { return &r.Target }, false)),
+	col("scenario", nameColumn(func(r *Row) *string { return &r.Scenario }, false)),
+	col("target", nameColumn(func(r *Row) *string { return &r.Target }, false)),
 	col("trial", integer(func(r *Row) *int { return &r.Trial })),
 	col("mode", str(func(r *Row) *string { return &r.Mode })),
 	col("requested_rps", integer(func(r *Row) *int { return &r.RequestedRPS })),
@@ -403,7 +403,7 @@ var columns = []column{
 	{"warnings", str(func(r *Row) *string { return &r.Warnings }), 3},
 	{"generator_delay_p99_ms", millis(func(r *Row) *time.Duration { return &r.GeneratorDelayP99 }), 4},
 	{"log_file", str(func(r *Row) *string { return &r.LogFile }), 5},
-	{"variant", name(func(r *Row) *string { return &r.Variant }, true), 6},
+	{"variant", nameColumn(func(r *Row) *string { return &r.Variant }, true), 6},
 	{"cpu_us_per_request", micros(func(r *Row) *time.Duration { return &r.CPUPerRequest }), 6},
 	{"db", str(func(r *Row) *string { return &r.DB }), 6},
 	{"db_pool_size", integer(func(r *Row) *int { return &r.DBPoolSize }), 6},

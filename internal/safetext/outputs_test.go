@@ -53,6 +53,15 @@ func TestCraftedFileInEveryOutput(t *testing.T) {
 	}
 	cmp := compare.Compare("plain.csv", plain, crafted, rows, compare.Options{Alpha: 0.05, NoisePct: 3})
 
+	// With --format csv the notes go to the terminal on their own.
+	for _, n := range cmp.Notes() {
+		for _, c := range controls {
+			if strings.Contains(n, c) {
+				t.Errorf("compare note shows %q as it is: %q", c, n)
+			}
+		}
+	}
+
 	outputs := map[string]func(*bytes.Buffer) error{
 		"table.txt":     func(b *bytes.Buffer) error { return report.Write(b, rows) },
 		"overview.md":   func(b *bytes.Buffer) error { return overview.WriteMarkdown(b, o) },

@@ -66,7 +66,7 @@ func neutralise(s string, keep string) string {
 		switch {
 		case r == utf8.RuneError && size <= 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unsafe(r) && !strings.ContainsRune(keep, r):
+		case hazard(r) && !strings.ContainsRune(keep, r):
 			b.WriteString(escape(r))
 		default:
 			b.WriteString(s[i : i+size])
@@ -80,7 +80,7 @@ func neutralise(s string, keep string) string {
 func clean(s string, keep string) bool {
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size <= 1 || unsafe(r) && !strings.ContainsRune(keep, r) {
+		if r == utf8.RuneError && size <= 1 || hazard(r) && !strings.ContainsRune(keep, r) {
 			return false
 		}
 		i += size
@@ -88,10 +88,10 @@ func clean(s string, keep string) bool {
 	return true
 }
 
-// unsafe says whether r acts on a terminal or changes how the text around it reads: C0 and C1
+// hazard says whether r acts on a terminal or changes how the text around it reads: C0 and C1
 // controls, DEL, the bidirectional embeddings, overrides and isolates (they reorder what is
 // shown), and the Unicode line and paragraph separators.
-func unsafe(r rune) bool {
+func hazard(r rune) bool {
 	switch {
 	case r < 0x20, r == 0x7f, 0x80 <= r && r <= 0x9f:
 		return true

@@ -88,7 +88,7 @@ func noUnsafe(t *testing.T, what, s string, allowed rune) {
 		t.Fatalf("%s %q is not UTF-8", what, s)
 	}
 	for _, r := range s {
-		if unsafe(r) && r != allowed {
+		if hazard(r) && r != allowed {
 			t.Fatalf("%s %q holds %U", what, s, r)
 		}
 	}
@@ -111,7 +111,7 @@ func FuzzTerminal(f *testing.F) {
 		}
 		doc := Document(s)
 		for _, r := range doc {
-			if unsafe(r) && !strings.ContainsRune("\n\r\t", r) {
+			if hazard(r) && !strings.ContainsRune("\n\r\t", r) {
 				t.Fatalf("Document(%q) = %q holds %U", s, doc, r)
 			}
 		}
