@@ -246,7 +246,7 @@ func (d *Docker) Build(ctx context.Context, b BuildSpec, log io.Writer) (string,
 		}
 		io.WriteString(out, msg.Stream)
 		if msg.Error != "" {
-			return "", fmt.Errorf("building %s from %s failed: %s\nlast lines of the build:\n%s", tag, b.Context, msg.Error, tail)
+			return "", fmt.Errorf("building %s from %s failed: %s\nlast lines of the build:\n%s", tag, b.Context, safetext.Terminal(msg.Error), tail)
 		}
 	}
 	img, err := d.c.ImageInspect(ctx, tag)
