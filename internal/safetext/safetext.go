@@ -14,7 +14,7 @@ import (
 // NameChars says, for error messages and docs, which characters a name may hold.
 const NameChars = "letters, digits and . _ - : / + [ ]"
 
-// MaxNameLen is the longest name, in bytes: longer ones are not names but payloads.
+// MaxNameLen is the longest name: a longer one is not a name but a payload.
 const MaxNameLen = 100
 
 // CheckName reports what is wrong with name as the name of a target, a scenario, a variant or a
@@ -25,13 +25,13 @@ func CheckName(name string) error {
 	if name == "" {
 		return fmt.Errorf("a name cannot be empty: use %s", NameChars)
 	}
-	if len(name) > MaxNameLen {
-		return fmt.Errorf("%d characters is too long for a name: at most %d, of %s", len(name), MaxNameLen, NameChars)
-	}
 	for _, r := range name {
 		if !nameRune(r) {
 			return fmt.Errorf("%q is not allowed in a name: use %s", r, NameChars)
 		}
+	}
+	if len(name) > MaxNameLen { // its characters are bytes now
+		return fmt.Errorf("%d characters is too long for a name: at most %d, of %s", len(name), MaxNameLen, NameChars)
 	}
 	return nil
 }
