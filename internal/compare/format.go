@@ -8,7 +8,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -177,13 +179,19 @@ func gatesText(gates []Gate) string {
 	return strings.Join(s, ",")
 }
 
-// short cuts long values (image ids) to what tells them apart in a message.
+// short cuts long values (image ids) to what tells them apart in a message. The values come from
+// the files: their control codes are shown, not obeyed, wherever the notes are printed.
 func short(v string) string {
 	if v == "" {
 		return "(none)"
 	}
+	v = safetext.Terminal(v)
 	if len(v) > 22 {
-		return v[:19] + "…"
+		cut := 19
+		for cut > 0 && !utf8.RuneStart(v[cut]) {
+			cut-- // not inside a character
+		}
+		return v[:cut] + "…"
 	}
 	return v
 }
@@ -193,7 +201,7 @@ func heading(r Result) string {
 }
 
 func writeText(w io.Writer, r Result) error {
-	fmt.Fprintln(w, heading(r))
+	fmt.Fprintln(w, safetext.Terminal(heading(r)))
 	if rows := tableRows(r); len(rows) > 0 {
 		align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
 		t := tablewriter.NewTable(w,
@@ -205,7 +213,7 @@ func writeText(w io.Writer, r Result) error {
 		)
 		t.Header(toAny(tableHeader)...)
 		for _, row := range rows {
-			if err := t.Append(toAny(row)...); err != nil {
+			if err := t.Append(terminal(row)...); err != nil {
 				return err
 			}
 		}
@@ -214,9 +222,18 @@ func writeText(w io.Writer, r Result) error {
 		}
 	}
 	for _, n := range r.Notes() {
-		fmt.Fprintf(w, "  • %s\n", n)
+		fmt.Fprintf(w, "  • %s\n", safetext.Terminal(n)) // notes quote the files' values
 	}
 	return nil
+}
+
+// terminal is a table row whose cells print no control code (a name, a value from a file).
+func terminal(row []string) []any {
+	out := make([]any, len(row))
+	for i, v := range row {
+		out[i] = safetext.Terminal(v)
+	}
+	return out
 }
 
 func toAny(s []string) []any {
@@ -228,12 +245,18 @@ func toAny(s []string) []any {
 }
 
 func writeMarkdown(w io.Writer, r Result) error {
-	fmt.Fprintf(w, "**iotbench compare**: %s\n\n", heading(r))
+	h := r
+	h.OldFile, h.NewFile = safetext.Markdown(r.OldFile), safetext.Markdown(r.NewFile)
+	fmt.Fprintf(w, "**iotbench compare**: %s\n\n", heading(h))
 	if rows := tableRows(r); len(rows) > 0 {
 		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(tableHeader, " | "), strings.Repeat(" --- |", len(tableHeader)))
 		for _, row := range rows {
 			for i := range row {
-				row[i] = strings.ReplaceAll(row[i], "|", `\|`)
+				if i == 0 {
+					row[i] = safetext.Markdown(row[i]) // the cell's name, from the files
+				} else {
+					row[i] = strings.ReplaceAll(row[i], "|", `\|`)
+				}
 				if strings.HasSuffix(row[i], " FAIL") {
 					row[i] = "**" + row[i] + "**"
 				}
@@ -243,7 +266,7 @@ func writeMarkdown(w io.Writer, r Result) error {
 		fmt.Fprintln(w)
 	}
 	for _, n := range r.Notes() {
-		fmt.Fprintf(w, "- %s\n", n)
+		fmt.Fprintf(w, "- %s\n", safetext.Markdown(n)) // notes quote the files' values
 	}
 	return nil
 }

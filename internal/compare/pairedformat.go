@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 )
@@ -166,7 +167,7 @@ func (r PairedResult) Notes() []string {
 }
 
 func writePairedText(w io.Writer, r PairedResult) error {
-	fmt.Fprintln(w, r.heading())
+	fmt.Fprintln(w, safetext.Terminal(r.heading()))
 	if rows := r.tableRows(); len(rows) > 0 {
 		header := r.header()
 		align := make([]tw.Align, len(header))
@@ -183,7 +184,7 @@ func writePairedText(w io.Writer, r PairedResult) error {
 		)
 		t.Header(toAny(header)...)
 		for _, row := range rows {
-			if err := t.Append(toAny(row)...); err != nil {
+			if err := t.Append(terminal(row)...); err != nil {
 				return err
 			}
 		}
@@ -192,7 +193,7 @@ func writePairedText(w io.Writer, r PairedResult) error {
 		}
 	}
 	for _, n := range r.Notes() {
-		fmt.Fprintf(w, "  • %s\n", n)
+		fmt.Fprintf(w, "  • %s\n", safetext.Terminal(n)) // notes quote the file's values
 	}
 	return nil
 }
@@ -202,13 +203,19 @@ var verdictMark = map[Verdict]string{Equivalent: "✅", Improved: "✅", Regress
 
 func writePairedMarkdown(w io.Writer, r PairedResult) error {
 	v := r.Verdict()
-	fmt.Fprintf(w, "### %s iotbench: %s\n\n%s\n\n", verdictMark[v], v, r.heading())
+	h := r
+	h.File = safetext.Markdown(r.File)
+	fmt.Fprintf(w, "### %s iotbench: %s\n\n%s\n\n", verdictMark[v], v, h.heading())
 	if rows := r.tableRows(); len(rows) > 0 {
 		header := r.header()
 		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat(" --- |", len(header)))
 		for _, row := range rows {
 			for i := range row {
-				row[i] = strings.ReplaceAll(row[i], "|", `\|`)
+				if i == 0 {
+					row[i] = safetext.Markdown(row[i]) // the cell's name, from the file
+				} else {
+					row[i] = strings.ReplaceAll(row[i], "|", `\|`)
+				}
 			}
 			if strings.HasPrefix(row[7], string(Regressed)) {
 				row[7] = "**" + row[7] + "**"
@@ -218,7 +225,7 @@ func writePairedMarkdown(w io.Writer, r PairedResult) error {
 		fmt.Fprintln(w)
 	}
 	for _, n := range r.Notes() {
-		fmt.Fprintf(w, "- %s\n", n)
+		fmt.Fprintf(w, "- %s\n", safetext.Markdown(n)) // notes quote the file's values
 	}
 	return nil
 }

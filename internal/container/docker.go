@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/resources"
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	ctypes "github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -245,7 +246,7 @@ func (d *Docker) Build(ctx context.Context, b BuildSpec, log io.Writer) (string,
 		}
 		io.WriteString(out, msg.Stream)
 		if msg.Error != "" {
-			return "", fmt.Errorf("building %s from %s failed: %s\nlast lines of the build:\n%s", tag, b.Context, msg.Error, tail)
+			return "", fmt.Errorf("building %s from %s failed: %s\nlast lines of the build:\n%s", tag, b.Context, safetext.Terminal(msg.Error), tail)
 		}
 	}
 	img, err := d.c.ImageInspect(ctx, tag)
@@ -507,7 +508,9 @@ func (i *dockerInstance) Logs(ctx context.Context, lines int) string {
 	if _, err := stdcopy.StdCopy(&out, &out, rc); err != nil {
 		return fmt.Sprintf("(logs unavailable: %v)", err)
 	}
-	return strings.TrimRight(out.String(), "\n")
+	// Quoted in errors, log lines and kept log files: what the target printed is shown, its
+	// control codes are not obeyed.
+	return safetext.TerminalLines(strings.TrimRight(out.String(), "\n"))
 }
 
 func (i *dockerInstance) Remove(ctx context.Context) error {
@@ -532,6 +535,7 @@ func (l *lastLines) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// String is the lines kept, without their control codes: they are quoted in errors.
 func (l *lastLines) String() string {
-	return strings.Join(append(l.lines, l.part), "\n")
+	return safetext.TerminalLines(strings.Join(append(l.lines, l.part), "\n"))
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/maxrate"
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"go.yaml.in/yaml/v3"
 )
@@ -254,7 +255,8 @@ func located(path string, errs []lineError) error {
 	slices.SortStableFunc(errs, func(a, b lineError) int { return a.line - b.line })
 	out := make([]error, len(errs))
 	for i, e := range errs {
-		out[i] = fmt.Errorf("%s:%d: %s", path, e.line, e.msg)
+		// A message quotes the file: no control code of it reaches the terminal.
+		out[i] = fmt.Errorf("%s:%d: %s", path, e.line, safetext.Terminal(e.msg))
 	}
 	return errors.Join(out...)
 }
@@ -267,6 +269,7 @@ func yamlError(path string, err error) error {
 	}
 	out := make([]error, len(msgs))
 	for i, m := range msgs {
+		m = safetext.Terminal(m)
 		if g := yamlLine.FindStringSubmatch(m); g != nil {
 			out[i] = fmt.Errorf("%s:%s: %s", path, g[1], friendly(g[2]))
 		} else {

@@ -28,7 +28,7 @@ func scenarios(t testing.TB) *scenario.File {
 // TestErrorsAreGolden pins each broken file's errors: every mistake at its line, what to do.
 func TestErrorsAreGolden(t *testing.T) {
 	sf := scenarios(t)
-	for _, name := range []string{"unknown-key", "bad-references", "wrong-type", "not-yaml", "empty"} {
+	for _, name := range []string{"unknown-key", "bad-references", "bad-names", "wrong-type", "not-yaml", "empty"} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Load(filepath.Join("testdata", name+".yaml"), sf)
 			if err == nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -128,7 +129,7 @@ func writeExperiment(d *doc, e *Experiment, sf *scenario.File, runs map[string][
 			if run == "" {
 				run = "—"
 			}
-			rows = append(rows, []string{quote(f.Claim.Quote), run, f.Measured, verdictText(f.Verdict), f.Why + note(f.Claim.Note)})
+			rows = append(rows, []string{quote(f.Claim.Quote), run, f.Measured, verdictText(f.Verdict), d.literal(f.Why) + note(f.Claim.Note)})
 		}
 		d.table([]string{"published claim", "run", "iotbench measured", "verdict", "why"}, rows)
 	}
@@ -270,11 +271,11 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 		switch {
 		case fig.Trials() == 0 && fig.NotLoaded != "":
 			valid = "not loaded"
-			notes = append(notes, fmt.Sprintf("`%s`: %s", t, fig.NotLoaded))
+			notes = append(notes, fmt.Sprintf("`%s`: %s", t, d.literal(fig.NotLoaded)))
 		case fig.Trials() == 0:
 			valid = "not run"
 		case len(fig.Invalid) > 0:
-			notes = append(notes, fmt.Sprintf("`%s` %s", t, fig.Invalid[0]))
+			notes = append(notes, fmt.Sprintf("`%s` %s", t, d.literal(fig.Invalid[0])))
 		}
 		table = append(table, append(line, valid))
 	}
@@ -340,6 +341,15 @@ func (d *doc) heading(level int, text string) {
 	fmt.Fprintf(&d.b, "%s\n%s\n\n", text, strings.Repeat([]string{"=", "=", "-", "·"}[min(level, 3)], len([]rune(text))))
 }
 
+// literal is text from the rows (a reason, a verdict quoting one) as the page shows it: markup
+// escaped in markdown, control codes neutralised on a terminal.
+func (d *doc) literal(s string) string {
+	if d.format == Markdown {
+		return safetext.Markdown(s)
+	}
+	return safetext.Terminal(s)
+}
+
 func (d *doc) anchor(name string) {
 	if d.format == Markdown {
 		fmt.Fprintf(&d.b, "<a id=\"%s\"></a>\n\n", name)
@@ -355,7 +365,17 @@ func (d *doc) para(text string) {
 
 func (d *doc) table(header []string, rows [][]string) {
 	if d.format == Markdown {
-		esc := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+		// A pipe ends a cell unless escaped; one escaped already (a literal) stays as it is.
+		esc := func(s string) string {
+			var b strings.Builder
+			for i := 0; i < len(s); i++ {
+				if s[i] == '|' && (i == 0 || s[i-1] != '\\') {
+					b.WriteByte('\\')
+				}
+				b.WriteByte(s[i])
+			}
+			return b.String()
+		}
 		var h []string
 		for _, c := range header {
 			h = append(h, esc(c))

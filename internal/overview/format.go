@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/safetext"
 )
 
 // SchemaVersion is the version of the JSON this package writes (docs/report.md documents it);
@@ -167,12 +168,12 @@ func nonNil(s []string) []string {
 func WriteMarkdown(w io.Writer, o *Overview) error {
 	var b strings.Builder
 	for _, sc := range o.Scenarios {
-		fmt.Fprintf(&b, "### %s\n\n%s\n\n", sc.Name, settingsLine(sc))
+		fmt.Fprintf(&b, "### %s\n\n%s\n\n", md(sc.Name), settingsText(sc, md))
 		if sc.FindMax {
 			b.WriteString("| target | rate (rps) | trial | verdict | throughput (rps) | p99 (ms) |\n|---|--:|--:|---|--:|--:|\n")
 			for _, t := range sc.Targets {
 				for _, c := range t.Cells {
-					fmt.Fprintf(&b, "| %s | %d | %d | %s | %.1f | %.2f |\n", t.Name, c.Row.RequestedRPS, c.Row.Trial, c.Verdict, c.Row.ThroughputRPS, ms(c.Row.LatencyP99))
+					fmt.Fprintf(&b, "| %s | %d | %d | %s | %.1f | %.2f |\n", md(t.Name), c.Row.RequestedRPS, c.Row.Trial, md(c.Verdict), c.Row.ThroughputRPS, ms(c.Row.LatencyP99))
 				}
 			}
 		} else {
@@ -187,28 +188,28 @@ func WriteMarkdown(w io.Writer, o *Overview) error {
 				if rank == "" {
 					rank = "—"
 				}
-				fmt.Fprintf(&b, "| %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s |\n", t.Name, t.Valid, t.Trials,
+				fmt.Fprintf(&b, "| %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s |\n", md(t.Name), t.Valid, t.Trials,
 					estText(t.Throughput, 1), estText(t.P50, 2), estText(t.P99, 2), estText(t.P999, 2), pooled,
 					estText(t.CPUCores, 2), estText(t.MemoryPeakMiB, 0), rank)
 			}
 		}
 		b.WriteString("\n")
 		for _, n := range sc.Notes {
-			fmt.Fprintf(&b, "- %s\n", n)
+			fmt.Fprintf(&b, "- %s\n", md(n))
 		}
 		for _, t := range sc.Targets {
 			for _, c := range t.Cells {
 				if c.Verdict != "valid" {
-					fmt.Fprintf(&b, "- %s trial %d is **%s**: %s\n", t.Name, c.Row.Trial, c.Verdict, reason(c))
+					fmt.Fprintf(&b, "- %s trial %d is **%s**: %s\n", md(t.Name), c.Row.Trial, md(c.Verdict), md(reason(c)))
 				}
 			}
 		}
 		b.WriteString("\n")
 	}
 	for _, n := range o.Notes {
-		fmt.Fprintf(&b, "- %s\n", n)
+		fmt.Fprintf(&b, "- %s\n", md(n))
 	}
-	fmt.Fprintf(&b, "<sub>iotbench %s on %s, kernel %s, Docker %s; medians of valid trials ± their 95%% interval.</sub>\n", o.Host.Version, o.Host.CPU, o.Host.Kernel, o.Host.Docker)
+	fmt.Fprintf(&b, "<sub>iotbench %s on %s, kernel %s, Docker %s; medians of valid trials ± their 95%% interval.</sub>\n", md(o.Host.Version), md(o.Host.CPU), md(o.Host.Kernel), md(o.Host.Docker))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -221,7 +222,15 @@ func reason(c Cell) string {
 	return c.Row.InvalidReason
 }
 
-func settingsLine(sc Scenario) string {
+// md is text from the rows as literal markdown: a results file or a target's answer must not
+// bring markup (a tag, a link, emphasis) into a pull request's comment.
+func md(s string) string { return safetext.Markdown(s) }
+
+// settingsLine is a scenario's settings as plain text (the HTML template escapes it).
+func settingsLine(sc Scenario) string { return settingsText(sc, func(s string) string { return s }) }
+
+// settingsText is a scenario's settings, each value from the rows passed through esc.
+func settingsText(sc Scenario, esc func(string) string) string {
 	s := sc.Settings
 	load := fmt.Sprintf("open loop at %d rps", s.RequestedRPS)
 	switch {
@@ -234,11 +243,11 @@ func settingsLine(sc Scenario) string {
 		if v == "" {
 			return none
 		}
-		return v
+		return esc(v)
 	}
 	store := ""
 	if s.DB == results.DBPostgres {
-		store = fmt.Sprintf("; PostgreSQL server on cpuset %s, pool %d", s.DBCPUSet, s.DBPoolSize)
+		store = fmt.Sprintf("; PostgreSQL server on cpuset %s, pool %d", esc(s.DBCPUSet), s.DBPoolSize)
 	}
 	return fmt.Sprintf("%s; %s measured after %s warm-up; target cpuset %s, memory %s; generator cpuset %s%s; fingerprint `%s`",
 		load, s.Duration, s.Warmup, or(s.CPUSet, "none (not pinned)"), or(s.Memory, "unlimited"), or(s.GeneratorCPUSet, "none (not pinned)"), store, s.Fingerprint)

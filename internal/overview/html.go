@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/safetext"
 )
 
 //go:embed report.html.tmpl
@@ -62,5 +65,12 @@ func WriteHTML(w io.Writer, o *Overview, now time.Time) error {
 		}
 		pg.Scenarios = append(pg.Scenarios, hs)
 	}
-	return page.Execute(w, pg)
+	// html/template escapes markup, not control codes and bidirectional overrides: a reason
+	// quoting them would still reorder or hide what the page shows.
+	var b strings.Builder
+	if err := page.Execute(&b, pg); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, safetext.Document(b.String()))
+	return err
 }

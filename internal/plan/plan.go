@@ -20,6 +20,7 @@ import (
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/payload"
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
 
@@ -434,6 +435,14 @@ func MakeAdHoc(a AdHoc) (*Plan, error) {
 	name := u.Host
 	if a.Name != "" {
 		name = a.Name
+	}
+	// The name is written into the results file and every report of it: a terminal or a pull
+	// request's comment must not receive control codes or markup through it.
+	if err := safetext.CheckName(name); err != nil {
+		if a.Name == "" {
+			return nil, fmt.Errorf("URL %q: its host:port %q cannot name the target: %v; give --name", a.URL, name, err)
+		}
+		return nil, fmt.Errorf("--name %q: %v", name, err)
 	}
 	p := &Plan{Name: "adhoc"}
 	for trial := 1; trial <= max(1, a.Trials); trial++ {

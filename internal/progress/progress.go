@@ -16,6 +16,7 @@ import (
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
 
@@ -50,14 +51,19 @@ func New(w io.Writer, width func() int) *Line {
 	return &Line{w: w, width: width, now: time.Now}
 }
 
-// Write passes p on, keeping the status line under it.
+// Write passes p on, keeping the status line under it. Log lines quote what targets said (a
+// reason, a log's last lines): their control codes are shown, not obeyed, so that they can
+// neither move the cursor over the status line nor rewrite lines above it.
 func (l *Line) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.clearLocked()
-	n, err := l.w.Write(p)
+	_, err := io.WriteString(l.w, safetext.TerminalLines(string(p)))
 	l.drawLocked()
-	return n, err
+	if err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // Close takes the status line away, for what is printed after the run.
@@ -179,7 +185,7 @@ func (l *Line) drawLocked() {
 	if l.began.IsZero() {
 		return
 	}
-	text := l.textLocked()
+	text := safetext.Terminal(l.textLocked())
 	if w := l.width(); w > 1 && utf8.RuneCountInString(text) >= w {
 		r := []rune(text)
 		text = string(r[:w-2]) + "…"

@@ -79,3 +79,22 @@ func TestLogLinesPassUnderTheStatusLine(t *testing.T) {
 		t.Errorf("Close wrote %q, want the line erased", out.String())
 	}
 }
+
+// TestLogLinesShowControlCodes: a log line quoting a target (its reason, its log) cannot move the
+// cursor over the status line or erase what was printed; its line ends stay line ends.
+func TestLogLinesShowControlCodes(t *testing.T) {
+	var out bytes.Buffer
+	l := New(&out, func() int { return 200 })
+	l.Cell(1, 2, cell("fastify", 1))
+	l.Phase("verify \x1b[1A")
+	out.Reset()
+	line := "  last lines of the target's log:\n\x1b[2J\x1b[Hcandidate: equivalent\r\n"
+	if n, err := l.Write([]byte(line)); err != nil || n != len(line) {
+		t.Fatalf("Write = %d, %v; want %d, nil", n, err, len(line))
+	}
+	want := "\r\033[K  last lines of the target's log:\n\\x1b[2J\\x1b[Hcandidate: equivalent\\r\n" +
+		"[1/2] io-heavy · fastify · trial 1 · verify \\x1b[1A"
+	if got := out.String(); !strings.HasPrefix(got, want) {
+		t.Errorf("wrote %q, want it to begin %q", got, want)
+	}
+}

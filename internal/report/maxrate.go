@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/maxrate"
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/stats"
 )
 
@@ -17,7 +18,7 @@ import (
 // rowsScenario names the CSV rows of the steps.
 func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step time.Duration, resolution maxrate.Resolution, found []maxrate.Outcome) error {
 	fmt.Fprintf(w, "\n%s — maximum sustainable rate: the highest open-loop rate meeting %s for a whole %s step (resolution %s)\n",
-		scenario, slo, step, resolution)
+		safetext.Terminal(scenario), slo, step, resolution)
 	header := []any{"target", "max of each search", "max rps", "first failing"}
 	for _, f := range maxrate.Fractions {
 		header = append(header, fmt.Sprintf("p50 / p99 at %.0f%%", 100*f))
@@ -68,7 +69,7 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 				p99s[i] = append(p99s[i], float64(s.P99))
 			}
 		}
-		cells := []any{target, strings.Join(each, " "), "—", "—"}
+		cells := []any{safetext.Terminal(target), strings.Join(each, " "), "—", "—"}
 		if len(maxima) > 0 {
 			sum := stats.Summarize(maxima)
 			cells[2] = atLeast(limited) + maxText(sum, len(searches) > 1)
@@ -100,7 +101,7 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 	}
 	notes = append(notes, "every step is a row of the CSV (scenario "+rowsScenario+"); a step meets the SLO over its whole length, so a longer --step finds a lower, steadier maximum")
 	for _, n := range notes {
-		fmt.Fprintf(w, "  • %s\n", n)
+		fmt.Fprintf(w, "  • %s\n", safetext.Terminal(n)) // a failed search's note quotes its error
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 )
@@ -66,7 +67,7 @@ func newTable(w io.Writer, header ...any) *tablewriter.Table {
 func writeScenario(w io.Writer, rows []results.Row) error {
 	first := rows[0]
 	fmt.Fprintf(w, "\n%s — %s, %s measured after %s warm-up; target cpuset %s, memory %s; generator cpuset %s%s\n",
-		first.Scenario, loadModel(first), first.Duration, first.Warmup, first.CPUSet, first.Memory, first.GeneratorCPUSet, store(first))
+		safetext.Terminal(first.Scenario), loadModel(first), first.Duration, first.Warmup, first.CPUSet, safetext.Terminal(first.Memory), first.GeneratorCPUSet, store(first))
 
 	t := newTable(w, "target", "trial", "throughput rps", "success", "p50", "p99", "p99.9", "generator delay p99", "valid")
 	for _, r := range rows {
@@ -78,8 +79,8 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 		case !r.Valid:
 			valid = "NO"
 		}
-		cells := []any{r.Target, fmt.Sprint(r.Trial), fmt.Sprintf("%.1f", r.ThroughputRPS), fmt.Sprintf("%.2f%%", 100*r.SuccessRatio),
-			Millis(r.LatencyP50), Millis(r.LatencyP99), Millis(r.LatencyP999), Millis(r.GeneratorDelayP99), valid}
+		cells := []any{safetext.Terminal(r.Target), fmt.Sprint(r.Trial), fmt.Sprintf("%.1f", r.ThroughputRPS), fmt.Sprintf("%.2f%%", 100*r.SuccessRatio),
+			Millis(r.LatencyP50), Millis(r.LatencyP99), Millis(r.LatencyP999), Millis(r.GeneratorDelayP99), safetext.Terminal(valid)}
 		if !r.Loaded() {
 			for i := 2; i < len(cells)-1; i++ {
 				cells[i] = "—" // never loaded: nothing was measured, not zero
@@ -118,7 +119,8 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 	}
 	notes = append(notes, warningNotes(rows)...)
 	for _, n := range notes {
-		fmt.Fprintf(w, "  • %s\n", n)
+		// Notes quote the rows' free text (reasons, warnings): one line each, no control code.
+		fmt.Fprintf(w, "  • %s\n", safetext.Terminal(n))
 	}
 	return nil
 }

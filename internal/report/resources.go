@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/safetext"
 )
 
 // writeResources renders what each cell's target used, when any was measured: the cost of its
@@ -24,7 +25,7 @@ func writeResources(w io.Writer, rows []results.Row) error {
 		if !measured(r) {
 			continue
 		}
-		cells := []string{r.Target, fmt.Sprint(r.Trial), fmt.Sprintf("%.2f", r.CPUCores), fmt.Sprintf("%.0f%%", r.CPUPercent),
+		cells := []string{safetext.Terminal(r.Target), fmt.Sprint(r.Trial), fmt.Sprintf("%.2f", r.CPUCores), fmt.Sprintf("%.0f%%", r.CPUPercent),
 			mib(r.MemoryPeak), mib(r.MemoryMean), fmt.Sprintf("%.0f", r.RPSPerCore), fmt.Sprintf("%.0f", r.RPSPerGiB),
 			Millis(r.Startup), mib(r.ImageSize), fmt.Sprintf("%.0f%%", r.GeneratorCPUPercent)}
 		if server {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/stats"
 )
 
@@ -63,7 +64,7 @@ func summaries(w io.Writer, first results.Row, targets []string, rows []results.
 	t := newTable(w, header...)
 	infinite := false
 	for _, name := range targets {
-		line := []any{name, fmt.Sprintf("%d/%d", len(valid[name]), trials[name])}
+		line := []any{safetext.Terminal(name), fmt.Sprintf("%d/%d", len(valid[name]), trials[name])}
 		for _, mname := range summaryMetrics {
 			if len(valid[name]) == 0 {
 				line = append(line, "—")

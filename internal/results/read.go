@@ -166,7 +166,7 @@ func parseComplete(data []byte) (*parsed, error) {
 	index := map[string]int{}
 	for i, name := range head {
 		if _, dup := index[name]; dup {
-			return nil, parseErr(1, "column %s appears twice in the header", name)
+			return nil, parseErr(1, "column %q appears twice in the header", name)
 		}
 		index[name] = i
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/safetext"
 )
 
 // The invalid_reason of a cell that was never loaded starts with one of these; its row has no
@@ -238,6 +239,22 @@ func str(f func(*Row) *string) codec {
 	return codec{func(r *Row) string { return *f(r) }, func(r *Row, v string) error { *f(r) = v; return nil }}
 }
 
+// nameColumn is a column naming a target, a scenario or a variant: checked against the names iotbench
+// writes, so that a crafted file cannot carry control codes or markup into every report of it.
+// optional allows the empty name (a row of a run of one side has no variant).
+func nameColumn(f func(*Row) *string, optional bool) codec {
+	return codec{func(r *Row) string { return *f(r) },
+		func(r *Row, v string) error {
+			if v != "" || !optional {
+				if err := safetext.CheckName(v); err != nil {
+					return fmt.Errorf("a name (%v)", err)
+				}
+			}
+			*f(r) = v
+			return nil
+		}}
+}
+
 func integer[T int | int64](f func(*Row) *T) codec {
 	return codec{func(r *Row) string { return strconv.FormatInt(int64(*f(r)), 10) },
 		func(r *Row, v string) error {
@@ -315,8 +332,8 @@ const SchemaVersion = 8
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
-	col("scenario", str(func(r *Row) *string { return &r.Scenario })),
-	col("target", str(func(r *Row) *string { return &r.Target })),
+	col("scenario", nameColumn(func(r *Row) *string { return &r.Scenario }, false)),
+	col("target", nameColumn(func(r *Row) *string { return &r.Target }, false)),
 	col("trial", integer(func(r *Row) *int { return &r.Trial })),
 	col("mode", str(func(r *Row) *string { return &r.Mode })),
 	col("requested_rps", integer(func(r *Row) *int { return &r.RequestedRPS })),
@@ -386,7 +403,7 @@ var columns = []column{
 	{"warnings", str(func(r *Row) *string { return &r.Warnings }), 3},
 	{"generator_delay_p99_ms", millis(func(r *Row) *time.Duration { return &r.GeneratorDelayP99 }), 4},
 	{"log_file", str(func(r *Row) *string { return &r.LogFile }), 5},
-	{"variant", str(func(r *Row) *string { return &r.Variant }), 6},
+	{"variant", nameColumn(func(r *Row) *string { return &r.Variant }, true), 6},
 	{"cpu_us_per_request", micros(func(r *Row) *time.Duration { return &r.CPUPerRequest }), 6},
 	{"db", str(func(r *Row) *string { return &r.DB }), 6},
 	{"db_pool_size", integer(func(r *Row) *int { return &r.DBPoolSize }), 6},

@@ -16,6 +16,7 @@ import (
 	"github.com/docker/go-units"
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/payload"
+	"github.com/iotbench/iotbench/internal/safetext"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -69,7 +70,8 @@ func located(path string, errs []lineError) error {
 	slices.SortStableFunc(errs, func(a, b lineError) int { return a.line - b.line })
 	msgs := make([]error, len(errs))
 	for i, e := range errs {
-		msgs[i] = fmt.Errorf("%s:%d: %s", path, e.line, e.msg)
+		// A message quotes the file (a value, a path): no control code of it reaches the terminal.
+		msgs[i] = fmt.Errorf("%s:%d: %s", path, e.line, safetext.Terminal(e.msg))
 	}
 	return errors.Join(msgs...)
 }
@@ -113,6 +115,7 @@ func fileError(path string, err error) error {
 	}
 	msgs := make([]error, len(lines))
 	for i, l := range lines {
+		l = safetext.Terminal(l)
 		if m := yamlLine.FindStringSubmatch(l); m != nil {
 			msgs[i] = fmt.Errorf("%s:%s: %s", path, m[1], friendly(m[2]))
 		} else {

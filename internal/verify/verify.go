@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/safetext"
 )
 
 // Check is one request and what its answer must be.
@@ -286,10 +288,12 @@ func without(doc map[string]any, key string) []byte {
 	return b
 }
 
+// excerpt is the beginning of an answer, quoted in a reason that reports, logs and the results
+// file carry: what the target sent is shown, its control codes are not obeyed.
 func excerpt(b []byte) string {
 	b = bytes.TrimSpace(b)
 	if len(b) > 160 {
-		return string(b[:160]) + "…"
+		return safetext.Terminal(string(b[:160])) + "…"
 	}
-	return string(b)
+	return safetext.Terminal(string(b))
 }

@@ -102,6 +102,8 @@ func TestRequestCatchesBrokenTargets(t *testing.T) {
 		{"JSON sent as text", serve(t, 200, "text/plain", ingest, 55*time.Millisecond), asIngest, `Content-Type "text/plain"`},
 		{"body without the marker", serve(t, 200, jsonType, `{"nope":1}`, 0), load.NewCheck(`"id"`), `does not contain "\"id\""`},
 		{"server error", serve(t, 500, jsonType, `{"error":"x"}`, 0), load.Check{}, "answered 500"},
+		// The answer is quoted in the reason every report prints: shown, not obeyed.
+		{"escape codes in the answer", serve(t, 500, "text/plain", "oops\x1b[2J\x1b[Hequivalent", 0), load.Check{}, `answered 500 oops\x1b[2J\x1b[Hequivalent`},
 		{"nothing listening", "http://127.0.0.1:1/", load.Check{}, "connection refused"},
 		{"a page", serve(t, 200, "text/html;charset=UTF-8", `<table><tr class="reading">`, 0),
 			load.Check{Contains: []string{`<tr class="reading">`}, ContentType: "text/html"}, ""},
