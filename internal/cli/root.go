@@ -15,6 +15,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/run"
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
@@ -38,6 +39,9 @@ type Streams struct {
 	// ErrWidth, when set, is the width of the terminal ErrOut is; nil when ErrOut is not a
 	// terminal (a file, a pipe, CI), where progress is plain lines.
 	ErrWidth func() int
+	// ErrTerminal is that terminal as it is, for the status line's own control codes; ErrOut
+	// shows the control codes of what it is given (text quoted from input may hold them).
+	ErrTerminal io.Writer
 }
 
 // usageError is err as a usage error (ExitUsage).
@@ -110,16 +114,17 @@ func execute(ctx context.Context, root *cobra.Command, args []string, s Streams)
 		fmt.Fprintln(s.ErrOut, "iotbench: interrupted")
 		return ExitInterrupted
 	case err != nil && !exitcode.Quiet(err):
-		fmt.Fprintf(s.ErrOut, "iotbench: %v\n", err)
+		fmt.Fprintf(s.ErrOut, "iotbench: %s\n", safetext.TerminalLines(err.Error()))
 	}
 	return exitcode.Of(err)
 }
 
 // DefaultStreams are the process's standard streams.
 func DefaultStreams() Streams {
-	s := Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	s := Streams{In: os.Stdin, Out: os.Stdout, ErrOut: safetext.Lines{W: os.Stderr}}
 	fd := int(os.Stderr.Fd())
 	if _, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+		s.ErrTerminal = os.Stderr
 		s.ErrWidth = func() int {
 			if ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
 				return int(ws.Col)

@@ -41,8 +41,8 @@ func (o *RunOptions) progressOutput() (log io.Writer, status *progress.Line, don
 	switch {
 	case o.Quiet:
 		return io.Discard, nil, func() {}
-	case o.Streams.ErrWidth != nil:
-		l := progress.New(o.Streams.ErrOut, o.Streams.ErrWidth)
+	case o.Streams.ErrWidth != nil && o.Streams.ErrTerminal != nil:
+		l := progress.New(o.Streams.ErrTerminal, o.Streams.ErrWidth)
 		return l, l, l.Close
 	}
 	return o.Streams.ErrOut, nil, func() {}

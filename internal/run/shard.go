@@ -12,6 +12,7 @@ import (
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/report"
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/shard"
 )
 
@@ -56,7 +57,7 @@ func PrintMergedShards(dir string, out io.Writer) error {
 		res.Requests, res.Successes, res.Errors, res.AchievedRate(), res.RequestedRate,
 		report.Millis(res.Latency.P50), report.Millis(res.Latency.P99), report.Millis(res.Latency.P999), report.Millis(res.OwnDelay.P99))
 	if !res.Valid {
-		fmt.Fprintf(out, "INVALID: %s\n", res.InvalidReason)
+		fmt.Fprintf(out, "INVALID: %s\n", safetext.Terminal(res.InvalidReason))
 		return exitcode.ErrInvalidCells
 	}
 	return nil
