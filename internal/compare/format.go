@@ -10,8 +10,7 @@ import (
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/stats"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/iotbench/iotbench/internal/texttab"
 )
 
 // Formats are the output formats of Write.
@@ -195,17 +194,9 @@ func heading(r Result) string {
 func writeText(w io.Writer, r Result) error {
 	fmt.Fprintln(w, heading(r))
 	if rows := tableRows(r); len(rows) > 0 {
-		align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
-		t := tablewriter.NewTable(w,
-			tablewriter.WithHeaderConfig(tw.CellConfig{
-				Formatting: tw.CellFormatting{AutoFormat: tw.Off},
-				Padding:    tw.CellPadding{Global: tw.PaddingDefault},
-			}),
-			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		)
-		t.Header(toAny(tableHeader)...)
+		t := texttab.New(w, tableHeader, texttab.Layout{Left: []int{0, 1, 5}})
 		for _, row := range rows {
-			if err := t.Append(toAny(row)...); err != nil {
+			if err := t.Append(texttab.Row(row)...); err != nil {
 				return err
 			}
 		}
@@ -217,14 +208,6 @@ func writeText(w io.Writer, r Result) error {
 		fmt.Fprintf(w, "  • %s\n", n)
 	}
 	return nil
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
 }
 
 func writeMarkdown(w io.Writer, r Result) error {

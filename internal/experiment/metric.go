@@ -1,10 +1,8 @@
 package experiment
 
 import (
-	"fmt"
-	"math"
-
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/units"
 )
 
 // Metric is a figure of a row that a published table reported and a claim can compare.
@@ -56,61 +54,12 @@ func MetricNames() []string {
 	return out
 }
 
-// count writes a number with thousands separators and no more than one decimal below 100.
-func count(v float64) string {
-	if math.IsInf(v, 0) {
-		return "∞"
-	}
-	if math.Abs(v) < 100 && v != math.Trunc(v) {
-		return fmt.Sprintf("%.1f", v)
-	}
-	s := fmt.Sprintf("%.0f", math.Abs(v))
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	if v < 0 {
-		return "-" + string(out)
-	}
-	return string(out)
-}
-
-func bytes(v float64) string {
-	switch {
-	case math.IsInf(v, 0):
-		return "∞"
-	case v >= 1e6:
-		return fmt.Sprintf("%.2f MB", v/1e6)
-	case v >= 1e3:
-		return fmt.Sprintf("%.1f kB", v/1e3)
-	}
-	return fmt.Sprintf("%.0f B", v)
-}
-
-func millis(v float64) string {
-	switch {
-	case math.IsInf(v, 0):
-		return "∞"
-	case v >= 1000:
-		return fmt.Sprintf("%.2f s", v/1000)
-	case v >= 100:
-		return fmt.Sprintf("%.0f ms", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f ms", v)
-	}
-	return fmt.Sprintf("%.2f ms", v)
-}
-
-func percent(v float64) string {
-	if v != 0 && v < 0.1 {
-		return fmt.Sprintf("%.3f%%", v)
-	}
-	return fmt.Sprintf("%.1f%%", v)
-}
-
-func cores(v float64) string { return fmt.Sprintf("%.2f", v) }
-
-func mib(v float64) string { return fmt.Sprintf("%.0f MiB", v) }
+// The units of published figures: every figure is written by internal/units.
+var (
+	count   = units.Count
+	bytes   = units.Bytes
+	millis  = units.MillisOrSeconds
+	percent = units.Percent
+	cores   = units.Cores
+	mib     = units.MiB
+)

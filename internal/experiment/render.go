@@ -9,8 +9,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/scenario"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/iotbench/iotbench/internal/texttab"
 )
 
 // Format is how a report is written: Text for a terminal, Markdown for docs/experiments.md.
@@ -371,16 +370,7 @@ func (d *doc) table(header []string, rows [][]string) {
 		d.b.WriteString("\n")
 		return
 	}
-	t := tablewriter.NewTable(&d.b,
-		tablewriter.WithHeaderConfig(tw.CellConfig{Formatting: tw.CellFormatting{AutoFormat: tw.Off}}),
-		tablewriter.WithRowAutoWrap(tw.WrapNormal),
-		tablewriter.WithRowMaxWidth(48),
-	)
-	hdr := make([]any, len(header))
-	for i, c := range header {
-		hdr[i] = c
-	}
-	t.Header(hdr...)
+	t := texttab.New(&d.b, header, texttab.Layout{Wrap: 48, TightHeader: true})
 	for _, r := range rows {
 		cells := make([]any, len(r))
 		for i, c := range r {

@@ -18,7 +18,7 @@ import (
 func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step time.Duration, resolution maxrate.Resolution, found []maxrate.Outcome) error {
 	fmt.Fprintf(w, "\n%s — maximum sustainable rate: the highest open-loop rate meeting %s for a whole %s step (resolution %s)\n",
 		scenario, slo, step, resolution)
-	header := []any{"target", "max of each search", "max rps", "first failing"}
+	header := []string{"target", "max of each search", "max rps", "first failing"}
 	for _, f := range maxrate.Fractions {
 		header = append(header, fmt.Sprintf("p50 / p99 at %.0f%%", 100*f))
 	}

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/texttab"
+	"github.com/iotbench/iotbench/internal/units"
 	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // MinTrialsToRank is the number of valid trials per target below which the report refuses to
@@ -46,21 +47,8 @@ func Write(w io.Writer, rows []results.Row) error {
 }
 
 // newTable makes a table whose first column (the target) is left-aligned and numbers right-aligned.
-func newTable(w io.Writer, header ...any) *tablewriter.Table {
-	align := make([]tw.Align, len(header))
-	for i := range align {
-		align[i] = tw.AlignRight
-	}
-	align[0] = tw.AlignLeft
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderConfig(tw.CellConfig{
-			Formatting: tw.CellFormatting{AutoFormat: tw.Off},
-			Padding:    tw.CellPadding{Global: tw.PaddingDefault},
-		}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-	)
-	t.Header(header...)
-	return t
+func newTable(w io.Writer, header ...string) *tablewriter.Table {
+	return texttab.New(w, header, texttab.Layout{Left: []int{0}})
 }
 
 func writeScenario(w io.Writer, rows []results.Row) error {
@@ -130,17 +118,8 @@ func loadModel(r results.Row) string {
 	return fmt.Sprintf("open loop at %d rps (at most %d in flight)", r.RequestedRPS, r.Connections)
 }
 
-// Millis writes a latency in milliseconds with three significant digits or so.
-func Millis(d time.Duration) string {
-	v := float64(d) / 1e6
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f ms", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f ms", v)
-	}
-	return fmt.Sprintf("%.2f ms", v)
-}
+// Millis writes a latency in milliseconds (units.Millis, kept for the callers outside the report).
+func Millis(d time.Duration) string { return units.Millis(d) }
 
 // Summary is a one-line verdict for the end of a run.
 func Summary(rows []results.Row) string {

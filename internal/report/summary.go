@@ -53,7 +53,7 @@ func summaries(w io.Writer, first results.Row, targets []string, rows []results.
 			targets = best
 		}
 	}
-	header := []any{"target", "valid trials"}
+	header := []string{"target", "valid trials"}
 	for _, name := range summaryMetrics {
 		header = append(header, "median "+name)
 	}
