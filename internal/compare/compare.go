@@ -90,7 +90,9 @@ func ParseGates(spec string) ([]Gate, error) {
 func metricNames() string {
 	var names []string
 	for _, m := range results.Metrics {
-		names = append(names, m.Name)
+		if m.Compared {
+			names = append(names, m.Name)
+		}
 	}
 	return strings.Join(names, ", ")
 }
@@ -242,6 +244,9 @@ func compareCell(k key, old, new []results.Row, o Options) Cell {
 		return c
 	}
 	for _, m := range results.Metrics {
+		if !m.Compared || !m.OfRows() {
+			continue
+		}
 		a, b := m.Of(oldValid), m.Of(newValid)
 		if m.Optional && allZero(a) && allZero(b) {
 			continue // not recorded

@@ -30,7 +30,7 @@ type Capacity struct {
 	generatorAt bool
 }
 
-var maxRPS = Metric{Name: "max_rps", Label: "max rps", Higher: true, Format: count}
+var maxRPS = results.MustMetric("max")
 
 // Capacities ranks the targets searched by their maxima, with ties: a target ranks with the one
 // above it when their maxima cannot be told apart (see better). rows are the searches' steps.

@@ -116,7 +116,7 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 func better(a, b Figure) (order int, tested bool) {
 	n := stats.TrialsToDiffer(stats.DefaultAlpha)
 	sign := 1
-	if !a.Metric.Higher {
+	if !a.Metric.HigherIsBetter {
 		sign = -1
 	}
 	if len(a.Values) >= n && len(b.Values) >= n {
