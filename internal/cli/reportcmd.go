@@ -12,6 +12,7 @@ import (
 	"github.com/iotbench/iotbench/internal/overview"
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/spf13/cobra"
 )
 
@@ -73,9 +74,9 @@ func runReport(o *ReportOptions) error {
 	if !slices.Contains(overview.Formats, o.Format) {
 		return usagef("--format %q: one of %s", o.Format, strings.Join(overview.Formats, ", "))
 	}
-	var sources []overview.Source
+	var sources []summary.Source
 	for _, path := range o.Files {
-		src, err := overview.Load(path)
+		src, err := summary.Load(path)
 		if err != nil {
 			return usageError{err}
 		}
@@ -84,7 +85,7 @@ func runReport(o *ReportOptions) error {
 		}
 		sources = append(sources, src)
 	}
-	ov, err := overview.Build(sources)
+	ov, err := summary.Build(sources)
 	if err != nil {
 		return usageError{err}
 	}
@@ -103,7 +104,7 @@ func runReport(o *ReportOptions) error {
 
 // writeOverview writes ov in format to out; notes go to errOut with the table, inside the
 // document with markdown and JSON.
-func writeOverview(out, errOut io.Writer, ov *overview.Overview, sources []overview.Source, format string) error {
+func writeOverview(out, errOut io.Writer, ov *summary.Overview, sources []summary.Source, format string) error {
 	switch format {
 	case "markdown":
 		return overview.WriteMarkdown(out, ov)
@@ -124,7 +125,7 @@ func writeOverview(out, errOut io.Writer, ov *overview.Overview, sources []overv
 }
 
 // writeHTMLFile writes the HTML report to path and returns its size.
-func writeHTMLFile(path string, ov *overview.Overview, now time.Time) (int, error) {
+func writeHTMLFile(path string, ov *summary.Overview, now time.Time) (int, error) {
 	var b bytes.Buffer
 	if err := overview.WriteHTML(&b, ov, now); err != nil {
 		return 0, err

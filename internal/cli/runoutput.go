@@ -11,6 +11,7 @@ import (
 	"github.com/iotbench/iotbench/internal/overview"
 	"github.com/iotbench/iotbench/internal/progress"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/iotbench/iotbench/internal/timeline"
 	"github.com/spf13/pflag"
 )
@@ -73,16 +74,16 @@ func (o *RunOptions) writeRunOutput(csvPath string, table func(io.Writer) error)
 	if o.Format == "table" && o.HTML == "" {
 		return nil
 	}
-	src, err := overview.Load(csvPath)
+	src, err := summary.Load(csvPath)
 	if err != nil {
 		return err
 	}
-	ov, err := overview.Build([]overview.Source{src})
+	ov, err := summary.Build([]summary.Source{src})
 	if err != nil {
 		return err
 	}
 	if o.Format != "table" {
-		if err := writeOverview(o.Streams.Out, o.Streams.ErrOut, ov, []overview.Source{src}, o.Format); err != nil {
+		if err := writeOverview(o.Streams.Out, o.Streams.ErrOut, ov, []summary.Source{src}, o.Format); err != nil {
 			return err
 		}
 	}

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/summary"
 )
 
 // SchemaVersion is the version of the JSON this package writes (docs/report.md documents it);
@@ -115,7 +117,7 @@ type jsonCell struct {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func jsonEst(e *Estimate) *jsonEstimate {
+func jsonEst(e *summary.Estimate) *jsonEstimate {
 	if e == nil {
 		return nil
 	}
@@ -123,7 +125,7 @@ func jsonEst(e *Estimate) *jsonEstimate {
 }
 
 // WriteJSON writes o as a JSON document of schema SchemaVersion.
-func WriteJSON(w io.Writer, o *Overview) error {
+func WriteJSON(w io.Writer, o *summary.Overview) error {
 	doc := jsonDoc{SchemaVersion: SchemaVersion, Sources: o.Sources, Notes: nonNil(o.Notes),
 		Host: jsonHost{CPU: o.Host.CPU, Kernel: o.Host.Kernel, Docker: o.Host.Docker, Version: o.Host.Version, Commit: o.Host.Commit}}
 	for _, sc := range o.Scenarios {
@@ -164,7 +166,7 @@ func nonNil(s []string) []string {
 
 // WriteMarkdown writes o as GitHub-flavoured markdown, ready to paste into a pull request: a
 // table per scenario, its notes, and every cell that is not valid with its reason.
-func WriteMarkdown(w io.Writer, o *Overview) error {
+func WriteMarkdown(w io.Writer, o *summary.Overview) error {
 	var b strings.Builder
 	for _, sc := range o.Scenarios {
 		fmt.Fprintf(&b, "### %s\n\n%s\n\n", sc.Name, settingsLine(sc))
@@ -214,14 +216,14 @@ func WriteMarkdown(w io.Writer, o *Overview) error {
 }
 
 // reason is why a cell is not valid.
-func reason(c Cell) string {
+func reason(c summary.Cell) string {
 	if c.Verdict == "disturbed" {
 		return strings.TrimPrefix(c.Row.Warnings, "disturbed: ")
 	}
 	return c.Row.InvalidReason
 }
 
-func settingsLine(sc Scenario) string {
+func settingsLine(sc summary.Scenario) string {
 	s := sc.Settings
 	load := fmt.Sprintf("open loop at %d rps", s.RequestedRPS)
 	switch {
@@ -244,9 +246,17 @@ func settingsLine(sc Scenario) string {
 		load, s.Duration, s.Warmup, or(s.CPUSet, "none (not pinned)"), or(s.Memory, "unlimited"), or(s.GeneratorCPUSet, "none (not pinned)"), store, s.Fingerprint)
 }
 
-func estText(e *Estimate, prec int) string {
+func estText(e *summary.Estimate, prec int) string {
 	if e == nil {
 		return "—"
 	}
 	return fmt.Sprintf("%.*f %s", prec, e.Median, e.Spread())
+}
+
+// finite maps ±Inf to NaN-free values for charts and JSON: nil for an infinite bound.
+func finite(v float64) *float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return nil
+	}
+	return &v
 }

@@ -6,13 +6,15 @@ import (
 	"html/template"
 	"io"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/summary"
 )
 
 //go:embed report.html.tmpl
 var pageTemplate string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"est":      func(e *Estimate, prec int) string { return estText(e, prec) },
+	"est":      func(e *summary.Estimate, prec int) string { return estText(e, prec) },
 	"ms":       func(d time.Duration) string { return fmt.Sprintf("%.2f", ms(d)) },
 	"pct":      func(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) },
 	"reason":   reason,
@@ -20,13 +22,13 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 }).Parse(pageTemplate))
 
 type htmlScenario struct {
-	Scenario
+	summary.Scenario
 	Charts    []*chart
 	Timelines []*chart
 }
 
 type htmlPage struct {
-	*Overview
+	*summary.Overview
 	Title     string
 	Generated string
 	Scenarios []htmlScenario
@@ -34,13 +36,13 @@ type htmlPage struct {
 
 // WriteHTML writes o as one self-contained HTML page: styles inline, charts as inline SVG,
 // nothing fetched, no script. now stamps it.
-func WriteHTML(w io.Writer, o *Overview, now time.Time) error {
+func WriteHTML(w io.Writer, o *summary.Overview, now time.Time) error {
 	pg := htmlPage{Overview: o, Title: "iotbench report", Generated: now.UTC().Format(time.RFC3339)}
 	for _, sc := range o.Scenarios {
 		hs := htmlScenario{Scenario: sc}
-		draws := []func(Scenario) (*chart, error){throughputChart, spectrumChart, resourcesChart}
+		draws := []func(summary.Scenario) (*chart, error){throughputChart, spectrumChart, resourcesChart}
 		if sc.FindMax {
-			draws = []func(Scenario) (*chart, error){findMaxChart, spectrumChart, resourcesChart}
+			draws = []func(summary.Scenario) (*chart, error){findMaxChart, spectrumChart, resourcesChart}
 		}
 		for _, d := range draws {
 			c, err := d(sc)

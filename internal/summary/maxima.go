@@ -1,0 +1,259 @@
+package summary
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/stats"
+	"github.com/iotbench/iotbench/internal/units"
+)
+
+// Search is one --find-max search of a target, as its steps in the results file tell it.
+type Search struct {
+	// Max is the highest rate that met the SLO in two steps with fewer than two failing (the
+	// vote internal/maxrate confirms a maximum by); 0 when the search found none.
+	Max int
+	// GeneratorLimited: the generator could not send a rate on time, so the search stopped at a
+	// rate met once, unconfirmed: the target's maximum is at least Max.
+	GeneratorLimited bool
+	// Failed says why the search has no result: its target was never loaded, or failed the
+	// stored-row check.
+	Failed string
+	Steps  []results.Row
+}
+
+// The invalid reasons of find-max steps (internal/bench) that the search counts.
+const (
+	sloNotMet        = "slo not met"
+	generatorLimited = "generator-limited"
+	storedRows       = "stored rows"
+)
+
+// searchesOf splits a find-max scenario's rows, in file order, into each target's searches. A
+// search is one container: it starts where the target's previous row is not the row before it
+// in the same file (the searches of the targets are interleaved), or where the container's
+// start-up time changes (a new container). A search of a target iotbench did not start (--url)
+// that runs right after another of the same target cannot be told apart from it.
+func searchesOf(rows []results.Row, source func(i int) int) map[string][]Search {
+	out := map[string][]Search{}
+	for i, r := range rows {
+		name := nameOf(r)
+		list := out[name]
+		fresh := len(list) == 0 || i == 0 || nameOf(rows[i-1]) != name || source(i-1) != source(i) ||
+			rows[i-1].Startup != r.Startup || !r.Loaded() || !rows[i-1].Loaded()
+		if fresh {
+			list = append(list, Search{})
+		}
+		list[len(list)-1].Steps = append(list[len(list)-1].Steps, r)
+		out[name] = list
+	}
+	for name, list := range out {
+		for i := range list {
+			list[i].judge()
+		}
+		out[name] = list
+	}
+	return out
+}
+
+// judge finds the search's maximum from its steps: each rate's steps that met the SLO and that
+// did not, as the search counted them (steps repeated because other work disturbed them, and
+// steps at fractions of the maximum, decide nothing above it).
+func (s *Search) judge() {
+	met, failed := map[int]int{}, map[int]int{}
+	for _, r := range s.Steps {
+		switch {
+		case !r.Loaded() || strings.HasPrefix(r.InvalidReason, storedRows):
+			s.Failed = r.InvalidReason
+		case r.Valid:
+			met[r.RequestedRPS]++
+		case strings.HasPrefix(r.InvalidReason, sloNotMet):
+			failed[r.RequestedRPS]++
+		case strings.HasPrefix(r.InvalidReason, generatorLimited):
+			s.GeneratorLimited = true
+		}
+	}
+	if s.Failed != "" {
+		return
+	}
+	confirmed := 2
+	if s.GeneratorLimited {
+		confirmed = 1
+	}
+	for rate, n := range met {
+		if n >= confirmed && failed[rate] < 2 && rate > s.Max {
+			s.Max = rate
+		}
+	}
+}
+
+// atMax are the valid steps at each search's maximum: what the target's maximum costs.
+func (t *Target) atMax() []Cell {
+	var out []Cell
+	for _, s := range t.Searches {
+		if s.Max == 0 {
+			continue
+		}
+		for _, c := range t.Cells {
+			if c.Row.Valid && c.Row.RequestedRPS == s.Max && slices.ContainsFunc(s.Steps, func(r results.Row) bool { return r.Trial == c.Row.Trial }) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// Maxima are the maximum of each search that found one.
+func (t Target) Maxima() []float64 {
+	var out []float64
+	for _, s := range t.Searches {
+		if s.Max > 0 {
+			out = append(out, float64(s.Max))
+		}
+	}
+	return out
+}
+
+// AtLeastMax says a search stopped at the generator's limit: the maximum is at least Max.
+func (t Target) AtLeastMax() bool {
+	return slices.ContainsFunc(t.Searches, func(s Search) bool { return s.GeneratorLimited && s.Max > 0 })
+}
+
+// Unsearched says why no search of t found a maximum; empty when one did.
+func (t Target) Unsearched() string {
+	if t.Max != nil {
+		return ""
+	}
+	for _, s := range t.Searches {
+		if s.Failed != "" {
+			return s.Failed
+		}
+	}
+	return "no rate met the SLO"
+}
+
+// MaxEstimate is the median of values with its 95% interval from stats.MinTrialsForCI values on,
+// else with their range.
+func MaxEstimate(values []float64) *Estimate {
+	e := estimate(values)
+	if e != nil && (len(values) < stats.MinTrialsForCI || !e.summary().Finite()) {
+		e.Lo, e.Hi, e.Range = slices.Min(values), slices.Max(values), true
+	}
+	return e
+}
+
+// rankMaxima ranks a find-max scenario's targets by their maxima, best first, those without
+// one last; and gives a target without one the highest rate a step of it met the SLO at.
+func rankMaxima(sc *Scenario) {
+	var with, without []Target
+	for _, t := range sc.Targets {
+		t.Max = MaxEstimate(t.Maxima())
+		if t.Max == nil {
+			for _, c := range t.validCells() {
+				t.AtLeast = max(t.AtLeast, c.Row.RequestedRPS)
+			}
+			without = append(without, t)
+			continue
+		}
+		with = append(with, t)
+	}
+	samples := make([][]float64, len(with))
+	for i, t := range with {
+		samples[i] = t.Maxima()
+	}
+	order, ranks := rank(samples, true)
+	sc.Targets = sc.Targets[:0]
+	for _, i := range order {
+		with[i].Rank = ranks[i]
+		sc.Targets = append(sc.Targets, with[i])
+	}
+	sc.Targets = append(sc.Targets, without...)
+}
+
+// Question is what a find-max run asks, in its words.
+func (sc Scenario) Question() string {
+	return fmt.Sprintf("Which target sustains the most %s load under %s?", sc.Base(), sc.sloText())
+}
+
+// Base is the scenario's name without the find-max suffix.
+func (sc Scenario) Base() string { return strings.TrimSuffix(sc.Name, results.FindMaxSuffix) }
+
+func (sc Scenario) sloText() string {
+	if sc.SLO == "" {
+		return "its SLO"
+	}
+	return sc.SLO
+}
+
+// MaxNotes say how to read a find-max scenario's maxima.
+func (sc Scenario) MaxNotes() []string {
+	var notes []string
+	for _, t := range sc.Targets {
+		if why := t.Unsearched(); why != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", t.Name, why))
+		}
+		if t.AtLeastMax() {
+			notes = append(notes, fmt.Sprintf("%s: the generator could not send more on time: its maximum is at least this", t.Name))
+		}
+	}
+	notes = append(notes, fmt.Sprintf("max rps: the median of the searches' maxima with their range [least–greatest]; from %d searches a target, with its 95%% interval instead", stats.MinTrialsForCI))
+	notes = append(notes, fmt.Sprintf("ties (=): maxima that cannot be told apart (with fewer than %d searches a target, ranges that overlap; else the Mann–Whitney test at p < %g)", stats.TrialsToDiffer(stats.DefaultAlpha), stats.DefaultAlpha))
+	return notes
+}
+
+// Finding is a find-max scenario's answer in one sentence.
+func (sc Scenario) Finding() string {
+	slo := sc.sloText()
+	if len(sc.Targets) == 0 || sc.Targets[0].Max == nil {
+		return fmt.Sprintf("Finding: no search of %s under %s found a maximum.", sc.Base(), slo)
+	}
+	top := sc.Targets[0]
+	// A target whose searches ended without a maximum, but met the SLO above the top maximum, may
+	// be the answer: say so rather than crown the top.
+	var above []string
+	for _, t := range sc.Targets {
+		if t.Max == nil && float64(t.AtLeast) > top.Max.Hi {
+			above = append(above, fmt.Sprintf("%s met it at %s rps before its search ended (%s)", t.Name, units.Count(float64(t.AtLeast)), brief(t.Unsearched())))
+		}
+	}
+	if len(above) > 0 {
+		return fmt.Sprintf("Finding: no answer yet: %s; of the targets with a maximum, %s sustains the most, %s rps. Give the others what ended their searches (memory: --memory), and run again.",
+			strings.Join(above, "; "), top.Name, units.Count(top.Max.Median))
+	}
+	var tied []string
+	for _, t := range sc.Targets[1:] {
+		if t.Rank == top.Rank {
+			tied = append(tied, t.Name)
+		}
+	}
+	s := fmt.Sprintf("Finding: %s sustains the most %s load under %s, %s rps (p99 %s at that rate, %s cores, %s)",
+		top.Name, sc.Base(), slo, units.Count(top.Max.Median), medianText(top.P99, units.MillisOrSeconds), medianText(top.CPUCores, units.Cores), medianText(top.MemoryPeakMiB, units.MiB))
+	if len(tied) > 0 {
+		s += fmt.Sprintf(", tied with %s within what %d search(es) a target can tell", strings.Join(tied, " and "), top.Max.N)
+	}
+	for _, t := range sc.Targets[1:] {
+		if t.Rank != top.Rank && t.Max != nil {
+			s += fmt.Sprintf("; next, %s at %s rps", t.Name, units.Count(t.Max.Median))
+			break
+		}
+	}
+	return s + "."
+}
+
+// medianText is an estimate's median written by format; "—" without one.
+func medianText(e *Estimate, format func(float64) string) string {
+	if e == nil {
+		return "—"
+	}
+	return format(e.Median)
+}
+
+// brief is a reason's cause without the rate and the details before it.
+func brief(reason string) string {
+	if _, after, ok := strings.Cut(reason, ": "); ok {
+		return after
+	}
+	return reason
+}
