@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/bench"
-	"github.com/iotbench/iotbench/internal/experiment"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/summary"
 )
 
 // maxRateLimit bounds the search: the generator's in-flight bound caps what one machine can send
@@ -60,13 +60,25 @@ func runFindMax(ctx context.Context, o *RunOptions, r *bench.Runner, p *plan.Pla
 	r.Record = func(row results.Row) error { rows = append(rows, row); return record(row) }
 	found, err := r.FindMax(ctx, p, *m)
 	if len(found) > 0 {
+		withSLO := func(ov *summary.Overview) {
+			for i := range ov.Scenarios {
+				ov.Scenarios[i].SLO = m.SLO.String()
+			}
+		}
 		table := func(w io.Writer) error {
 			if err := report.WriteMax(w, p.Name, p.Name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, found); err != nil {
 				return err
 			}
-			return experiment.WriteCapacity(w, p.Name, m.SLO, found, rows)
+			ov := summary.FromRows(rows)
+			withSLO(ov)
+			for _, sc := range ov.Scenarios {
+				if err := report.WriteMaxima(w, sc); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
-		if werr := o.writeRunOutput(csvPath, table); werr != nil {
+		if werr := o.writeRunOutput(csvPath, table, withSLO); werr != nil {
 			return werr
 		}
 	}

@@ -64,8 +64,9 @@ func runFiles(csvPath string) (func(results.Row, bench.Detail) error, func(), er
 }
 
 // writeRunOutput prints the run's table (--format table) or its overview as --format asks, and
-// writes --html; the overview is built from the files the run left, as `iotbench report` would.
-func (o *RunOptions) writeRunOutput(csvPath string, table func(io.Writer) error) error {
+// writes --html; the overview is built from the files the run left, as `iotbench report` would,
+// and completed by what the run knows beyond them (tune: a search's SLO).
+func (o *RunOptions) writeRunOutput(csvPath string, table func(io.Writer) error, tune ...func(*summary.Overview)) error {
 	if o.Format == "table" {
 		if err := table(o.Streams.Out); err != nil {
 			return err
@@ -81,6 +82,9 @@ func (o *RunOptions) writeRunOutput(csvPath string, table func(io.Writer) error)
 	ov, err := summary.Build([]summary.Source{src})
 	if err != nil {
 		return err
+	}
+	for _, f := range tune {
+		f(ov)
 	}
 	if o.Format != "table" {
 		if err := writeOverview(o.Streams.Out, o.Streams.ErrOut, ov, []summary.Source{src}, o.Format); err != nil {

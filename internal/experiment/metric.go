@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/units"
 )
 
 // Metric is a figure a published table reported and a claim can compare: results' registry.
@@ -24,13 +23,3 @@ func MetricNamed(name string) *Metric {
 
 // MetricNames are the names a file may use, in order.
 func MetricNames() []string { return slices.Clone(claimable) }
-
-// The units of published figures: every figure is written by internal/units.
-var (
-	count   = units.Count
-	bytes   = units.Bytes
-	millis  = units.MillisOrSeconds
-	percent = units.Percent
-	cores   = units.Cores
-	mib     = units.MiB
-)

@@ -6,40 +6,31 @@ package report
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/iotbench/iotbench/internal/texttab"
 	"github.com/iotbench/iotbench/internal/units"
 	"github.com/olekukonko/tablewriter"
 )
 
-// MinTrialsToRank is the number of valid trials per target below which the report refuses to
-// rank targets: the Mann–Whitney test that tells a difference from a tie needs 4 a side to reach
-// p < 0.05 at all, and one spare trial leaves room for noise.
-const MinTrialsToRank = 5
-
-// NoisyCI is the relative half-width of a 95% interval above which a median is flagged as noisy.
-const NoisyCI = 0.10
-
 // Write renders rows, grouped by scenario in the order they appear.
 func Write(w io.Writer, rows []results.Row) error {
-	var scenarios []string
-	for _, r := range rows {
-		if !slices.Contains(scenarios, r.Scenario) {
-			scenarios = append(scenarios, r.Scenario)
-		}
-	}
-	for _, s := range scenarios {
-		var group []results.Row
-		for _, r := range rows {
-			if r.Scenario == s {
-				group = append(group, r)
+	return WriteTable(w, summary.FromRows(rows))
+}
+
+// WriteTable renders the summary as terminal tables: a find-max scenario's answer first (its
+// targets' maxima, ranked), then every scenario's cells and its targets' medians.
+func WriteTable(w io.Writer, o *summary.Overview) error {
+	for _, sc := range o.Scenarios {
+		if sc.FindMax {
+			if err := WriteMaxima(w, sc); err != nil {
+				return err
 			}
 		}
-		if err := writeScenario(w, group); err != nil {
+		if err := writeScenario(w, sc); err != nil {
 			return err
 		}
 	}
@@ -51,7 +42,8 @@ func newTable(w io.Writer, header ...string) *tablewriter.Table {
 	return texttab.New(w, header, texttab.Layout{Left: []int{0}})
 }
 
-func writeScenario(w io.Writer, rows []results.Row) error {
+func writeScenario(w io.Writer, sc summary.Scenario) error {
+	rows := sc.Rows
 	first := rows[0]
 	fmt.Fprintf(w, "\n%s — %s, %s measured after %s warm-up; target cpuset %s, memory %s; generator cpuset %s%s\n",
 		first.Scenario, loadModel(first), first.Duration, first.Warmup, first.CPUSet, first.Memory, first.GeneratorCPUSet, store(first))
@@ -86,14 +78,7 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 
 	// By name (by rank when ranked): the order trials ran in is shuffled from run to run, and a
 	// summary should not be.
-	var targets []string
-	for _, r := range rows {
-		if !slices.Contains(targets, r.Target) {
-			targets = append(targets, r.Target)
-		}
-	}
-	slices.Sort(targets)
-	notes := summaries(w, first, targets, rows)
+	notes := summaries(w, sc)
 	if first.Mode == "closed" {
 		notes = append(notes, "closed loop: latencies are service times under that concurrency, not what users arriving at a steady rate would see")
 	} else {

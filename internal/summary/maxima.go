@@ -21,7 +21,10 @@ type Search struct {
 	// Failed says why the search has no result: its target was never loaded, or failed the
 	// stored-row check.
 	Failed string
-	Steps  []results.Row
+	// Ended is the reason of its last step that neither met nor failed the SLO (the target
+	// exited): why a search may have ended without a maximum.
+	Ended string
+	Steps []results.Row
 }
 
 // The invalid reasons of find-max steps (internal/bench) that the search counts.
@@ -73,6 +76,8 @@ func (s *Search) judge() {
 			failed[r.RequestedRPS]++
 		case strings.HasPrefix(r.InvalidReason, generatorLimited):
 			s.GeneratorLimited = true
+		case !strings.HasPrefix(r.InvalidReason, "repeated"):
+			s.Ended = r.InvalidReason
 		}
 	}
 	if s.Failed != "" {
@@ -131,6 +136,11 @@ func (t Target) Unsearched() string {
 			return s.Failed
 		}
 	}
+	for _, s := range t.Searches {
+		if s.Ended != "" {
+			return "its search ended: " + s.Ended
+		}
+	}
 	return "no rate met the SLO"
 }
 
@@ -138,7 +148,7 @@ func (t Target) Unsearched() string {
 // else with their range.
 func MaxEstimate(values []float64) *Estimate {
 	e := estimate(values)
-	if e != nil && (len(values) < stats.MinTrialsForCI || !e.summary().Finite()) {
+	if e != nil && (len(values) < stats.MinTrialsForCI || !e.Stats().Finite()) {
 		e.Lo, e.Hi, e.Range = slices.Min(values), slices.Max(values), true
 	}
 	return e

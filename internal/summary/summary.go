@@ -106,18 +106,19 @@ type Estimate struct {
 	Range          bool
 }
 
-func (e Estimate) summary() stats.Summary {
+// Stats is the estimate as stats has it.
+func (e Estimate) Stats() stats.Summary {
 	return stats.Summary{N: e.N, Median: e.Median, Lo: e.Lo, Hi: e.Hi}
 }
 
 // Noisy says the interval reaches beyond ±NoisyCI of the median.
 func (e Estimate) Noisy() bool {
-	s := e.summary()
+	s := e.Stats()
 	return !e.Range && s.Finite() && s.Spread() > NoisyCI
 }
 
 // Finite says the interval is bounded.
-func (e Estimate) Finite() bool { return e.Range || e.summary().Finite() }
+func (e Estimate) Finite() bool { return e.Range || e.Stats().Finite() }
 
 // NoisyCI is the relative half-width of a 95% interval above which a median is flagged as noisy.
 const NoisyCI = 0.10
@@ -127,7 +128,7 @@ func (e Estimate) Spread() string {
 	if e.Range {
 		return fmt.Sprintf("[%.0f–%.0f]", e.Lo, e.Hi)
 	}
-	return e.summary().PlusMinus()
+	return e.Stats().PlusMinus()
 }
 
 // estimate is the median of values with its interval; nil without values.
