@@ -168,7 +168,11 @@ func (spectrumTicks) Ticks(lo, hi float64) []plot.Tick {
 
 // spectrumChart: each target's pooled latency by percentile, percentiles on a log axis.
 func spectrumChart(sc summary.Scenario) (*chart, error) {
-	p := newPlot("Latency by percentile: every valid trial's histogram pooled", "percentile", "latency (ms)")
+	title := "Latency by percentile: every valid trial's histogram pooled"
+	if sc.FindMax {
+		title = "Latency by percentile at each target's maximum: its steps there pooled"
+	}
+	p := newPlot(title, "percentile", "latency (ms)")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = spectrumTicks{}
 	n := 0
@@ -410,11 +414,17 @@ func resourcesChart(sc summary.Scenario) (*chart, error) {
 		title string
 		get   func(summary.Target) *summary.Estimate
 	}
+	at := ""
+	if sc.FindMax {
+		at = " at max"
+	}
 	metrics := []metric{
-		{"CPU (cores)", func(t summary.Target) *summary.Estimate { return t.CPUCores }},
-		{"peak memory (MiB)", func(t summary.Target) *summary.Estimate { return t.MemoryPeakMiB }},
-		{"throughput per core", func(t summary.Target) *summary.Estimate { return t.RPSPerCore }},
-		{"throughput per GiB", func(t summary.Target) *summary.Estimate { return t.RPSPerGiB }},
+		{"CPU (cores)" + at, func(t summary.Target) *summary.Estimate { return t.CPUCores }},
+		{"peak memory (MiB)" + at, func(t summary.Target) *summary.Estimate { return t.MemoryPeakMiB }},
+		{"throughput per core" + at, func(t summary.Target) *summary.Estimate { return t.RPSPerCore }},
+		{"throughput per GiB" + at, func(t summary.Target) *summary.Estimate { return t.RPSPerGiB }},
+		{"database CPU (cores)" + at, func(t summary.Target) *summary.Estimate { return t.DBCPUCores }},
+		{"database peak memory (MiB)" + at, func(t summary.Target) *summary.Estimate { return t.DBMemoryPeakMiB }},
 	}
 	var row []*plot.Plot
 	for _, m := range metrics {

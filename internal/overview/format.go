@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/summary"
+	"github.com/iotbench/iotbench/internal/units"
 )
 
 // SchemaVersion is the version of the JSON this package writes (docs/report.md documents it);
@@ -37,8 +39,14 @@ type jsonHost struct {
 }
 
 type jsonScenario struct {
-	Name     string       `json:"name"`
-	FindMax  bool         `json:"find_max"`
+	Name    string `json:"name"`
+	FindMax bool   `json:"find_max"`
+	// A find-max scenario's answer first: its question, the maxima ranked, the finding.
+	Question string        `json:"question,omitempty"`
+	SLO      string        `json:"slo,omitempty"`
+	Maxima   []jsonMaximum `json:"maxima,omitempty"`
+	Finding  string        `json:"finding,omitempty"`
+
 	Settings jsonSettings `json:"settings"`
 	Targets  []jsonTarget `json:"targets"`
 	Notes    []string     `json:"notes"`
@@ -65,6 +73,24 @@ type jsonEstimate struct {
 	Lo     *float64 `json:"lo"` // null: too few trials for a 95% interval
 	Hi     *float64 `json:"hi"`
 	N      int      `json:"n"`
+	// Range: lo and hi are the least and greatest value, too few for an interval.
+	Range bool `json:"range,omitempty"`
+}
+
+// jsonMaximum is a find-max target's answer; its figures at the maximum are its target's
+// (medians over the valid steps at each search's maximum).
+type jsonMaximum struct {
+	Target string `json:"target"`
+	Rank   string `json:"rank,omitempty"`
+	// MaxRPS is the median of the searches' maxima; null when no search found one.
+	MaxRPS           *jsonEstimate `json:"max_rps"`
+	Searches         []int         `json:"search_maxima"`
+	GeneratorLimited bool          `json:"generator_limited,omitempty"`
+	AtLeastRPS       int           `json:"at_least_rps,omitempty"`
+	Unsearched       string        `json:"unsearched,omitempty"`
+	P99AtMax         *jsonEstimate `json:"latency_p99_ms_at_max"`
+	CPUAtMax         *jsonEstimate `json:"cpu_cores_at_max"`
+	MemoryAtMax      *jsonEstimate `json:"memory_peak_mib_at_max"`
 }
 
 type jsonPooled struct {
@@ -121,7 +147,7 @@ func jsonEst(e *summary.Estimate) *jsonEstimate {
 	if e == nil {
 		return nil
 	}
-	return &jsonEstimate{Median: e.Median, Lo: finite(e.Lo), Hi: finite(e.Hi), N: e.N}
+	return &jsonEstimate{Median: e.Median, Lo: finite(e.Lo), Hi: finite(e.Hi), N: e.N, Range: e.Range}
 }
 
 // WriteJSON writes o as a JSON document of schema SchemaVersion.
@@ -134,6 +160,17 @@ func WriteJSON(w io.Writer, o *summary.Overview) error {
 			Mode: s.Mode, RequestedRPS: s.RequestedRPS, Connections: s.Connections, DurationS: s.Duration.Seconds(),
 			WarmupS: s.Warmup.Seconds(), CPUSet: s.CPUSet, GeneratorCPUSet: s.GeneratorCPUSet, Memory: s.Memory,
 			Fingerprint: s.Fingerprint, Seed: s.Seed, DB: s.DB, DBPoolSize: s.DBPoolSize, DBCPUSet: s.DBCPUSet}}
+		if sc.FindMax {
+			js.Question, js.SLO, js.Finding = sc.Question(), sc.SLO, sc.Finding()
+			for _, t := range sc.Targets {
+				m := jsonMaximum{Target: t.Name, Rank: t.Rank, MaxRPS: jsonEst(t.Max), Searches: []int{}, GeneratorLimited: t.AtLeastMax(),
+					AtLeastRPS: t.AtLeast, Unsearched: t.Unsearched(), P99AtMax: jsonEst(t.P99), CPUAtMax: jsonEst(t.CPUCores), MemoryAtMax: jsonEst(t.MemoryPeakMiB)}
+				for _, s := range t.Searches {
+					m.Searches = append(m.Searches, s.Max)
+				}
+				js.Maxima = append(js.Maxima, m)
+			}
+		}
 		for _, t := range sc.Targets {
 			jt := jsonTarget{Name: t.Name, Trials: t.Trials, Valid: t.Valid, Rank: t.Rank,
 				Throughput: jsonEst(t.Throughput), P50: jsonEst(t.P50), P99: jsonEst(t.P99), P999: jsonEst(t.P999),
@@ -169,12 +206,16 @@ func nonNil(s []string) []string {
 func WriteMarkdown(w io.Writer, o *summary.Overview) error {
 	var b strings.Builder
 	for _, sc := range o.Scenarios {
-		fmt.Fprintf(&b, "### %s\n\n%s\n\n", sc.Name, settingsLine(sc))
+		fmt.Fprintf(&b, "### %s\n\n", mdText(sc.Name))
+		if sc.FindMax {
+			writeMaximaMarkdown(&b, sc)
+		}
+		fmt.Fprintf(&b, "%s\n\n", mdText(settingsLine(sc)))
 		if sc.FindMax {
 			b.WriteString("| target | rate (rps) | trial | verdict | throughput (rps) | p99 (ms) |\n|---|--:|--:|---|--:|--:|\n")
 			for _, t := range sc.Targets {
 				for _, c := range t.Cells {
-					fmt.Fprintf(&b, "| %s | %d | %d | %s | %.1f | %.2f |\n", t.Name, c.Row.RequestedRPS, c.Row.Trial, c.Verdict, c.Row.ThroughputRPS, ms(c.Row.LatencyP99))
+					fmt.Fprintf(&b, "| %s | %d | %d | %s | %.1f | %.2f |\n", mdText(t.Name), c.Row.RequestedRPS, c.Row.Trial, c.Verdict, c.Row.ThroughputRPS, ms(c.Row.LatencyP99))
 				}
 			}
 		} else {
@@ -189,30 +230,71 @@ func WriteMarkdown(w io.Writer, o *summary.Overview) error {
 				if rank == "" {
 					rank = "—"
 				}
-				fmt.Fprintf(&b, "| %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s |\n", t.Name, t.Valid, t.Trials,
+				fmt.Fprintf(&b, "| %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(t.Name), t.Valid, t.Trials,
 					estText(t.Throughput, 1), estText(t.P50, 2), estText(t.P99, 2), estText(t.P999, 2), pooled,
 					estText(t.CPUCores, 2), estText(t.MemoryPeakMiB, 0), rank)
 			}
 		}
 		b.WriteString("\n")
 		for _, n := range sc.Notes {
-			fmt.Fprintf(&b, "- %s\n", n)
+			fmt.Fprintf(&b, "- %s\n", mdText(n))
 		}
 		for _, t := range sc.Targets {
 			for _, c := range t.Cells {
 				if c.Verdict != "valid" {
-					fmt.Fprintf(&b, "- %s trial %d is **%s**: %s\n", t.Name, c.Row.Trial, c.Verdict, reason(c))
+					fmt.Fprintf(&b, "- %s trial %d is **%s**: %s\n", mdText(t.Name), c.Row.Trial, c.Verdict, mdText(reason(c)))
 				}
 			}
 		}
 		b.WriteString("\n")
 	}
 	for _, n := range o.Notes {
-		fmt.Fprintf(&b, "- %s\n", n)
+		fmt.Fprintf(&b, "- %s\n", mdText(n))
 	}
 	fmt.Fprintf(&b, "<sub>iotbench %s on %s, kernel %s, Docker %s; medians of valid trials ± their 95%% interval.</sub>\n", o.Host.Version, o.Host.CPU, o.Host.Kernel, o.Host.Docker)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// mdText is every free text of the markdown (names, notes, reasons) as it is written: the one
+// place where what the text may not carry into markdown is dealt with.
+func mdText(s string) string { return s }
+
+// writeMaximaMarkdown writes a find-max scenario's answer: the question, the targets' maxima
+// ranked, the notes that say how to read them, and the finding.
+func writeMaximaMarkdown(b *strings.Builder, sc summary.Scenario) {
+	fmt.Fprintf(b, "**%s**\n\n", mdText(sc.Question()))
+	b.WriteString("| rank | target | max rps | p99 at max (ms) | CPU cores at max | peak memory at max (MiB) | rps per core |\n|--:|---|--:|--:|--:|--:|--:|\n")
+	for _, m := range maxRows(sc) {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", m.Rank, mdText(m.Target), m.Max, m.P99, m.CPU, m.Memory, m.PerCore)
+	}
+	b.WriteString("\n")
+	for _, n := range sc.MaxNotes() {
+		fmt.Fprintf(b, "- %s\n", mdText(n))
+	}
+	fmt.Fprintf(b, "\n**%s**\n\n", mdText(sc.Finding()))
+}
+
+// maxRow is a find-max target's line of the answer, as markdown and HTML write it.
+type maxRow struct{ Rank, Target, Max, P99, CPU, Memory, PerCore string }
+
+// maxRows are the lines of a find-max scenario's answer, best first.
+func maxRows(sc summary.Scenario) []maxRow {
+	var out []maxRow
+	for _, t := range sc.Targets {
+		r := maxRow{Rank: "—", Target: t.Name, Max: "—", P99: medianText(t.P99, 2), CPU: medianText(t.CPUCores, 2), Memory: medianText(t.MemoryPeakMiB, 0), PerCore: "—"}
+		switch {
+		case t.Max != nil:
+			r.Rank, r.Max = t.Rank, report.MaxText(*t.Max, t.AtLeastMax())
+			if t.CPUCores != nil && t.CPUCores.Median > 0 {
+				r.PerCore = units.Count(t.Max.Median / t.CPUCores.Median)
+			}
+		case t.AtLeast > 0:
+			r.Max = "≥ " + units.Count(float64(t.AtLeast)) + " (no maximum)"
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // reason is why a cell is not valid.
@@ -244,6 +326,14 @@ func settingsLine(sc summary.Scenario) string {
 	}
 	return fmt.Sprintf("%s; %s measured after %s warm-up; target cpuset %s, memory %s; generator cpuset %s%s; fingerprint `%s`",
 		load, s.Duration, s.Warmup, or(s.CPUSet, "none (not pinned)"), or(s.Memory, "unlimited"), or(s.GeneratorCPUSet, "none (not pinned)"), store, s.Fingerprint)
+}
+
+// medianText is an estimate's median alone.
+func medianText(e *summary.Estimate, prec int) string {
+	if e == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.*f", prec, e.Median)
 }
 
 func estText(e *summary.Estimate, prec int) string {

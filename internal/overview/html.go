@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/summary"
 )
 
@@ -19,10 +21,15 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":      func(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) },
 	"reason":   reason,
 	"settings": settingsLine,
+	"mib":      func(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) },
 }).Parse(pageTemplate))
 
 type htmlScenario struct {
 	summary.Scenario
+	// DB: the targets ran on a PostgreSQL server, whose CPU and memory are shown beside theirs.
+	DB bool
+	// Maxima are a find-max scenario's answer, best first.
+	Maxima    []maxRow
 	Charts    []*chart
 	Timelines []*chart
 }
@@ -39,10 +46,12 @@ type htmlPage struct {
 func WriteHTML(w io.Writer, o *summary.Overview, now time.Time) error {
 	pg := htmlPage{Overview: o, Title: "iotbench report", Generated: now.UTC().Format(time.RFC3339)}
 	for _, sc := range o.Scenarios {
-		hs := htmlScenario{Scenario: sc}
+		hs := htmlScenario{Scenario: sc, DB: slices.ContainsFunc(sc.Rows, func(r results.Row) bool { return r.DB == results.DBPostgres })}
 		draws := []func(summary.Scenario) (*chart, error){throughputChart, spectrumChart, resourcesChart}
 		if sc.FindMax {
-			draws = []func(summary.Scenario) (*chart, error){findMaxChart, spectrumChart, resourcesChart}
+			// The answer's figures first: at each target's maximum; then every step.
+			hs.Maxima = maxRows(sc)
+			draws = []func(summary.Scenario) (*chart, error){spectrumChart, resourcesChart, findMaxChart}
 		}
 		for _, d := range draws {
 			c, err := d(sc)
