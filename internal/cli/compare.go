@@ -177,9 +177,6 @@ func runCompare(o *CompareOptions) error {
 		}
 		return usagef("%d cell(s) not compared because their rows were measured differently: %s (see the notes)", len(refused), strings.Join(names, ", "))
 	}
-	if len(res.Cells) == 0 && len(res.Searches) > 0 {
-		return usagef("%s and %s share no fixed-rate cell: --find-max steps are not compared (each is a different rate); compare the maxima the runs reported", o.Old, o.New)
-	}
 	if len(res.Cells) == 0 {
 		hint := ""
 		if adHoc(old) && adHoc(new) {

@@ -58,13 +58,28 @@ func tableRows(r Result) [][]string {
 				change += " FAIL"
 			}
 			rows = append(rows, []string{cell, ch.Metric.Name + " (" + ch.Metric.Unit + ")",
-				summaryText(ch.Old, ch.Metric.Unit), summaryText(ch.New, ch.Metric.Unit), change, pText(ch.Comparison)})
+				sideText(ch.Old, ch.OldRange, ch.Metric.Unit), sideText(ch.New, ch.NewRange, ch.Metric.Unit), change, pText(ch.Comparison)})
 		}
 	}
 	return rows
 }
 
 func trialsText(valid, all int) string { return fmt.Sprintf("%d/%d valid trials", valid, all) }
+
+// spans says a range holds more than one value.
+func spans(r *[2]float64) bool { return r != nil && r[0] != r[1] }
+
+// sideText is a side's median with its interval, or with the range of its values when it has
+// no interval and they were kept (a search's maxima).
+func sideText(s stats.Summary, values *[2]float64, unit string) string {
+	switch {
+	case values == nil:
+		return summaryText(s, unit)
+	case values[0] == values[1]:
+		return formatValue(s.Median, unit)
+	}
+	return fmt.Sprintf("%s [%s–%s]", formatValue(s.Median, unit), formatValue(values[0], unit), formatValue(values[1], unit))
+}
 
 func summaryText(s stats.Summary, unit string) string {
 	return formatValue(s.Median, unit) + " " + s.PlusMinus()
@@ -102,16 +117,22 @@ func formatValue(v float64, unit string) string {
 // Notes are what the table cannot say: warnings first, then the gate's verdict.
 func (r Result) Notes() []string {
 	var notes []string
-	var cannot []string
-	infinite := false
+	var cannot, searches []string
+	infinite, ranges := false, false
 	for _, c := range r.Cells {
 		if len(c.Changes) == 0 {
 			continue
 		}
-		if !c.Changes[0].Comparison.CanDiffer() {
+		if c.Search {
+			searches = append(searches, fmt.Sprintf("%s (%d+%d)", c.Name(), c.OldValid, c.NewValid))
+		} else if !c.Changes[0].Comparison.CanDiffer() {
 			cannot = append(cannot, fmt.Sprintf("%s (%d+%d)", c.Name(), c.OldValid, c.NewValid))
 		}
 		for _, ch := range c.Changes {
+			if ch.OldRange != nil || ch.NewRange != nil {
+				ranges = ranges || spans(ch.OldRange) || spans(ch.NewRange)
+				continue
+			}
 			infinite = infinite || !ch.Old.Finite() || !ch.New.Finite()
 		}
 	}
@@ -122,12 +143,21 @@ func (r Result) Notes() []string {
 	if infinite {
 		notes = append(notes, fmt.Sprintf("±∞: with fewer than %d valid trials the median has no %.0f%% confidence interval", stats.MinTrialsForCI, 100*stats.Confidence))
 	}
+	if len(searches) > 0 {
+		notes = append(notes, fmt.Sprintf("max: --find-max cells %s are compared on the maxima of their searches (those that found one), with the Mann–Whitney test of any metric; it needs %d searches a side to reach p < %g, and under %d a side a median has no %.0f%% interval",
+			strings.Join(searches, ", "), stats.TrialsToDiffer(r.Alpha), r.Alpha, stats.MinTrialsForCI, 100*stats.Confidence))
+	}
+	if ranges {
+		notes = append(notes, "[least–greatest]: too few searches for an interval, the range of their maxima instead")
+	}
 	for _, c := range r.Cells {
 		for _, side := range []struct {
 			file          string
 			valid, trials int
 		}{{r.OldFile, c.OldValid, c.OldTrials}, {r.NewFile, c.NewValid, c.NewTrials}} {
-			if side.valid < side.trials {
+			if side.valid < side.trials && c.Search {
+				notes = append(notes, fmt.Sprintf("%s: %d of %d searches in %s found no maximum; the maxima are those of the others", c.Name(), side.trials-side.valid, side.trials, side.file))
+			} else if side.valid < side.trials {
 				notes = append(notes, fmt.Sprintf("%s: %d of %d trials in %s are invalid; statistics use the valid ones only", c.Name(), side.trials-side.valid, side.trials, side.file))
 			}
 		}
@@ -146,9 +176,6 @@ func (r Result) Notes() []string {
 			}
 			notes = append(notes, fmt.Sprintf("%s (≠) is compared although its rows differ in %s", c.Name(), strings.Join(fields, ", ")))
 		}
-	}
-	if len(r.Searches) > 0 {
-		notes = append(notes, fmt.Sprintf("not compared: %s, the steps of --find-max searches (each step a different rate); compare the maxima the runs reported, or fixed-rate runs at a rate both meet", strings.Join(r.Searches, ", ")))
 	}
 	if len(r.OnlyOld) > 0 {
 		notes = append(notes, fmt.Sprintf("only in %s: %s", r.OldFile, strings.Join(r.OnlyOld, ", ")))
