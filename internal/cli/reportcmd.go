@@ -11,7 +11,6 @@ import (
 
 	"github.com/iotbench/iotbench/internal/overview"
 	"github.com/iotbench/iotbench/internal/report"
-	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/spf13/cobra"
 )
@@ -89,7 +88,7 @@ func runReport(o *ReportOptions) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if err := writeOverview(o.Streams.Out, o.Streams.ErrOut, ov, sources, o.Format); err != nil {
+	if err := writeOverview(o.Streams.Out, o.Streams.ErrOut, ov, o.Format); err != nil {
 		return err
 	}
 	if o.HTML != "" {
@@ -104,18 +103,14 @@ func runReport(o *ReportOptions) error {
 
 // writeOverview writes ov in format to out; notes go to errOut with the table, inside the
 // document with markdown and JSON.
-func writeOverview(out, errOut io.Writer, ov *summary.Overview, sources []summary.Source, format string) error {
+func writeOverview(out, errOut io.Writer, ov *summary.Overview, format string) error {
 	switch format {
 	case "markdown":
 		return overview.WriteMarkdown(out, ov)
 	case "json":
 		return overview.WriteJSON(out, ov)
 	}
-	var rows []results.Row
-	for _, s := range sources {
-		rows = append(rows, s.Rows...)
-	}
-	if err := report.Write(out, rows); err != nil {
+	if err := report.WriteTable(out, ov); err != nil {
 		return err
 	}
 	for _, n := range ov.Notes {

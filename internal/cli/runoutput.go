@@ -87,7 +87,7 @@ func (o *RunOptions) writeRunOutput(csvPath string, table func(io.Writer) error,
 		f(ov)
 	}
 	if o.Format != "table" {
-		if err := writeOverview(o.Streams.Out, o.Streams.ErrOut, ov, []summary.Source{src}, o.Format); err != nil {
+		if err := writeOverview(o.Streams.Out, o.Streams.ErrOut, ov, o.Format); err != nil {
 			return err
 		}
 	}
