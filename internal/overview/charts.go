@@ -465,6 +465,6 @@ func resourcesChart(sc summary.Scenario) (*chart, error) {
 	if len(row) == 0 {
 		return nil, nil
 	}
-	svg, err := render([][]*plot.Plot{row}, vg.Points(math.Max(620, float64(170*len(row)))), vg.Points(260))
+	svg, err := render([][]*plot.Plot{row}, vg.Points(math.Max(620, float64(200*len(row)))), vg.Points(260))
 	return &chart{Title: "resources", SVG: svg}, err
 }

@@ -16,7 +16,7 @@ import (
 
 // SchemaVersion is the version of the JSON this package writes (docs/report.md documents it);
 // every document records it in "schema_version".
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Formats are the text forms Write knows: table is internal/report's terminal table, written by
 // the caller.
