@@ -37,7 +37,7 @@ func Write(w io.Writer, format Format, f *File, sf *scenario.File, names []strin
 		var index []string
 		for _, name := range names {
 			e := f.Experiments[name]
-			index = append(index, fmt.Sprintf("- [%s](#%s) — %s", e.Title, name, summary(Check(e, measured[name]))))
+			index = append(index, fmt.Sprintf("- [%s](#%s) — %s", e.Title, name, verdictCounts(Check(e, measured[name]))))
 		}
 		d.para(strings.Join(index, "\n"))
 	}
@@ -82,8 +82,8 @@ func header(measured Measured) string {
 		first.UTC().Format("2006-01-02 15:04"), last.UTC().Format("15:04"), strings.Join(hosts, "; "), strings.Join(commits, ", "))
 }
 
-// summary counts the verdicts of findings: "2 hold, 1 does not hold, 3 cannot be tested here".
-func summary(findings []Finding) string {
+// verdictCounts counts the verdicts of findings: "2 hold, 1 does not hold, 3 cannot be tested here".
+func verdictCounts(findings []Finding) string {
 	counts := map[Verdict]int{}
 	for _, f := range findings {
 		counts[f.Verdict]++

@@ -1,3 +1,8 @@
+// Package overview renders the summary of results files (internal/summary) for readers beyond
+// the terminal: markdown ready for a pull request, JSON of a versioned schema, and a
+// self-contained HTML report with charts (gonum/plot SVG, no script, nothing fetched). A find-max
+// scenario opens with its answer in each. The terminal table of the same summary is
+// internal/report's.
 package overview
 
 import (

@@ -1,6 +1,8 @@
-// Package report renders result rows as terminal tables: one row per cell, then, when there are
-// several trials, one line per target over its valid trials. The notes under the tables say what
-// the numbers cannot be used for.
+// Package report renders the summary of results files (internal/summary) as terminal tables: a
+// find-max scenario's answer first, then one row per cell, then, when there are several trials,
+// one line per target over its valid trials. The notes under the tables say what the numbers
+// cannot be used for. It computes nothing of its own: markdown, JSON and HTML render the same
+// summary (internal/overview).
 package report
 
 import (
