@@ -100,7 +100,7 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 	}
 	notes = append(notes, "every step is a row of the CSV (scenario "+rowsScenario+"); a step meets the SLO over its whole length, so a longer --step finds a lower, steadier maximum")
 	for _, n := range notes {
-		fmt.Fprintf(w, "  • %s\n", n)
+		fmt.Fprintf(w, "  • %s\n", termText(n))
 	}
 	return nil
 }

@@ -60,7 +60,7 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 		case !r.Valid:
 			valid = "NO"
 		}
-		cells := []any{r.Target, fmt.Sprint(r.Trial), fmt.Sprintf("%.1f", r.ThroughputRPS), fmt.Sprintf("%.2f%%", 100*r.SuccessRatio),
+		cells := []any{termText(r.Target), fmt.Sprint(r.Trial), fmt.Sprintf("%.1f", r.ThroughputRPS), fmt.Sprintf("%.2f%%", 100*r.SuccessRatio),
 			Millis(r.LatencyP50), Millis(r.LatencyP99), Millis(r.LatencyP999), Millis(r.GeneratorDelayP99), valid}
 		if !r.Loaded() {
 			for i := 2; i < len(cells)-1; i++ {
@@ -80,7 +80,10 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 
 	// By name (by rank when ranked): the order trials ran in is shuffled from run to run, and a
 	// summary should not be.
-	notes := summaries(w, sc)
+	var notes []string
+	if !sc.FindMax { // a search's steps are at different rates: its answer above is their summary
+		notes = summaries(w, sc)
+	}
 	if first.Mode == "closed" {
 		notes = append(notes, "closed loop: latencies are service times under that concurrency, not what users arriving at a steady rate would see")
 	} else {
@@ -93,7 +96,7 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 	}
 	notes = append(notes, warningNotes(rows)...)
 	for _, n := range notes {
-		fmt.Fprintf(w, "  • %s\n", n)
+		fmt.Fprintf(w, "  • %s\n", termText(n))
 	}
 	return nil
 }
@@ -129,3 +132,7 @@ func store(r results.Row) string {
 	}
 	return fmt.Sprintf("; PostgreSQL server on cpuset %s, pool %d", r.DBCPUSet, r.DBPoolSize)
 }
+
+// termText is every free text of the terminal tables (names, notes, reasons) as it is written:
+// the one place where what text may not carry to a terminal is dealt with.
+func termText(s string) string { return s }

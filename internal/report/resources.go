@@ -25,7 +25,7 @@ func writeResources(w io.Writer, rows []results.Row) error {
 		if !measured(r) {
 			continue
 		}
-		cells := []string{r.Target, fmt.Sprint(r.Trial), fmt.Sprintf("%.2f", r.CPUCores), fmt.Sprintf("%.0f%%", r.CPUPercent),
+		cells := []string{termText(r.Target), fmt.Sprint(r.Trial), fmt.Sprintf("%.2f", r.CPUCores), fmt.Sprintf("%.0f%%", r.CPUPercent),
 			units.BytesAsMiB(r.MemoryPeak), units.BytesAsMiB(r.MemoryMean), fmt.Sprintf("%.0f", r.RPSPerCore), fmt.Sprintf("%.0f", r.RPSPerGiB),
 			Millis(r.Startup), units.BytesAsMiB(r.ImageSize), fmt.Sprintf("%.0f%%", r.GeneratorCPUPercent)}
 		if server {

@@ -9,6 +9,7 @@ import (
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/iotbench/iotbench/internal/summary"
+	"github.com/iotbench/iotbench/internal/texttab"
 	"github.com/iotbench/iotbench/internal/units"
 )
 
@@ -63,7 +64,7 @@ func summaries(w io.Writer, sc summary.Scenario) []string {
 	t := newTable(w, header...)
 	infinite := false
 	for _, tg := range sc.Targets {
-		line := []string{tg.Name, fmt.Sprintf("%d/%d", tg.Valid, tg.Trials)}
+		line := []string{termText(tg.Name), fmt.Sprintf("%d/%d", tg.Valid, tg.Trials)}
 		for _, name := range summaryMetrics {
 			e := estimateOf(tg, name)
 			if e == nil {
@@ -117,16 +118,16 @@ func formatMedian(e summary.Estimate, m results.Metric) string {
 // under its SLO, at what latency and at what CPU and memory cost, ranked with ties, and in one
 // sentence.
 func WriteMaxima(w io.Writer, sc summary.Scenario) error {
-	q := sc.Question()
+	q := termText(sc.Question())
 	fmt.Fprintf(w, "\n%s\n%s\n\n", q, strings.Repeat("·", len([]rune(q))))
-	t := newTable(w, "rank", "target", "max rps", "p99 at max", "CPU cores at max", "peak memory at max", "rps per core")
+	t := texttab.New(w, []string{"rank", "target", "max rps", "p99 at max", "CPU cores at max", "peak memory at max", "rps per core"}, texttab.Layout{Left: []int{0, 1}})
 	for _, tg := range sc.Targets {
 		if tg.Max == nil {
 			least := "—"
 			if tg.AtLeast > 0 {
 				least = "≥ " + units.Count(float64(tg.AtLeast)) + " (no maximum)"
 			}
-			if err := t.Append([]string{"—", tg.Name, least, "—", "—", "—", "—"}); err != nil {
+			if err := t.Append([]string{"—", termText(tg.Name), least, "—", "—", "—", "—"}); err != nil {
 				return err
 			}
 			continue
@@ -135,7 +136,7 @@ func WriteMaxima(w io.Writer, sc summary.Scenario) error {
 		if tg.CPUCores != nil && tg.CPUCores.Median > 0 {
 			perCore = units.Count(tg.Max.Median / tg.CPUCores.Median)
 		}
-		if err := t.Append([]string{tg.Rank, tg.Name, MaxText(*tg.Max, tg.AtLeastMax()), median(tg.P99, units.MillisOrSeconds),
+		if err := t.Append([]string{tg.Rank, termText(tg.Name), MaxText(*tg.Max, tg.AtLeastMax()), median(tg.P99, units.MillisOrSeconds),
 			median(tg.CPUCores, units.Cores), median(tg.MemoryPeakMiB, units.MiB), perCore}); err != nil {
 			return err
 		}
@@ -144,9 +145,9 @@ func WriteMaxima(w io.Writer, sc summary.Scenario) error {
 		return err
 	}
 	for _, n := range sc.MaxNotes() {
-		fmt.Fprintf(w, "  • %s\n", n)
+		fmt.Fprintf(w, "  • %s\n", termText(n))
 	}
-	_, err := fmt.Fprintf(w, "\n%s\n", sc.Finding())
+	_, err := fmt.Fprintf(w, "\n%s\n", termText(sc.Finding()))
 	return err
 }
 
