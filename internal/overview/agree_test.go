@@ -216,3 +216,44 @@ func TestEveryFormatPrintsTheModel(t *testing.T) {
 		}
 	}
 }
+
+// TestFindMaxOpensWithItsAnswer: in every format a find-max scenario's answer (the question, the
+// ranked maxima, the finding) comes before its steps and charts.
+func TestFindMaxOpensWithItsAnswer(t *testing.T) {
+	o := summary.FromRows(agreeRows()[18:])
+	o.Scenarios[0].SLO = "p99<100ms"
+	var table, md, js, page bytes.Buffer
+	if err := report.WriteTable(&table, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMarkdown(&md, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&js, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, o, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		format, text string
+		before       string // what comes after the answer
+	}{
+		{"table", table.String(), "generator delay p99"},
+		{"markdown", md.String(), "| target | rate (rps) |"},
+		{"json", js.String(), `"settings"`},
+		{"html", page.String(), "<figure"},
+	} {
+		// As each format writes "<": JSON and HTML escape it.
+		lt := map[string]string{"json": `\u003c`, "html": "&lt;"}[c.format]
+		if lt == "" {
+			lt = "<"
+		}
+		q := strings.Index(c.text, "Which target sustains the most io load under p99"+lt+"100ms?")
+		f := strings.Index(c.text, "Finding: fast sustains the most io load under p99"+lt+"100ms, 4,200 rps")
+		after := strings.Index(c.text, c.before)
+		if q < 0 || f < 0 || after < 0 || !(q < f && f < after) {
+			t.Errorf("%s: question at %d, finding at %d, %q at %d: want the answer first", c.format, q, f, c.before, after)
+		}
+	}
+}
