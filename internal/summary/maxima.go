@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/iotbench/iotbench/internal/units"
@@ -36,35 +37,51 @@ const (
 
 // searchesOf splits a find-max scenario's rows, in file order, into each target's searches. A
 // search is one container: it starts where the target's previous row is not the row before it
-// in the same file (the searches of the targets are interleaved), or where the container's
-// start-up time changes (a new container). A search of a target iotbench did not start (--url)
-// that runs right after another of the same target cannot be told apart from it.
+// in the same file (the searches of the targets are interleaved), where the container's start-up
+// time changes (a new container), or after the steps at fractions of a maximum that end a search
+// that found one. Two searches of a target iotbench did not start (--url), one right after the
+// other, the first without a maximum, cannot be told apart.
 func searchesOf(rows []results.Row, source func(i int) int) map[string][]Search {
 	out := map[string][]Search{}
+	ended := map[string]bool{}
 	for i, r := range rows {
 		name := nameOf(r)
 		list := out[name]
-		fresh := len(list) == 0 || i == 0 || nameOf(rows[i-1]) != name || source(i-1) != source(i) ||
+		fresh := len(list) == 0 || ended[name] || i == 0 || nameOf(rows[i-1]) != name || source(i-1) != source(i) ||
 			rows[i-1].Startup != r.Startup || !r.Loaded() || !rows[i-1].Loaded()
 		if fresh {
 			list = append(list, Search{})
 		}
-		list[len(list)-1].Steps = append(list[len(list)-1].Steps, r)
-		out[name] = list
-	}
-	for name, list := range out {
-		for i := range list {
-			list[i].judge()
-		}
+		cur := &list[len(list)-1]
+		cur.Steps = append(cur.Steps, r)
+		cur.judge()
+		ended[name] = cur.finished()
 		out[name] = list
 	}
 	return out
+}
+
+// finished says the search's last steps are those at fractions of its maximum, run once it is
+// found: the search is over.
+func (s *Search) finished() bool {
+	n := len(maxrate.Fractions)
+	if s.Max == 0 || len(s.Steps) < n {
+		return false
+	}
+	last := s.Steps[len(s.Steps)-n:]
+	for i, f := range maxrate.Fractions {
+		if last[i].RequestedRPS != max(1, int(f*float64(s.Max))) {
+			return false
+		}
+	}
+	return true
 }
 
 // judge finds the search's maximum from its steps: each rate's steps that met the SLO and that
 // did not, as the search counted them (steps repeated because other work disturbed them, and
 // steps at fractions of the maximum, decide nothing above it).
 func (s *Search) judge() {
+	s.Max, s.GeneratorLimited, s.Failed, s.Ended = 0, false, "", ""
 	met, failed := map[int]int{}, map[int]int{}
 	for _, r := range s.Steps {
 		switch {

@@ -119,3 +119,23 @@ func TestFindingDoesNotCrownBelowATargetThatDied(t *testing.T) {
 		t.Errorf("broken: %q, want its reason", why)
 	}
 }
+
+// Searches of a target iotbench did not start (--url: no start-up time) run one after the other
+// are told apart by the steps at fractions of the maximum that end each.
+func TestSearchesWithoutAContainerEndAtTheirFractions(t *testing.T) {
+	var rows []results.Row
+	var want []int
+	trial := 0
+	for _, capacity := range []int{2000, 2500, 1700} {
+		r, res := searchRows(t, "url", 0, capacity, nil, &trial)
+		rows = append(rows, r...)
+		want = append(want, res.Max)
+	}
+	var got []int
+	for _, s := range FromRows(rows).Scenarios[0].Targets[0].Searches {
+		got = append(got, s.Max)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("maxima %v, want the searches' %v", got, want)
+	}
+}
