@@ -255,8 +255,21 @@ func (sc Scenario) Finding() string {
 			tied = append(tied, t.Name)
 		}
 	}
-	s := fmt.Sprintf("Finding: %s sustains the most %s load under %s, %s rps (p99 %s at that rate, %s cores, %s)",
-		top.Name, sc.Base(), slo, units.Count(top.Max.Median), medianText(top.P99, units.MillisOrSeconds), medianText(top.CPUCores, units.Cores), medianText(top.MemoryPeakMiB, units.MiB))
+	// What the maximum costs, as far as it was measured.
+	var cost []string
+	if top.P99 != nil {
+		cost = append(cost, "p99 "+units.MillisOrSeconds(top.P99.Median)+" at that rate")
+	}
+	if top.CPUCores != nil {
+		cost = append(cost, units.Cores(top.CPUCores.Median)+" cores")
+	}
+	if top.MemoryPeakMiB != nil {
+		cost = append(cost, units.MiB(top.MemoryPeakMiB.Median))
+	}
+	s := fmt.Sprintf("Finding: %s sustains the most %s load under %s, %s rps", top.Name, sc.Base(), slo, units.Count(top.Max.Median))
+	if len(cost) > 0 {
+		s += " (" + strings.Join(cost, ", ") + ")"
+	}
 	if len(tied) > 0 {
 		s += fmt.Sprintf(", tied with %s within what %d search(es) a target can tell", strings.Join(tied, " and "), top.Max.N)
 	}
@@ -267,14 +280,6 @@ func (sc Scenario) Finding() string {
 		}
 	}
 	return s + "."
-}
-
-// medianText is an estimate's median written by format; "—" without one.
-func medianText(e *Estimate, format func(float64) string) string {
-	if e == nil {
-		return "—"
-	}
-	return format(e.Median)
 }
 
 // brief is a reason's cause without the rate and the details before it.
