@@ -173,6 +173,10 @@ func spectrumChart(sc summary.Scenario) (*chart, error) {
 		title = "Latency by percentile at each target's maximum: its steps there pooled"
 	}
 	p := newPlot(title, "percentile", "latency (ms)")
+	pooledOf := "trials"
+	if sc.FindMax {
+		pooledOf = "steps"
+	}
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = spectrumTicks{}
 	n := 0
@@ -196,7 +200,7 @@ func spectrumChart(sc summary.Scenario) (*chart, error) {
 		l.Color = colorOf(i)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (%d trials, %d requests)", t.Name, t.Pooled.Trials, t.Pooled.Count), l)
+		p.Legend.Add(fmt.Sprintf("%s (%d %s, %d requests)", t.Name, t.Pooled.Trials, pooledOf, t.Pooled.Count), l)
 		n++
 	}
 	if n == 0 {
