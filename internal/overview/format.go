@@ -220,7 +220,7 @@ func WriteMarkdown(w io.Writer, o *summary.Overview) error {
 			b.WriteString("| target | rate (rps) | trial | verdict | throughput (rps) | p99 (ms) |\n|---|--:|--:|---|--:|--:|\n")
 			for _, t := range sc.Targets {
 				for _, c := range t.Cells {
-					fmt.Fprintf(&b, "| %s | %d | %d | %s | %.1f | %.2f |\n", mdText(t.Name), c.Row.RequestedRPS, c.Row.Trial, c.Verdict, c.Row.ThroughputRPS, ms(c.Row.LatencyP99))
+					fmt.Fprintf(&b, "| %s | %d | %d | %s | %.1f | %.2f |\n", mdText(t.Name), c.Row.RequestedRPS, c.Row.Trial, mdText(c.Verdict), c.Row.ThroughputRPS, ms(c.Row.LatencyP99))
 				}
 			}
 		} else {
@@ -247,7 +247,7 @@ func WriteMarkdown(w io.Writer, o *summary.Overview) error {
 		for _, t := range sc.Targets {
 			for _, c := range t.Cells {
 				if c.Verdict != "valid" {
-					fmt.Fprintf(&b, "- %s trial %d is **%s**: %s\n", mdText(t.Name), c.Row.Trial, c.Verdict, mdText(reason(c)))
+					fmt.Fprintf(&b, "- %s trial %d is **%s**: %s\n", mdText(t.Name), c.Row.Trial, mdText(c.Verdict), mdText(reason(c)))
 				}
 			}
 		}
