@@ -297,6 +297,8 @@ type jsonSummary struct {
 	Lo     *float64 `json:"lo"` // null when infinite
 	Hi     *float64 `json:"hi"`
 	N      int      `json:"n"`
+	// Range is the least and greatest value where there is no interval (a search's maxima).
+	Range *[2]float64 `json:"range,omitempty"`
 }
 
 type jsonChange struct {
@@ -312,15 +314,17 @@ type jsonChange struct {
 }
 
 type jsonCell struct {
-	Scenario   string       `json:"scenario"`
-	Target     string       `json:"target"`
-	OldTrials  int          `json:"old_trials"`
-	OldValid   int          `json:"old_valid"`
-	NewTrials  int          `json:"new_trials"`
-	NewValid   int          `json:"new_valid"`
-	Mismatches []Mismatch   `json:"mismatches"`
-	Refused    bool         `json:"refused"`
-	Changes    []jsonChange `json:"changes"`
+	Scenario   string     `json:"scenario"`
+	Target     string     `json:"target"`
+	OldTrials  int        `json:"old_trials"`
+	OldValid   int        `json:"old_valid"`
+	NewTrials  int        `json:"new_trials"`
+	NewValid   int        `json:"new_valid"`
+	Mismatches []Mismatch `json:"mismatches"`
+	Refused    bool       `json:"refused"`
+	// FindMax: trials count searches, valid ones those that found a maximum.
+	FindMax bool         `json:"find_max,omitempty"`
+	Changes []jsonChange `json:"changes"`
 }
 
 func writeJSON(w io.Writer, r Result) error {
@@ -330,7 +334,9 @@ func writeJSON(w io.Writer, r Result) error {
 		}
 		return &v
 	}
-	sum := func(s stats.Summary) jsonSummary { return jsonSummary{s.Median, finite(s.Lo), finite(s.Hi), s.N} }
+	sum := func(s stats.Summary, r *[2]float64) jsonSummary {
+		return jsonSummary{Median: s.Median, Lo: finite(s.Lo), Hi: finite(s.Hi), N: s.N, Range: r}
+	}
 	out := struct {
 		Old     string     `json:"old"`
 		New     string     `json:"new"`
@@ -349,12 +355,12 @@ func writeJSON(w io.Writer, r Result) error {
 	}
 	for _, c := range r.Cells {
 		jc := jsonCell{Scenario: c.Scenario, Target: c.Target, OldTrials: c.OldTrials, OldValid: c.OldValid,
-			NewTrials: c.NewTrials, NewValid: c.NewValid, Mismatches: c.Mismatches, Refused: c.Refused, Changes: []jsonChange{}}
+			NewTrials: c.NewTrials, NewValid: c.NewValid, Mismatches: c.Mismatches, Refused: c.Refused, FindMax: c.Search, Changes: []jsonChange{}}
 		if jc.Mismatches == nil {
 			jc.Mismatches = []Mismatch{}
 		}
 		for _, ch := range c.Changes {
-			jch := jsonChange{Metric: ch.Metric.Name, Unit: ch.Metric.Unit, Old: sum(ch.Old), New: sum(ch.New),
+			jch := jsonChange{Metric: ch.Metric.Name, Unit: ch.Metric.Unit, Old: sum(ch.Old, ch.OldRange), New: sum(ch.New, ch.NewRange),
 				ChangePct: finite(ch.Percent), P: ch.Comparison.P, Significant: ch.Significant(), WithinNoise: ch.WithinNoise}
 			if ch.Failed != nil {
 				jch.GateFailed = ch.Failed.String()
