@@ -46,7 +46,7 @@ type htmlPage struct {
 func WriteHTML(w io.Writer, o *summary.Overview, now time.Time) error {
 	pg := htmlPage{Overview: o, Title: "iotbench report", Generated: now.UTC().Format(time.RFC3339)}
 	for _, sc := range o.Scenarios {
-		hs := htmlScenario{Scenario: sc, DB: slices.ContainsFunc(sc.Rows, func(r results.Row) bool { return r.DB == results.DBPostgres })}
+		hs := htmlScenario{Scenario: sc, DB: onServer(sc)}
 		draws := []func(summary.Scenario) (*chart, error){throughputChart, spectrumChart, resourcesChart}
 		if sc.FindMax {
 			// The answer's figures first: at each target's maximum; then every step.
@@ -74,4 +74,14 @@ func WriteHTML(w io.Writer, o *summary.Overview, now time.Time) error {
 		pg.Scenarios = append(pg.Scenarios, hs)
 	}
 	return page.Execute(w, pg)
+}
+
+// onServer says a cell of sc ran on a PostgreSQL server.
+func onServer(sc summary.Scenario) bool {
+	for _, t := range sc.Targets {
+		if slices.ContainsFunc(t.Cells, func(c summary.Cell) bool { return c.Row.DB == results.DBPostgres }) {
+			return true
+		}
+	}
+	return false
 }

@@ -151,6 +151,22 @@ func TestPostgresShowsTheServer(t *testing.T) {
 	if !strings.Contains(md.String(), "PostgreSQL server on cpuset 1, pool 20") {
 		t.Errorf("markdown does not name the server:\n%s", md.String())
 	}
+	// The HTML gives the server's CPU and memory beside the target's, in the cells' table.
+	var page, plainPage bytes.Buffer
+	if err := WriteHTML(&page, o, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<th>database CPU (cores)</th>", "<td>0.42</td><td>123</td>"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("HTML lacks %s", want)
+		}
+	}
+	if err := WriteHTML(&plainPage, fixtureOverview(t), time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plainPage.String(), "database CPU") {
+		t.Error("the HTML of a run without a server shows the server's columns")
+	}
 }
 
 func TestMarkdownAndJSON(t *testing.T) {
