@@ -54,6 +54,10 @@ of one server made one after the other drift by a percent or two, and with five 
 side such drift is "significant" without meaning anything. With fewer than 4 valid trials a side
 nothing can be significant, and with fewer than 6 the interval is ±∞.
 
+A --find-max cell is compared on its searches' maxima (max, rps; --fail-on 'max:-5%'), with the
+same test: under 4 searches a side nothing can be significant, and under 6 the range of the
+maxima is shown instead of an interval.
+
 Cells whose rows were measured differently (load model, duration, warm-up, payload, number of
 target CPUs, memory, image, iotbench version, host CPU: the fingerprint, docs/results.md) are
 refused, naming the field, unless --allow-mismatch allows it.
@@ -178,9 +182,6 @@ func runCompare(o *CompareOptions) error {
 			names = append(names, c.Name())
 		}
 		return usagef("%d cell(s) not compared because their rows were measured differently: %s (see the notes)", len(refused), strings.Join(names, ", "))
-	}
-	if len(res.Cells) == 0 && len(res.Searches) > 0 {
-		return usagef("%s and %s share no fixed-rate cell: --find-max steps are not compared (each is a different rate); compare the maxima the runs reported", o.Old, o.New)
 	}
 	if len(res.Cells) == 0 {
 		hint := ""

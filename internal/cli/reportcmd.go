@@ -11,7 +11,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/overview"
 	"github.com/iotbench/iotbench/internal/report"
-	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/spf13/cobra"
 )
 
@@ -73,9 +73,9 @@ func runReport(o *ReportOptions) error {
 	if !slices.Contains(overview.Formats, o.Format) {
 		return usagef("--format %q: one of %s", o.Format, strings.Join(overview.Formats, ", "))
 	}
-	var sources []overview.Source
+	var sources []summary.Source
 	for _, path := range o.Files {
-		src, err := overview.Load(path)
+		src, err := summary.Load(path)
 		if err != nil {
 			return usageError(err)
 		}
@@ -84,11 +84,11 @@ func runReport(o *ReportOptions) error {
 		}
 		sources = append(sources, src)
 	}
-	ov, err := overview.Build(sources)
+	ov, err := summary.Build(sources)
 	if err != nil {
 		return usageError(err)
 	}
-	if err := writeOverview(o.Streams.Out, o.Streams.ErrOut, ov, sources, o.Format); err != nil {
+	if err := writeOverview(o.Streams.Out, o.Streams.ErrOut, ov, o.Format); err != nil {
 		return err
 	}
 	if o.HTML != "" {
@@ -103,18 +103,14 @@ func runReport(o *ReportOptions) error {
 
 // writeOverview writes ov in format to out; notes go to errOut with the table, inside the
 // document with markdown and JSON.
-func writeOverview(out, errOut io.Writer, ov *overview.Overview, sources []overview.Source, format string) error {
+func writeOverview(out, errOut io.Writer, ov *summary.Overview, format string) error {
 	switch format {
 	case "markdown":
 		return overview.WriteMarkdown(out, ov)
 	case "json":
 		return overview.WriteJSON(out, ov)
 	}
-	var rows []results.Row
-	for _, s := range sources {
-		rows = append(rows, s.Rows...)
-	}
-	if err := report.Write(out, rows); err != nil {
+	if err := report.WriteTable(out, ov); err != nil {
 		return err
 	}
 	for _, n := range ov.Notes {
@@ -124,7 +120,7 @@ func writeOverview(out, errOut io.Writer, ov *overview.Overview, sources []overv
 }
 
 // writeHTMLFile writes the HTML report to path and returns its size.
-func writeHTMLFile(path string, ov *overview.Overview, now time.Time) (int, error) {
+func writeHTMLFile(path string, ov *summary.Overview, now time.Time) (int, error) {
 	var b bytes.Buffer
 	if err := overview.WriteHTML(&b, ov, now); err != nil {
 		return 0, err

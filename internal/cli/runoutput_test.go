@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/hdrlog"
+	"github.com/iotbench/iotbench/internal/overview"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
 
@@ -85,7 +86,7 @@ func TestRunLeavesTimelineHistogramsAndReport(t *testing.T) {
 	var doc struct {
 		SchemaVersion int `json:"schema_version"`
 	}
-	if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil || doc.SchemaVersion != 1 {
+	if err := json.Unmarshal([]byte(stdout.String()), &doc); err != nil || doc.SchemaVersion != overview.SchemaVersion {
 		t.Errorf("stdout is not the JSON document (%v):\n%s", err, stdout)
 	}
 }

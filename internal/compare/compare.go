@@ -17,6 +17,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
+	"github.com/iotbench/iotbench/internal/summary"
 )
 
 // Options say how to compare.
@@ -90,7 +91,9 @@ func ParseGates(spec string) ([]Gate, error) {
 func metricNames() string {
 	var names []string
 	for _, m := range results.Metrics {
-		names = append(names, m.Name)
+		if m.Compared {
+			names = append(names, m.Name)
+		}
 	}
 	return strings.Join(names, ", ")
 }
@@ -113,6 +116,9 @@ type Change struct {
 	WithinNoise bool
 	// Failed is the gate this change fails, if any.
 	Failed *Gate
+	// OldRange and NewRange are the least and greatest value of a side whose median has no
+	// interval (fewer than stats.MinTrialsForCI): a search's maxima are shown with their range.
+	OldRange, NewRange *[2]float64
 }
 
 // Significant reports whether the difference is significant at alpha and not within the noise.
@@ -130,6 +136,9 @@ type Cell struct {
 	Changes []Change
 	// NoValidNew is set when old had valid trials and new has none: a failure under a gate.
 	NoValidNew bool
+	// Search: the cell holds --find-max steps; it is compared on its searches' maxima, and its
+	// trials and valid trials count searches and those that found a maximum.
+	Search bool
 }
 
 // Name is "scenario/target".
@@ -143,8 +152,6 @@ type Result struct {
 	Gates            []Gate
 	Cells            []Cell
 	OnlyOld, OnlyNew []string // cells in one file only, "scenario/target"
-	// Searches are cells of --find-max steps, not compared: each step is a different rate.
-	Searches []string
 }
 
 // Failures are the gate's verdicts against the comparison, one line each. A cell of the old file
@@ -203,23 +210,104 @@ func Compare(oldFile string, old []results.Row, newFile string, new []results.Ro
 	res := Result{OldFile: oldFile, NewFile: newFile, Alpha: o.Alpha, NoisePct: o.NoisePct, Gates: o.Gates}
 	oldOrder, oldBy := group(old)
 	newOrder, newBy := group(new)
+	var oldMax, newMax maxima
 	for _, k := range oldOrder {
-		if k.isSearch() {
-			res.Searches = append(res.Searches, k.scenario+"/"+k.target)
-			continue
-		}
 		if _, ok := newBy[k]; !ok {
 			res.OnlyOld = append(res.OnlyOld, k.scenario+"/"+k.target)
+			continue
+		}
+		if k.isSearch() {
+			if oldMax == nil {
+				oldMax, newMax = maximaOf(old), maximaOf(new)
+			}
+			res.Cells = append(res.Cells, compareSearches(k, oldBy[k], newBy[k], oldMax[k], newMax[k], o))
 			continue
 		}
 		res.Cells = append(res.Cells, compareCell(k, oldBy[k], newBy[k], o))
 	}
 	for _, k := range newOrder {
-		if _, ok := oldBy[k]; !ok && !k.isSearch() {
+		if _, ok := oldBy[k]; !ok {
 			res.OnlyNew = append(res.OnlyNew, k.scenario+"/"+k.target)
 		}
 	}
 	return res
+}
+
+// maxima are each find-max cell's searches, as the summary reads them from the steps.
+type maxima map[key][]summary.Search
+
+func maximaOf(rows []results.Row) maxima {
+	out := maxima{}
+	for _, sc := range summary.FromRows(rows).Scenarios {
+		for _, t := range sc.Targets {
+			out[key{sc.Name, t.Name}] = t.Searches
+		}
+	}
+	return out
+}
+
+// perStep are the fingerprint fields a find-max search sets step by step.
+var perStep = []string{"requested_rps", "connections"}
+
+// compareSearches compares a find-max cell on its searches' maxima, with the test of any metric:
+// the Mann–Whitney test of the maxima, the noise threshold, the gates on "max".
+func compareSearches(k key, oldRows, newRows []results.Row, old, new []summary.Search, o Options) Cell {
+	c := Cell{Scenario: k.scenario, Target: k.target, OldTrials: len(old), NewTrials: len(new), Search: true}
+	c.Mismatches = mismatches(oldRows, newRows, perStep...)
+	for _, m := range c.Mismatches {
+		if !o.allowed(m.Field) {
+			c.Refused = true
+		}
+	}
+	values := func(ss []summary.Search) []float64 {
+		var v []float64
+		for _, s := range ss {
+			if s.Max > 0 {
+				v = append(v, float64(s.Max))
+			}
+		}
+		return v
+	}
+	a, b := values(old), values(new)
+	c.OldValid, c.NewValid = len(a), len(b)
+	if c.Refused {
+		return c
+	}
+	c.NoValidNew = len(b) == 0 && len(a) > 0
+	if len(a) == 0 || len(b) == 0 {
+		return c
+	}
+	ch := change(results.MustMetric("max"), a, b, o)
+	ch.OldRange, ch.NewRange = rangeOf(a, ch.Old), rangeOf(b, ch.New)
+	c.Changes = append(c.Changes, ch)
+	return c
+}
+
+// rangeOf is the least and greatest of values when their median has no interval.
+func rangeOf(values []float64, s stats.Summary) *[2]float64 {
+	if s.Finite() {
+		return nil
+	}
+	return &[2]float64{slices.Min(values), slices.Max(values)}
+}
+
+// change compares metric m's values, old against new, and applies the gates.
+func change(m results.Metric, a, b []float64, o Options) Change {
+	ch := Change{Metric: m, Old: stats.Summarize(a), New: stats.Summarize(b), Comparison: stats.Compare(a, b, o.Alpha)}
+	ch.Percent = math.NaN()
+	if ch.Old.Median != 0 {
+		ch.Percent = (ch.New.Median/ch.Old.Median - 1) * 100
+		ch.WithinNoise = ch.Comparison.Significant() && math.Abs(ch.Percent) < o.NoisePct
+	}
+	if ch.Significant() && !math.IsNaN(ch.Percent) {
+		for _, g := range o.Gates {
+			if g.Metric == m.Name && g.passedBy(ch.Percent) {
+				ch.Failed = &g
+				break
+			}
+		}
+	}
+	return ch
 }
 
 func compareCell(k key, old, new []results.Row, o Options) Cell {
@@ -242,25 +330,14 @@ func compareCell(k key, old, new []results.Row, o Options) Cell {
 		return c
 	}
 	for _, m := range results.Metrics {
+		if !m.Compared || !m.OfRows() {
+			continue
+		}
 		a, b := m.Of(oldValid), m.Of(newValid)
 		if m.Optional && allZero(a) && allZero(b) {
 			continue // not recorded
 		}
-		ch := Change{Metric: m, Old: stats.Summarize(a), New: stats.Summarize(b), Comparison: stats.Compare(a, b, o.Alpha)}
-		ch.Percent = math.NaN()
-		if ch.Old.Median != 0 {
-			ch.Percent = (ch.New.Median/ch.Old.Median - 1) * 100
-			ch.WithinNoise = ch.Comparison.Significant() && math.Abs(ch.Percent) < o.NoisePct
-		}
-		if ch.Significant() && !math.IsNaN(ch.Percent) {
-			for _, g := range o.Gates {
-				if g.Metric == m.Name && g.passedBy(ch.Percent) {
-					ch.Failed = &g
-					break
-				}
-			}
-		}
-		c.Changes = append(c.Changes, ch)
+		c.Changes = append(c.Changes, change(m, a, b, o))
 	}
 	return c
 }
@@ -286,12 +363,12 @@ func valid(rows []results.Row) []results.Row {
 
 // mismatches lists the fingerprint fields not equal across all rows of both files. Fields are
 // matched by name: a file older than a field (timeout_s before schema 7) reads as not having it.
-func mismatches(old, new []results.Row) []Mismatch {
+func mismatches(old, new []results.Row, skip ...string) []Mismatch {
 	var names []string
 	for _, rows := range [][]results.Row{old, new} {
 		for _, r := range rows {
 			for _, f := range r.FingerprintFields() {
-				if !slices.Contains(names, f.Name) {
+				if !slices.Contains(names, f.Name) && !slices.Contains(skip, f.Name) {
 					names = append(names, f.Name)
 				}
 			}

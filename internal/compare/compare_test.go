@@ -209,24 +209,60 @@ func TestNoiseThreshold(t *testing.T) {
 	}
 }
 
-func TestFindMaxStepsAreNotCompared(t *testing.T) {
-	steps := func(rates ...int) []results.Row {
-		rows := trials(len(rates), 50*time.Millisecond, true)
-		for i := range rows {
-			rows[i].Scenario, rows[i].Mode, rows[i].RequestedRPS = "io-heavy"+results.FindMaxSuffix, "open", rates[i]
+// searchSteps are the steps of find-max searches of target t, one search per maximum: each a
+// fresh container (its own start-up time), confirming its maximum twice and failing above it twice.
+func searchSteps(maxima ...int) []results.Row {
+	var rows []results.Row
+	for i, m := range maxima {
+		for _, s := range []struct {
+			rate  int
+			valid bool
+		}{{m / 2, true}, {m, true}, {m + m/10, false}, {m + m/10, false}, {m, true}} {
+			r := results.Row{Scenario: "io-heavy" + results.FindMaxSuffix, Target: "t", Trial: len(rows) + 1, Mode: "open",
+				RequestedRPS: s.rate, Connections: s.rate / 4, Valid: s.valid, Startup: time.Duration(900+i) * time.Millisecond, ThroughputRPS: float64(s.rate)}
+			if !s.valid {
+				r.InvalidReason = "slo not met: p99 300ms ≥ 100ms"
+			}
+			rows = append(rows, r)
 		}
-		return rows
 	}
-	old := append(trials(5, 50*time.Millisecond, true), steps(500, 1000, 2000)...)
-	new := append(trials(5, 50*time.Millisecond, true), steps(500, 1000)...)
-	r := Compare("old.csv", old, "new.csv", new, Options{Alpha: 0.05, NoisePct: 3})
-	if len(r.Cells) != 1 || r.Cells[0].Scenario != "s" || r.Cells[0].Refused {
-		t.Errorf("cells %+v, want the fixed-rate cell compared alone", r.Cells)
-	}
-	if strings.Join(r.Searches, " ") != "io-heavy.find-max/t" || len(r.OnlyOld)+len(r.OnlyNew) != 0 {
-		t.Errorf("searches %v, only old %v, only new %v; want the find-max cell set aside once", r.Searches, r.OnlyOld, r.OnlyNew)
-	}
-	if notes := strings.Join(r.Notes(), "\n"); !strings.Contains(notes, "not compared: io-heavy.find-max/t, the steps of --find-max searches") || strings.Contains(notes, "REFUSED") {
-		t.Errorf("notes:\n%s", notes)
+	return rows
+}
+
+// TestFindMaxCellsCompareTheirMaxima: a find-max cell is compared on its searches' maxima: with
+// two searches a side, their range and no significance; with five, the Mann–Whitney test and the
+// gate on max, as any metric. The steps' own rates and connections are no mismatch.
+func TestFindMaxCellsCompareTheirMaxima(t *testing.T) {
+	gates, _ := ParseGates("max:-10%")
+	for _, c := range []struct {
+		name       string
+		old, new   []int
+		wantSignif bool
+		wantText   string
+	}{
+		{"two searches", []int{1000, 1100}, []int{800, 850}, false, "1050.0 [1000.0–1100.0]"},
+		{"five searches", []int{1000, 1020, 1050, 990, 1010}, []int{800, 820, 790, 810, 805}, true, "1010.0 [990.0–1050.0]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			old := append(trials(5, 50*time.Millisecond, true), searchSteps(c.old...)...)
+			new := append(trials(5, 50*time.Millisecond, true), searchSteps(c.new...)...)
+			r := Compare("old.csv", old, "new.csv", new, Options{Alpha: 0.05, NoisePct: 3, Gates: gates})
+			if len(r.Cells) != 2 || !r.Cells[1].Search || r.Cells[1].Refused || len(r.Cells[1].Changes) != 1 {
+				t.Fatalf("cells %+v, want the fixed-rate cell and the find-max cell compared", r.Cells)
+			}
+			ch := r.Cells[1].Changes[0]
+			if ch.Metric.Name != "max" || ch.Significant() != c.wantSignif || (ch.Failed != nil) != c.wantSignif {
+				t.Errorf("max change %+v, want significant and gated %v", ch, c.wantSignif)
+			}
+			var b strings.Builder
+			if err := Write(&b, r, "text"); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"max (rps)", c.wantText, "are compared on the maxima of their searches"} {
+				if !strings.Contains(b.String(), want) {
+					t.Errorf("output lacks %q:\n%s", want, b.String())
+				}
+			}
+		})
 	}
 }

@@ -12,8 +12,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/stats"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/iotbench/iotbench/internal/texttab"
 )
 
 // Formats are the output formats of Write.
@@ -61,13 +60,28 @@ func tableRows(r Result) [][]string {
 				change += " FAIL"
 			}
 			rows = append(rows, []string{cell, ch.Metric.Name + " (" + ch.Metric.Unit + ")",
-				summaryText(ch.Old, ch.Metric.Unit), summaryText(ch.New, ch.Metric.Unit), change, pText(ch.Comparison)})
+				sideText(ch.Old, ch.OldRange, ch.Metric.Unit), sideText(ch.New, ch.NewRange, ch.Metric.Unit), change, pText(ch.Comparison)})
 		}
 	}
 	return rows
 }
 
 func trialsText(valid, all int) string { return fmt.Sprintf("%d/%d valid trials", valid, all) }
+
+// spans says a range holds more than one value.
+func spans(r *[2]float64) bool { return r != nil && r[0] != r[1] }
+
+// sideText is a side's median with its interval, or with the range of its values when it has
+// no interval and they were kept (a search's maxima).
+func sideText(s stats.Summary, values *[2]float64, unit string) string {
+	switch {
+	case values == nil:
+		return summaryText(s, unit)
+	case values[0] == values[1]:
+		return formatValue(s.Median, unit)
+	}
+	return fmt.Sprintf("%s [%s–%s]", formatValue(s.Median, unit), formatValue(values[0], unit), formatValue(values[1], unit))
+}
 
 func summaryText(s stats.Summary, unit string) string {
 	return formatValue(s.Median, unit) + " " + s.PlusMinus()
@@ -105,16 +119,22 @@ func formatValue(v float64, unit string) string {
 // Notes are what the table cannot say: warnings first, then the gate's verdict.
 func (r Result) Notes() []string {
 	var notes []string
-	var cannot []string
-	infinite := false
+	var cannot, searches []string
+	infinite, ranges := false, false
 	for _, c := range r.Cells {
 		if len(c.Changes) == 0 {
 			continue
 		}
-		if !c.Changes[0].Comparison.CanDiffer() {
+		if c.Search {
+			searches = append(searches, fmt.Sprintf("%s (%d+%d)", c.Name(), c.OldValid, c.NewValid))
+		} else if !c.Changes[0].Comparison.CanDiffer() {
 			cannot = append(cannot, fmt.Sprintf("%s (%d+%d)", c.Name(), c.OldValid, c.NewValid))
 		}
 		for _, ch := range c.Changes {
+			if ch.OldRange != nil || ch.NewRange != nil {
+				ranges = ranges || spans(ch.OldRange) || spans(ch.NewRange)
+				continue
+			}
 			infinite = infinite || !ch.Old.Finite() || !ch.New.Finite()
 		}
 	}
@@ -125,12 +145,21 @@ func (r Result) Notes() []string {
 	if infinite {
 		notes = append(notes, fmt.Sprintf("±∞: with fewer than %d valid trials the median has no %.0f%% confidence interval", stats.MinTrialsForCI, 100*stats.Confidence))
 	}
+	if len(searches) > 0 {
+		notes = append(notes, fmt.Sprintf("max: --find-max cells %s are compared on the maxima of their searches (those that found one), with the Mann–Whitney test of any metric; it needs %d searches a side to reach p < %g, and under %d a side a median has no %.0f%% interval",
+			strings.Join(searches, ", "), stats.TrialsToDiffer(r.Alpha), r.Alpha, stats.MinTrialsForCI, 100*stats.Confidence))
+	}
+	if ranges {
+		notes = append(notes, "[least–greatest]: too few searches for an interval, the range of their maxima instead")
+	}
 	for _, c := range r.Cells {
 		for _, side := range []struct {
 			file          string
 			valid, trials int
 		}{{r.OldFile, c.OldValid, c.OldTrials}, {r.NewFile, c.NewValid, c.NewTrials}} {
-			if side.valid < side.trials {
+			if side.valid < side.trials && c.Search {
+				notes = append(notes, fmt.Sprintf("%s: %d of %d searches in %s found no maximum; the maxima are those of the others", c.Name(), side.trials-side.valid, side.trials, side.file))
+			} else if side.valid < side.trials {
 				notes = append(notes, fmt.Sprintf("%s: %d of %d trials in %s are invalid; statistics use the valid ones only", c.Name(), side.trials-side.valid, side.trials, side.file))
 			}
 		}
@@ -149,9 +178,6 @@ func (r Result) Notes() []string {
 			}
 			notes = append(notes, fmt.Sprintf("%s (≠) is compared although its rows differ in %s", c.Name(), strings.Join(fields, ", ")))
 		}
-	}
-	if len(r.Searches) > 0 {
-		notes = append(notes, fmt.Sprintf("not compared: %s, the steps of --find-max searches (each step a different rate); compare the maxima the runs reported, or fixed-rate runs at a rate both meet", strings.Join(r.Searches, ", ")))
 	}
 	if len(r.OnlyOld) > 0 {
 		notes = append(notes, fmt.Sprintf("only in %s: %s", r.OldFile, strings.Join(r.OnlyOld, ", ")))
@@ -203,17 +229,9 @@ func heading(r Result) string {
 func writeText(w io.Writer, r Result) error {
 	fmt.Fprintln(w, safetext.Terminal(heading(r)))
 	if rows := tableRows(r); len(rows) > 0 {
-		align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
-		t := tablewriter.NewTable(w,
-			tablewriter.WithHeaderConfig(tw.CellConfig{
-				Formatting: tw.CellFormatting{AutoFormat: tw.Off},
-				Padding:    tw.CellPadding{Global: tw.PaddingDefault},
-			}),
-			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		)
-		t.Header(toAny(tableHeader)...)
+		t := texttab.New(w, tableHeader, texttab.Layout{Left: []int{0, 1, 5}})
 		for _, row := range rows {
-			if err := t.Append(terminal(row)...); err != nil {
+			if err := t.Append(texttab.Row(row)...); err != nil {
 				return err
 			}
 		}
@@ -225,23 +243,6 @@ func writeText(w io.Writer, r Result) error {
 		fmt.Fprintf(w, "  • %s\n", safetext.Terminal(n)) // notes quote the files' values
 	}
 	return nil
-}
-
-// terminal is a table row whose cells print no control code (a name, a value from a file).
-func terminal(row []string) []any {
-	out := make([]any, len(row))
-	for i, v := range row {
-		out[i] = safetext.Terminal(v)
-	}
-	return out
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
 }
 
 func writeMarkdown(w io.Writer, r Result) error {
@@ -310,6 +311,8 @@ type jsonSummary struct {
 	Lo     *float64 `json:"lo"` // null when infinite
 	Hi     *float64 `json:"hi"`
 	N      int      `json:"n"`
+	// Range is the least and greatest value where there is no interval (a search's maxima).
+	Range *[2]float64 `json:"range,omitempty"`
 }
 
 type jsonChange struct {
@@ -325,15 +328,17 @@ type jsonChange struct {
 }
 
 type jsonCell struct {
-	Scenario   string       `json:"scenario"`
-	Target     string       `json:"target"`
-	OldTrials  int          `json:"old_trials"`
-	OldValid   int          `json:"old_valid"`
-	NewTrials  int          `json:"new_trials"`
-	NewValid   int          `json:"new_valid"`
-	Mismatches []Mismatch   `json:"mismatches"`
-	Refused    bool         `json:"refused"`
-	Changes    []jsonChange `json:"changes"`
+	Scenario   string     `json:"scenario"`
+	Target     string     `json:"target"`
+	OldTrials  int        `json:"old_trials"`
+	OldValid   int        `json:"old_valid"`
+	NewTrials  int        `json:"new_trials"`
+	NewValid   int        `json:"new_valid"`
+	Mismatches []Mismatch `json:"mismatches"`
+	Refused    bool       `json:"refused"`
+	// FindMax: trials count searches, valid ones those that found a maximum.
+	FindMax bool         `json:"find_max,omitempty"`
+	Changes []jsonChange `json:"changes"`
 }
 
 func writeJSON(w io.Writer, r Result) error {
@@ -343,7 +348,9 @@ func writeJSON(w io.Writer, r Result) error {
 		}
 		return &v
 	}
-	sum := func(s stats.Summary) jsonSummary { return jsonSummary{s.Median, finite(s.Lo), finite(s.Hi), s.N} }
+	sum := func(s stats.Summary, r *[2]float64) jsonSummary {
+		return jsonSummary{Median: s.Median, Lo: finite(s.Lo), Hi: finite(s.Hi), N: s.N, Range: r}
+	}
 	out := struct {
 		Old     string     `json:"old"`
 		New     string     `json:"new"`
@@ -362,12 +369,12 @@ func writeJSON(w io.Writer, r Result) error {
 	}
 	for _, c := range r.Cells {
 		jc := jsonCell{Scenario: c.Scenario, Target: c.Target, OldTrials: c.OldTrials, OldValid: c.OldValid,
-			NewTrials: c.NewTrials, NewValid: c.NewValid, Mismatches: c.Mismatches, Refused: c.Refused, Changes: []jsonChange{}}
+			NewTrials: c.NewTrials, NewValid: c.NewValid, Mismatches: c.Mismatches, Refused: c.Refused, FindMax: c.Search, Changes: []jsonChange{}}
 		if jc.Mismatches == nil {
 			jc.Mismatches = []Mismatch{}
 		}
 		for _, ch := range c.Changes {
-			jch := jsonChange{Metric: ch.Metric.Name, Unit: ch.Metric.Unit, Old: sum(ch.Old), New: sum(ch.New),
+			jch := jsonChange{Metric: ch.Metric.Name, Unit: ch.Metric.Unit, Old: sum(ch.Old, ch.OldRange), New: sum(ch.New, ch.NewRange),
 				ChangePct: finite(ch.Percent), P: ch.Comparison.P, Significant: ch.Significant(), WithinNoise: ch.WithinNoise}
 			if ch.Failed != nil {
 				jch.GateFailed = ch.Failed.String()

@@ -240,6 +240,9 @@ func pairedChanges(c PairedCell, o PairedOptions) ([]PairedChange, []string) {
 	var notRecorded []string
 	for _, g := range o.Gates {
 		m, _ := results.MetricNamed(g.Metric)
+		if !m.OfRows() {
+			continue // a search's maximum: a paired run's cells are at fixed rates
+		}
 		var bs, cs []float64
 		for _, t := range trials {
 			if s := rounds[t]; s.base != nil && s.cand != nil {

@@ -11,8 +11,7 @@ import (
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/safetext"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/iotbench/iotbench/internal/texttab"
 )
 
 // WritePaired renders a paired run's verdicts in format (one of Formats), as Write does.
@@ -169,22 +168,9 @@ func (r PairedResult) Notes() []string {
 func writePairedText(w io.Writer, r PairedResult) error {
 	fmt.Fprintln(w, safetext.Terminal(r.heading()))
 	if rows := r.tableRows(); len(rows) > 0 {
-		header := r.header()
-		align := make([]tw.Align, len(header))
-		for i := range align {
-			align[i] = tw.AlignRight
-		}
-		align[0], align[1], align[7] = tw.AlignLeft, tw.AlignLeft, tw.AlignLeft
-		t := tablewriter.NewTable(w,
-			tablewriter.WithHeaderConfig(tw.CellConfig{
-				Formatting: tw.CellFormatting{AutoFormat: tw.Off},
-				Padding:    tw.CellPadding{Global: tw.PaddingDefault},
-			}),
-			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-		)
-		t.Header(toAny(header)...)
+		t := texttab.New(w, r.header(), texttab.Layout{Left: []int{0, 1, 7}})
 		for _, row := range rows {
-			if err := t.Append(terminal(row)...); err != nil {
+			if err := t.Append(texttab.Row(row)...); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
+	"github.com/iotbench/iotbench/internal/summary"
 )
 
 // Verdict is what a measurement says of a claim.
@@ -114,28 +115,7 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 // be told apart. tested says the comparison was the Mann–Whitney test (enough trials a side);
 // otherwise it is whether the trials' ranges are apart, a weaker evidence.
 func better(a, b Figure) (order int, tested bool) {
-	n := stats.TrialsToDiffer(stats.DefaultAlpha)
-	sign := 1
-	if !a.Metric.Higher {
-		sign = -1
-	}
-	if len(a.Values) >= n && len(b.Values) >= n {
-		c := stats.Compare(a.Values, b.Values, stats.DefaultAlpha)
-		if !c.Significant() {
-			return 0, true
-		}
-		if a.Median > b.Median {
-			return sign, true
-		}
-		return -sign, true
-	}
-	switch {
-	case slices.Min(a.Values) > slices.Max(b.Values):
-		return sign, false
-	case slices.Max(a.Values) < slices.Min(b.Values):
-		return -sign, false
-	}
-	return 0, false
+	return summary.Order(a.Values, b.Values, a.Metric.HigherIsBetter)
 }
 
 // Check checks every claim of e in each of its runs; rows holds each run's rows by run name.

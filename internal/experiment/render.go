@@ -10,8 +10,7 @@ import (
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/scenario"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/iotbench/iotbench/internal/texttab"
 )
 
 // Format is how a report is written: Text for a terminal, Markdown for docs/experiments.md.
@@ -39,7 +38,7 @@ func Write(w io.Writer, format Format, f *File, sf *scenario.File, names []strin
 		var index []string
 		for _, name := range names {
 			e := f.Experiments[name]
-			index = append(index, fmt.Sprintf("- [%s](#%s) — %s", e.Title, name, summary(Check(e, measured[name]))))
+			index = append(index, fmt.Sprintf("- [%s](#%s) — %s", e.Title, name, verdictCounts(Check(e, measured[name]))))
 		}
 		d.para(strings.Join(index, "\n"))
 	}
@@ -84,8 +83,8 @@ func header(measured Measured) string {
 		first.UTC().Format("2006-01-02 15:04"), last.UTC().Format("15:04"), strings.Join(hosts, "; "), strings.Join(commits, ", "))
 }
 
-// summary counts the verdicts of findings: "2 hold, 1 does not hold, 3 cannot be tested here".
-func summary(findings []Finding) string {
+// verdictCounts counts the verdicts of findings: "2 hold, 1 does not hold, 3 cannot be tested here".
+func verdictCounts(findings []Finding) string {
 	counts := map[Verdict]int{}
 	for _, f := range findings {
 		counts[f.Verdict]++
@@ -391,16 +390,7 @@ func (d *doc) table(header []string, rows [][]string) {
 		d.b.WriteString("\n")
 		return
 	}
-	t := tablewriter.NewTable(&d.b,
-		tablewriter.WithHeaderConfig(tw.CellConfig{Formatting: tw.CellFormatting{AutoFormat: tw.Off}}),
-		tablewriter.WithRowAutoWrap(tw.WrapNormal),
-		tablewriter.WithRowMaxWidth(48),
-	)
-	hdr := make([]any, len(header))
-	for i, c := range header {
-		hdr[i] = c
-	}
-	t.Header(hdr...)
+	t := texttab.New(&d.b, header, texttab.Layout{Wrap: 48, TightHeader: true})
 	for _, r := range rows {
 		cells := make([]any, len(r))
 		for i, c := range r {

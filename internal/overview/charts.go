@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/iotbench/iotbench/internal/timeline"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -82,7 +83,7 @@ func newPlot(title, x, y string) *plot.Plot {
 func colorOf(i int) color.Color { return plotutil.Color(i) }
 
 // throughputChart: each target's median throughput with its 95% interval.
-func throughputChart(sc Scenario) (*chart, error) {
+func throughputChart(sc summary.Scenario) (*chart, error) {
 	var names []string
 	var vals plotter.Values
 	type bar struct {
@@ -166,8 +167,16 @@ func (spectrumTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 // spectrumChart: each target's pooled latency by percentile, percentiles on a log axis.
-func spectrumChart(sc Scenario) (*chart, error) {
-	p := newPlot("Latency by percentile: every valid trial's histogram pooled", "percentile", "latency (ms)")
+func spectrumChart(sc summary.Scenario) (*chart, error) {
+	title := "Latency by percentile: every valid trial's histogram pooled"
+	if sc.FindMax {
+		title = "Latency by percentile at each target's maximum: its steps there pooled"
+	}
+	p := newPlot(title, "percentile", "latency (ms)")
+	pooledOf := "trials"
+	if sc.FindMax {
+		pooledOf = "steps"
+	}
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = spectrumTicks{}
 	n := 0
@@ -191,7 +200,7 @@ func spectrumChart(sc Scenario) (*chart, error) {
 		l.Color = colorOf(i)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (%d trials, %d requests)", t.Name, t.Pooled.Trials, t.Pooled.Count), l)
+		p.Legend.Add(fmt.Sprintf("%s (%d %s, %d requests)", t.Name, t.Pooled.Trials, pooledOf, t.Pooled.Count), l)
 		n++
 	}
 	if n == 0 {
@@ -205,7 +214,7 @@ func spectrumChart(sc Scenario) (*chart, error) {
 
 // timelineChart: a target's cells second by second, warm-up at negative seconds, every trial a
 // line of its own colour: answers, latency, CPU and memory.
-func timelineChart(sc Scenario, t Target) (*chart, error) {
+func timelineChart(sc summary.Scenario, t summary.Target) (*chart, error) {
 	rps := newPlot(t.Name+": answers per second (— successes, - - errors)", "", "per second")
 	lat := newPlot("latency p99 of each second (— target, - - generator's own delay)", "", "ms (log)")
 	lat.Y.Scale = plot.LogScale{}
@@ -341,7 +350,7 @@ func addLine(p *plot.Plot, xys plotter.XYs, col color.Color, dashed bool, legend
 }
 
 // findMaxChart: latency p99 against the offered rate, every step of every search.
-func findMaxChart(sc Scenario) (*chart, error) {
+func findMaxChart(sc summary.Scenario) (*chart, error) {
 	p := newPlot("Find-max: p99 latency against the offered rate (○ valid step, × invalid)", "offered rate (requests / s)", "p99 (ms, log)")
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = msTicks{}
@@ -404,16 +413,22 @@ func findMaxChart(sc Scenario) (*chart, error) {
 }
 
 // resourcesChart: each target's median CPU and peak memory, and throughput per core and per GiB.
-func resourcesChart(sc Scenario) (*chart, error) {
+func resourcesChart(sc summary.Scenario) (*chart, error) {
 	type metric struct {
 		title string
-		get   func(Target) *Estimate
+		get   func(summary.Target) *summary.Estimate
+	}
+	at := ""
+	if sc.FindMax {
+		at = " at max"
 	}
 	metrics := []metric{
-		{"CPU (cores)", func(t Target) *Estimate { return t.CPUCores }},
-		{"peak memory (MiB)", func(t Target) *Estimate { return t.MemoryPeakMiB }},
-		{"throughput per core", func(t Target) *Estimate { return t.RPSPerCore }},
-		{"throughput per GiB", func(t Target) *Estimate { return t.RPSPerGiB }},
+		{"CPU (cores)" + at, func(t summary.Target) *summary.Estimate { return t.CPUCores }},
+		{"peak memory (MiB)" + at, func(t summary.Target) *summary.Estimate { return t.MemoryPeakMiB }},
+		{"throughput per core" + at, func(t summary.Target) *summary.Estimate { return t.RPSPerCore }},
+		{"throughput per GiB" + at, func(t summary.Target) *summary.Estimate { return t.RPSPerGiB }},
+		{"database CPU (cores)" + at, func(t summary.Target) *summary.Estimate { return t.DBCPUCores }},
+		{"database peak memory (MiB)" + at, func(t summary.Target) *summary.Estimate { return t.DBMemoryPeakMiB }},
 	}
 	var row []*plot.Plot
 	for _, m := range metrics {
@@ -454,6 +469,6 @@ func resourcesChart(sc Scenario) (*chart, error) {
 	if len(row) == 0 {
 		return nil, nil
 	}
-	svg, err := render([][]*plot.Plot{row}, vg.Points(math.Max(620, float64(170*len(row)))), vg.Points(260))
+	svg, err := render([][]*plot.Plot{row}, vg.Points(math.Max(620, float64(200*len(row)))), vg.Points(260))
 	return &chart{Title: "resources", SVG: svg}, err
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
 
@@ -102,7 +103,7 @@ func TestMakeFixture(t *testing.T) {
 			if err := w.Write(row); err != nil {
 				t.Fatal(err)
 			}
-			cell := timeline.Cell{Key: KeyOf(row), Warmup: res.WarmupTimeline, Measure: res.Timeline}
+			cell := timeline.Cell{Key: summary.KeyOf(row), Warmup: res.WarmupTimeline, Measure: res.Timeline}
 			if err := tw.Write(cell); err != nil {
 				t.Fatal(err)
 			}

@@ -1,19 +1,28 @@
+// Package overview renders the summary of results files (internal/summary) for readers beyond
+// the terminal: markdown ready for a pull request, JSON of a versioned schema, and a
+// self-contained HTML report with charts (gonum/plot SVG, no script, nothing fetched). A find-max
+// scenario opens with its answer in each. The terminal table of the same summary is
+// internal/report's.
 package overview
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
+	"github.com/iotbench/iotbench/internal/summary"
+	"github.com/iotbench/iotbench/internal/units"
 )
 
 // SchemaVersion is the version of the JSON this package writes (docs/report.md documents it);
 // every document records it in "schema_version".
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Formats are the text forms Write knows: table is internal/report's terminal table, written by
 // the caller.
@@ -36,8 +45,14 @@ type jsonHost struct {
 }
 
 type jsonScenario struct {
-	Name     string       `json:"name"`
-	FindMax  bool         `json:"find_max"`
+	Name    string `json:"name"`
+	FindMax bool   `json:"find_max"`
+	// A find-max scenario's answer first: its question, the maxima ranked, the finding.
+	Question string        `json:"question,omitempty"`
+	SLO      string        `json:"slo,omitempty"`
+	Maxima   []jsonMaximum `json:"maxima,omitempty"`
+	Finding  string        `json:"finding,omitempty"`
+
 	Settings jsonSettings `json:"settings"`
 	Targets  []jsonTarget `json:"targets"`
 	Notes    []string     `json:"notes"`
@@ -64,6 +79,24 @@ type jsonEstimate struct {
 	Lo     *float64 `json:"lo"` // null: too few trials for a 95% interval
 	Hi     *float64 `json:"hi"`
 	N      int      `json:"n"`
+	// Range: lo and hi are the least and greatest value, too few for an interval.
+	Range bool `json:"range,omitempty"`
+}
+
+// jsonMaximum is a find-max target's answer; its figures at the maximum are its target's
+// (medians over the valid steps at each search's maximum).
+type jsonMaximum struct {
+	Target string `json:"target"`
+	Rank   string `json:"rank,omitempty"`
+	// MaxRPS is the median of the searches' maxima; null when no search found one.
+	MaxRPS           *jsonEstimate `json:"max_rps"`
+	Searches         []int         `json:"search_maxima"`
+	GeneratorLimited bool          `json:"generator_limited,omitempty"`
+	AtLeastRPS       int           `json:"at_least_rps,omitempty"`
+	Unsearched       string        `json:"unsearched,omitempty"`
+	P99AtMax         *jsonEstimate `json:"latency_p99_ms_at_max"`
+	CPUAtMax         *jsonEstimate `json:"cpu_cores_at_max"`
+	MemoryAtMax      *jsonEstimate `json:"memory_peak_mib_at_max"`
 }
 
 type jsonPooled struct {
@@ -116,15 +149,15 @@ type jsonCell struct {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func jsonEst(e *Estimate) *jsonEstimate {
+func jsonEst(e *summary.Estimate) *jsonEstimate {
 	if e == nil {
 		return nil
 	}
-	return &jsonEstimate{Median: e.Median, Lo: finite(e.Lo), Hi: finite(e.Hi), N: e.N}
+	return &jsonEstimate{Median: e.Median, Lo: finite(e.Lo), Hi: finite(e.Hi), N: e.N, Range: e.Range}
 }
 
 // WriteJSON writes o as a JSON document of schema SchemaVersion.
-func WriteJSON(w io.Writer, o *Overview) error {
+func WriteJSON(w io.Writer, o *summary.Overview) error {
 	doc := jsonDoc{SchemaVersion: SchemaVersion, Sources: o.Sources, Notes: nonNil(o.Notes),
 		Host: jsonHost{CPU: o.Host.CPU, Kernel: o.Host.Kernel, Docker: o.Host.Docker, Version: o.Host.Version, Commit: o.Host.Commit}}
 	for _, sc := range o.Scenarios {
@@ -133,6 +166,17 @@ func WriteJSON(w io.Writer, o *Overview) error {
 			Mode: s.Mode, RequestedRPS: s.RequestedRPS, Connections: s.Connections, DurationS: s.Duration.Seconds(),
 			WarmupS: s.Warmup.Seconds(), CPUSet: s.CPUSet, GeneratorCPUSet: s.GeneratorCPUSet, Memory: s.Memory,
 			Fingerprint: s.Fingerprint, Seed: s.Seed, DB: s.DB, DBPoolSize: s.DBPoolSize, DBCPUSet: s.DBCPUSet}}
+		if sc.FindMax {
+			js.Question, js.SLO, js.Finding = sc.Question(), sc.SLO, sc.Finding()
+			for _, t := range sc.Targets {
+				m := jsonMaximum{Target: t.Name, Rank: t.Rank, MaxRPS: jsonEst(t.Max), Searches: []int{}, GeneratorLimited: t.AtLeastMax(),
+					AtLeastRPS: t.AtLeast, Unsearched: t.Unsearched(), P99AtMax: jsonEst(t.P99), CPUAtMax: jsonEst(t.CPUCores), MemoryAtMax: jsonEst(t.MemoryPeakMiB)}
+				for _, s := range t.Searches {
+					m.Searches = append(m.Searches, s.Max)
+				}
+				js.Maxima = append(js.Maxima, m)
+			}
+		}
 		for _, t := range sc.Targets {
 			jt := jsonTarget{Name: t.Name, Trials: t.Trials, Valid: t.Valid, Rank: t.Rank,
 				Throughput: jsonEst(t.Throughput), P50: jsonEst(t.P50), P99: jsonEst(t.P99), P999: jsonEst(t.P999),
@@ -165,15 +209,19 @@ func nonNil(s []string) []string {
 
 // WriteMarkdown writes o as GitHub-flavoured markdown, ready to paste into a pull request: a
 // table per scenario, its notes, and every cell that is not valid with its reason.
-func WriteMarkdown(w io.Writer, o *Overview) error {
+func WriteMarkdown(w io.Writer, o *summary.Overview) error {
 	var b strings.Builder
 	for _, sc := range o.Scenarios {
-		fmt.Fprintf(&b, "### %s\n\n%s\n\n", md(sc.Name), settingsText(sc, md))
+		fmt.Fprintf(&b, "### %s\n\n", mdText(sc.Name))
+		if sc.FindMax {
+			writeMaximaMarkdown(&b, sc)
+		}
+		fmt.Fprintf(&b, "%s\n\n", settingsText(sc, mdText))
 		if sc.FindMax {
 			b.WriteString("| target | rate (rps) | trial | verdict | throughput (rps) | p99 (ms) |\n|---|--:|--:|---|--:|--:|\n")
 			for _, t := range sc.Targets {
 				for _, c := range t.Cells {
-					fmt.Fprintf(&b, "| %s | %d | %d | %s | %.1f | %.2f |\n", md(t.Name), c.Row.RequestedRPS, c.Row.Trial, md(c.Verdict), c.Row.ThroughputRPS, ms(c.Row.LatencyP99))
+					fmt.Fprintf(&b, "| %s | %d | %d | %s | %.1f | %.2f |\n", mdText(t.Name), c.Row.RequestedRPS, c.Row.Trial, mdText(c.Verdict), c.Row.ThroughputRPS, ms(c.Row.LatencyP99))
 				}
 			}
 		} else {
@@ -188,49 +236,87 @@ func WriteMarkdown(w io.Writer, o *Overview) error {
 				if rank == "" {
 					rank = "—"
 				}
-				fmt.Fprintf(&b, "| %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s |\n", md(t.Name), t.Valid, t.Trials,
+				fmt.Fprintf(&b, "| %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(t.Name), t.Valid, t.Trials,
 					estText(t.Throughput, 1), estText(t.P50, 2), estText(t.P99, 2), estText(t.P999, 2), pooled,
 					estText(t.CPUCores, 2), estText(t.MemoryPeakMiB, 0), rank)
 			}
 		}
 		b.WriteString("\n")
 		for _, n := range sc.Notes {
-			fmt.Fprintf(&b, "- %s\n", md(n))
+			fmt.Fprintf(&b, "- %s\n", mdText(n))
 		}
 		for _, t := range sc.Targets {
 			for _, c := range t.Cells {
 				if c.Verdict != "valid" {
-					fmt.Fprintf(&b, "- %s trial %d is **%s**: %s\n", md(t.Name), c.Row.Trial, md(c.Verdict), md(reason(c)))
+					fmt.Fprintf(&b, "- %s trial %d is **%s**: %s\n", mdText(t.Name), c.Row.Trial, mdText(c.Verdict), mdText(reason(c)))
 				}
 			}
 		}
 		b.WriteString("\n")
 	}
 	for _, n := range o.Notes {
-		fmt.Fprintf(&b, "- %s\n", md(n))
+		fmt.Fprintf(&b, "- %s\n", mdText(n))
 	}
-	fmt.Fprintf(&b, "<sub>iotbench %s on %s, kernel %s, Docker %s; medians of valid trials ± their 95%% interval.</sub>\n", md(o.Host.Version), md(o.Host.CPU), md(o.Host.Kernel), md(o.Host.Docker))
+	fmt.Fprintf(&b, "<sub>iotbench %s on %s, kernel %s, Docker %s; medians of valid trials ± their 95%% interval.</sub>\n", mdText(o.Host.Version), mdText(o.Host.CPU), mdText(o.Host.Kernel), mdText(o.Host.Docker))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
+// mdText is every free text of the markdown (names, notes, reasons) as it is written: the one
+// place where what the text may not carry into markdown is dealt with.
+func mdText(s string) string { return safetext.Markdown(s) }
+
+// writeMaximaMarkdown writes a find-max scenario's answer: the question, the targets' maxima
+// ranked, the notes that say how to read them, and the finding.
+func writeMaximaMarkdown(b *strings.Builder, sc summary.Scenario) {
+	fmt.Fprintf(b, "**%s**\n\n", mdText(sc.Question()))
+	b.WriteString("| rank | target | max rps | p99 at max (ms) | CPU cores at max | peak memory at max (MiB) | rps per core |\n|--:|---|--:|--:|--:|--:|--:|\n")
+	for _, m := range maxRows(sc) {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", m.Rank, mdText(m.Target), m.Max, m.P99, m.CPU, m.Memory, m.PerCore)
+	}
+	b.WriteString("\n")
+	for _, n := range sc.MaxNotes() {
+		fmt.Fprintf(b, "- %s\n", mdText(n))
+	}
+	fmt.Fprintf(b, "\n**%s**\n\n", mdText(sc.Finding()))
+}
+
+// maxRow is a find-max target's line of the answer, as markdown and HTML write it.
+type maxRow struct{ Rank, Target, Max, P99, CPU, Memory, PerCore string }
+
+// maxRows are the lines of a find-max scenario's answer, best first.
+func maxRows(sc summary.Scenario) []maxRow {
+	var out []maxRow
+	for _, t := range sc.Targets {
+		r := maxRow{Rank: "—", Target: t.Name, Max: "—", P99: medianText(t.P99, 2), CPU: medianText(t.CPUCores, 2), Memory: medianText(t.MemoryPeakMiB, 0), PerCore: "—"}
+		switch {
+		case t.Max != nil:
+			r.Rank, r.Max = t.Rank, report.MaxText(*t.Max, t.AtLeastMax())
+			if t.CPUCores != nil && t.CPUCores.Median > 0 {
+				r.PerCore = units.Count(t.Max.Median / t.CPUCores.Median)
+			}
+		case t.AtLeast > 0:
+			r.Max = "≥ " + units.Count(float64(t.AtLeast)) + " (no maximum)"
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 // reason is why a cell is not valid.
-func reason(c Cell) string {
+func reason(c summary.Cell) string {
 	if c.Verdict == "disturbed" {
 		return strings.TrimPrefix(c.Row.Warnings, "disturbed: ")
 	}
 	return c.Row.InvalidReason
 }
 
-// md is text from the rows as literal markdown: a results file or a target's answer must not
-// bring markup (a tag, a link, emphasis) into a pull request's comment.
-func md(s string) string { return safetext.Markdown(s) }
-
-// settingsLine is a scenario's settings as plain text (the HTML template escapes it).
-func settingsLine(sc Scenario) string { return settingsText(sc, func(s string) string { return s }) }
+func settingsLine(sc summary.Scenario) string {
+	return settingsText(sc, func(s string) string { return s })
+}
 
 // settingsText is a scenario's settings, each value from the rows passed through esc.
-func settingsText(sc Scenario, esc func(string) string) string {
+func settingsText(sc summary.Scenario, esc func(string) string) string {
 	s := sc.Settings
 	load := fmt.Sprintf("open loop at %d rps", s.RequestedRPS)
 	switch {
@@ -253,9 +339,25 @@ func settingsText(sc Scenario, esc func(string) string) string {
 		load, s.Duration, s.Warmup, or(s.CPUSet, "none (not pinned)"), or(s.Memory, "unlimited"), or(s.GeneratorCPUSet, "none (not pinned)"), store, s.Fingerprint)
 }
 
-func estText(e *Estimate, prec int) string {
+// medianText is an estimate's median alone.
+func medianText(e *summary.Estimate, prec int) string {
+	if e == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.*f", prec, e.Median)
+}
+
+func estText(e *summary.Estimate, prec int) string {
 	if e == nil {
 		return "—"
 	}
 	return fmt.Sprintf("%.*f %s", prec, e.Median, e.Spread())
+}
+
+// finite maps ±Inf to NaN-free values for charts and JSON: nil for an infinite bound.
+func finite(v float64) *float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return nil
+	}
+	return &v
 }

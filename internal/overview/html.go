@@ -5,31 +5,39 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
+	"github.com/iotbench/iotbench/internal/summary"
 )
 
 //go:embed report.html.tmpl
 var pageTemplate string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"est":      func(e *Estimate, prec int) string { return estText(e, prec) },
+	"est":      func(e *summary.Estimate, prec int) string { return estText(e, prec) },
 	"ms":       func(d time.Duration) string { return fmt.Sprintf("%.2f", ms(d)) },
 	"pct":      func(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) },
 	"reason":   reason,
 	"settings": settingsLine,
+	"mib":      func(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) },
 }).Parse(pageTemplate))
 
 type htmlScenario struct {
-	Scenario
+	summary.Scenario
+	// DB: the targets ran on a PostgreSQL server, whose CPU and memory are shown beside theirs.
+	DB bool
+	// Maxima are a find-max scenario's answer, best first.
+	Maxima    []maxRow
 	Charts    []*chart
 	Timelines []*chart
 }
 
 type htmlPage struct {
-	*Overview
+	*summary.Overview
 	Title     string
 	Generated string
 	Scenarios []htmlScenario
@@ -37,13 +45,15 @@ type htmlPage struct {
 
 // WriteHTML writes o as one self-contained HTML page: styles inline, charts as inline SVG,
 // nothing fetched, no script. now stamps it.
-func WriteHTML(w io.Writer, o *Overview, now time.Time) error {
+func WriteHTML(w io.Writer, o *summary.Overview, now time.Time) error {
 	pg := htmlPage{Overview: o, Title: "iotbench report", Generated: now.UTC().Format(time.RFC3339)}
 	for _, sc := range o.Scenarios {
-		hs := htmlScenario{Scenario: sc}
-		draws := []func(Scenario) (*chart, error){throughputChart, spectrumChart, resourcesChart}
+		hs := htmlScenario{Scenario: sc, DB: onServer(sc)}
+		draws := []func(summary.Scenario) (*chart, error){throughputChart, spectrumChart, resourcesChart}
 		if sc.FindMax {
-			draws = []func(Scenario) (*chart, error){findMaxChart, spectrumChart, resourcesChart}
+			// The answer's figures first: at each target's maximum; then every step.
+			hs.Maxima = maxRows(sc)
+			draws = []func(summary.Scenario) (*chart, error){spectrumChart, resourcesChart, findMaxChart}
 		}
 		for _, d := range draws {
 			c, err := d(sc)
@@ -73,4 +83,14 @@ func WriteHTML(w io.Writer, o *Overview, now time.Time) error {
 	}
 	_, err := io.WriteString(w, safetext.Document(b.String()))
 	return err
+}
+
+// onServer says a cell of sc ran on a PostgreSQL server.
+func onServer(sc summary.Scenario) bool {
+	for _, t := range sc.Targets {
+		if slices.ContainsFunc(t.Cells, func(c summary.Cell) bool { return c.Row.DB == results.DBPostgres }) {
+			return true
+		}
+	}
+	return false
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/golden"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
 
@@ -20,13 +21,13 @@ func goldenFile(t *testing.T, name string, got []byte) {
 	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
-func fixtureOverview(t *testing.T) *Overview {
+func fixtureOverview(t *testing.T) *summary.Overview {
 	t.Helper()
-	src, err := Load(fixtureCSV)
+	src, err := summary.Load(fixtureCSV)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := Build([]Source{src})
+	o, err := summary.Build([]summary.Source{src})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +76,8 @@ func TestLoadRefusesAHistogramOfAnotherRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	copyFile(t, timeline.Path(fixtureCSV), timeline.Path(csv))
-	src, _ := Load(fixtureCSV)
-	k := KeyOf(src.Rows[0])
+	src, _ := summary.Load(fixtureCSV)
+	k := summary.KeyOf(src.Rows[0])
 	// The cell's log without its last second: a log of another (shorter) run.
 	log, err := os.ReadFile(timeline.HistogramBase(fixtureCSV, k) + ".hlog")
 	if err != nil {
@@ -87,7 +88,7 @@ func TestLoadRefusesAHistogramOfAnotherRun(t *testing.T) {
 	if err := os.WriteFile(timeline.HistogramBase(csv, k)+".hlog", []byte(short), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Load(csv)
+	_, err = summary.Load(csv)
 	if err == nil || !strings.Contains(err.Error(), "its histogram holds") || !strings.Contains(err.Error(), "not from the same run") {
 		t.Errorf("error %v, want a histogram that does not match its row refused", err)
 	}
@@ -97,7 +98,7 @@ func TestLoadNotesWhatIsMissing(t *testing.T) {
 	dir := t.TempDir()
 	csv := filepath.Join(dir, "r.csv")
 	copyFile(t, fixtureCSV, csv)
-	src, err := Load(csv)
+	src, err := summary.Load(csv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +150,22 @@ func TestPostgresShowsTheServer(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "PostgreSQL server on cpuset 1, pool 20") {
 		t.Errorf("markdown does not name the server:\n%s", md.String())
+	}
+	// The HTML gives the server's CPU and memory beside the target's, in the cells' table.
+	var page, plainPage bytes.Buffer
+	if err := WriteHTML(&page, o, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<th>database CPU (cores)</th>", "<td>0.42</td><td>123</td>"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("HTML lacks %s", want)
+		}
+	}
+	if err := WriteHTML(&plainPage, fixtureOverview(t), time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plainPage.String(), "database CPU") {
+		t.Error("the HTML of a run without a server shows the server's columns")
 	}
 }
 
@@ -203,7 +220,7 @@ func TestPairedSidesApart(t *testing.T) {
 			rows = append(rows, results.Row{Scenario: "s", Target: "t", Trial: trial, Variant: v, Valid: true, ThroughputRPS: 100})
 		}
 	}
-	o, err := Build([]Source{{Path: "run.csv", Rows: rows}})
+	o, err := summary.Build([]summary.Source{{Path: "run.csv", Rows: rows}})
 	if err != nil {
 		t.Fatal(err)
 	}

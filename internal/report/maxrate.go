@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/maxrate"
-	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/stats"
+	"github.com/iotbench/iotbench/internal/summary"
 )
 
 // WriteMax renders the maximum sustainable rate of each target searched and the latency at
@@ -18,8 +18,8 @@ import (
 // rowsScenario names the CSV rows of the steps.
 func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step time.Duration, resolution maxrate.Resolution, found []maxrate.Outcome) error {
 	fmt.Fprintf(w, "\n%s — maximum sustainable rate: the highest open-loop rate meeting %s for a whole %s step (resolution %s)\n",
-		safetext.Terminal(scenario), slo, step, resolution)
-	header := []any{"target", "max of each search", "max rps", "first failing"}
+		termText(scenario), slo, step, resolution)
+	header := []string{"target", "max of each search", "max rps", "first failing"}
 	for _, f := range maxrate.Fractions {
 		header = append(header, fmt.Sprintf("p50 / p99 at %.0f%%", 100*f))
 	}
@@ -69,10 +69,10 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 				p99s[i] = append(p99s[i], float64(s.P99))
 			}
 		}
-		cells := []any{safetext.Terminal(target), strings.Join(each, " "), "—", "—"}
+		cells := []any{target, strings.Join(each, " "), "—", "—"}
 		if len(maxima) > 0 {
 			sum := stats.Summarize(maxima)
-			cells[2] = atLeast(limited) + maxText(sum, len(searches) > 1)
+			cells[2] = MaxText(*summary.MaxEstimate(maxima), limited)
 			if lo, hi := slices.Min(maxima), slices.Max(maxima); int(hi-lo) > resolution.At(int(sum.Median)) {
 				notes = append(notes, fmt.Sprintf("%s: its searches found %.0f to %.0f rps, further apart than the resolution: its capacity moves from one start to the next by more than a search resolves, so read the median and its interval, not one search", target, lo, hi))
 			}
@@ -97,11 +97,11 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 		return err
 	}
 	if several {
-		notes = append(notes, fmt.Sprintf("several searches a target, each in a fresh container: max rps, first failing and the latencies are medians over them, max rps with its 95%% interval (±∞ under %d searches)", stats.MinTrialsForCI))
+		notes = append(notes, fmt.Sprintf("several searches a target, each in a fresh container: max rps, first failing and the latencies are medians over them, max rps with the range of the searches [least–greatest] under %d searches, else with its 95%% interval", stats.MinTrialsForCI))
 	}
 	notes = append(notes, "every step is a row of the CSV (scenario "+rowsScenario+"); a step meets the SLO over its whole length, so a longer --step finds a lower, steadier maximum")
 	for _, n := range notes {
-		fmt.Fprintf(w, "  • %s\n", safetext.Terminal(n)) // a failed search's note quotes its error
+		fmt.Fprintf(w, "  • %s\n", termText(n))
 	}
 	return nil
 }
@@ -111,13 +111,4 @@ func atLeast(limited bool) string {
 		return "≥ "
 	}
 	return ""
-}
-
-// maxText is a maximum, or the median of several with its interval.
-func maxText(s stats.Summary, withInterval bool) string {
-	v := fmt.Sprintf("%.0f", s.Median)
-	if !withInterval {
-		return v
-	}
-	return v + " " + s.PlusMinus()
 }

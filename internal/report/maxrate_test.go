@@ -32,10 +32,10 @@ func TestWriteMax(t *testing.T) {
 	}
 	for _, want := range []string{
 		"meeting p99<100ms,errors<0.1% for a whole 10s step (resolution 5%)",
-		"│ spring  │                800 │     800 │           825 │ 52.0 ms / 61.0 ms │ 53.0 ms / 70.0 ms │ 55.0 ms / 88.0 ms │",
+		"│ spring  │                800 │                 800 │           825 │ 52.0 ms / 61.0 ms │ 53.0 ms / 70.0 ms │ 55.0 ms / 88.0 ms │",
 		"broken: no result: verify-failed",
-		"│ starved │              ≥ 400 │   ≥ 400 │",
-		"│ jvm     │   3812 2968 3468 — │ 3468 ±∞ │          3498 │ 51.0 ms / 61.0 ms │",
+		"│ starved │              ≥ 400 │               ≥ 400 │",
+		"│ jvm     │   3812 2968 3468 — │ 3,468 [2,968–3,812] │          3498 │ 51.0 ms / 61.0 ms │",
 		"jvm search 4: no result: start failed: port busy",
 		"medians over them",
 		"starved: the generator could not send 800 rps on time",

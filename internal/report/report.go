@@ -1,45 +1,39 @@
-// Package report renders result rows as terminal tables: one row per cell, then, when there are
-// several trials, one line per target over its valid trials. The notes under the tables say what
-// the numbers cannot be used for.
+// Package report renders the summary of results files (internal/summary) as terminal tables: a
+// find-max scenario's answer first, then one row per cell, then, when there are several trials,
+// one line per target over its valid trials. The notes under the tables say what the numbers
+// cannot be used for. It computes nothing of its own: markdown, JSON and HTML render the same
+// summary (internal/overview).
 package report
 
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
+	"github.com/iotbench/iotbench/internal/summary"
+	"github.com/iotbench/iotbench/internal/texttab"
+	"github.com/iotbench/iotbench/internal/units"
 	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 )
-
-// MinTrialsToRank is the number of valid trials per target below which the report refuses to
-// rank targets: the Mann–Whitney test that tells a difference from a tie needs 4 a side to reach
-// p < 0.05 at all, and one spare trial leaves room for noise.
-const MinTrialsToRank = 5
-
-// NoisyCI is the relative half-width of a 95% interval above which a median is flagged as noisy.
-const NoisyCI = 0.10
 
 // Write renders rows, grouped by scenario in the order they appear.
 func Write(w io.Writer, rows []results.Row) error {
-	var scenarios []string
-	for _, r := range rows {
-		if !slices.Contains(scenarios, r.Scenario) {
-			scenarios = append(scenarios, r.Scenario)
-		}
-	}
-	for _, s := range scenarios {
-		var group []results.Row
-		for _, r := range rows {
-			if r.Scenario == s {
-				group = append(group, r)
+	return WriteTable(w, summary.FromRows(rows))
+}
+
+// WriteTable renders the summary as terminal tables: a find-max scenario's answer first (its
+// targets' maxima, ranked), then every scenario's cells and its targets' medians.
+func WriteTable(w io.Writer, o *summary.Overview) error {
+	for _, sc := range o.Scenarios {
+		if sc.FindMax {
+			if err := WriteMaxima(w, sc); err != nil {
+				return err
 			}
 		}
-		if err := writeScenario(w, group); err != nil {
+		if err := writeScenario(w, sc); err != nil {
 			return err
 		}
 	}
@@ -47,27 +41,15 @@ func Write(w io.Writer, rows []results.Row) error {
 }
 
 // newTable makes a table whose first column (the target) is left-aligned and numbers right-aligned.
-func newTable(w io.Writer, header ...any) *tablewriter.Table {
-	align := make([]tw.Align, len(header))
-	for i := range align {
-		align[i] = tw.AlignRight
-	}
-	align[0] = tw.AlignLeft
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderConfig(tw.CellConfig{
-			Formatting: tw.CellFormatting{AutoFormat: tw.Off},
-			Padding:    tw.CellPadding{Global: tw.PaddingDefault},
-		}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-	)
-	t.Header(header...)
-	return t
+func newTable(w io.Writer, header ...string) *tablewriter.Table {
+	return texttab.New(w, header, texttab.Layout{Left: []int{0}})
 }
 
-func writeScenario(w io.Writer, rows []results.Row) error {
+func writeScenario(w io.Writer, sc summary.Scenario) error {
+	rows := sc.Rows
 	first := rows[0]
 	fmt.Fprintf(w, "\n%s — %s, %s measured after %s warm-up; target cpuset %s, memory %s; generator cpuset %s%s\n",
-		safetext.Terminal(first.Scenario), loadModel(first), first.Duration, first.Warmup, first.CPUSet, safetext.Terminal(first.Memory), first.GeneratorCPUSet, store(first))
+		termText(first.Scenario), loadModel(first), first.Duration, first.Warmup, termText(first.CPUSet), termText(first.Memory), termText(first.GeneratorCPUSet), termText(store(first)))
 
 	t := newTable(w, "target", "trial", "throughput rps", "success", "p50", "p99", "p99.9", "generator delay p99", "valid")
 	for _, r := range rows {
@@ -79,8 +61,8 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 		case !r.Valid:
 			valid = "NO"
 		}
-		cells := []any{safetext.Terminal(r.Target), fmt.Sprint(r.Trial), fmt.Sprintf("%.1f", r.ThroughputRPS), fmt.Sprintf("%.2f%%", 100*r.SuccessRatio),
-			Millis(r.LatencyP50), Millis(r.LatencyP99), Millis(r.LatencyP999), Millis(r.GeneratorDelayP99), safetext.Terminal(valid)}
+		cells := []any{termText(r.Target), fmt.Sprint(r.Trial), fmt.Sprintf("%.1f", r.ThroughputRPS), fmt.Sprintf("%.2f%%", 100*r.SuccessRatio),
+			Millis(r.LatencyP50), Millis(r.LatencyP99), Millis(r.LatencyP999), Millis(r.GeneratorDelayP99), valid}
 		if !r.Loaded() {
 			for i := 2; i < len(cells)-1; i++ {
 				cells[i] = "—" // never loaded: nothing was measured, not zero
@@ -99,14 +81,10 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 
 	// By name (by rank when ranked): the order trials ran in is shuffled from run to run, and a
 	// summary should not be.
-	var targets []string
-	for _, r := range rows {
-		if !slices.Contains(targets, r.Target) {
-			targets = append(targets, r.Target)
-		}
+	var notes []string
+	if !sc.FindMax { // a search's steps are at different rates: its answer above is their summary
+		notes = summaries(w, sc)
 	}
-	slices.Sort(targets)
-	notes := summaries(w, first, targets, rows)
 	if first.Mode == "closed" {
 		notes = append(notes, "closed loop: latencies are service times under that concurrency, not what users arriving at a steady rate would see")
 	} else {
@@ -119,8 +97,7 @@ func writeScenario(w io.Writer, rows []results.Row) error {
 	}
 	notes = append(notes, warningNotes(rows)...)
 	for _, n := range notes {
-		// Notes quote the rows' free text (reasons, warnings): one line each, no control code.
-		fmt.Fprintf(w, "  • %s\n", safetext.Terminal(n))
+		fmt.Fprintf(w, "  • %s\n", termText(n))
 	}
 	return nil
 }
@@ -132,17 +109,8 @@ func loadModel(r results.Row) string {
 	return fmt.Sprintf("open loop at %d rps (at most %d in flight)", r.RequestedRPS, r.Connections)
 }
 
-// Millis writes a latency in milliseconds with three significant digits or so.
-func Millis(d time.Duration) string {
-	v := float64(d) / 1e6
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f ms", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f ms", v)
-	}
-	return fmt.Sprintf("%.2f ms", v)
-}
+// Millis writes a latency in milliseconds (units.Millis, kept for the callers outside the report).
+func Millis(d time.Duration) string { return units.Millis(d) }
 
 // Summary is a one-line verdict for the end of a run.
 func Summary(rows []results.Row) string {
@@ -165,3 +133,7 @@ func store(r results.Row) string {
 	}
 	return fmt.Sprintf("; PostgreSQL server on cpuset %s, pool %d", r.DBCPUSet, r.DBPoolSize)
 }
+
+// termText is every free text of the terminal tables (names, notes, reasons) as it is written:
+// the one place where what text may not carry to a terminal is dealt with.
+func termText(s string) string { return safetext.Terminal(s) }

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/safetext"
+	"github.com/iotbench/iotbench/internal/units"
 )
 
 // writeResources renders what each cell's target used, when any was measured: the cost of its
@@ -15,7 +15,7 @@ func writeResources(w io.Writer, rows []results.Row) error {
 	if !slices.ContainsFunc(rows, measured) {
 		return nil
 	}
-	header := []any{"target", "trial", "cpu cores", "of cpuset", "peak mem", "mean mem", "rps/core", "rps/GiB", "startup", "image", "generator cpu"}
+	header := []string{"target", "trial", "cpu cores", "of cpuset", "peak mem", "mean mem", "rps/core", "rps/GiB", "startup", "image", "generator cpu"}
 	server := slices.ContainsFunc(rows, func(r results.Row) bool { return r.DB == results.DBPostgres })
 	if server {
 		header = append(header, "database cpu", "database peak mem")
@@ -25,11 +25,11 @@ func writeResources(w io.Writer, rows []results.Row) error {
 		if !measured(r) {
 			continue
 		}
-		cells := []string{safetext.Terminal(r.Target), fmt.Sprint(r.Trial), fmt.Sprintf("%.2f", r.CPUCores), fmt.Sprintf("%.0f%%", r.CPUPercent),
-			mib(r.MemoryPeak), mib(r.MemoryMean), fmt.Sprintf("%.0f", r.RPSPerCore), fmt.Sprintf("%.0f", r.RPSPerGiB),
-			Millis(r.Startup), mib(r.ImageSize), fmt.Sprintf("%.0f%%", r.GeneratorCPUPercent)}
+		cells := []string{termText(r.Target), fmt.Sprint(r.Trial), fmt.Sprintf("%.2f", r.CPUCores), fmt.Sprintf("%.0f%%", r.CPUPercent),
+			units.BytesAsMiB(r.MemoryPeak), units.BytesAsMiB(r.MemoryMean), fmt.Sprintf("%.0f", r.RPSPerCore), fmt.Sprintf("%.0f", r.RPSPerGiB),
+			Millis(r.Startup), units.BytesAsMiB(r.ImageSize), fmt.Sprintf("%.0f%%", r.GeneratorCPUPercent)}
 		if server {
-			cells = append(cells, fmt.Sprintf("%.2f", r.DBCPUCores), mib(r.DBMemoryPeak))
+			cells = append(cells, fmt.Sprintf("%.2f", r.DBCPUCores), units.BytesAsMiB(r.DBMemoryPeak))
 		}
 		if err := t.Append(cells); err != nil {
 			return err
@@ -39,8 +39,6 @@ func writeResources(w io.Writer, rows []results.Row) error {
 }
 
 func measured(r results.Row) bool { return r.MemoryPeak > 0 }
-
-func mib(bytes int64) string { return fmt.Sprintf("%.0f MiB", float64(bytes)/(1<<20)) }
 
 // warningNotes are the rows' warnings, one note per row.
 func warningNotes(rows []results.Row) []string {

@@ -3,58 +3,58 @@ package report
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/stats"
+	"github.com/iotbench/iotbench/internal/summary"
+	"github.com/iotbench/iotbench/internal/texttab"
+	"github.com/iotbench/iotbench/internal/units"
 )
 
 // summaryMetrics are the figures of the per-target summary, by results.Metric name.
 var summaryMetrics = []string{"throughput", "p50", "p99", "p99.9"}
 
-// rankMetric is the figure targets are ranked on: closed loop, throughput (each target went as
-// fast as it could); open loop, p99 (every valid target carried the same rate, so latency under
-// that load is the difference).
-func rankMetric(mode string) results.Metric {
-	name := "p99"
-	if mode == "closed" {
-		name = "throughput"
+// estimateOf is t's estimate of the metric called name.
+func estimateOf(t summary.Target, name string) *summary.Estimate {
+	switch name {
+	case "throughput":
+		return t.Throughput
+	case "p50":
+		return t.P50
+	case "p99":
+		return t.P99
 	}
-	m, _ := results.MetricNamed(name)
-	return m
+	return t.P999
 }
 
 // summaries writes one line per target, each figure the median of its valid trials with its 95%
-// interval, and a rank when every target has enough trials; it returns the notes that go with it.
-func summaries(w io.Writer, first results.Row, targets []string, rows []results.Row) []string {
-	trials := map[string]int{}
-	valid := map[string][]results.Row{}
-	for _, r := range rows {
-		trials[r.Target]++
-		if r.Valid {
-			valid[r.Target] = append(valid[r.Target], r)
-		}
+// interval, and its rank when ranked; it returns the notes that go with it.
+func summaries(w io.Writer, sc summary.Scenario) []string {
+	several := false
+	for _, t := range sc.Targets {
+		several = several || t.Trials > 1
 	}
-	if !slices.ContainsFunc(targets, func(t string) bool { return trials[t] > 1 }) {
+	if !several {
 		return []string{fmt.Sprintf("one trial per target: no median, interval or ranking (run with --trials %d or more)", stats.MinTrialsForCI)}
 	}
 	var notes []string
-	by := rankMetric(first.Mode)
-	ranking := len(targets) > 1
-	var ranks map[string]string
-	if ranking {
-		var note string
-		var best []string
-		ranks, best, note = rank(targets, valid, by)
-		notes = append(notes, note)
-		if best != nil {
-			targets = best
+	ranking := len(sc.Targets) > 1
+	by := sc.RankedBy
+	switch {
+	case !ranking:
+	case len(sc.Unranked) > 0:
+		notes = append(notes, fmt.Sprintf("not ranked: a ranking needs %d valid trials per target (%s); run with --trials %d or more", summary.MinTrialsToRank, strings.Join(sc.Unranked, ", "), summary.MinTrialsToRank+1))
+		by, _ = results.MetricNamed(rankName(sc.Settings.Mode))
+	default:
+		better := "lower"
+		if by.HigherIsBetter {
+			better = "higher"
 		}
+		notes = append(notes, fmt.Sprintf("rank: by median %s, %s is better; \"=\" marks targets whose difference is not significant (Mann–Whitney, p ≥ %g), a tie", by.Name, better, stats.DefaultAlpha))
 	}
-	header := []any{"target", "valid trials"}
+	header := []string{"target", "valid trials"}
 	for _, name := range summaryMetrics {
 		header = append(header, "median "+name)
 	}
@@ -63,25 +63,29 @@ func summaries(w io.Writer, first results.Row, targets []string, rows []results.
 	}
 	t := newTable(w, header...)
 	infinite := false
-	for _, name := range targets {
-		line := []any{safetext.Terminal(name), fmt.Sprintf("%d/%d", len(valid[name]), trials[name])}
-		for _, mname := range summaryMetrics {
-			if len(valid[name]) == 0 {
+	for _, tg := range sc.Targets {
+		line := []string{termText(tg.Name), fmt.Sprintf("%d/%d", tg.Valid, tg.Trials)}
+		for _, name := range summaryMetrics {
+			e := estimateOf(tg, name)
+			if e == nil {
 				line = append(line, "—")
 				continue
 			}
-			m, _ := results.MetricNamed(mname)
-			s := stats.Summarize(m.Of(valid[name]))
-			line = append(line, formatMedian(s, m))
-			infinite = infinite || !s.Finite()
-			if sp := s.Spread(); s.Finite() && sp > NoisyCI {
-				notes = append(notes, fmt.Sprintf("%s: %s is noisy, its 95%% interval reaches ±%.0f%% of the median (over %.0f%%): look for interference, or run more trials", name, mname, 100*sp, 100*NoisyCI))
+			m, _ := results.MetricNamed(name)
+			line = append(line, formatMedian(*e, m))
+			infinite = infinite || !e.Finite()
+			if e.Noisy() {
+				notes = append(notes, fmt.Sprintf("%s: %s is noisy, its 95%% interval reaches ±%.0f%% of the median (over %.0f%%): look for interference, or run more trials", tg.Name, name, 100*e.Stats().Spread(), 100*summary.NoisyCI))
 			}
 		}
 		if ranking {
-			line = append(line, ranks[name])
+			rank := tg.Rank
+			if rank == "" {
+				rank = "—"
+			}
+			line = append(line, rank)
 		}
-		if err := t.Append(line...); err != nil {
+		if err := t.Append(line); err != nil {
 			notes = append(notes, err.Error())
 		}
 	}
@@ -94,73 +98,77 @@ func summaries(w io.Writer, first results.Row, targets []string, rows []results.
 	return notes
 }
 
-func formatMedian(s stats.Summary, m results.Metric) string {
-	v := ""
-	switch m.Unit {
-	case "ms":
-		v = Millis(time.Duration(s.Median * 1e6))
-	default:
-		v = fmt.Sprintf("%.1f", s.Median)
+// rankName is the metric a scenario of mode would be ranked on.
+func rankName(mode string) string {
+	if mode == "closed" {
+		return "throughput"
 	}
-	return v + " " + s.PlusMinus()
+	return "p99"
 }
 
-// rank orders the targets with at least MinTrialsToRank valid trials by m, best first, and
-// returns that order (nil when some target has too few trials to rank). A target whose difference
-// from the first of the group above it is not significant (Mann–Whitney, p ≥ 0.05) shares that
-// group's rank: ties are shown as ties ("2=").
-func rank(targets []string, valid map[string][]results.Row, m results.Metric) (map[string]string, []string, string) {
-	ranks := map[string]string{}
-	var ranked, short []string
-	for _, t := range targets {
-		ranks[t] = "—"
-		if len(valid[t]) >= MinTrialsToRank {
-			ranked = append(ranked, t)
-		} else {
-			short = append(short, fmt.Sprintf("%s %d", t, len(valid[t])))
+func formatMedian(e summary.Estimate, m results.Metric) string {
+	v := fmt.Sprintf("%.1f", e.Median)
+	if m.Unit == "ms" {
+		v = units.Millis(time.Duration(e.Median * 1e6))
+	}
+	return v + " " + e.Spread()
+}
+
+// WriteMaxima answers the question of a find-max scenario: which target sustains the most load
+// under its SLO, at what latency and at what CPU and memory cost, ranked with ties, and in one
+// sentence.
+func WriteMaxima(w io.Writer, sc summary.Scenario) error {
+	q := termText(sc.Question())
+	fmt.Fprintf(w, "\n%s\n%s\n\n", q, strings.Repeat("·", len([]rune(q))))
+	t := texttab.New(w, []string{"rank", "target", "max rps", "p99 at max", "CPU cores at max", "peak memory at max", "rps per core"}, texttab.Layout{Left: []int{0, 1}})
+	for _, tg := range sc.Targets {
+		if tg.Max == nil {
+			least := "—"
+			if tg.AtLeast > 0 {
+				least = "≥ " + units.Count(float64(tg.AtLeast)) + " (no maximum)"
+			}
+			if err := t.Append([]string{"—", termText(tg.Name), least, "—", "—", "—", "—"}); err != nil {
+				return err
+			}
+			continue
+		}
+		perCore := "—"
+		if tg.CPUCores != nil && tg.CPUCores.Median > 0 {
+			perCore = units.Count(tg.Max.Median / tg.CPUCores.Median)
+		}
+		if err := t.Append([]string{tg.Rank, termText(tg.Name), MaxText(*tg.Max, tg.AtLeastMax()), median(tg.P99, units.MillisOrSeconds),
+			median(tg.CPUCores, units.Cores), median(tg.MemoryPeakMiB, units.MiB), perCore}); err != nil {
+			return err
 		}
 	}
-	if len(short) > 0 {
-		return ranks, nil, fmt.Sprintf("not ranked: a ranking needs %d valid trials per target (%s); run with --trials %d or more", MinTrialsToRank, strings.Join(short, ", "), MinTrialsToRank+1)
+	if err := t.Render(); err != nil {
+		return err
 	}
-	median := map[string]float64{}
-	for _, t := range ranked {
-		median[t] = stats.Summarize(m.Of(valid[t])).Median
+	for _, n := range sc.MaxNotes() {
+		fmt.Fprintf(w, "  • %s\n", termText(n))
 	}
-	slices.SortStableFunc(ranked, func(a, b string) int {
-		d := median[a] - median[b]
-		if m.HigherIsBetter {
-			d = -d
-		}
-		switch {
-		case d < 0:
-			return -1
-		case d > 0:
-			return 1
-		}
-		return 0
-	})
-	position := map[string]int{}
-	size := map[int]int{}
-	leader := ""
-	for i, t := range ranked {
-		if leader == "" || stats.Compare(m.Of(valid[leader]), m.Of(valid[t]), stats.DefaultAlpha).Significant() {
-			leader = t
-			position[t] = i + 1
-		} else {
-			position[t] = position[leader]
-		}
-		size[position[t]]++
+	_, err := fmt.Fprintf(w, "\n%s\n", termText(sc.Finding()))
+	return err
+}
+
+// MaxText is a target's maximum: the median of its searches' with their range or 95% interval.
+func MaxText(e summary.Estimate, atLeast bool) string {
+	s := units.Count(e.Median)
+	if atLeast {
+		s = "≥ " + s
 	}
-	for _, t := range ranked {
-		ranks[t] = fmt.Sprint(position[t])
-		if size[position[t]] > 1 {
-			ranks[t] += "="
-		}
+	switch {
+	case e.N == 1:
+		return s
+	case e.Range:
+		return fmt.Sprintf("%s [%s–%s]", s, units.Count(e.Lo), units.Count(e.Hi))
 	}
-	better := "lower"
-	if m.HigherIsBetter {
-		better = "higher"
+	return s + " " + e.Spread()
+}
+
+func median(e *summary.Estimate, format func(float64) string) string {
+	if e == nil {
+		return "—"
 	}
-	return ranks, ranked, fmt.Sprintf("rank: by median %s, %s is better; \"=\" marks targets whose difference is not significant (Mann–Whitney, p ≥ %g), a tie", m.Name, better, stats.DefaultAlpha)
+	return format(e.Median)
 }

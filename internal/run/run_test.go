@@ -18,9 +18,9 @@ import (
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/experiment"
-	"github.com/iotbench/iotbench/internal/overview"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/scenario"
+	"github.com/iotbench/iotbench/internal/summary"
 )
 
 // fakeEngine runs every target as an in-process server answering {"ok":true}; it counts what it
@@ -158,7 +158,7 @@ func TestExecuteLeavesEveryFile(t *testing.T) {
 		t.Errorf("timeline: %v; %d histogram files", err, len(hlogs))
 	}
 	// The report reads what the run left: histograms and rows agree.
-	if _, err := overview.Load(out.Path); err != nil {
+	if _, err := summary.Load(out.Path); err != nil {
 		t.Errorf("the report cannot read the run's files: %v", err)
 	}
 

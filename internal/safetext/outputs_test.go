@@ -16,6 +16,7 @@ import (
 	"github.com/iotbench/iotbench/internal/overview"
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/summary"
 )
 
 // crafted is a results file as an untrusted pull request could bring it: its names are valid,
@@ -37,11 +38,11 @@ func TestCraftedFileInEveryOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := overview.Load(crafted)
+	src, err := summary.Load(crafted)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := overview.Build([]overview.Source{src})
+	o, err := summary.Build([]summary.Source{src})
 	if err != nil {
 		t.Fatal(err)
 	}

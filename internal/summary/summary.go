@@ -1,18 +1,15 @@
-// Package overview gathers one or more results files into what a reader wants to see: per
-// scenario and target, the trials and their verdicts, medians with 95% intervals, the latency
-// distribution of the trials pooled (their histograms merged, never their percentiles averaged),
-// and each cell's timeline. It writes that as markdown, as JSON (a versioned schema) and as a
-// self-contained HTML report with charts (gonum/plot SVG, no script, nothing fetched).
-//
-// The terminal table of the same rows is internal/report's.
-package overview
+// Package summary is the one model of what results files say: per scenario and target, the
+// trials and their verdicts, medians with 95% intervals, the latency distribution of the trials
+// pooled (their histograms merged, never their percentiles averaged), each cell's timeline, the
+// targets ranked with ties, and for --find-max runs each target's maximum sustainable rate, ranked.
+// Every output renders this model and computes nothing of its own: the terminal table
+// (internal/report), markdown, JSON and HTML (internal/overview), so two formats cannot disagree.
+package summary
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -41,10 +38,21 @@ type Host struct {
 // Scenario is one scenario's cells.
 type Scenario struct {
 	Name string
-	// FindMax: the rows are --find-max steps, each at its own rate.
-	FindMax  bool
+	// FindMax: the rows are --find-max steps, each at its own rate. Its targets are ranked by
+	// their maxima, and their figures are those of the steps at each search's maximum.
+	FindMax bool
+	// SLO is what a find-max step had to meet; empty when not known (results files do not record
+	// it: the run that searched sets it).
+	SLO      string
 	Settings Settings
-	Targets  []Target
+	// Targets by name; ranked ones by rank.
+	Targets []Target
+	// Rows are the scenario's rows in the order of their files.
+	Rows []results.Row
+	// RankedBy is the metric a fixed-rate scenario's targets are ranked on; Unranked names the
+	// targets with too few valid trials ("name n") when they are not ranked.
+	RankedBy results.Metric
+	Unranked []string
 	Notes    []string
 }
 
@@ -73,22 +81,63 @@ type Target struct {
 	Trials, Valid int
 	// Medians over the valid trials, with their 95% intervals; nil without a valid trial.
 	Throughput, P50, P99, P999, CPUCores, MemoryPeakMiB, RPSPerCore, RPSPerGiB *Estimate
+	// The PostgreSQL server's, beside the target's; nil on the embedded store.
+	DBCPUCores, DBMemoryPeakMiB *Estimate
 	// Pooled is the latency distribution of the valid trials' histograms merged; nil when
 	// no histogram could be read.
 	Pooled *Pooled
-	Rank   string
-	Cells  []Cell
+	// Rank is "1", "2=" (a tie: not told apart from the first of its group); empty when not ranked.
+	Rank  string
+	Cells []Cell
+	// A find-max target: its searches in order, the median of their maxima (nil when none found
+	// one), and its figures above are those of the valid steps at each search's maximum.
+	Searches []Search
+	Max      *Estimate
+	// AtLeast is, for a target no search found a maximum of, the highest rate one of its steps
+	// met the SLO at.
+	AtLeast int
 }
 
-// Estimate is a median with its 95% interval (Lo, Hi infinite with too few trials).
+// Estimate is a median with its 95% interval (Lo, Hi infinite with too few trials). With Range,
+// Lo and Hi are the least and greatest value instead: too few values for an interval.
 type Estimate struct {
 	Median, Lo, Hi float64
 	N              int
+	Range          bool
 }
 
-// Spread is the interval as text: ±2.1%, ±∞.
+// Stats is the estimate as stats has it.
+func (e Estimate) Stats() stats.Summary {
+	return stats.Summary{N: e.N, Median: e.Median, Lo: e.Lo, Hi: e.Hi}
+}
+
+// Noisy says the interval reaches beyond ±NoisyCI of the median.
+func (e Estimate) Noisy() bool {
+	s := e.Stats()
+	return !e.Range && s.Finite() && s.Spread() > NoisyCI
+}
+
+// Finite says the interval is bounded.
+func (e Estimate) Finite() bool { return e.Range || e.Stats().Finite() }
+
+// NoisyCI is the relative half-width of a 95% interval above which a median is flagged as noisy.
+const NoisyCI = 0.10
+
+// Spread is the interval as text: ±2.1%, ±∞; a range as [lo–hi].
 func (e Estimate) Spread() string {
-	return stats.Summary{N: e.N, Median: e.Median, Lo: e.Lo, Hi: e.Hi}.PlusMinus()
+	if e.Range {
+		return fmt.Sprintf("[%.0f–%.0f]", e.Lo, e.Hi)
+	}
+	return e.Stats().PlusMinus()
+}
+
+// estimate is the median of values with its interval; nil without values.
+func estimate(values []float64) *Estimate {
+	if len(values) == 0 {
+		return nil
+	}
+	s := stats.Summarize(values)
+	return &Estimate{Median: s.Median, Lo: s.Lo, Hi: s.Hi, N: s.N}
 }
 
 // Pooled is a latency distribution of several trials, merged.
@@ -107,6 +156,7 @@ type Cell struct {
 	Verdict string // valid, invalid, verify-failed, disturbed
 	// Warmup and Measure are the cell's seconds; empty when its timeline was not found.
 	Warmup, Measure []timeline.Second
+	src             int // the source it was read from
 }
 
 // Verdict names how far a row can be trusted: valid, disturbed (valid, but other work took the
@@ -216,11 +266,10 @@ func Build(sources []Source) (*Overview, error) {
 		}}
 		targets := map[string]*Target{}
 		var names []string
-		hists := map[string][]*hdrhistogram.Histogram{}
 		for _, c := range cells {
 			r := c.row
-			// A paired run's baseline and candidate of a target are shown apart.
-			name := timeline.SideTarget(r.Target, r.Variant)
+			sc.Rows = append(sc.Rows, r)
+			name := nameOf(r)
 			t, ok := targets[name]
 			if !ok {
 				t = &Target{Name: name}
@@ -229,13 +278,10 @@ func Build(sources []Source) (*Overview, error) {
 			}
 			k := KeyOf(r)
 			tl := sources[c.src].Timelines[k]
-			t.Cells = append(t.Cells, Cell{Row: r, Verdict: Verdict(r), Warmup: tl.Warmup, Measure: tl.Measure})
+			t.Cells = append(t.Cells, Cell{Row: r, Verdict: Verdict(r), Warmup: tl.Warmup, Measure: tl.Measure, src: c.src})
 			t.Trials++
 			if r.Valid {
 				t.Valid++
-				if h, ok := sources[c.src].Histograms[k]; ok {
-					hists[name] = append(hists[name], h)
-				}
 			}
 			// The fingerprint holds the target's image: trials are held to their target's first.
 			if first := t.Cells[0].Row; r.Fingerprint() != first.Fingerprint() && !sc.FindMax {
@@ -243,52 +289,76 @@ func Build(sources []Source) (*Overview, error) {
 			}
 		}
 		slices.Sort(names)
+		var searches map[string][]Search
+		if sc.FindMax {
+			searches = searchesOf(sc.Rows, func(i int) int { return cells[i].src })
+		}
 		for _, n := range names {
 			t := targets[n]
-			if err := summarize(t, hists[n]); err != nil {
+			pooled := t.validCells()
+			if sc.FindMax {
+				t.Searches = searches[n]
+				pooled = t.atMax()
+			}
+			var hists []*hdrhistogram.Histogram
+			for _, c := range pooled {
+				if h, ok := sources[c.src].Histograms[KeyOf(c.Row)]; ok {
+					hists = append(hists, h)
+				}
+			}
+			if err := summarize(t, pooled, hists); err != nil {
 				return nil, fmt.Errorf("%s, %s: %w", name, n, err)
 			}
 			sc.Targets = append(sc.Targets, *t)
 		}
-		rankTargets(&sc)
+		if sc.FindMax {
+			rankMaxima(&sc)
+		} else {
+			rankTargets(&sc)
+		}
 		o.Scenarios = append(o.Scenarios, sc)
 	}
 	return o, nil
 }
 
-// summarize fills t's medians from its valid cells and pools their histograms.
-func summarize(t *Target, hists []*hdrhistogram.Histogram) error {
-	var valid []results.Row
+// validCells are t's valid cells.
+func (t *Target) validCells() []Cell {
+	var out []Cell
 	for _, c := range t.Cells {
 		if c.Row.Valid {
-			valid = append(valid, c.Row)
+			out = append(out, c)
 		}
 	}
-	if len(valid) == 0 {
+	return out
+}
+
+// nameOf is the target a row counts for: a paired run's baseline and candidate of a target are
+// shown apart (rows a caller already set apart keep their name).
+func nameOf(r results.Row) string {
+	if r.Variant != "" && strings.HasSuffix(r.Target, " ("+r.Variant+")") {
+		return r.Target
+	}
+	return timeline.SideTarget(r.Target, r.Variant)
+}
+
+// summarize fills t's medians from cells, valid ones, and pools their histograms.
+func summarize(t *Target, cells []Cell, hists []*hdrhistogram.Histogram) error {
+	if len(cells) == 0 {
 		return nil
 	}
-	est := func(f func(results.Row) float64, optional bool) *Estimate {
+	est := func(name string) *Estimate {
+		m := results.MustMetric(name)
 		var v []float64
-		for _, r := range valid {
-			if x := f(r); !optional || x != 0 {
+		for _, c := range cells {
+			if x := m.Value(c.Row); !m.Optional || x != 0 {
 				v = append(v, x)
 			}
 		}
-		if len(v) == 0 {
-			return nil
-		}
-		s := stats.Summarize(v)
-		return &Estimate{Median: s.Median, Lo: s.Lo, Hi: s.Hi, N: s.N}
+		return estimate(v)
 	}
-	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
-	t.Throughput = est(func(r results.Row) float64 { return r.ThroughputRPS }, false)
-	t.P50 = est(func(r results.Row) float64 { return ms(r.LatencyP50) }, false)
-	t.P99 = est(func(r results.Row) float64 { return ms(r.LatencyP99) }, false)
-	t.P999 = est(func(r results.Row) float64 { return ms(r.LatencyP999) }, false)
-	t.CPUCores = est(func(r results.Row) float64 { return r.CPUCores }, true)
-	t.MemoryPeakMiB = est(func(r results.Row) float64 { return float64(r.MemoryPeak) / (1 << 20) }, true)
-	t.RPSPerCore = est(func(r results.Row) float64 { return r.RPSPerCore }, true)
-	t.RPSPerGiB = est(func(r results.Row) float64 { return r.RPSPerGiB }, true)
+	t.Throughput, t.P50, t.P99, t.P999 = est("throughput"), est("p50"), est("p99"), est("p99.9")
+	t.CPUCores, t.MemoryPeakMiB, t.RPSPerCore, t.RPSPerGiB = est("cpu"), est("memory"), est("rps-per-core"), est("rps-per-gib")
+	t.DBCPUCores, t.DBMemoryPeakMiB = est("db-cpu"), est("db-memory")
 	if len(hists) == 0 {
 		return nil
 	}
@@ -306,75 +376,13 @@ func summarize(t *Target, hists []*hdrhistogram.Histogram) error {
 	return nil
 }
 
-// MinTrialsToRank is internal/report's: a ranking needs that many valid trials per target.
-const MinTrialsToRank = 5
-
-// rankTargets ranks a fixed-rate scenario's targets as the terminal report does: closed loop by
-// throughput, open loop by p99; targets not significantly different share a rank.
-func rankTargets(sc *Scenario) {
-	if sc.FindMax || len(sc.Targets) < 2 {
-		return
+// FromRows is the summary of rows without the files beside them (no timelines, no histograms):
+// what a run prints at its end.
+func FromRows(rows []results.Row) *Overview {
+	o, err := Build([]Source{{Rows: rows}})
+	if err != nil {
+		// Only merging histograms fails, and rows alone have none.
+		panic(err)
 	}
-	higher := sc.Settings.Mode == "closed"
-	value := func(r results.Row) float64 {
-		if higher {
-			return r.ThroughputRPS
-		}
-		return float64(r.LatencyP99)
-	}
-	valid := func(t Target) []float64 {
-		var v []float64
-		for _, c := range t.Cells {
-			if c.Row.Valid {
-				v = append(v, value(c.Row))
-			}
-		}
-		return v
-	}
-	var short []string
-	for _, t := range sc.Targets {
-		if t.Valid < MinTrialsToRank {
-			short = append(short, fmt.Sprintf("%s %d", t.Name, t.Valid))
-		}
-	}
-	if len(short) > 0 {
-		sc.Notes = append(sc.Notes, fmt.Sprintf("not ranked: a ranking needs %d valid trials per target (%s)", MinTrialsToRank, strings.Join(short, ", ")))
-		return
-	}
-	median := func(t Target) float64 { return stats.Summarize(valid(t)).Median }
-	slices.SortStableFunc(sc.Targets, func(a, b Target) int {
-		if higher {
-			return cmp.Compare(median(b), median(a))
-		}
-		return cmp.Compare(median(a), median(b))
-	})
-	leader, pos := 0, 1
-	size := map[int]int{}
-	positions := make([]int, len(sc.Targets))
-	for i := range sc.Targets {
-		if i > 0 && stats.Compare(valid(sc.Targets[leader]), valid(sc.Targets[i]), stats.DefaultAlpha).Significant() {
-			leader, pos = i, i+1
-		}
-		positions[i] = pos
-		size[pos]++
-	}
-	for i := range sc.Targets {
-		sc.Targets[i].Rank = fmt.Sprint(positions[i])
-		if size[positions[i]] > 1 {
-			sc.Targets[i].Rank += "="
-		}
-	}
-	by := "p99, lower is better"
-	if higher {
-		by = "throughput, higher is better"
-	}
-	sc.Notes = append(sc.Notes, fmt.Sprintf("rank: by median %s; \"=\" marks targets whose difference is not significant (Mann–Whitney, p ≥ %g)", by, stats.DefaultAlpha))
-}
-
-// finite maps ±Inf to NaN-free values for charts and JSON: nil for an infinite bound.
-func finite(v float64) *float64 {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return nil
-	}
-	return &v
+	return o
 }

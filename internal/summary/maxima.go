@@ -1,0 +1,291 @@
+package summary
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/iotbench/iotbench/internal/maxrate"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/stats"
+	"github.com/iotbench/iotbench/internal/units"
+)
+
+// Search is one --find-max search of a target, as its steps in the results file tell it.
+type Search struct {
+	// Max is the highest rate that met the SLO in two steps with fewer than two failing (the
+	// vote internal/maxrate confirms a maximum by); 0 when the search found none.
+	Max int
+	// GeneratorLimited: the generator could not send a rate on time, so the search stopped at a
+	// rate met once, unconfirmed: the target's maximum is at least Max.
+	GeneratorLimited bool
+	// Failed says why the search has no result: its target was never loaded, or failed the
+	// stored-row check.
+	Failed string
+	// Ended is the reason of its last step that neither met nor failed the SLO (the target
+	// exited): why a search may have ended without a maximum.
+	Ended string
+	Steps []results.Row
+}
+
+// The invalid reasons of find-max steps (internal/bench) that the search counts.
+const (
+	sloNotMet        = "slo not met"
+	generatorLimited = "generator-limited"
+	storedRows       = "stored rows"
+)
+
+// searchesOf splits a find-max scenario's rows, in file order, into each target's searches. A
+// search is one container: it starts where the target's previous row is not the row before it
+// in the same file (the searches of the targets are interleaved), where the container's start-up
+// time changes (a new container), or after the steps at fractions of a maximum that end a search
+// that found one. Two searches of a target iotbench did not start (--url), one right after the
+// other, the first without a maximum, cannot be told apart.
+func searchesOf(rows []results.Row, source func(i int) int) map[string][]Search {
+	out := map[string][]Search{}
+	ended := map[string]bool{}
+	for i, r := range rows {
+		name := nameOf(r)
+		list := out[name]
+		fresh := len(list) == 0 || ended[name] || i == 0 || nameOf(rows[i-1]) != name || source(i-1) != source(i) ||
+			rows[i-1].Startup != r.Startup || !r.Loaded() || !rows[i-1].Loaded()
+		if fresh {
+			list = append(list, Search{})
+		}
+		cur := &list[len(list)-1]
+		cur.Steps = append(cur.Steps, r)
+		cur.judge()
+		ended[name] = cur.finished()
+		out[name] = list
+	}
+	return out
+}
+
+// finished says the search's last steps are those at fractions of its maximum, run once it is
+// found: the search is over.
+func (s *Search) finished() bool {
+	n := len(maxrate.Fractions)
+	if s.Max == 0 || len(s.Steps) < n {
+		return false
+	}
+	last := s.Steps[len(s.Steps)-n:]
+	for i, f := range maxrate.Fractions {
+		if last[i].RequestedRPS != max(1, int(f*float64(s.Max))) {
+			return false
+		}
+	}
+	return true
+}
+
+// judge finds the search's maximum from its steps: each rate's steps that met the SLO and that
+// did not, as the search counted them (steps repeated because other work disturbed them, and
+// steps at fractions of the maximum, decide nothing above it).
+func (s *Search) judge() {
+	s.Max, s.GeneratorLimited, s.Failed, s.Ended = 0, false, "", ""
+	met, failed := map[int]int{}, map[int]int{}
+	for _, r := range s.Steps {
+		switch {
+		case !r.Loaded() || strings.HasPrefix(r.InvalidReason, storedRows):
+			s.Failed = r.InvalidReason
+		case r.Valid:
+			met[r.RequestedRPS]++
+		case strings.HasPrefix(r.InvalidReason, sloNotMet):
+			failed[r.RequestedRPS]++
+		case strings.HasPrefix(r.InvalidReason, generatorLimited):
+			s.GeneratorLimited = true
+		case !strings.HasPrefix(r.InvalidReason, "repeated"):
+			s.Ended = r.InvalidReason
+		}
+	}
+	if s.Failed != "" {
+		return
+	}
+	confirmed := 2
+	if s.GeneratorLimited {
+		confirmed = 1
+	}
+	for rate, n := range met {
+		if n >= confirmed && failed[rate] < 2 && rate > s.Max {
+			s.Max = rate
+		}
+	}
+}
+
+// atMax are the valid steps at each search's maximum: what the target's maximum costs.
+func (t *Target) atMax() []Cell {
+	var out []Cell
+	for _, s := range t.Searches {
+		if s.Max == 0 {
+			continue
+		}
+		for _, c := range t.Cells {
+			if c.Row.Valid && c.Row.RequestedRPS == s.Max && slices.ContainsFunc(s.Steps, func(r results.Row) bool { return r.Trial == c.Row.Trial }) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// Maxima are the maximum of each search that found one.
+func (t Target) Maxima() []float64 {
+	var out []float64
+	for _, s := range t.Searches {
+		if s.Max > 0 {
+			out = append(out, float64(s.Max))
+		}
+	}
+	return out
+}
+
+// AtLeastMax says a search stopped at the generator's limit: the maximum is at least Max.
+func (t Target) AtLeastMax() bool {
+	return slices.ContainsFunc(t.Searches, func(s Search) bool { return s.GeneratorLimited && s.Max > 0 })
+}
+
+// Unsearched says why no search of t found a maximum; empty when one did.
+func (t Target) Unsearched() string {
+	if t.Max != nil {
+		return ""
+	}
+	for _, s := range t.Searches {
+		if s.Failed != "" {
+			return s.Failed
+		}
+	}
+	for _, s := range t.Searches {
+		if s.Ended != "" {
+			return "its search ended: " + s.Ended
+		}
+	}
+	return "no rate met the SLO"
+}
+
+// MaxEstimate is the median of values with its 95% interval from stats.MinTrialsForCI values on,
+// else with their range.
+func MaxEstimate(values []float64) *Estimate {
+	e := estimate(values)
+	if e != nil && (len(values) < stats.MinTrialsForCI || !e.Stats().Finite()) {
+		e.Lo, e.Hi, e.Range = slices.Min(values), slices.Max(values), true
+	}
+	return e
+}
+
+// rankMaxima ranks a find-max scenario's targets by their maxima, best first, those without
+// one last; and gives a target without one the highest rate a step of it met the SLO at.
+func rankMaxima(sc *Scenario) {
+	var with, without []Target
+	for _, t := range sc.Targets {
+		t.Max = MaxEstimate(t.Maxima())
+		if t.Max == nil {
+			for _, c := range t.validCells() {
+				t.AtLeast = max(t.AtLeast, c.Row.RequestedRPS)
+			}
+			without = append(without, t)
+			continue
+		}
+		with = append(with, t)
+	}
+	samples := make([][]float64, len(with))
+	for i, t := range with {
+		samples[i] = t.Maxima()
+	}
+	order, ranks := rank(samples, true)
+	sc.Targets = sc.Targets[:0]
+	for _, i := range order {
+		with[i].Rank = ranks[i]
+		sc.Targets = append(sc.Targets, with[i])
+	}
+	sc.Targets = append(sc.Targets, without...)
+}
+
+// Question is what a find-max run asks, in its words.
+func (sc Scenario) Question() string {
+	return fmt.Sprintf("Which target sustains the most %s load under %s?", sc.Base(), sc.sloText())
+}
+
+// Base is the scenario's name without the find-max suffix.
+func (sc Scenario) Base() string { return strings.TrimSuffix(sc.Name, results.FindMaxSuffix) }
+
+func (sc Scenario) sloText() string {
+	if sc.SLO == "" {
+		return "its SLO"
+	}
+	return sc.SLO
+}
+
+// MaxNotes say how to read a find-max scenario's maxima.
+func (sc Scenario) MaxNotes() []string {
+	var notes []string
+	for _, t := range sc.Targets {
+		if why := t.Unsearched(); why != "" {
+			notes = append(notes, fmt.Sprintf("%s: %s", t.Name, why))
+		}
+		if t.AtLeastMax() {
+			notes = append(notes, fmt.Sprintf("%s: the generator could not send more on time: its maximum is at least this", t.Name))
+		}
+	}
+	notes = append(notes, fmt.Sprintf("max rps: the median of the searches' maxima with their range [least–greatest]; from %d searches a target, with its 95%% interval instead", stats.MinTrialsForCI))
+	notes = append(notes, fmt.Sprintf("ties (=): maxima that cannot be told apart (with fewer than %d searches a target, ranges that overlap; else the Mann–Whitney test at p < %g)", stats.TrialsToDiffer(stats.DefaultAlpha), stats.DefaultAlpha))
+	return notes
+}
+
+// Finding is a find-max scenario's answer in one sentence.
+func (sc Scenario) Finding() string {
+	slo := sc.sloText()
+	if len(sc.Targets) == 0 || sc.Targets[0].Max == nil {
+		return fmt.Sprintf("Finding: no search of %s under %s found a maximum.", sc.Base(), slo)
+	}
+	top := sc.Targets[0]
+	// A target whose searches ended without a maximum, but met the SLO above the top maximum, may
+	// be the answer: say so rather than crown the top.
+	var above []string
+	for _, t := range sc.Targets {
+		if t.Max == nil && float64(t.AtLeast) > top.Max.Hi {
+			above = append(above, fmt.Sprintf("%s met it at %s rps before its search ended (%s)", t.Name, units.Count(float64(t.AtLeast)), brief(t.Unsearched())))
+		}
+	}
+	if len(above) > 0 {
+		return fmt.Sprintf("Finding: no answer yet: %s; of the targets with a maximum, %s sustains the most, %s rps. Give the others what ended their searches (memory: --memory), and run again.",
+			strings.Join(above, "; "), top.Name, units.Count(top.Max.Median))
+	}
+	var tied []string
+	for _, t := range sc.Targets[1:] {
+		if t.Rank == top.Rank {
+			tied = append(tied, t.Name)
+		}
+	}
+	// What the maximum costs, as far as it was measured.
+	var cost []string
+	if top.P99 != nil {
+		cost = append(cost, "p99 "+units.MillisOrSeconds(top.P99.Median)+" at that rate")
+	}
+	if top.CPUCores != nil {
+		cost = append(cost, units.Cores(top.CPUCores.Median)+" cores")
+	}
+	if top.MemoryPeakMiB != nil {
+		cost = append(cost, units.MiB(top.MemoryPeakMiB.Median))
+	}
+	s := fmt.Sprintf("Finding: %s sustains the most %s load under %s, %s rps", top.Name, sc.Base(), slo, units.Count(top.Max.Median))
+	if len(cost) > 0 {
+		s += " (" + strings.Join(cost, ", ") + ")"
+	}
+	if len(tied) > 0 {
+		s += fmt.Sprintf(", tied with %s within what %d search(es) a target can tell", strings.Join(tied, " and "), top.Max.N)
+	}
+	for _, t := range sc.Targets[1:] {
+		if t.Rank != top.Rank && t.Max != nil {
+			s += fmt.Sprintf("; next, %s at %s rps", t.Name, units.Count(t.Max.Median))
+			break
+		}
+	}
+	return s + "."
+}
+
+// brief is a reason's cause without the rate and the details before it.
+func brief(reason string) string {
+	if _, after, ok := strings.Cut(reason, ": "); ok {
+		return after
+	}
+	return reason
+}

@@ -1,0 +1,141 @@
+package summary
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/maxrate"
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+// searchRows runs maxrate.Find against a simulated target whose capacity is capacity (a step
+// meets the SLO below it; flaky lists rates whose first step fails anyway) and records every step
+// as internal/bench does: one row a step, valid when it met the SLO, trial counting on.
+func searchRows(t *testing.T, target string, startup time.Duration, capacity int, flaky map[int]bool, trial *int) ([]results.Row, maxrate.Result) {
+	t.Helper()
+	slo, _ := maxrate.ParseSLO("p99<100ms")
+	var rows []results.Row
+	tried := map[int]int{}
+	probe := func(_ context.Context, rate int) (maxrate.Step, error) {
+		tried[rate]++
+		s := maxrate.Step{Rate: rate, P99: 20 * time.Millisecond}
+		if rate > capacity || flaky[rate] && tried[rate] == 1 {
+			s.P99 = 300 * time.Millisecond
+		}
+		slo.Judge(&s)
+		*trial++
+		r := results.Row{Scenario: "io" + results.FindMaxSuffix, Target: target, Trial: *trial, Mode: "open", RequestedRPS: rate,
+			Startup: startup, Valid: s.Failed == "", LatencyP99: s.P99, CPUCores: float64(rate) / 1000, MemoryPeak: 100 << 20, ThroughputRPS: float64(rate)}
+		if !r.Valid {
+			r.InvalidReason = "slo not met: " + s.Failed
+		}
+		rows = append(rows, r)
+		return s, nil
+	}
+	res, err := maxrate.Find(context.Background(), maxrate.Config{Start: 100, Limit: 50000, Resolution: maxrate.Resolution{Percent: 5}}, slo, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, res
+}
+
+// TestMaximaAreTheSearchesOwn: the maxima read back from the steps of interleaved searches are
+// those maxrate.Find reported, a flaky step included; the targets are ranked by them, with ties,
+// and their figures are those of the steps at the maxima.
+func TestMaximaAreTheSearchesOwn(t *testing.T) {
+	plan := []struct {
+		target   string
+		capacity int
+		flaky    map[int]bool
+	}{
+		{"fast", 4100, nil}, {"close", 3900, map[int]bool{1600: true}}, {"slow", 1000, nil},
+		{"close", 4000, nil}, {"slow", 1100, map[int]bool{800: true}}, {"fast", 4300, nil},
+	}
+	var rows []results.Row
+	want := map[string][]int{}
+	trial := map[string]*int{"fast": new(int), "close": new(int), "slow": new(int)}
+	for i, p := range plan {
+		r, res := searchRows(t, p.target, time.Duration(1000+i)*time.Millisecond, p.capacity, p.flaky, trial[p.target])
+		rows = append(rows, r...)
+		want[p.target] = append(want[p.target], res.Max)
+	}
+	sc := FromRows(rows).Scenarios[0]
+	var got []string
+	for _, tg := range sc.Targets {
+		var maxima []int
+		for _, s := range tg.Searches {
+			maxima = append(maxima, s.Max)
+		}
+		if fmt.Sprint(maxima) != fmt.Sprint(want[tg.Name]) {
+			t.Errorf("%s: maxima %v read from its steps, want the searches' %v", tg.Name, maxima, want[tg.Name])
+		}
+		got = append(got, tg.Name+":"+tg.Rank)
+		if tg.CPUCores == nil || tg.CPUCores.Median != tg.Max.Median/1000 {
+			t.Errorf("%s: CPU at max %v, want the median of the steps at its maxima (%v)", tg.Name, tg.CPUCores, tg.Max.Median/1000)
+		}
+	}
+	// Two searches a side: ranges that overlap tie.
+	if g := strings.Join(got, " "); g != "fast:1= close:1= slow:3" {
+		t.Errorf("ranks %s, want fast:1= close:1= slow:3", g)
+	}
+	if m := sc.Targets[0].Max; !m.Range || m.N != 2 {
+		t.Errorf("max %+v: with two searches, their range", m)
+	}
+	finding := sc.Finding()
+	for _, w := range []string{"fast sustains the most io load under its SLO", "tied with close", "next, slow at"} {
+		if !strings.Contains(finding, w) {
+			t.Errorf("finding %q lacks %q", finding, w)
+		}
+	}
+}
+
+// A target whose searches ended without a maximum (its target died) but met the SLO above the
+// others' maxima keeps the answer open: its capacity is at least that.
+func TestFindingDoesNotCrownBelowATargetThatDied(t *testing.T) {
+	step := func(target string, trial, rate int, reason string) results.Row {
+		return results.Row{Scenario: "io" + results.FindMaxSuffix, Target: target, Trial: trial, RequestedRPS: rate, Valid: reason == "", InvalidReason: reason}
+	}
+	rows := []results.Row{
+		step("jvm", 1, 3500, ""), step("jvm", 2, 3500, ""), step("jvm", 3, 3600, "slo not met: p99"), step("jvm", 4, 3600, "slo not met: p99"),
+		step("js", 1, 8000, ""), step("js", 2, 16000, "target exited with code 137"),
+		step("broken", 1, 0, results.VerifyFailed+": POST /ingest: no"),
+	}
+	sc := FromRows(rows).Scenarios[0]
+	var got []string
+	for _, tg := range sc.Targets {
+		got = append(got, fmt.Sprintf("%s:%s:%d", tg.Name, tg.Rank, tg.AtLeast))
+	}
+	if g := strings.Join(got, " "); g != "jvm:1:0 broken::0 js::8000" {
+		t.Errorf("targets %s", g)
+	}
+	f := sc.Finding()
+	if !strings.Contains(f, "no answer yet: js met it at 8,000 rps") || strings.Contains(f, "jvm sustains the most io") {
+		t.Errorf("finding %q", f)
+	}
+	if why := sc.Targets[1].Unsearched(); !strings.HasPrefix(why, "verify-failed") {
+		t.Errorf("broken: %q, want its reason", why)
+	}
+}
+
+// Searches of a target iotbench did not start (--url: no start-up time) run one after the other
+// are told apart by the steps at fractions of the maximum that end each.
+func TestSearchesWithoutAContainerEndAtTheirFractions(t *testing.T) {
+	var rows []results.Row
+	var want []int
+	trial := 0
+	for _, capacity := range []int{2000, 2500, 1700} {
+		r, res := searchRows(t, "url", 0, capacity, nil, &trial)
+		rows = append(rows, r...)
+		want = append(want, res.Max)
+	}
+	var got []int
+	for _, s := range FromRows(rows).Scenarios[0].Targets[0].Searches {
+		got = append(got, s.Max)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("maxima %v, want the searches' %v", got, want)
+	}
+}

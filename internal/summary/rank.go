@@ -1,0 +1,132 @@
+package summary
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/stats"
+)
+
+// MinTrialsToRank is the number of valid trials per target below which a fixed-rate scenario's
+// targets are not ranked: the Mann–Whitney test that tells a difference from a tie needs 4 a side
+// to reach p < 0.05 at all, and one spare trial leaves room for noise.
+const MinTrialsToRank = 5
+
+// Order is the one rule that tells two samples of a figure apart: 1 when a is better, -1 when b
+// is, 0 when they cannot be told apart. With stats.TrialsToDiffer values a side it is the
+// Mann–Whitney test at stats.DefaultAlpha (tested); with fewer, no test can decide, and only
+// ranges that do not overlap order them.
+func Order(a, b []float64, higherIsBetter bool) (order int, tested bool) {
+	sign := 1
+	if !higherIsBetter {
+		sign = -1
+	}
+	if n := stats.TrialsToDiffer(stats.DefaultAlpha); len(a) >= n && len(b) >= n {
+		if !stats.Compare(a, b, stats.DefaultAlpha).Significant() {
+			return 0, true
+		}
+		if stats.Summarize(a).Median > stats.Summarize(b).Median {
+			return sign, true
+		}
+		return -sign, true
+	}
+	switch {
+	case slices.Min(a) > slices.Max(b):
+		return sign, false
+	case slices.Max(a) < slices.Min(b):
+		return -sign, false
+	}
+	return 0, false
+}
+
+// rank sorts samples best first by median (stably) and gives each its rank: a sample that Order
+// cannot tell from the first of the group above it shares that group's rank, and every member of
+// a group of several is marked "=". It returns the order as indices into samples.
+func rank(samples [][]float64, higherIsBetter bool) (order []int, ranks []string) {
+	order = make([]int, len(samples))
+	median := make([]float64, len(samples))
+	for i, s := range samples {
+		order[i] = i
+		median[i] = stats.Summarize(s).Median
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if higherIsBetter {
+			return cmp.Compare(median[b], median[a])
+		}
+		return cmp.Compare(median[a], median[b])
+	})
+	position := make([]int, len(samples))
+	size := map[int]int{}
+	leader := -1
+	for i, s := range order {
+		if leader < 0 {
+			leader = s
+		} else if o, _ := Order(samples[leader], samples[s], higherIsBetter); o != 0 {
+			leader = s
+		}
+		if leader == s {
+			position[s] = i + 1
+		} else {
+			position[s] = position[leader]
+		}
+		size[position[s]]++
+	}
+	ranks = make([]string, len(samples))
+	for i := range samples {
+		ranks[i] = fmt.Sprint(position[i])
+		if size[position[i]] > 1 {
+			ranks[i] += "="
+		}
+	}
+	return order, ranks
+}
+
+// rankMetric is the figure a fixed-rate scenario's targets are ranked on: closed loop, throughput
+// (each target went as fast as it could); open loop, p99 (every valid target carried the same
+// rate, so latency under that load is the difference).
+func rankMetric(mode string) results.Metric {
+	if mode == "closed" {
+		return results.MustMetric("throughput")
+	}
+	return results.MustMetric("p99")
+}
+
+// rankTargets ranks a fixed-rate scenario's targets on rankMetric when every target has
+// MinTrialsToRank valid trials, and orders them by rank.
+func rankTargets(sc *Scenario) {
+	if len(sc.Targets) < 2 {
+		return
+	}
+	by := rankMetric(sc.Settings.Mode)
+	var short []string
+	samples := make([][]float64, len(sc.Targets))
+	for i, t := range sc.Targets {
+		if t.Valid < MinTrialsToRank {
+			short = append(short, fmt.Sprintf("%s %d", t.Name, t.Valid))
+		}
+		for _, c := range t.validCells() {
+			samples[i] = append(samples[i], by.Value(c.Row))
+		}
+	}
+	if len(short) > 0 {
+		sc.Unranked = short
+		sc.Notes = append(sc.Notes, fmt.Sprintf("not ranked: a ranking needs %d valid trials per target (%s)", MinTrialsToRank, strings.Join(short, ", ")))
+		return
+	}
+	sc.RankedBy = by
+	order, ranks := rank(samples, by.HigherIsBetter)
+	ranked := make([]Target, len(order))
+	for i, j := range order {
+		ranked[i] = sc.Targets[j]
+		ranked[i].Rank = ranks[j]
+	}
+	sc.Targets = ranked
+	better := "lower"
+	if by.HigherIsBetter {
+		better = "higher"
+	}
+	sc.Notes = append(sc.Notes, fmt.Sprintf("rank: by median %s, %s is better; \"=\" marks targets whose difference is not significant (Mann–Whitney, p ≥ %g)", by.Name, better, stats.DefaultAlpha))
+}
