@@ -1,19 +1,17 @@
 package cli
 
 import (
-	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 
-	"github.com/iotbench/iotbench/internal/hostinfo"
+	"github.com/iotbench/iotbench/internal/run"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/spf13/cobra"
 )
 
 // versionLine is what `iotbench version` and `iotbench --version` print.
 func versionLine() string {
-	return fmt.Sprintf("iotbench %s (commit %s, %s)\n", hostinfo.Version, hostinfo.Commit(), runtime.Version())
+	return run.VersionLine() + "\n"
 }
 
 // completeNames completes --scenario and --targets of cmd from the scenario file its --file

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -244,19 +245,17 @@ func runRun(ctx context.Context, o *RunOptions) error {
 	if err != nil {
 		return err
 	}
-	progressLog, status, statusDone := o.progressOutput()
-	defer statusDone()
-	setup.Log, setup.Progress = o.Streams.ErrOut, progressLog
-	if status != nil {
-		setup.Status = status
-	}
-	if !o.Quiet {
-		setup.Log = progressLog
+	// Progress: a status line on a terminal, plain lines elsewhere, nothing with --quiet.
+	setup.Log = o.Streams.ErrOut
+	switch {
+	case o.Quiet:
+		setup.Progress = io.Discard
+	case o.Streams.ErrWidth != nil && o.Streams.ErrTerminal != nil:
+		setup.Terminal = &run.Terminal{W: o.Streams.ErrTerminal, Width: o.Streams.ErrWidth}
 	}
 	runs := run.New(o.Effects)
 	defer runs.Close()
 	out, err := runs.Execute(ctx, setup)
-	statusDone()
 	if out != nil && len(out.Rows) > 0 {
 		if werr := o.writeOutcome(out); werr != nil {
 			return werr

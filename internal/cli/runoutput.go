@@ -9,7 +9,6 @@ import (
 
 	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/overview"
-	"github.com/iotbench/iotbench/internal/progress"
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/run"
@@ -33,19 +32,6 @@ func (o *RunOptions) checkOutputFlags() error {
 		return usagef("--format %q: one of %s", o.Format, strings.Join(overview.Formats, ", "))
 	}
 	return nil
-}
-
-// progressOutput is where the run's progress lines go and who hears its status: a status line
-// on a terminal, plain lines elsewhere, nothing with --quiet. done takes the status line away.
-func (o *RunOptions) progressOutput() (log io.Writer, status *progress.Line, done func()) {
-	switch {
-	case o.Quiet:
-		return io.Discard, nil, func() {}
-	case o.Streams.ErrWidth != nil && o.Streams.ErrTerminal != nil:
-		l := progress.New(o.Streams.ErrTerminal, o.Streams.ErrWidth)
-		return l, l, l.Close
-	}
-	return o.Streams.ErrOut, nil, func() {}
 }
 
 // writeOutcome prints what the run answers, as --format asks, and writes --html: a find-max

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/bench"
@@ -227,4 +228,9 @@ func copyRootImage(ctx context.Context, d *container.Docker, log io.Writer) erro
 // this process.
 func newRunID(start time.Time) string {
 	return fmt.Sprintf("%s-%d", start.UTC().Format("20060102T150405Z"), os.Getpid())
+}
+
+// VersionLine names this binary: its version, commit and Go.
+func VersionLine() string {
+	return fmt.Sprintf("iotbench %s (commit %s, %s)", hostinfo.Version, hostinfo.Commit(), runtime.Version())
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/progress"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -64,10 +65,18 @@ type Setup struct {
 
 	// Name names the run in its own messages (an experiment's run); empty: none.
 	Name string
-	// Log hears what the run does and warns of; Progress the steps of every cell (nil: Log);
-	// Status, when set, the run's position (a terminal's status line).
+	// Log hears what the run does and warns of; Progress the steps of every cell (nil: Log).
+	// With Terminal set, both go through a status line on that terminal, which shows where the
+	// run is, and is taken away when Execute returns.
 	Log, Progress io.Writer
-	Status        bench.Status
+	Terminal      *Terminal
+}
+
+// Terminal is where a run draws its status line: a terminal as it is (the line writes its own
+// control codes), and its width.
+type Terminal struct {
+	W     io.Writer
+	Width func() int
 }
 
 // Scenario is a run of a scenario of a scenario matrix.
@@ -164,6 +173,12 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 	if s.Progress == nil {
 		s.Progress = s.Log
 	}
+	var status bench.Status
+	if t := s.Terminal; t != nil {
+		l := progress.New(t.W, t.Width)
+		defer l.Close()
+		s.Log, s.Progress, status = l, l, l
+	}
 	if s.FindMax != nil && s.Resume != "" {
 		return nil, exitcode.Usagef("--resume continues a run at one load; a --find-max search cannot be resumed: start it again")
 	}
@@ -171,7 +186,7 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &bench.Runner{Lifecycle: lifecycle, Meta: meta, Log: s.Progress, Status: s.Status, RemoteHost: remote,
+	r := &bench.Runner{Lifecycle: lifecycle, Meta: meta, Log: s.Progress, Status: status, RemoteHost: remote,
 		// A service the user started is measured even when its answers fail their check: its
 		// error ratio under load is what they came for.
 		WarnUnverified: s.Service != nil}
