@@ -15,9 +15,9 @@ import (
 	"github.com/iotbench/iotbench/internal/downstream"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
-	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/timeline"
+	"github.com/iotbench/iotbench/internal/units"
 	"github.com/iotbench/iotbench/internal/verify"
 )
 
@@ -141,7 +141,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 			rows = append(rows, row)
 			r.status().Done(row)
 			if row.Valid {
-				fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s, generator delay p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, report.Millis(row.LatencyP50), report.Millis(row.LatencyP99), report.Millis(row.GeneratorDelayP99))
+				fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s, generator delay p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, units.Millis(row.LatencyP50), units.Millis(row.LatencyP99), units.Millis(row.GeneratorDelayP99))
 			} else {
 				fmt.Fprintf(r.Log, "  INVALID: %s\n", row.InvalidReason)
 			}

@@ -14,10 +14,10 @@ import (
 
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
-	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/timeline"
+	"github.com/iotbench/iotbench/internal/units"
 )
 
 // overhead is what a cell costs besides its load, for the first estimate of the time left:
@@ -154,7 +154,7 @@ func (l *Line) textLocked() string {
 		}
 	}
 	if s := l.last; s != nil {
-		parts = append(parts, fmt.Sprintf("%d rps, %d errors, p99 %s", s.Successes, s.Errors(), report.Millis(s.P99)))
+		parts = append(parts, fmt.Sprintf("%d rps, %d errors, p99 %s", s.Successes, s.Errors(), units.Millis(s.P99)))
 	}
 	return strings.Join(parts, " · ")
 }

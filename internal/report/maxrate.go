@@ -10,6 +10,7 @@ import (
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/iotbench/iotbench/internal/summary"
+	"github.com/iotbench/iotbench/internal/units"
 )
 
 // WriteMax renders the maximum sustainable rate of each target searched and the latency at
@@ -87,7 +88,7 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 			}
 			p50 := time.Duration(stats.Summarize(p50s[i]).Median)
 			p99 := time.Duration(stats.Summarize(p99s[i]).Median)
-			cells = append(cells, fmt.Sprintf("%s / %s", Millis(p50), Millis(p99)))
+			cells = append(cells, fmt.Sprintf("%s / %s", units.Millis(p50), units.Millis(p99)))
 		}
 		if err := t.Append(cells...); err != nil {
 			return err

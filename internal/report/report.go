@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
@@ -62,7 +61,7 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 			valid = "NO"
 		}
 		cells := []any{termText(r.Target), fmt.Sprint(r.Trial), fmt.Sprintf("%.1f", r.ThroughputRPS), fmt.Sprintf("%.2f%%", 100*r.SuccessRatio),
-			Millis(r.LatencyP50), Millis(r.LatencyP99), Millis(r.LatencyP999), Millis(r.GeneratorDelayP99), valid}
+			units.Millis(r.LatencyP50), units.Millis(r.LatencyP99), units.Millis(r.LatencyP999), units.Millis(r.GeneratorDelayP99), valid}
 		if !r.Loaded() {
 			for i := 2; i < len(cells)-1; i++ {
 				cells[i] = "—" // never loaded: nothing was measured, not zero
@@ -110,8 +109,6 @@ func loadModel(r results.Row) string {
 }
 
 // Millis writes a latency in milliseconds (units.Millis, kept for the callers outside the report).
-func Millis(d time.Duration) string { return units.Millis(d) }
-
 // Summary is a one-line verdict for the end of a run.
 func Summary(rows []results.Row) string {
 	invalid := 0

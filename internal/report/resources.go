@@ -27,7 +27,7 @@ func writeResources(w io.Writer, rows []results.Row) error {
 		}
 		cells := []string{termText(r.Target), fmt.Sprint(r.Trial), fmt.Sprintf("%.2f", r.CPUCores), fmt.Sprintf("%.0f%%", r.CPUPercent),
 			units.BytesAsMiB(r.MemoryPeak), units.BytesAsMiB(r.MemoryMean), fmt.Sprintf("%.0f", r.RPSPerCore), fmt.Sprintf("%.0f", r.RPSPerGiB),
-			Millis(r.Startup), units.BytesAsMiB(r.ImageSize), fmt.Sprintf("%.0f%%", r.GeneratorCPUPercent)}
+			units.Millis(r.Startup), units.BytesAsMiB(r.ImageSize), fmt.Sprintf("%.0f%%", r.GeneratorCPUPercent)}
 		if server {
 			cells = append(cells, fmt.Sprintf("%.2f", r.DBCPUCores), units.BytesAsMiB(r.DBMemoryPeak))
 		}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/load"
-	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/shard"
+	"github.com/iotbench/iotbench/internal/units"
 )
 
 // The other end of generator shards: what `iotbench shard` does in the shard's process.
@@ -55,7 +55,7 @@ func PrintMergedShards(dir string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "%d requests, %d successes, %d errors at %.1f rps of %d; p50 %s p99 %s p99.9 %s; generator delay p99 %s (worst shard)\n",
 		res.Requests, res.Successes, res.Errors, res.AchievedRate(), res.RequestedRate,
-		report.Millis(res.Latency.P50), report.Millis(res.Latency.P99), report.Millis(res.Latency.P999), report.Millis(res.OwnDelay.P99))
+		units.Millis(res.Latency.P50), units.Millis(res.Latency.P99), units.Millis(res.Latency.P999), units.Millis(res.OwnDelay.P99))
 	if !res.Valid {
 		fmt.Fprintf(out, "INVALID: %s\n", safetext.Terminal(res.InvalidReason))
 		return exitcode.ErrInvalidCells
