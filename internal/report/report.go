@@ -108,7 +108,6 @@ func loadModel(r results.Row) string {
 	return fmt.Sprintf("open loop at %d rps (at most %d in flight)", r.RequestedRPS, r.Connections)
 }
 
-// Millis writes a latency in milliseconds (units.Millis, kept for the callers outside the report).
 // Summary is a one-line verdict for the end of a run.
 func Summary(rows []results.Row) string {
 	invalid := 0
