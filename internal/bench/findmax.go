@@ -79,6 +79,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		out.Failed = nl.reason
 		c.Trial = nextStep()
 		row := r.newRow(p, c, images)
+		row.SLO = m.SLO.String()
 		row.InvalidReason = nl.reason
 		if nl.log != "" {
 			r.keepLog(&row, nl.log)
@@ -119,6 +120,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		step := c
 		step.Trial, step.Load = nextStep(), cfg
 		row := r.newRow(p, step, images)
+		row.SLO = m.SLO.String()
 		ph, err := in.measure(ctx, &row, cfg)
 		if err != nil {
 			return maxrate.Step{}, false, err

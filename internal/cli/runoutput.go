@@ -42,25 +42,17 @@ func (o *RunOptions) writeOutcome(out *run.Outcome) error {
 			return nil
 		}
 		name := out.Plan.Name
-		// The results file does not record the SLO the search met: the run gives it.
-		withSLO := func(ov *summary.Overview) {
-			for i := range ov.Scenarios {
-				ov.Scenarios[i].SLO = m.SLO.String()
-			}
-		}
 		return o.writeRunOutput(out.Path, func(w io.Writer) error {
 			if err := report.WriteMax(w, name, name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, out.Found); err != nil {
 				return err
 			}
-			ov := summary.FromRows(out.Rows)
-			withSLO(ov)
-			for _, sc := range ov.Scenarios {
+			for _, sc := range summary.FromRows(out.Rows).Scenarios {
 				if err := report.WriteMaxima(w, sc); err != nil {
 					return err
 				}
 			}
 			return nil
-		}, withSLO)
+		})
 	}
 	if err := o.writeRunOutput(out.Path, func(w io.Writer) error { return report.Write(w, sidesApart(out.Rows)) }); err != nil {
 		return err
@@ -102,9 +94,8 @@ func (o *RunOptions) verdictFormat() string {
 }
 
 // writeRunOutput prints the run's table (--format table) or its overview as --format asks, and
-// writes --html; the overview is built from the files the run left, as `iotbench report` would,
-// and completed by what the run knows beyond them (tune: a search's SLO).
-func (o *RunOptions) writeRunOutput(csvPath string, table func(io.Writer) error, tune ...func(*summary.Overview)) error {
+// writes --html; the overview is built from the files the run left, as `iotbench report` would.
+func (o *RunOptions) writeRunOutput(csvPath string, table func(io.Writer) error) error {
 	if o.Format == "table" {
 		if err := table(o.Streams.Out); err != nil {
 			return err
@@ -120,9 +111,6 @@ func (o *RunOptions) writeRunOutput(csvPath string, table func(io.Writer) error,
 	ov, err := summary.Build([]summary.Source{src})
 	if err != nil {
 		return err
-	}
-	for _, f := range tune {
-		f(ov)
 	}
 	if o.Format != "table" {
 		if err := writeOverview(o.Streams.Out, o.Streams.ErrOut, ov, o.Format); err != nil {

@@ -122,6 +122,9 @@ type Row struct {
 	// DBRowsStored is how many more rows the PostgreSQL server itself counted after the measured
 	// phase than before it (the stored-row check holds it as it holds /stats).
 	DBRowsStored int64
+	// SLO is what a --find-max step had to meet (its row is valid when it did); empty for
+	// the other rows.
+	SLO string
 	// Generators is how many generator shards measured the cell, their results merged
 	// (internal/shard); rows older than the column (schema 7 and before) had one.
 	Generators int
@@ -328,7 +331,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -437,6 +440,7 @@ var columns = []column{
 		r.GeneratorClockMeasured = true
 		return millis(func(r *Row) *time.Duration { return &r.GeneratorClockOffset }).set(r, v)
 	}}, 8},
+	{"slo", str(func(r *Row) *string { return &r.SLO }), 9},
 }
 
 // GeneratorCount is the row's generators: 1 for rows older than the column.

@@ -281,7 +281,7 @@ func TestAppendRefusesAnotherLayout(t *testing.T) {
 	cases := []struct{ file, want string }{
 		{"testdata/read/schema-1.csv", fmt.Sprintf("written in schema 1, but this iotbench writes schema %d: one file holds rows of one schema; finish it with the iotbench that wrote it (0fd2809), or start a new run", SchemaVersion)},
 		{"testdata/read/cut-header.csv", ""},
-		{"testdata/read/newer-schema.csv", fmt.Sprintf("schema_version %d is newer than this iotbench reads (%d)", SchemaVersion+1, SchemaVersion)},
+		{"testdata/read/newer-schema.csv", fmt.Sprintf("schema_version 99 is newer than this iotbench reads (%d)", SchemaVersion)},
 		{"testdata/read/short-row.csv", ":3: 10 fields, but the header has 42"},
 	}
 	for _, c := range cases {

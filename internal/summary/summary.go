@@ -41,8 +41,8 @@ type Scenario struct {
 	// FindMax: the rows are --find-max steps, each at its own rate. Its targets are ranked by
 	// their maxima, and their figures are those of the steps at each search's maximum.
 	FindMax bool
-	// SLO is what a find-max step had to meet; empty when not known (results files do not record
-	// it: the run that searched sets it).
+	// SLO is what a find-max step had to meet, from its rows' slo column; empty when not known
+	// (files older than the column).
 	SLO      string
 	Settings Settings
 	// Targets by name; ranked ones by rank.
@@ -258,7 +258,7 @@ func Build(sources []Source) (*Overview, error) {
 	for _, name := range order {
 		cells := byScenario[name]
 		first := cells[0].row
-		sc := Scenario{Name: name, FindMax: strings.HasSuffix(name, results.FindMaxSuffix), Settings: Settings{
+		sc := Scenario{Name: name, FindMax: strings.HasSuffix(name, results.FindMaxSuffix), SLO: first.SLO, Settings: Settings{
 			Mode: first.Mode, RequestedRPS: first.RequestedRPS, Connections: first.Connections,
 			Duration: first.Duration, Warmup: first.Warmup, CPUSet: first.CPUSet,
 			GeneratorCPUSet: first.GeneratorCPUSet, Memory: first.Memory, Fingerprint: first.Fingerprint(), Seed: first.Seed,
