@@ -200,6 +200,7 @@ func TestMeterSeesANeighbour(t *testing.T) {
 	time.Sleep(time.Second)
 	var row results.Row
 	m.record(&row, load.Result{})
+	m.warn(&row, "")
 	if !strings.Contains(row.Warnings, "disturbed: other processes used") || m.disturbed == "" {
 		t.Errorf("a process spinning beside the generator and the target for 1 s: warnings %q", row.Warnings)
 	}
