@@ -190,7 +190,10 @@ type Docker struct {
 func Connect(ctx context.Context) (*Docker, error) { return ConnectTo(ctx, "") }
 
 // Close releases the client.
-func (d *Docker) Close() error { return d.c.Close() }
+func (d *Docker) Close() error {
+	shardEngines.remove(d)
+	return d.c.Close()
+}
 
 // Version is the engine's version, e.g. "20.10.24".
 func (d *Docker) Version(ctx context.Context) string {
