@@ -107,7 +107,7 @@ func observe(row *results.Row, inst container.Instance, spec container.Spec, gen
 // could not be observed.
 func (m *meter) record(row *results.Row, res load.Result) {
 	fill(row, res)
-	m.stop(row)
+	m.stop(row, res.RemoteGeneratorCPUs, res.RemoteGeneratorCPU)
 }
 
 // warn adds to row's warnings what m could not observe; cause is what became of the target
@@ -146,13 +146,15 @@ func (m *meter) start() {
 	m.watch = w
 }
 
-// stop ends the measured phase and fills row.
-func (m *meter) stop(row *results.Row) {
+// stop ends the measured phase and fills row. remoteCPUs are the generator's CPUs on other
+// hosts (its shards there), and remoteCPU the time its shards used there: counted in the
+// generator's CPU, not in what it took from this machine's CPUs.
+func (m *meter) stop(row *results.Row, remoteCPUs int, remoteCPU time.Duration) {
 	if m.began.IsZero() {
 		return // the load never reached its measured phase
 	}
 	wall := time.Since(m.began)
-	genCPUs := generatorCPUs(m.generatorCPUs)
+	genCPUs := generatorCPUs(m.generatorCPUs) + remoteCPUs
 	if now, err := resources.ProcessCPU(); err == nil && wall > 0 {
 		row.GeneratorCPUCores = float64(now-m.genCPU) / float64(wall)
 		row.GeneratorCPUPercent = 100 * row.GeneratorCPUCores / float64(genCPUs)
@@ -187,7 +189,7 @@ func (m *meter) stop(row *results.Row) {
 	// Others' work is the CPUs' time less the generator's, the target's and its database
 	// server's: without those, it cannot be told.
 	if m.host != nil && targetMeasured && dbMeasured && wall > 0 {
-		own := time.Duration((row.GeneratorCPUCores + row.CPUCores + row.DBCPUCores) * float64(wall))
+		own := time.Duration((row.GeneratorCPUCores+row.CPUCores+row.DBCPUCores)*float64(wall)) - remoteCPU
 		if others, steal, err := m.host.Others(own); err == nil {
 			d := disturbances(wall, others, steal, m.hostCPUs)
 			m.problems = append(m.problems, d...)
