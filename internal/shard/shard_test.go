@@ -18,8 +18,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/iotbench/iotbench/internal/golden"
-	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/hostinfo"
+	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/load"
 )
 
