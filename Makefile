@@ -70,7 +70,8 @@ lint:
 unit:
 	IOTBENCH_REQUIRE_DOCKER=$(filter-out 0,$(DOCKER)) IOTBENCH_REQUIRE_CHROMIUM=$(filter-out 0,$(DOCKER)) $(GO) test -race -p 1 -count=1 ./...
 
-# End to end: the real target images built and run through the iotbench binary.
+# End to end: the real target images built and run through the iotbench binary. Every JVM image build
+# runs the JVM contract's JUnit tests (targets/jvm/contract), so they run here too.
 e2e: build sshd
 	IOTBENCH_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -timeout 40m -v ./e2e/...
 

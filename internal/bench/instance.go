@@ -210,7 +210,11 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		}
 		row.DBRowsStored = rows.inDatabase()
 	}
-	if ph.cause = in.cause(ctx, measuredFrom); ph.cause != "" {
+	ph.cause = in.cause(ctx, measuredFrom)
+	if err == nil {
+		m.warn(row, ph.cause)
+	}
+	if ph.cause != "" {
 		// The cause goes first: it explains the errors and ratios that follow.
 		if row.Valid {
 			row.Valid, row.InvalidReason = false, ph.cause
@@ -255,6 +259,9 @@ func (in *instance) cause(ctx context.Context, from time.Time) string {
 	}
 	killed := f.OOMKills > 0 && f.OOMKills > in.oomKills
 	switch {
+	case !f.Running && f.EngineRestarted:
+		// Before the target's own exit: its code is its answer to being stopped.
+		return fmt.Sprintf("the Docker engine restarted%s and stopped the target (exit code %d)", when, f.ExitCode)
 	case !f.Running && (f.OOMKilled || killed):
 		return "target OOM-killed" + limit + when
 	case !f.Running:

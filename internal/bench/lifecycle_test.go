@@ -15,6 +15,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -81,6 +82,20 @@ func (i *dyingInstance) Fate(context.Context) (container.Fate, error) {
 
 func (i *dyingInstance) Logs(context.Context, int) string { return "line 1\nKilled" }
 
+// The instance's resources read as a container's do: until it dies, when its cgroup goes.
+func (i *dyingInstance) Resources() (resources.Source, error) { return dyingCgroup{i}, nil }
+func (i *dyingInstance) Startup() time.Duration               { return time.Second }
+func (i *dyingInstance) ImageSize() int64                     { return 1 << 20 }
+
+type dyingCgroup struct{ i *dyingInstance }
+
+func (c dyingCgroup) Sample() (resources.Sample, error) {
+	if c.i.died.Load() != nil {
+		return resources.Sample{}, errors.New("its cgroup is gone")
+	}
+	return resources.Sample{At: time.Now(), Memory: 1 << 20}, nil
+}
+
 func TestAFailedTargetIsExplained(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -92,6 +107,8 @@ func TestAFailedTargetIsExplained(t *testing.T) {
 			"target OOM-killed at its 1 GiB limit 0."},
 		{"exits while measured", 30, container.Fate{ExitCode: 3, OOMKills: 0},
 			"target exited with code 3 0."},
+		{"stopped by its engine's restart", 30, container.Fate{ExitCode: 0, OOMKills: 0, EngineRestarted: true},
+			"the Docker engine restarted 0."},
 		{"OOM-killed by its cgroup's count alone", 30, container.Fate{ExitCode: 137, OOMKills: 2},
 			"target OOM-killed at its 1 GiB limit"},
 		{"dies during verification", 1, container.Fate{OOMKilled: true, ExitCode: 137, OOMKills: 1},
@@ -115,6 +132,10 @@ func TestAFailedTargetIsExplained(t *testing.T) {
 			row := rows[0]
 			if row.Valid || !strings.HasPrefix(row.InvalidReason, c.want) {
 				t.Errorf("valid=%v reason %q, want it to start with %q", row.Valid, row.InvalidReason, c.want)
+			}
+			// The cause says why the target's resources could not be read to the end.
+			if strings.Contains(row.Warnings, "resources not measured") {
+				t.Errorf("warnings %q beside the named cause", row.Warnings)
 			}
 			if row.LogFile != filepath.Join("run.logs", "s.t.1.log") {
 				t.Fatalf("log_file %q", row.LogFile)

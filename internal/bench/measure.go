@@ -28,6 +28,9 @@ type meter struct {
 	genCPU   time.Duration
 	began    time.Time
 	problems []string
+	// unmeasured says why the target's resources are not in the row; left out of its warnings
+	// when the target died and the row names the cause, which says it better.
+	unmeasured []string
 
 	generatorCPUs []int
 	// hostCPUs are the generator's and the target's CPUs together; nil when either is unknown
@@ -76,7 +79,7 @@ func newMeter(inst container.Instance, row *results.Row) *meter {
 	row.Startup, row.ImageSize = obs.Startup(), obs.ImageSize()
 	src, err := obs.Resources()
 	if err != nil {
-		m.problems = append(m.problems, "target resources not measured: "+err.Error())
+		m.unmeasured = append(m.unmeasured, "target resources not measured: "+err.Error())
 		return m
 	}
 	m.src = src
@@ -100,10 +103,19 @@ func observe(row *results.Row, inst container.Instance, spec container.Spec, gen
 	return m
 }
 
-// record fills row with res and with what m observed over the measured phase.
+// record fills row with res and with what m observed over the measured phase; warn adds what
+// could not be observed.
 func (m *meter) record(row *results.Row, res load.Result) {
 	fill(row, res)
-	m.stop(row)
+	m.stop(row, res.RemoteGeneratorCPUs, res.RemoteGeneratorCPU)
+}
+
+// warn adds to row's warnings what m could not observe; cause is what became of the target
+// (empty: it ran to the end).
+func (m *meter) warn(row *results.Row, cause string) {
+	if cause == "" {
+		warn(row, m.unmeasured...)
+	}
 	warn(row, m.problems...)
 }
 
@@ -128,19 +140,21 @@ func (m *meter) start() {
 	}
 	w, err := resources.Start(m.src, SampleEvery)
 	if err != nil {
-		m.problems = append(m.problems, "target resources not measured: "+err.Error())
+		m.unmeasured = append(m.unmeasured, "target resources not measured: "+err.Error())
 		return
 	}
 	m.watch = w
 }
 
-// stop ends the measured phase and fills row.
-func (m *meter) stop(row *results.Row) {
+// stop ends the measured phase and fills row. remoteCPUs are the generator's CPUs on other
+// hosts (its shards there), and remoteCPU the time its shards used there: counted in the
+// generator's CPU, not in what it took from this machine's CPUs.
+func (m *meter) stop(row *results.Row, remoteCPUs int, remoteCPU time.Duration) {
 	if m.began.IsZero() {
 		return // the load never reached its measured phase
 	}
 	wall := time.Since(m.began)
-	genCPUs := generatorCPUs(m.generatorCPUs)
+	genCPUs := generatorCPUs(m.generatorCPUs) + remoteCPUs
 	if now, err := resources.ProcessCPU(); err == nil && wall > 0 {
 		row.GeneratorCPUCores = float64(now-m.genCPU) / float64(wall)
 		row.GeneratorCPUPercent = 100 * row.GeneratorCPUCores / float64(genCPUs)
@@ -151,7 +165,7 @@ func (m *meter) stop(row *results.Row) {
 		m.perSecond = m.watch.PerSecond()
 		m.watch = nil
 		if err != nil {
-			m.problems = append(m.problems, "target resources not measured: "+err.Error())
+			m.unmeasured = append(m.unmeasured, "target resources not measured: "+err.Error())
 		} else {
 			fillUsage(row, u)
 			targetMeasured = true
@@ -175,7 +189,7 @@ func (m *meter) stop(row *results.Row) {
 	// Others' work is the CPUs' time less the generator's, the target's and its database
 	// server's: without those, it cannot be told.
 	if m.host != nil && targetMeasured && dbMeasured && wall > 0 {
-		own := time.Duration((row.GeneratorCPUCores + row.CPUCores + row.DBCPUCores) * float64(wall))
+		own := time.Duration((row.GeneratorCPUCores+row.CPUCores+row.DBCPUCores)*float64(wall)) - remoteCPU
 		if others, steal, err := m.host.Others(own); err == nil {
 			d := disturbances(wall, others, steal, m.hostCPUs)
 			m.problems = append(m.problems, d...)

@@ -200,7 +200,33 @@ func TestMeterSeesANeighbour(t *testing.T) {
 	time.Sleep(time.Second)
 	var row results.Row
 	m.record(&row, load.Result{})
+	m.warn(&row, "")
 	if !strings.Contains(row.Warnings, "disturbed: other processes used") || m.disturbed == "" {
 		t.Errorf("a process spinning beside the generator and the target for 1 s: warnings %q", row.Warnings)
+	}
+}
+
+// TestGeneratorPercentCountsTheCPUsOfOtherHosts: with shards on other hosts, the generator's CPU
+// (theirs counted in) is a share of its CPUs here and there, not of this machine's alone.
+func TestGeneratorPercentCountsTheCPUsOfOtherHosts(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		remote int
+		cpus   float64 // the share's denominator
+	}{
+		{"every shard here", 0, 2},
+		{"shards on two other hosts of 4 and 2 CPUs", 6, 8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := &meter{generatorCPUs: []int{0, 1}}
+			m.start()
+			for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); {
+			}
+			var row results.Row
+			m.record(&row, load.Result{RemoteGeneratorCPUs: c.remote})
+			if row.GeneratorCPUCores <= 0 || math.Abs(row.GeneratorCPUPercent-100*row.GeneratorCPUCores/c.cpus) > 1e-9 {
+				t.Errorf("%.3f cores as %.2f%%, want a share of %v CPUs", row.GeneratorCPUCores, row.GeneratorCPUPercent, c.cpus)
+			}
+		})
 	}
 }

@@ -153,6 +153,9 @@ type Fate struct {
 	// cgroup's oom_kill), including those of a container that still runs; -1 when unknown.
 	OOMKills   int64
 	FinishedAt time.Time
+	// EngineRestarted: the container was stopped by its Docker engine going down (a restart of
+	// the engine, not of the target); its exit code is then the target's answer to being stopped.
+	EngineRestarted bool
 }
 
 // Examined is an Instance whose container can be asked what became of it.
@@ -188,7 +191,10 @@ type Docker struct {
 func Connect(ctx context.Context) (*Docker, error) { return ConnectTo(ctx, "") }
 
 // Close releases the client.
-func (d *Docker) Close() error { return d.c.Close() }
+func (d *Docker) Close() error {
+	shardEngines.remove(d)
+	return d.c.Close()
+}
 
 // Version is the engine's version, e.g. "20.10.24".
 func (d *Docker) Version(ctx context.Context) string {
@@ -301,6 +307,7 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 	if img, err := d.imageInspect(ctx, s.Image); err == nil {
 		inst.imageSize = img.Size
 	}
+	inst.watch = d.watchEngine(created.ID)
 	return inst, nil
 }
 
@@ -384,6 +391,7 @@ type dockerInstance struct {
 	startup   time.Duration
 	imageSize int64
 	cg        *resources.Cgroup // nil when it could not be found
+	watch     *engineWatch      // nil until the target is healthy
 }
 
 var (
@@ -434,6 +442,8 @@ func (i *dockerInstance) Fate(ctx context.Context) (Fate, error) {
 		if t, err := time.Parse(time.RFC3339Nano, st.FinishedAt); err == nil && !st.Running {
 			f.FinishedAt = t
 		}
+		// Asked after the stream broke: a container stopped then was stopped with its engine.
+		f.EngineRestarted = !st.Running && i.watch.engineLost()
 	}
 	if i.cg != nil {
 		if n, err := i.cg.OOMKills(); err == nil {
@@ -514,6 +524,7 @@ func (i *dockerInstance) Logs(ctx context.Context, lines int) string {
 }
 
 func (i *dockerInstance) Remove(ctx context.Context) error {
+	i.watch.close()
 	return i.d.removeContainer(ctx, i.id)
 }
 

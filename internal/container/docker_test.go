@@ -98,6 +98,13 @@ func TestStartPinsLimitsAndRemoves(t *testing.T) {
 	if hc.CpusetCpus != "0" || hc.Memory != 64<<20 || string(hc.NetworkMode) != "host" || hc.Privileged {
 		t.Errorf("host config cpuset=%q memory=%d network=%q privileged=%v", hc.CpusetCpus, hc.Memory, hc.NetworkMode, hc.Privileged)
 	}
+	// Stopped while its engine runs on: the engine's event stream holds, so no restart is named.
+	if _, err := d.c.ContainerStop(context.Background(), ids[0], client.ContainerStopOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := inst.(Examined).Fate(context.Background()); err != nil || f.Running || f.EngineRestarted {
+		t.Errorf("fate of a stopped container %+v, %v; want stopped, not by its engine", f, err)
+	}
 	if err := inst.Remove(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -54,6 +55,9 @@ type Found struct {
 	Created time.Time
 	State   string // running, exited, created…
 	Owner   Owner
+	// Image: not a container but a generator shard image of another iotbench build (Name is its
+	// tag); nothing else is set but ID and Created.
+	Image bool
 }
 
 // Containers lists every container labelled as iotbench's, and whose each is.
@@ -111,8 +115,33 @@ type Cleanup struct {
 }
 
 // RemoveLeftovers removes the containers c selects and returns them, each removed (or, on a dry
-// run, to be removed); a container that could not be removed is in the error instead.
+// run, to be removed); a container that could not be removed is in the error instead. Unless c
+// narrows the containers (Match), the generator shard images of other iotbench builds go too
+// (OldShardImages), returned after the containers.
 func (d *Docker) RemoveLeftovers(ctx context.Context, c Cleanup) ([]Found, error) {
+	out, err := d.removeContainers(ctx, c)
+	if c.Match != nil || err != nil {
+		return out, err // an engine that failed once is not asked again (a hung one costs callTimeout a call)
+	}
+	images, err := d.removeOldShardImages(ctx, c.DryRun)
+	return append(out, images...), err
+}
+
+// removeOldShardImages removes the shard images of every build but this binary's; none when this
+// binary's cannot be read (its tag is its hash).
+func (d *Docker) removeOldShardImages(ctx context.Context, dryRun bool) ([]Found, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, nil
+	}
+	keep, err := ShardImageTag(bin)
+	if err != nil {
+		return nil, nil
+	}
+	return d.removeImages(ctx, ShardImageRepo, keep, dryRun)
+}
+
+func (d *Docker) removeContainers(ctx context.Context, c Cleanup) ([]Found, error) {
 	found, err := d.Containers(ctx)
 	if err != nil {
 		return nil, err
@@ -136,6 +165,9 @@ func (d *Docker) RemoveLeftovers(ctx context.Context, c Cleanup) ([]Found, error
 
 // Describe is f in one line: name, target, run, age at now, and whose it is.
 func (f Found) Describe(now time.Time) string {
+	if f.Image {
+		return fmt.Sprintf("image %s (the generator shard image of another iotbench build, %s old)", f.Name, age(now.Sub(f.Created)))
+	}
 	run := f.RunID
 	if run == "" {
 		run = "unknown"
@@ -191,20 +223,34 @@ func removeContainer(ctx context.Context, c *client.Client, id string) error {
 
 // RemoveMine removes every container this process started and has not removed yet, and returns
 // their names: the last resort of an iotbench that exits at once (a second Ctrl-C). It makes its
-// own connection, beside whatever else the process was doing with the engine.
+// own connection to the engine of the environment, beside whatever else the process was doing
+// with it, and reaches the generator hosts' engines through the connections their shards were
+// started on (shardEngines).
 func RemoveMine(ctx context.Context) ([]string, error) {
 	c, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
+	names, err := removeMine(ctx, c)
+	errs := []error{err}
+	for _, other := range shardEngines.list() {
+		n, err := removeMine(ctx, other.c)
+		names = append(names, n...)
+		errs = append(errs, err)
+	}
+	return names, errors.Join(errs...)
+}
+
+// removeMine removes the containers of this process on the engine c reaches.
+func removeMine(ctx context.Context, c *client.Client) ([]string, error) {
 	host, _ := os.Hostname()
 	lctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	filters := make(client.Filters).Add("label", LabelPID+"="+strconv.Itoa(os.Getpid()))
 	res, err := c.ContainerList(lctx, client.ContainerListOptions{All: true, Filters: filters})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the engine at %s: %w", c.DaemonHost(), err)
 	}
 	var names []string
 	var errs []error
@@ -221,6 +267,41 @@ func RemoveMine(ctx context.Context) ([]string, error) {
 		}
 	}
 	return names, errors.Join(errs...)
+}
+
+// shardEngines are the engines this process has started shard containers on and not closed.
+// Process state, not a run's: it serves RemoveMine, which a second Ctrl-C calls with nothing of
+// the run at hand, and which would otherwise leave the shards of generator hosts running.
+var shardEngines engineSet
+
+type engineSet struct {
+	mu sync.Mutex
+	ds map[*Docker]struct{}
+}
+
+func (s *engineSet) add(d *Docker) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ds == nil {
+		s.ds = map[*Docker]struct{}{}
+	}
+	s.ds[d] = struct{}{}
+}
+
+func (s *engineSet) remove(d *Docker) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.ds, d)
+}
+
+func (s *engineSet) list() []*Docker {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Docker, 0, len(s.ds))
+	for d := range s.ds {
+		out = append(out, d)
+	}
+	return out
 }
 
 // processAlive reports whether pid runs on this host and started no later than since (with a

@@ -2,12 +2,19 @@ package container
 
 import (
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	ctypes "github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 )
 
 // deadPID is the pid of a process that has exited.
@@ -191,5 +198,121 @@ func TestRemoveMine(t *testing.T) {
 	}
 	if left := ours(t, d, "mine"); len(left) != 1 {
 		t.Errorf("%d containers left, want the other process's one", len(left))
+	}
+}
+
+// TestRemoveMineReachesTheGeneratorHosts: a second Ctrl-C removes this process's shard containers
+// on the engines of generator hosts too, not only on the environment's engine.
+func TestRemoveMineReachesTheGeneratorHosts(t *testing.T) {
+	gen := connect(t) // the generator host's engine
+	img := healthImage(t, gen)
+	inst, err := gen.Start(context.Background(), Spec{Target: "mine-on-a-generator-host", Image: img, Port: freePort(t), Health: "/health",
+		StartupTimeout: 30 * time.Second, Memory: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inst.Remove(context.Background()) })
+	shardEngines.add(gen) // as StartShard does
+	t.Cleanup(func() { shardEngines.remove(gen) })
+	t.Setenv("DOCKER_HOST", emptyEngine(t)) // the environment's engine: another one, with nothing of ours
+
+	names, err := RemoveMine(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 1 || !strings.HasPrefix(names[0], "iotbench-mine-on-a-generator-host-") {
+		t.Errorf("removed %v, want the container on the generator host", names)
+	}
+	if left := ours(t, gen, "mine-on-a-generator-host"); len(left) != 0 {
+		t.Errorf("left on the generator host: %v", left)
+	}
+}
+
+// emptyEngine serves the Docker API of an engine without containers on a unix socket.
+func emptyEngine(t *testing.T) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "docker.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/_ping"):
+			w.Header().Set("Api-Version", "1.41")
+			io.WriteString(w, "OK")
+		case strings.HasSuffix(r.URL.Path, "/containers/json"):
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, "[]")
+		default:
+			http.NotFound(w, r)
+		}
+	})}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return "unix://" + sock
+}
+
+// TestRemoveOldShardImages: of a repository's tags, all but the current build's go, except one a
+// container still uses.
+func TestRemoveOldShardImages(t *testing.T) {
+	d := connect(t)
+	img := healthImage(t, d)
+	const repo = "iotbench-test/shard-pile"
+	ctx := context.Background()
+	base, err := d.c.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &ctypes.Config{Image: img}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.removeContainer(ctx, base.ID) })
+	// An image a build, as each iotbench build's shard image is: committed apart, not one image
+	// tagged four times.
+	for _, tag := range []string{"old1", "old2", "current", "used"} {
+		if _, err := d.c.ContainerCommit(ctx, base.ID, client.ContainerCommitOptions{Reference: repo + ":" + tag, Changes: []string{"LABEL build=" + tag}}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.c.ImageRemove(ctx, repo+":"+tag, client.ImageRemoveOptions{PruneChildren: true}) })
+	}
+	user, err := d.c.ContainerCreate(ctx, client.ContainerCreateOptions{Config: &ctypes.Config{Image: repo + ":used"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.removeContainer(ctx, user.ID) })
+	tags := func(fs []Found) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	dry, err := d.removeImages(ctx, repo, repo+":current", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tags(dry); !slices.Contains(got, repo+":old1") || !slices.Contains(got, repo+":old2") || slices.Contains(got, repo+":current") {
+		t.Errorf("a dry run lists %v, want the old tags", got)
+	}
+	removed, err := d.removeImages(ctx, repo, repo+":current", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tags(removed); !slices.Equal(got, []string{repo + ":old1", repo + ":old2"}) {
+		t.Errorf("removed %v, want the two old tags", got)
+	}
+	if !strings.Contains(removed[0].Describe(time.Now()), "image "+repo+":old1 (the generator shard image of another iotbench build") {
+		t.Errorf("described as %q", removed[0].Describe(time.Now()))
+	}
+	res, err := d.c.ImageList(ctx, client.ImageListOptions{Filters: make(client.Filters).Add("reference", repo)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, i := range res.Items {
+		left = append(left, i.RepoTags...)
+	}
+	slices.Sort(left)
+	if !slices.Equal(left, []string{repo + ":current", repo + ":used"}) {
+		t.Errorf("left %v, want the current build's and the one in use", left)
 	}
 }

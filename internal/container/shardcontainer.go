@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	ctypes "github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -151,6 +152,7 @@ var shardExit = 10 * time.Second
 // StartShard creates s's container, attaches to it and starts it. The container is removed by
 // Wait, or as soon as ctx ends: a cancelled run leaves no shard loading the target.
 func (d *Docker) StartShard(ctx context.Context, s ShardSpec) (Attached, error) {
+	shardEngines.add(d) // before the container exists: a second Ctrl-C may come at any time
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	created, err := d.c.ContainerCreate(cctx, client.ContainerCreateOptions{
@@ -239,3 +241,42 @@ func (w closeWriter) Close() error {
 }
 
 var _ io.WriteCloser = closeWriter{}
+
+// removeImages removes the tags of repo but keep, and returns them (on a dry run, those it would
+// remove). Each iotbench build makes a shard image on every generator host it runs on, and an
+// image is never used again once its binary is replaced; kept, they pile up. An image a container
+// still uses is kept: the engine refuses to remove it (a run of another build in progress, its
+// shards up; runs of two builds sharing a generator host at once are not supported anyway, as
+// they would share its CPUs).
+func (d *Docker) removeImages(ctx context.Context, repo, keep string, dryRun bool) ([]Found, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := d.c.ImageList(ctx, client.ImageListOptions{Filters: make(client.Filters).Add("reference", repo)})
+	if err != nil {
+		return nil, fmt.Errorf("listing the %s images: %w", repo, err)
+	}
+	var out []Found
+	var errs []error
+	for _, img := range res.Items {
+		for _, tag := range img.RepoTags {
+			if tag == keep || !strings.HasPrefix(tag, repo+":") {
+				continue
+			}
+			if !dryRun {
+				// With its untagged parents, the build's steps, as `docker rmi` does.
+				_, err := d.c.ImageRemove(ctx, tag, client.ImageRemoveOptions{PruneChildren: true})
+				switch {
+				case cerrdefs.IsConflict(err), cerrdefs.IsNotFound(err):
+					continue // in use, or removed beside this
+				case err != nil:
+					errs = append(errs, fmt.Errorf("removing image %s: %w", tag, err))
+					continue
+				}
+			} else if img.Containers > 0 {
+				continue // the engine would refuse
+			}
+			out = append(out, Found{ID: img.ID, Name: tag, Created: time.Unix(img.Created, 0), State: "image", Image: true})
+		}
+	}
+	return out, errors.Join(errs...)
+}

@@ -215,6 +215,12 @@ type Result struct {
 	// only ones whose clocks are measured.
 	ClockOffset   time.Duration
 	ClockMeasured bool
+	// RemoteGeneratorCPUs counts the CPUs the shards on other hosts could run on (each host's
+	// once, however many of its shards share them): with this machine's generator CPUs, what the
+	// generator's CPU time is a share of; RemoteGeneratorCPU is the time those shards used over
+	// the phase, none of it on this machine's CPUs. Both 0 when every shard ran here.
+	RemoteGeneratorCPUs int
+	RemoteGeneratorCPU  time.Duration
 }
 
 // AchievedRate is the rate at which requests were sent.

@@ -68,29 +68,90 @@ func TestPoolingMergesTheValidTrials(t *testing.T) {
 	}
 }
 
-func TestLoadRefusesAHistogramOfAnotherRun(t *testing.T) {
-	dir := t.TempDir()
-	csv := filepath.Join(dir, "r.csv")
-	copyFile(t, fixtureCSV, csv)
-	if err := os.MkdirAll(timeline.Dir(csv), 0o755); err != nil {
+// TestLoadSkipsWhatItCannotUse: a histogram or timeline that a full disk tore, or that belongs
+// to another run, is skipped with a note naming it; the rows are all still there, and the other
+// cells keep their histograms.
+func TestLoadSkipsWhatItCannotUse(t *testing.T) {
+	fixture, err := summary.Load(fixtureCSV)
+	if err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, timeline.Path(fixtureCSV), timeline.Path(csv))
-	src, _ := summary.Load(fixtureCSV)
-	k := summary.KeyOf(src.Rows[0])
-	// The cell's log without its last second: a log of another (shorter) run.
+	k := summary.KeyOf(fixture.Rows[0])
 	log, err := os.ReadFile(timeline.HistogramBase(fixtureCSV, k) + ".hlog")
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.SplitAfter(strings.TrimSuffix(string(log), "\n"), "\n")
-	short := strings.Join(lines[:len(lines)-1], "")
-	if err := os.WriteFile(timeline.HistogramBase(csv, k)+".hlog", []byte(short), 0o644); err != nil {
+	torn := func(b []byte) []byte { return b[:len(b)*2/3] }
+	cases := []struct {
+		name string
+		file string // under the timeline folder
+		text []byte
+		note string
+		// cell whose histogram is skipped; none when the timeline is
+		skipped bool
+	}{
+		{"a log without its last second (another run's)", "hlog", []byte(strings.Join(lines[:len(lines)-1], "")),
+			".hlog holds 1799 latencies, its row (" + k.String() + ") 1800 successes", true},
+		{"a log cut off after its header (a full disk)", "hlog", []byte(strings.Join(lines[:4], "")),
+			"holds 0 latencies", true},
+		{"a log cut off mid-line", "hlog", torn(log), "histogram skipped: ", true},
+		{"a timeline cut off mid-line", "timeline", nil, "timeline skipped: ", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			csv := filepath.Join(t.TempDir(), filepath.Base(fixtureCSV))
+			copyFile(t, fixtureCSV, csv)
+			copyDir(t, timeline.Dir(fixtureCSV), timeline.Dir(csv))
+			path := timeline.HistogramBase(csv, k) + ".hlog"
+			text := c.text
+			if c.file == "timeline" {
+				path = timeline.Path(csv)
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				text = torn(b)
+			}
+			if err := os.WriteFile(path, text, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src, err := summary.Load(csv)
+			if err != nil {
+				t.Fatalf("Load: %v, want the rows read with a note", err)
+			}
+			if len(src.Rows) != len(fixture.Rows) {
+				t.Errorf("%d rows, want %d", len(src.Rows), len(fixture.Rows))
+			}
+			notes := strings.Join(src.Notes, "\n")
+			if !strings.Contains(notes, c.note) || !strings.Contains(notes, path) {
+				t.Errorf("notes %q lack %q naming %s", notes, c.note, path)
+			}
+			_, kept := src.Histograms[k]
+			if kept == c.skipped {
+				t.Errorf("cell %s: histogram kept %v", k, kept)
+			}
+			if len(src.Histograms) < len(fixture.Histograms)-1 {
+				t.Errorf("%d histograms kept, want the %d others", len(src.Histograms), len(fixture.Histograms)-1)
+			}
+			if _, err := summary.Build([]summary.Source{src}); err != nil {
+				t.Errorf("Build: %v", err)
+			}
+		})
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(to, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err = summary.Load(csv)
-	if err == nil || !strings.Contains(err.Error(), "its histogram holds") || !strings.Contains(err.Error(), "not from the same run") {
-		t.Errorf("error %v, want a histogram that does not match its row refused", err)
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		copyFile(t, filepath.Join(from, e.Name()), filepath.Join(to, e.Name()))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -167,6 +168,8 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 		}
 	}
 	parts := make([]Part, len(shards))
+	remoteCPUs := map[string][]int{} // by host
+	var remoteCPU time.Duration
 	for i, s := range shards {
 		m, err := s.next(ctx)
 		if err != nil {
@@ -190,12 +193,20 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 		}
 		parts[i] = Part{Spec: s.spec, Result: *m.Result, Latencies: h}
 		resources.AddShardCPU(m.CPU)
+		if s.p.Host != "" {
+			remoteCPUs[s.p.Host] = append(remoteCPUs[s.p.Host], m.CPUs...)
+			remoteCPU += m.CPU
+		}
 	}
 	res, err := Merge(parts)
 	if err != nil {
 		return load.Result{}, err
 	}
-	res.ClockOffset, res.ClockMeasured = clocks.worst, clocks.measured
+	res.ClockOffset, res.ClockMeasured, res.RemoteGeneratorCPU = clocks.worst, clocks.measured, remoteCPU
+	for _, cpus := range remoteCPUs {
+		slices.Sort(cpus)
+		res.RemoteGeneratorCPUs += len(slices.Compact(cpus))
+	}
 	return res, nil
 }
 

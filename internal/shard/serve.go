@@ -92,6 +92,7 @@ func measure(ctx context.Context, s Spec, waitStart func() error) (message, erro
 	}
 	cpu, _ := resources.OwnCPU()
 	out := message{CPU: cpu - cpuFrom}
+	out.CPUs, _ = hostinfo.AllowedCPUs()
 	var hlog bytes.Buffer
 	if err := writeHlog(&hlog, s, began, res); err != nil {
 		return message{}, err

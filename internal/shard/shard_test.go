@@ -18,6 +18,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/iotbench/iotbench/internal/golden"
+	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/load"
 )
@@ -278,7 +279,7 @@ func (c *fakeClock) peek() time.Time {
 // fakeShard speaks the protocol as a shard whose clock is skew ahead of c, read halfway through
 // each of the parent's questions. It answers with a canned result of 3 latencies, its interval
 // log sent back when the spec asks, and reports the spec and start time it got.
-func fakeShard(c *fakeClock, skew time.Duration, host string, contained bool, got chan<- message) Starter {
+func fakeShard(c *fakeClock, skew time.Duration, host string, contained bool, got chan<- message, cpus ...int) Starter {
 	return func(ctx context.Context, i int) (Process, error) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
@@ -313,7 +314,7 @@ func fakeShard(c *fakeClock, skew time.Duration, host string, contained bool, go
 				return
 			}
 			p.Result.Latencies = nil
-			out := message{Result: &p.Result}
+			out := message{Result: &p.Result, CPU: time.Second, CPUs: cpus}
 			if spec.Spec.SendHlog {
 				out.Hlog = hlog.Bytes()
 			} else {
@@ -373,6 +374,31 @@ func TestRunCorrectsTheStartByEachClock(t *testing.T) {
 	}
 }
 
+// TestRunCountsTheCPUsOfOtherHosts: the generator's CPUs on other hosts are each host's CPUs
+// once, however many of its shards share them, with the CPU time of the shards there; a shard on
+// this machine adds neither (its CPUs are the generator's own here).
+func TestRunCountsTheCPUsOfOtherHosts(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)}
+	got := make(chan message, 4)
+	shards := []Starter{
+		fakeShard(clock, 0, "", false, got, 0, 1),
+		fakeShard(clock, 0, "10.77.1.2", true, got, 0, 1, 2, 3),
+		fakeShard(clock, 0, "10.77.1.2", true, got, 0, 1, 2, 3), // sharing its host's CPUs
+		fakeShard(clock, 0, "10.77.2.2", true, got, 5),
+	}
+	start := func(ctx context.Context, i int) (Process, error) { return shards[i](ctx, i) }
+	cfg := load.Config{Request: load.Request{Method: "GET", URL: "http://127.0.0.1:1/"}, Model: load.Model{Rate: 400, ExpectedLatency: time.Millisecond}, Duration: time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := Runner{Count: 4, CPUs: []int{0, 1}, Start: start, Dir: t.TempDir(), Now: clock.Now}.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RemoteGeneratorCPUs != 5 || res.RemoteGeneratorCPU != 3*time.Second {
+		t.Errorf("other hosts' CPUs %d, their CPU time %s; want 5 (4 + 1) and 3s", res.RemoteGeneratorCPUs, res.RemoteGeneratorCPU)
+	}
+}
+
 // TestServeAnswersItsClockAndSendsItsLog loads a loopback server from two shards that run as a
 // contained shard on another host would: the real Serve answers the clock questions (the same
 // clock: no offset beyond the exchange's own error) and sends its interval log back.
@@ -406,6 +432,10 @@ func TestServeAnswersItsClockAndSendsItsLog(t *testing.T) {
 	// One clock: the estimate's error is at most half a pipe's round trip.
 	if !res.ClockMeasured || res.ClockOffset > time.Second {
 		t.Errorf("clock offset %s (measured %v) between a process and itself", res.ClockOffset, res.ClockMeasured)
+	}
+	// Both shards on "one other host", this process: its CPUs, once.
+	if allowed, err := hostinfo.AllowedCPUs(); err != nil || res.RemoteGeneratorCPUs != len(allowed) {
+		t.Errorf("other hosts' CPUs %d, want this process's %v (%v)", res.RemoteGeneratorCPUs, allowed, err)
 	}
 	for i := 1; i <= 2; i++ {
 		if h, err := readHlog(filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i))); err != nil || h.TotalCount() == 0 {

@@ -64,8 +64,10 @@ type message struct {
 	// when the spec says SendHlog.
 	Result *load.Result `json:",omitempty"`
 	Hlog   []byte       `json:",omitempty"`
-	// CPU is the shard's own CPU time over its measured phase, with its result.
+	// CPU is the shard's own CPU time over its measured phase, with its result; CPUs those it
+	// could run on (its affinity, on its host).
 	CPU   time.Duration `json:",omitempty"`
+	CPUs  []int         `json:",omitempty"`
 	Error string        `json:",omitempty"`
 }
 

@@ -184,9 +184,10 @@ type Source struct {
 	Notes      []string
 }
 
-// Load reads a results file, its timeline file and its cells' histograms. A missing timeline or
-// histogram is a note (older runs, --url runs have them too, but a copied CSV may not); an
-// unreadable one is an error.
+// Load reads a results file, its timeline file and its cells' histograms. What lies beside the
+// CSV only adds to its rows: a missing timeline or histogram is a note (older runs; a copied CSV),
+// and so is one that cannot be read or does not match its row (a run stopped by a full disk
+// leaves them torn), naming the file skipped, so the rows that were saved are still shown.
 func Load(path string) (Source, error) {
 	rows, warnings, err := results.ReadFile(path)
 	if err != nil {
@@ -198,7 +199,7 @@ func Load(path string) (Source, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		src.Notes = append(src.Notes, fmt.Sprintf("%s: no timeline (%s): cells are shown without their seconds", path, timeline.Path(path)))
 	case err != nil:
-		return Source{}, err
+		src.Notes = append(src.Notes, fmt.Sprintf("%s: timeline skipped: %v: cells are shown without their seconds", path, err))
 	}
 	for _, c := range cells {
 		src.Timelines[c.Key] = c
@@ -213,11 +214,11 @@ func Load(path string) (Source, error) {
 				missing++
 			}
 		case err != nil:
-			return Source{}, err
+			src.Notes = append(src.Notes, fmt.Sprintf("histogram skipped: %v: latency distributions pool the others", err))
+		case h.TotalCount() != r.Successes:
+			src.Notes = append(src.Notes, fmt.Sprintf("histogram skipped: %s.hlog holds %d latencies, its row (%s) %d successes: not written whole, or of another run; latency distributions pool the others",
+				timeline.HistogramBase(path, k), h.TotalCount(), k, r.Successes))
 		default:
-			if h.TotalCount() != r.Successes {
-				return Source{}, fmt.Errorf("%s: %s: its histogram holds %d latencies, its row %d successes: the files are not from the same run", path, k, h.TotalCount(), r.Successes)
-			}
 			src.Histograms[k] = h
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -168,8 +169,17 @@ func Header() []string {
 // Writer appends cells to a timeline file, each synced before Write returns, as the results
 // file's rows are.
 type Writer struct {
-	f *os.File
+	f file
 	w *csv.Writer
+}
+
+// file is what a Writer needs of its *os.File: a seam for tests of a disk that fills up.
+type file interface {
+	io.Writer
+	Stat() (fs.FileInfo, error)
+	Truncate(size int64) error
+	Sync() error
+	Close() error
 }
 
 // Create makes a new timeline file with its header; it refuses to overwrite one.
@@ -177,7 +187,8 @@ func Create(path string) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	// Appending, as Append does: a cell cut off by Write leaves the next one at the file's end.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -204,16 +215,33 @@ func Append(path string) (*Writer, error) {
 	return &Writer{f: f, w: csv.NewWriter(f)}, nil
 }
 
-// Write appends c's seconds, the warm-up's first.
+// Write appends c's seconds, the warm-up's first. A cell that cannot be written whole (a full
+// disk) is cut off again, so the file stays readable, and the cells after it can still be added.
 func (w *Writer) Write(c Cell) error {
-	if err := writeCell(w.w, c); err != nil {
+	st, err := w.f.Stat()
+	if err != nil {
 		return err
 	}
-	w.w.Flush()
-	if err := w.w.Error(); err != nil {
+	err = writeCell(w.w, c)
+	if err == nil {
+		w.w.Flush()
+		err = w.w.Error()
+	}
+	if err == nil {
+		err = w.f.Sync()
+	}
+	if err != nil {
+		if terr := w.f.Truncate(st.Size()); terr != nil {
+			return fmt.Errorf("%w; and the part written could not be cut off: %v", err, terr)
+		}
+		// A csv.Writer keeps its first error; the next cell starts on a new one.
+		w.w = csv.NewWriter(w.f)
+		if st.Size() == 0 {
+			w.w = csvWriter(w.f)
+		}
 		return err
 	}
-	return w.f.Sync()
+	return nil
 }
 
 // csvWriter starts a timeline on w with its header (written at the first flush).

@@ -2,6 +2,9 @@ package timeline
 
 import (
 	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -104,4 +107,63 @@ func TestPaths(t *testing.T) {
 			t.Errorf("HistogramBase(%v) = %s, want %s", c.k, got, c.want)
 		}
 	}
+}
+
+// TestWriterCutsOffACellItCannotWrite: a cell that fills the disk mid-line is cut off again, so
+// the file still reads, and a cell written once there is room again follows the earlier ones.
+func TestWriterCutsOffACellItCannotWrite(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		before     int // cells written before the disk fills
+		wantBefore int
+	}{
+		{"the header and a cell written, then full", 1, 1},
+		{"full from the first line", 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "timeline.csv")
+			w, err := Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			disk := &fillingFile{File: w.f.(*os.File), room: 1 << 20}
+			w.f, w.w = disk, csvWriter(disk) // nothing written yet: the header is still buffered
+			first, lost, last := sampleCell(), sampleCell(), sampleCell()
+			first.Trial, lost.Trial, last.Trial = 1, 2, 3
+			for range c.before {
+				if err := w.Write(first); err != nil {
+					t.Fatal(err)
+				}
+			}
+			disk.room = 40
+			if err := w.Write(lost); !errors.Is(err, errNoSpace) {
+				t.Fatalf("error %v, want the disk's", err)
+			}
+			if c.wantBefore == 0 {
+				if st, err := os.Stat(path); err != nil || st.Size() != 0 {
+					t.Errorf("after the failed cell: %v, want the file empty as created", err)
+				}
+			} else if got := readCells(t, path); len(got) != c.wantBefore {
+				t.Errorf("after the failed cell: %d cells read, want %d", len(got), c.wantBefore)
+			}
+			disk.room = 1 << 20
+			if err := w.Write(last); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			got := readCells(t, path)
+			if len(got) != c.wantBefore+1 || got[len(got)-1].Trial != 3 {
+				t.Errorf("cells %+v, want the earlier ones and trial 3", got)
+			}
+		})
+	}
+}
+
+func readCells(t *testing.T, path string) []Cell {
+	t.Helper()
+	cells, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cells
 }

@@ -2,6 +2,7 @@ package timeline
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -64,26 +65,45 @@ func WriteHistograms(base string, c Cell, measured time.Time, warmup time.Durati
 	}
 	add(WarmupTag, 0, c.Warmup)
 	add("", warmup, c.Measure)
-	if err := writeFile(base+".hlog", func(f *os.File) error { return hdrlog.Write(f, l) }); err != nil {
+	if err := writeFile(base+".hlog", func(w io.Writer) error { return hdrlog.Write(w, l) }); err != nil {
 		return err
 	}
-	return writeFile(base+".hgrm", func(f *os.File) error { return hdrlog.WritePercentiles(f, whole) })
+	if err := writeFile(base+".hgrm", func(w io.Writer) error { return hdrlog.WritePercentiles(w, whole) }); err != nil {
+		os.Remove(base + ".hlog") // the cell's histograms are kept together or not at all
+		return err
+	}
+	return nil
 }
 
-func writeFile(path string, write func(*os.File) error) error {
-	f, err := os.Create(path)
+// writeFile writes path whole or not at all: into a temporary file beside it, renamed over path
+// once synced. A failed write (a full disk) removes its part and any older path (a resumed cell's
+// earlier attempt), so report finds no file rather than a torn one that holds fewer latencies
+// than its row counts.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.partial")
 	if err != nil {
+		os.Remove(path)
 		return err
 	}
-	if err := write(f); err != nil {
-		f.Close()
+	err = f.Chmod(0o644) // as os.Create would: the files are for anyone reading the results
+	if err == nil {
+		err = write(f)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		os.Remove(path)
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return nil
 }
 
 // ReadHistogram reads the measured phase's histogram back from a cell's interval log: its

@@ -16,7 +16,7 @@ import javax.sql.DataSource;
  * oldest kept reading out deletes it, by primary key, on the same connection.
  * Autocommit is on and every method borrows a connection for its one statement and gives it back at once
  * (try-with-resources), so no connection is ever held across a wait. Every method blocks: an app that must
- * not block its threads calls it from its blocking side (ktor: Dispatchers.IO).
+ * not block its threads calls it from its blocking side (ktor: Dispatchers.IO; spring-webflux: Offload).
  */
 public final class ReadingStore {
     private final DataSource dataSource;

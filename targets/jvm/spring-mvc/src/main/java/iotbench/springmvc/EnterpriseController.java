@@ -2,6 +2,7 @@ package iotbench.springmvc;
 
 import java.io.IOException;
 import java.net.URI;
+import java.sql.SQLException;
 import java.util.List;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -9,6 +10,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import iotbench.contract.Answers.EnterpriseDone;
 import iotbench.contract.Enterprise;
 import iotbench.contract.LruCache;
+import iotbench.contract.ReadingStore;
 import iotbench.contract.StandardReading;
 import iotbench.contract.Summary;
 import org.springframework.core.env.Environment;
@@ -42,7 +44,7 @@ class EnterpriseController {
     }
 
     @GetMapping("/enterprise")
-    EnterpriseDone enterprise() throws IOException {
+    EnterpriseDone enterprise() throws IOException, SQLException {
         // 1. insert the standard reading as device "enterprise"
         long id = store.insert(Enterprise.DEVICE_ID, enterpriseTs, enterprisePayload);
 

@@ -1,11 +1,14 @@
 package iotbench.springmvc;
 
+import java.sql.SQLException;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import iotbench.contract.Answers;
 import iotbench.contract.Answers.Fast;
 import iotbench.contract.Answers.Ingested;
 import iotbench.contract.Answers.Realistic;
 import iotbench.contract.Enrichment;
+import iotbench.contract.ReadingStore;
 import iotbench.contract.ReadingValidator;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -23,7 +26,7 @@ class IngestController {
     }
 
     @PostMapping("/ingest")
-    Ingested ingest(@RequestBody(required = false) String body) throws InterruptedException {
+    Ingested ingest(@RequestBody(required = false) String body) throws InterruptedException, SQLException {
         long start = System.nanoTime();
         JsonNode reading = validator.validate(body);
         long id = store.insert(reading.get("deviceId").textValue(), reading.get("timestamp").longValue(), body);
@@ -32,14 +35,14 @@ class IngestController {
     }
 
     @PostMapping("/ingest/fast")
-    Fast fast(@RequestBody(required = false) String body) {
+    Fast fast(@RequestBody(required = false) String body) throws SQLException {
         JsonNode reading = validator.parse(body);
         long id = store.insert(reading.path("deviceId").asText(""), reading.path("timestamp").asLong(0), body);
         return new Fast(id);
     }
 
     @PostMapping("/ingest/realistic")
-    Realistic realistic(@RequestBody(required = false) String body) {
+    Realistic realistic(@RequestBody(required = false) String body) throws SQLException {
         long start = System.nanoTime();
         JsonNode reading = validator.validate(body);
         long id = store.insert(reading.get("deviceId").textValue(), reading.get("timestamp").longValue(), body);

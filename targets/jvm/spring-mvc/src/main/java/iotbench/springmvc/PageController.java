@@ -1,7 +1,10 @@
 package iotbench.springmvc;
 
+import java.sql.SQLException;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import iotbench.contract.PageRow;
+import iotbench.contract.ReadingStore;
 import org.springframework.stereotype.Controller;
 import org.springframework.ui.Model;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -18,7 +21,7 @@ class PageController {
     }
 
     @GetMapping("/page")
-    String page(Model model) {
+    String page(Model model) throws SQLException {
         model.addAttribute("readings", PageRow.of(store.latest(PageRow.ROWS), mapper));
         return "page";
     }

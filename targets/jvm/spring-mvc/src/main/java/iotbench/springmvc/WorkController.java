@@ -1,5 +1,7 @@
 package iotbench.springmvc;
 
+import java.sql.SQLException;
+
 import iotbench.contract.Answers.Cpu;
 import iotbench.contract.Answers.FannedOut;
 import iotbench.contract.Answers.Fib;
@@ -7,6 +9,7 @@ import iotbench.contract.Answers.Ok;
 import iotbench.contract.Answers.Stats;
 import iotbench.contract.Answers.Waited;
 import iotbench.contract.FanOut;
+import iotbench.contract.ReadingStore;
 import iotbench.contract.ReadingValidator;
 import iotbench.contract.Work;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -58,7 +61,7 @@ class WorkController {
     }
 
     @GetMapping("/stats")
-    Stats stats() {
+    Stats stats() throws SQLException {
         return new Stats(store.highestId());
     }
 }

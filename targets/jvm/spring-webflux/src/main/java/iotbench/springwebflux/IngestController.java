@@ -8,6 +8,7 @@ import iotbench.contract.Answers.Fast;
 import iotbench.contract.Answers.Ingested;
 import iotbench.contract.Answers.Realistic;
 import iotbench.contract.Enrichment;
+import iotbench.contract.ReadingStore;
 import iotbench.contract.ReadingValidator;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;

@@ -2,6 +2,7 @@ package iotbench.springwebflux;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import iotbench.contract.PageRow;
+import iotbench.contract.ReadingStore;
 import org.springframework.stereotype.Controller;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.reactive.result.view.Rendering;

@@ -9,6 +9,7 @@ import iotbench.contract.Answers.Ok;
 import iotbench.contract.Answers.Stats;
 import iotbench.contract.Answers.Waited;
 import iotbench.contract.FanOut;
+import iotbench.contract.ReadingStore;
 import iotbench.contract.ReadingValidator;
 import iotbench.contract.Work;
 import org.springframework.web.bind.annotation.GetMapping;
