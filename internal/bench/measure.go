@@ -107,7 +107,7 @@ func observe(row *results.Row, inst container.Instance, spec container.Spec, gen
 // could not be observed.
 func (m *meter) record(row *results.Row, res load.Result) {
 	fill(row, res)
-	m.stop(row, res.RemoteGeneratorCPUs, res.RemoteGeneratorCPU)
+	m.stop(row, res)
 }
 
 // warn adds to row's warnings what m could not observe; cause is what became of the target
@@ -122,7 +122,7 @@ func (m *meter) warn(row *results.Row, cause string) {
 // start begins the measured phase.
 func (m *meter) start() {
 	m.began = time.Now()
-	m.genCPU, _ = resources.ProcessCPU()
+	m.genCPU, _ = resources.OwnCPU()
 	if m.hostCPUs != nil && m.src != nil {
 		if w, err := resources.WatchHost(resources.CgroupRoot, resources.ProcStat, m.hostCPUs); err == nil {
 			m.host = &w
@@ -146,17 +146,19 @@ func (m *meter) start() {
 	m.watch = w
 }
 
-// stop ends the measured phase and fills row. remoteCPUs are the generator's CPUs on other
-// hosts (its shards there), and remoteCPU the time its shards used there: counted in the
-// generator's CPU, not in what it took from this machine's CPUs.
-func (m *meter) stop(row *results.Row, remoteCPUs int, remoteCPU time.Duration) {
+// stop ends the measured phase and fills row. The generator's CPU is this process's and its
+// shards' (res.ShardCPU: a child's getrusage is not this one's until it ends, and then with its
+// warm-up); the shards on other hosts add their CPUs (res.RemoteGeneratorCPUs) to what it is a
+// share of, and their time is not taken from this machine's CPUs.
+func (m *meter) stop(row *results.Row, res load.Result) {
+	remoteCPUs, remoteCPU := res.RemoteGeneratorCPUs, res.RemoteGeneratorCPU
 	if m.began.IsZero() {
 		return // the load never reached its measured phase
 	}
 	wall := time.Since(m.began)
 	genCPUs := generatorCPUs(m.generatorCPUs) + remoteCPUs
-	if now, err := resources.ProcessCPU(); err == nil && wall > 0 {
-		row.GeneratorCPUCores = float64(now-m.genCPU) / float64(wall)
+	if now, err := resources.OwnCPU(); err == nil && wall > 0 {
+		row.GeneratorCPUCores = float64(now-m.genCPU+res.ShardCPU) / float64(wall)
 		row.GeneratorCPUPercent = 100 * row.GeneratorCPUCores / float64(genCPUs)
 	}
 	targetMeasured := false

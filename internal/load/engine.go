@@ -221,6 +221,10 @@ type Result struct {
 	// the phase, none of it on this machine's CPUs. Both 0 when every shard ran here.
 	RemoteGeneratorCPUs int
 	RemoteGeneratorCPU  time.Duration
+	// ShardCPU is the CPU time the shards (processes or containers, here or elsewhere) used over
+	// the measured phase: with this process's own, the generator's cost. 0 for one generator in
+	// this process.
+	ShardCPU time.Duration
 }
 
 // AchievedRate is the rate at which requests were sent.

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -287,13 +286,6 @@ func (w *Watch) Stop() (Usage, error) {
 	return u, nil
 }
 
-// ProcessCPU is the CPU time this process has used (user and system), from getrusage, plus what
-// its generator shards reported (AddShardCPU): the load generator's own cost.
-func ProcessCPU() (time.Duration, error) {
-	own, err := OwnCPU()
-	return own + time.Duration(shardCPU.Load()), err
-}
-
 // OwnCPU is the CPU time this process has used (user and system), from getrusage.
 func OwnCPU() (time.Duration, error) {
 	var ru syscall.Rusage
@@ -302,14 +294,6 @@ func OwnCPU() (time.Duration, error) {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
-
-// shardCPU is the CPU time generator shards (other processes) spent in their measured phases.
-var shardCPU atomic.Int64
-
-// AddShardCPU counts CPU time a generator shard spent over its measured phase as this process's,
-// so that the generator's CPU covers every shard: a child's own getrusage is not this one's until
-// it ends, and then with its warm-up.
-func AddShardCPU(d time.Duration) { shardCPU.Add(int64(d)) }
 
 // OOMKills is how many processes of the cgroup the kernel has killed at its memory limit, from
 // memory.events (v2) or memory.oom_control (v1). A container whose main process survives (a

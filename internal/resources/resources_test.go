@@ -145,15 +145,15 @@ func TestWatchReportsAContainerThatWentAway(t *testing.T) {
 	}
 }
 
-func TestProcessCPUGrowsWithWork(t *testing.T) {
-	before, err := ProcessCPU()
+func TestOwnCPUGrowsWithWork(t *testing.T) {
+	before, err := OwnCPU()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Busy until the counter shows 30 ms more: on a busy machine the loop gets less than the wall
 	// time, so only a counter that never grows fails, after the deadline.
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		after, err := ProcessCPU()
+		after, err := OwnCPU()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
-	"github.com/iotbench/iotbench/internal/resources"
 )
 
 // Process is one started shard: where its protocol lines go and come from, and how it ends.
@@ -169,7 +168,7 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 	}
 	parts := make([]Part, len(shards))
 	remoteCPUs := map[string][]int{} // by host
-	var remoteCPU time.Duration
+	var remoteCPU, shardCPU time.Duration
 	for i, s := range shards {
 		m, err := s.next(ctx)
 		if err != nil {
@@ -192,7 +191,7 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 			return load.Result{}, s.fail(err)
 		}
 		parts[i] = Part{Spec: s.spec, Result: *m.Result, Latencies: h}
-		resources.AddShardCPU(m.CPU)
+		shardCPU += m.CPU
 		if s.p.Host != "" {
 			remoteCPUs[s.p.Host] = append(remoteCPUs[s.p.Host], m.CPUs...)
 			remoteCPU += m.CPU
@@ -202,7 +201,7 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 	if err != nil {
 		return load.Result{}, err
 	}
-	res.ClockOffset, res.ClockMeasured, res.RemoteGeneratorCPU = clocks.worst, clocks.measured, remoteCPU
+	res.ClockOffset, res.ClockMeasured, res.RemoteGeneratorCPU, res.ShardCPU = clocks.worst, clocks.measured, remoteCPU, shardCPU
 	for _, cpus := range remoteCPUs {
 		slices.Sort(cpus)
 		res.RemoteGeneratorCPUs += len(slices.Compact(cpus))

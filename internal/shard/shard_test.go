@@ -397,6 +397,11 @@ func TestRunCountsTheCPUsOfOtherHosts(t *testing.T) {
 	if res.RemoteGeneratorCPUs != 5 || res.RemoteGeneratorCPU != 3*time.Second {
 		t.Errorf("other hosts' CPUs %d, their CPU time %s; want 5 (4 + 1) and 3s", res.RemoteGeneratorCPUs, res.RemoteGeneratorCPU)
 	}
+	// Every shard's time is the generator's, this machine's shard too: carried in the result,
+	// not added to process state that a later cell would read.
+	if res.ShardCPU != 4*time.Second {
+		t.Errorf("the shards' CPU time %s, want 4s (1s each)", res.ShardCPU)
+	}
 }
 
 // TestServeAnswersItsClockAndSendsItsLog loads a loopback server from two shards that run as a
