@@ -36,11 +36,13 @@ type Change struct {
 
 // Trend is one metric of one series: its usable points and their change points.
 type Trend struct {
-	Series  Key
-	Metric  results.Metric
-	Points  []Point // the usable points that have the metric
-	Values  []float64
-	Changes []Change
+	Series Key
+	Metric results.Metric
+	Points []Point // the usable points that have the metric
+	Values []float64
+	// Pos are the Points' positions among all the series' points; UnusablePos the Unusable's.
+	Pos, UnusablePos []int
+	Changes          []Change
 	// Unusable are the series' other points (invalid, disturbed, not loaded): drawn, not used.
 	Unusable []Point
 }
@@ -64,13 +66,13 @@ func Trends(series []Series, metrics []results.Metric, d Detection) []Trend {
 
 func trendOf(s Series, m results.Metric, d Detection) (Trend, bool) {
 	t := Trend{Series: s.Key, Metric: m}
-	for _, p := range s.Points {
+	for i, p := range s.Points {
 		v, ok := p.Values[m.Name]
 		switch {
 		case !p.Usable():
-			t.Unusable = append(t.Unusable, p)
+			t.Unusable, t.UnusablePos = append(t.Unusable, p), append(t.UnusablePos, i)
 		case ok:
-			t.Points, t.Values = append(t.Points, p), append(t.Values, v)
+			t.Points, t.Values, t.Pos = append(t.Points, p), append(t.Values, v), append(t.Pos, i)
 		}
 	}
 	if len(t.Points) == 0 {
