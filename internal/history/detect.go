@@ -46,7 +46,73 @@ func (d Detection) Detect(xs []float64, seed uint64) []Split {
 			break
 		}
 	}
-	return merge(found, d.MinPoints)
+	return d.confirm(xs, merge(found, d.MinPoints), w, rng)
+}
+
+// confirm tests each split again between its neighbours (at most half a window each side), as a
+// window's edge may have cut a shift short or shown one twice; the least significant split that
+// fails is dropped, and the rest tested again, until every split passes.
+func (d Detection) confirm(xs []float64, splits []Split, w int, rng *rand.Rand) []Split {
+	for {
+		weakest, weakestP := -1, d.Alpha
+		for i := range splits {
+			lo, hi := 0, len(xs)
+			if i > 0 {
+				lo = splits[i-1].Index
+			}
+			if i+1 < len(splits) {
+				hi = splits[i+1].Index
+			}
+			at := splits[i].Index
+			lo, hi = max(lo, at-w/2), min(hi, at+w/2)
+			p := d.pValue(ranks(xs[lo:hi]), at-lo, rng)
+			splits[i].P = p
+			if p > weakestP {
+				weakest, weakestP = i, p
+			}
+		}
+		if weakest < 0 {
+			return splits
+		}
+		splits = slices.Delete(splits, weakest, weakest+1)
+	}
+}
+
+// pValue is how often a random order of r splits as well as r does at index at (1 when a side
+// has fewer than MinPoints); it stops counting once the split cannot be significant.
+func (d Detection) pValue(r []float64, at int, rng *rand.Rand) float64 {
+	m := d.MinPoints
+	if at < m || len(r)-at < m {
+		return 1
+	}
+	q := statAt(r, at)
+	limit := int(d.Alpha * float64(d.Permutations+1))
+	perm := slices.Clone(r)
+	exceed := 0
+	for i := 0; i < d.Permutations; i++ {
+		rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
+		if _, pq := bestSplit(perm, m); pq >= q {
+			exceed++
+			if exceed+1 > limit {
+				return 1
+			}
+		}
+	}
+	return float64(exceed+1) / float64(d.Permutations+1)
+}
+
+// statAt is the E-Divisive means statistic of r split at t.
+func statAt(r []float64, t int) float64 {
+	n := len(r)
+	left, total := 0.0, 0.0
+	for i, x := range r {
+		total += x
+		if i < t {
+			left += x
+		}
+	}
+	diff := left/float64(t) - (total-left)/float64(n-t)
+	return float64(t*(n-t)) / float64(n) * diff * diff
 }
 
 // merge keeps, of splits closer than minPoints (one shift seen from two windows), the most
@@ -75,25 +141,12 @@ func (d Detection) bisect(xs []float64, lo, hi int, rng *rand.Rand, found *[]Spl
 		return
 	}
 	r := ranks(xs[lo:hi])
-	at, q := bestSplit(r, m)
+	at, _ := bestSplit(r, m)
 	if at < 0 {
 		return
 	}
-	// The p-value: how often a random order of the same values splits as well. Stop as soon as
-	// the split cannot be significant.
-	limit := int(d.Alpha * float64(d.Permutations+1))
-	perm := slices.Clone(r)
-	exceed := 0
-	for i := 0; i < d.Permutations; i++ {
-		rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
-		if _, pq := bestSplit(perm, m); pq >= q {
-			exceed++
-			if exceed+1 > limit {
-				return
-			}
-		}
-	}
-	p := float64(exceed+1) / float64(d.Permutations+1)
+	// The p-value: how often a random order of the same values splits as well.
+	p := d.pValue(r, at, rng)
 	if p > d.Alpha {
 		return
 	}

@@ -126,6 +126,22 @@ func TestAASeriesHaveNoChangePoint(t *testing.T) {
 	}
 }
 
+// TestLongAASeries: long series of real noise (500 points, searched in overlapping windows,
+// every split tested again between its neighbours) stay nearly free of change points.
+func TestLongAASeries(t *testing.T) {
+	noise := realNoise(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	const series = 100
+	falsePositives := 0
+	for i := range series {
+		falsePositives += len(DefaultDetection.Detect(resample(rng, noise["p50"], 20, 500), uint64(i)))
+	}
+	t.Logf("p50: %d change points in %d A/A series of 500 points", falsePositives, series)
+	if falsePositives > 10 {
+		t.Errorf("%d false change points in %d long A/A series; at most 10 expected", falsePositives, series)
+	}
+}
+
 // TestStepAtKnownCommit: a level stepping from 20 to 24 ms at commit c30 of 60 yields one change
 // point at that commit in p50 and in p99, and none in throughput, which did not move.
 func TestStepAtKnownCommit(t *testing.T) {
