@@ -86,7 +86,7 @@ func TestHistoryGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<svg", "ingest / express: p50", "<code>c14..c15</code>", "regressed +19.6%"} {
+	for _, want := range []string{"<svg", "ingest / express: p50", "<code>c14..c15</code>", "19.6%"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the report lacks %q", want)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/overview"
@@ -87,9 +88,14 @@ func chartOf(t Trend) overview.Trend {
 	for i, v := range t.Values {
 		c.Points = append(c.Points, plotter.XY{X: float64(t.Pos[i]), Y: v})
 	}
+	low := slices.Min(t.Values)
 	for i, p := range t.Unusable {
-		// A row never loaded has no value: its cross sits on the axis.
-		c.Unusable = append(c.Unusable, plotter.XY{X: float64(t.UnusablePos[i]), Y: p.Values[t.Metric.Name]})
+		// A row never loaded has no value: its cross sits at the series' lowest.
+		y, ok := p.Values[t.Metric.Name]
+		if !ok {
+			y = low
+		}
+		c.Unusable = append(c.Unusable, plotter.XY{X: float64(t.UnusablePos[i]), Y: y})
 	}
 	bounds := []int{0}
 	for _, ch := range t.Changes {
