@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -201,4 +202,29 @@ func metricNames() []string {
 		names = append(names, m.Name)
 	}
 	return names
+}
+
+// writeRunHistoryPage draws the history of a run's series beside its HTML report (run --history
+// --html) and returns the page's address relative to the report.
+func writeRunHistoryPage(store, reportPath string, rows []results.Row) (string, error) {
+	ctx := context.Background()
+	s, err := history.Open(ctx, store)
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	series, err := s.Load(ctx, history.DefaultBranch)
+	if err != nil {
+		return "", err
+	}
+	d := history.DefaultDetection
+	var b bytes.Buffer
+	if err := history.WriteHTML(&b, history.Trends(history.Of(series, rows), nil, d), d, s.Where, history.DefaultBranch, time.Now()); err != nil {
+		return "", err
+	}
+	path := strings.TrimSuffix(reportPath, filepath.Ext(reportPath)) + ".history.html"
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return "", err
+	}
+	return filepath.Base(path), nil
 }

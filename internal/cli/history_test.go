@@ -91,4 +91,17 @@ func TestHistoryGolden(t *testing.T) {
 			t.Errorf("the report lacks %q", want)
 		}
 	}
+
+	// run --history --html: the run's report links to the history of its series, drawn beside it.
+	rows, _, err := results.ReadFile("c29.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, err := writeRunHistoryPage("h.db", filepath.Join(dir, "run.html"), rows)
+	if err != nil || name != "run.history.html" {
+		t.Fatalf("history page %q: %v", name, err)
+	}
+	if page, err := os.ReadFile(name); err != nil || !strings.Contains(string(page), "<code>c14..c15</code>") {
+		t.Errorf("the run's history page lacks the change point (%v)", err)
+	}
 }

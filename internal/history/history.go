@@ -139,3 +139,18 @@ type Series struct {
 	Key    Key
 	Points []Point
 }
+
+// Of are the series of series that rows belong to.
+func Of(series []Series, rows []results.Row) []Series {
+	keys := map[Key]bool{}
+	for _, r := range rows {
+		keys[KeyOf(r)] = true
+	}
+	var out []Series
+	for _, s := range series {
+		if keys[s.Key] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
