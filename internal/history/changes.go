@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/iotbench/iotbench/internal/results"
 )
@@ -156,7 +157,7 @@ func WriteChanges(w io.Writer, trends []Trend, format string, d Detection) error
 		fmt.Fprintln(w, "| series | metric | commits | before | after | change | p |")
 		fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
 		for _, c := range all {
-			fmt.Fprintf(w, "| %s | %s | `%s..%s` | %s | %s | %s | %.3f |\n", mdEscape(c.Series.String()), c.Metric, short(c.Since), short(c.Commit),
+			fmt.Fprintf(w, "| %s | %s | `%s..%s` | %s | %s | %s | %.3f |\n", mdEscape(c.Series.String()), c.Metric, inCode(short(c.Since)), inCode(short(c.Commit)),
 				levelText(c.Before, c.Unit), levelText(c.After, c.Unit), changeText(c), c.P)
 		}
 		return nil
@@ -166,8 +167,8 @@ func WriteChanges(w io.Writer, trends []Trend, format string, d Detection) error
 		return err
 	}
 	for _, c := range all {
-		fmt.Fprintf(w, "%s, %s: %s from %s (came in %s..%s): %s → %s, p = %.3f\n", c.Series, c.Metric, changeText(c), short(c.Commit),
-			short(c.Since), short(c.Commit), levelText(c.Before, c.Unit), levelText(c.After, c.Unit), c.P)
+		fmt.Fprintf(w, "%s, %s: %s from %s (came in %s..%s): %s → %s, p = %.3f\n", printable(c.Series.String()), c.Metric, changeText(c), printable(short(c.Commit)),
+			printable(short(c.Since)), printable(short(c.Commit)), levelText(c.Before, c.Unit), levelText(c.After, c.Unit), c.P)
 	}
 	return nil
 }
@@ -214,8 +215,25 @@ func short(commit string) string {
 	return commit
 }
 
+// printable is text from a results file with its control codes shown as '?', so that it cannot
+// move a terminal's cursor or colour what follows.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// inCode is text for a code span in a table cell: only a backtick or a pipe can break out.
+func inCode(s string) string {
+	return strings.NewReplacer("`", "'", "|", `\|`).Replace(printable(s))
+}
+
 // mdEscape keeps text from the results (names) from being read as markdown or HTML.
 func mdEscape(s string) string {
+	s = printable(s)
 	r := strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "`", "'", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`)
 	return r.Replace(s)
 }

@@ -40,9 +40,13 @@ func Open(ctx context.Context, where string) (*Store, error) {
 		s.db, err = sql.Open("pgx", where)
 		s.Where = redact(where)
 	} else {
-		// One writer at a time; a busy file is waited for, not failed.
-		s.db, err = sql.Open("sqlite", "file:"+where+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
-		s.db.SetMaxOpenConns(1)
+		// One writer at a time; a busy file is waited for, not failed. The default journal keeps
+		// the store one file, as a CI cache carries it.
+		path := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(where)
+		s.db, err = sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)")
+		if err == nil {
+			s.db.SetMaxOpenConns(1)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("history %s: %w", s.Where, err)

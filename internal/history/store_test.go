@@ -212,3 +212,12 @@ func freePort(t *testing.T) int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+func TestNamesPrintable(t *testing.T) {
+	if got := printable("a\x1b[31mb\n"); got != "a?[31mb?" {
+		t.Errorf("printable = %q", got)
+	}
+	if got := mdEscape("x|<b>"); got != `x\|&lt;b&gt;` {
+		t.Errorf("mdEscape = %q", got)
+	}
+}
