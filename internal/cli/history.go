@@ -60,7 +60,7 @@ run --history STORE adds a run's rows as it goes.`,
 	}
 	sub := func(name, use, short, example string, args cobra.PositionalArgs, flags func(*HistoryOptions, *cobra.Command)) *cobra.Command {
 		o := &HistoryOptions{Streams: s, Command: name, Now: time.Now}
-		c := &cobra.Command{Use: use, Short: short, Example: example, Args: args,
+		c := &cobra.Command{Use: use, Short: short, Long: historyLong[name], Example: example, Args: args,
 			RunE: func(c *cobra.Command, args []string) error {
 				o.Files = args
 				if runF != nil {
@@ -111,6 +111,27 @@ run --history STORE adds a run's rows as it goes.`,
 			}),
 	)
 	return cmd
+}
+
+// historyLong are the subcommands' long help.
+var historyLong = map[string]string{
+	"add": `Add results files to the history: each row a point of its series on --branch, at --commit
+(default: the row's own git_commit). A row stored already is left as it was, so a file added twice
+is one set of points. Invalid, disturbed and never-loaded rows are stored and marked, never used.
+
+Exit status: 0 added; 2 a file that cannot be read, or a bad flag; 3 a store that cannot be opened.`,
+	"changes": `Find the change points of every series and metric on --branch: E-Divisive means on ranks,
+each split tested against 499 random orders of its values (significant at --alpha), searched in
+overlapping windows of --window points (docs/history.md). For each: the commit the new level
+starts at and the range it came in (SINCE..COMMIT), the levels before and after (median and 95%
+interval), the change in percent, and p.
+
+Exit status: 0 no regression of --limit percent or more starts in a series' newest window (its
+last --window points); 1 one does; 2 a bad flag; 3 a store that cannot be opened.`,
+	"report": `Draw every series and metric on --branch into one self-contained HTML page: its points,
+the level between change points, each change point, and the rows that were no measurement.
+
+Exit status: 0 drawn; 2 a bad flag; 3 a store that cannot be opened, or a page that cannot be written.`,
 }
 
 func historyRun(ctx context.Context, o *HistoryOptions) error {
