@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/compare"
+	"github.com/iotbench/iotbench/internal/history"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/run"
 	"github.com/spf13/cobra"
@@ -74,6 +75,9 @@ type RunOptions struct {
 	Format string
 	HTML   string
 	Quiet  bool
+
+	// History is a performance history (a file or a postgres:// URL) each row is added to.
+	History string
 
 	// Effects are the run's effects on the world; those left nil are Docker's (run.Docker).
 	Effects run.Effects
@@ -196,6 +200,7 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.Memory, "memory", "", "targets' memory limit, e.g. 1g (default: the scenario's)")
 	addDBFlags(f, &o.DB, &o.DBCPUs, &o.DBPool)
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
+	f.StringVar(&o.History, "history", "", "also add each row to this history `STORE` (a file or postgres:// URL)")
 	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run: the CSV it was writing")
 	addCABundleFlag(f, &o.CABundle)
 	f.StringVar(&o.DockerHost, "docker-host", "", "the Docker `ENGINE` the targets run on: tcp://, ssh:// or a context's name")
@@ -252,6 +257,14 @@ func runRun(ctx context.Context, o *RunOptions) error {
 		setup.Progress = io.Discard
 	case o.Streams.ErrWidth != nil && o.Streams.ErrTerminal != nil:
 		setup.Terminal = &run.Terminal{W: o.Streams.ErrTerminal, Width: o.Streams.ErrWidth}
+	}
+	if o.History != "" {
+		store, err := history.Open(ctx, o.History)
+		if err != nil {
+			return err
+		}
+		defer store.Close()
+		setup.History = &history.Recorder{Store: store}
 	}
 	runs := run.New(o.Effects)
 	defer runs.Close()

@@ -124,6 +124,11 @@ func (o *RunOptions) writeRunOutput(csvPath string, table func(io.Writer) error)
 	if path == htmlBeside {
 		path = strings.TrimSuffix(csvPath, ".csv") + ".html"
 	}
+	if o.History != "" {
+		if ov.History, err = writeRunHistoryPage(o.History, path, src.Rows); err != nil {
+			return err
+		}
+	}
 	size, err := writeHTMLFile(path, ov, time.Now())
 	if err != nil {
 		return err

@@ -63,6 +63,9 @@ type Setup struct {
 	// recorded skipped and nothing is started.
 	NeedsCPUs int
 
+	// History, when set, keeps each row in a performance history as it is recorded (run --history).
+	History History
+
 	// Name names the run in its own messages (an experiment's run); empty: none.
 	Name string
 	// Log hears what the run does and warns of; Progress the steps of every cell (nil: Log).
@@ -77,6 +80,11 @@ type Setup struct {
 type Terminal struct {
 	W     io.Writer
 	Width func() int
+}
+
+// History keeps rows (internal/history's Recorder).
+type History interface {
+	Add(ctx context.Context, rows []results.Row) error
 }
 
 // Scenario is a run of a scenario of a scenario matrix.
@@ -210,6 +218,14 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 	}
 	defer f.close()
 	r.Seed, r.Resumed, r.Record = f.seed, f.resumed, f.w.Write
+	if s.History != nil {
+		r.Record = func(row results.Row) error {
+			if err := f.w.Write(row); err != nil {
+				return err
+			}
+			return s.History.Add(ctx, []results.Row{row})
+		}
+	}
 	r.LogDir = strings.TrimSuffix(f.path, filepath.Ext(f.path)) + ".logs"
 	out := &Outcome{Plan: p, Path: f.path, Rows: f.resumed, FindMax: s.FindMax, Gate: s.Gate}
 

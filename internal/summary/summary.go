@@ -28,6 +28,9 @@ type Overview struct {
 	Host      Host
 	// Notes say what could not be read (a timeline or histogram missing) and what that leaves out.
 	Notes []string
+	// History, when set, is the address of the performance history page of these rows' series
+	// (run --history --html), which the HTML report links to.
+	History string
 }
 
 // Host is the machine and iotbench that measured, from the rows.

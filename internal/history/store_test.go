@@ -1,0 +1,223 @@
+package history
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+// storeTests are what every store must do; each runs on a new, empty store.
+var storeTests = []struct {
+	name string
+	test func(t *testing.T, s *Store)
+}{
+	{"AddIsIdempotentAndMarksUnusable", testAddIsIdempotent},
+	{"SeriesRunAcrossCommitsAndSplitBySettings", testSeriesKeys},
+	{"BranchesKeptApart", testBranches},
+	{"StepFoundThroughTheStore", testStepThroughStore},
+}
+
+func TestSQLiteStore(t *testing.T) {
+	for _, tt := range storeTests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Open(context.Background(), filepath.Join(t.TempDir(), "history.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			tt.test(t, s)
+		})
+	}
+}
+
+// TestPostgresStore runs the same tests on the PostgreSQL server a `--db postgres` run starts
+// (db/postgres), in Docker: skipped when no engine answers, unless IOTBENCH_REQUIRE_DOCKER is set.
+func TestPostgresStore(t *testing.T) {
+	ctx := context.Background()
+	d, err := container.Connect(ctx)
+	if err != nil {
+		if os.Getenv("IOTBENCH_REQUIRE_DOCKER") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	defer d.Close()
+	img, err := d.Build(ctx, container.BuildSpec{Context: "../../db/postgres"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range storeTests {
+		t.Run(tt.name, func(t *testing.T) {
+			db, err := d.StartDatabase(ctx, container.DBSpec{Target: "historytest", Image: img, Port: freePort(t), Memory: 512 << 20, StartupTimeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Remove(ctx)
+			s, err := Open(ctx, db.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			tt.test(t, s)
+		})
+	}
+}
+
+func testAddIsIdempotent(t *testing.T, s *Store) {
+	ctx := context.Background()
+	rows := stepRows(t, 12, 6, 20, 24)
+	rows[3].Valid, rows[3].InvalidReason = false, "success ratio 0.9 below 0.99"
+	rows[4].Warnings = "disturbed: other work took 30% of a core"
+	rows[5].Valid, rows[5].InvalidReason = false, results.VerifyFailed+": wrong answer"
+	a, err := s.Add(ctx, rows, "", "", "a.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != (Added{New: 12, Unusable: 3}) {
+		t.Errorf("first add: %+v, want 12 new, 3 unusable", a)
+	}
+	a, err = s.Add(ctx, rows, "", "", "a.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != (Added{Known: 12}) {
+		t.Errorf("second add: %+v, want 12 known", a)
+	}
+	series, err := s.Load(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(series) != 1 || len(series[0].Points) != 12 {
+		t.Fatalf("loaded %d series, want 1 of 12 points", len(series))
+	}
+	var verdicts []string
+	for _, p := range series[0].Points {
+		verdicts = append(verdicts, p.Verdict)
+	}
+	want := []string{"valid", "valid", "valid", "invalid", "disturbed", "verify-failed", "valid", "valid", "valid", "valid", "valid", "valid"}
+	if !slices.Equal(verdicts, want) {
+		t.Errorf("verdicts %v, want %v", verdicts, want)
+	}
+	p := series[0].Points[7]
+	if p.Commit != "c7" || p.Version != "v0.7" || p.ImageID != "sha256:7" || p.Source != "a.csv" || !p.StartedAt.Equal(rows[7].StartedAt) {
+		t.Errorf("point 7 = %+v", p)
+	}
+	if got, want := p.Values["p50"], float64(rows[7].LatencyP50)/1e6; got != want {
+		t.Errorf("point 7 p50 = %v, want %v", got, want)
+	}
+	if _, ok := series[0].Points[5].Values["p50"]; ok {
+		t.Error("a row never loaded has a p50")
+	}
+}
+
+func testSeriesKeys(t *testing.T, s *Store) {
+	ctx := context.Background()
+	rows := stepRows(t, 4, 2, 20, 20)
+	other := rows[3]
+	other.RequestedRPS = 2000 // another load: another series
+	other.StartedAt = other.StartedAt.Add(time.Hour)
+	if _, err := s.Add(ctx, append(rows, other), "", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	series, err := s.Load(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, se := range series {
+		sizes = append(sizes, len(se.Points))
+	}
+	slices.Sort(sizes)
+	if !slices.Equal(sizes, []int{1, 4}) {
+		t.Errorf("series of %v points, want one of 4 (image and version change with each commit) and one of 1", sizes)
+	}
+}
+
+func testBranches(t *testing.T, s *Store) {
+	ctx := context.Background()
+	rows := stepRows(t, 6, 3, 20, 20)
+	if _, err := s.Add(ctx, rows[:4], "", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(ctx, rows[4:], "pr-7", "abc", ""); err != nil {
+		t.Fatal(err)
+	}
+	main, _ := s.Load(ctx, DefaultBranch)
+	pr, err := s.Load(ctx, "pr-7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(main) != 1 || len(main[0].Points) != 4 || len(pr) != 1 || len(pr[0].Points) != 2 || pr[0].Points[0].Commit != "abc" {
+		t.Errorf("main %+v\npr-7 %+v", main, pr)
+	}
+}
+
+func testStepThroughStore(t *testing.T, s *Store) {
+	ctx := context.Background()
+	if _, err := s.Add(ctx, stepRows(t, 60, 30, 20, 24), "", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	series, err := s.Load(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p50, _ := results.MetricNamed("p50")
+	trends := Trends(series, []results.Metric{p50}, DefaultDetection)
+	if len(trends) != 1 || len(trends[0].Changes) != 1 || trends[0].Changes[0].Commit != "c30" || trends[0].Changes[0].Since != "c29" {
+		t.Fatalf("%d trends, changes %+v, want one change at c30", len(trends), trends[0].Changes)
+	}
+	if f := Failing(trends, 10); len(f) != 1 {
+		t.Errorf("failing at 10%%: %d, want 1", len(f))
+	}
+	if f := Failing(trends, 30); len(f) != 0 {
+		t.Errorf("failing at 30%%: %d, want 0", len(f))
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.db")
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(`UPDATE schema_version SET version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(context.Background(), path); err == nil {
+		t.Fatal("a store of schema 99 opened")
+	}
+}
+
+func TestRedact(t *testing.T) {
+	if got := redact("postgresql://iot:secret@127.0.0.1:5432/iot"); got != "postgresql://iot:xxx@127.0.0.1:5432/iot" {
+		t.Errorf("redact = %q", got)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func TestNamesPrintable(t *testing.T) {
+	if got := printable("a\x1b[31mb\n"); got != "a?[31mb?" {
+		t.Errorf("printable = %q", got)
+	}
+	if got := mdEscape("x|<b>"); got != `x\|&lt;b&gt;` {
+		t.Errorf("mdEscape = %q", got)
+	}
+}
