@@ -147,7 +147,7 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 		}
 		for _, name := range o.Metrics {
 			m, ok := results.MetricNamed(name)
-			if !ok {
+			if !ok || !m.OfRows() {
 				return usagef("--metric %q: one of %s", name, strings.Join(metricNames(), ", "))
 			}
 			metrics = append(metrics, m)
@@ -219,7 +219,7 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 
 func metricNames() []string {
 	var names []string
-	for _, m := range results.Metrics {
+	for _, m := range results.RowMetrics() {
 		names = append(names, m.Name)
 	}
 	return names

@@ -48,11 +48,11 @@ type Trend struct {
 	Unusable []Point
 }
 
-// Trends finds the change points of every series' metrics (all of results.Metrics when
+// Trends finds the change points of every series' metrics (all of results.RowMetrics when
 // metrics is empty); a series with no usable value of a metric has no trend of it.
 func Trends(series []Series, metrics []results.Metric, d Detection) []Trend {
 	if len(metrics) == 0 {
-		metrics = results.Metrics
+		metrics = results.RowMetrics()
 	}
 	var out []Trend
 	for _, s := range series {

@@ -81,7 +81,7 @@ type Point struct {
 	Verdict, Reason string
 	// The per-commit settings the row was measured with.
 	Version, ImageID, DBImageID string
-	// Values are the row's metrics by name (results.Metrics); an optional metric that was not
+	// Values are the row's metrics by name (results.RowMetrics); an optional metric that was not
 	// recorded is absent.
 	Values map[string]float64
 	// Source is the results file the row was added from (empty for a run's own rows).
@@ -120,7 +120,7 @@ func pointOf(r results.Row, branch, commit, source string) Point {
 	p := Point{Branch: branch, Commit: commit, StartedAt: r.StartedAt.UTC(), Trial: r.Trial, Verdict: v, Reason: reason,
 		Version: r.Version, ImageID: r.ImageID, DBImageID: r.DBImageID, Values: map[string]float64{}, Source: source}
 	if r.Loaded() {
-		for _, m := range results.Metrics {
+		for _, m := range results.RowMetrics() {
 			if x := m.Value(r); !(m.Optional && x == 0) {
 				p.Values[m.Name] = x
 			}

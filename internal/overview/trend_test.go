@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/summary"
 	"gonum.org/v1/plot/plotter"
 )
 
@@ -27,7 +28,7 @@ func TestTrendChartMarksChangesAndUnusable(t *testing.T) {
 // TestReportLinksToHistory: a report given a history page links to it.
 func TestReportLinksToHistory(t *testing.T) {
 	var b strings.Builder
-	if err := WriteHTML(&b, &Overview{History: "run.history.html"}, time.Unix(0, 0)); err != nil {
+	if err := WriteHTML(&b, &summary.Overview{History: "run.history.html"}, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), `<a href="run.history.html">`) {

@@ -95,6 +95,17 @@ func (m Metric) Of(rows []Row) []float64 {
 // OfRows says m is a figure of rows (every metric but a search's maximum).
 func (m Metric) OfRows() bool { return m.Value != nil }
 
+// RowMetrics are the metrics that are figures of rows.
+func RowMetrics() []Metric {
+	var out []Metric
+	for _, m := range Metrics {
+		if m.OfRows() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // MetricNamed returns the metric called name on the command line.
 func MetricNamed(name string) (Metric, bool) {
 	for _, m := range Metrics {

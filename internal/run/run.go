@@ -223,7 +223,12 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 			if err := f.w.Write(row); err != nil {
 				return err
 			}
-			return s.History.Add(ctx, []results.Row{row})
+			// The row is safe in the results file: a store that fails costs the history
+			// a point (history add FILE adds it later), not the run.
+			if err := s.History.Add(ctx, []results.Row{row}); err != nil {
+				fmt.Fprintf(s.Log, "warning: history: %v (iotbench history add %s adds the rows later)\n", err, f.path)
+			}
+			return nil
 		}
 	}
 	r.LogDir = strings.TrimSuffix(f.path, filepath.Ext(f.path)) + ".logs"
