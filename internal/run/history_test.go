@@ -20,7 +20,7 @@ func (k *keptRows) Add(_ context.Context, rows []results.Row) error {
 // (here cells skipped on a host too small: recorded, never loaded).
 func TestExecuteAddsToHistory(t *testing.T) {
 	dir := t.TempDir()
-	e, connects := &fakeEngine{}, 0
+	e, connects := fakeEngine(), 0
 	rs := New(effects(e, &connects))
 	kept := &keptRows{}
 	out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, File: filepath.Join(dir, "small.csv"), NeedsCPUs: 4, History: kept})

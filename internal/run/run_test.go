@@ -6,16 +6,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/bench"
 	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/container/containertest"
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/experiment"
 	"github.com/iotbench/iotbench/internal/results"
@@ -23,55 +23,20 @@ import (
 	"github.com/iotbench/iotbench/internal/summary"
 )
 
-// fakeEngine runs every target as an in-process server answering {"ok":true}; it counts what it
-// starts and removes, and fails the targets named in broken (500 to every request).
-type fakeEngine struct {
-	mu               sync.Mutex
-	started, removed int
-	broken           map[string]bool
-}
-
-func (e *fakeEngine) Build(_ context.Context, b container.BuildSpec, _ io.Writer) (string, error) {
-	return "sha256:" + b.Tag(), nil
-}
-
-func (e *fakeEngine) Start(_ context.Context, s container.Spec) (container.Instance, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.started++
-	broken := e.broken[s.Target]
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if broken && r.URL.Path != "/health" {
-			w.WriteHeader(http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"ok":true}`)
-	}))
-	return &fakeInstance{srv, e}, nil
-}
-
-func (e *fakeEngine) Version(context.Context) string { return "fake" }
-func (e *fakeEngine) Remote() string                 { return "" }
-func (e *fakeEngine) Close() error                   { return nil }
-func (e *fakeEngine) Facts(context.Context) (container.HostFacts, error) {
-	return container.HostFacts{}, errors.New("not another host")
-}
-
-type fakeInstance struct {
-	srv *httptest.Server
-	e   *fakeEngine
-}
-
-func (i *fakeInstance) URL() string                      { return i.srv.URL }
-func (i *fakeInstance) Health() []byte                   { return []byte(`{"status":"UP"}`) }
-func (i *fakeInstance) Logs(context.Context, int) string { return "" }
-func (i *fakeInstance) Remove(context.Context) error {
-	i.srv.Close()
-	i.e.mu.Lock()
-	i.e.removed++
-	i.e.mu.Unlock()
-	return nil
+// fakeEngine runs every target as an in-process server answering {"ok":true}, but the targets
+// named in broken, which answer 500 to every request but their health check.
+func fakeEngine(broken ...string) *containertest.Engine {
+	return &containertest.Engine{Handler: func(s container.Spec) http.Handler {
+		fails := slices.Contains(broken, s.Target)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if fails && r.URL.Path != "/health" {
+				w.WriteHeader(http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"ok":true}`)
+		})
+	}}
 }
 
 // matrix writes a scenario matrix of two targets into dir: short cells at a low rate.
@@ -103,7 +68,7 @@ scenarios:
 
 // effects are a run's effects on a fake engine and a two-CPU machine; connects counts the engine's
 // connections.
-func effects(e *fakeEngine, connects *int) Effects {
+func effects(e *containertest.Engine, connects *int) Effects {
 	return Effects{
 		Connect: func(context.Context, string, string, io.Writer) (Engine, error) {
 			*connects++
@@ -122,7 +87,7 @@ func effects(e *fakeEngine, connects *int) Effects {
 // and its outcome says whether every cell was valid.
 func TestExecuteLeavesEveryFile(t *testing.T) {
 	dir := t.TempDir()
-	e, connects := &fakeEngine{broken: map[string]bool{"b": true}}, 0
+	e, connects := fakeEngine("b"), 0
 	rs := New(effects(e, &connects))
 	defer rs.Close()
 	var log strings.Builder
@@ -134,8 +99,8 @@ func TestExecuteLeavesEveryFile(t *testing.T) {
 	if out.Path != filepath.Join(dir, "results", "20261125T170000Z.csv") {
 		t.Errorf("results in %s, want a file named after the run's start", out.Path)
 	}
-	if len(out.Rows) != 4 || connects != 1 || e.started != 4 || e.removed != 4 {
-		t.Fatalf("%d rows, %d connections, %d started, %d removed; want 4 cells on one engine, every target removed", len(out.Rows), connects, e.started, e.removed)
+	if started, removed := e.Counts(); len(out.Rows) != 4 || connects != 1 || started != 4 || removed != 4 {
+		t.Fatalf("%d rows, %d connections, %d started, %d removed; want 4 cells on one engine, every target removed", len(out.Rows), connects, started, removed)
 	}
 	// a's validity depends on this machine's load (the generator's own delay); what it served
 	// does not. b fails its check before load and is never loaded.
@@ -164,8 +129,8 @@ func TestExecuteLeavesEveryFile(t *testing.T) {
 
 	// Resumed, the same file is continued: nothing is measured again.
 	out2, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, Resume: out.Path, Log: &log})
-	if err != nil || len(out2.Rows) != 4 || e.started != 4 {
-		t.Errorf("resumed: %v, %d rows, %d started", err, len(out2.Rows), e.started)
+	if started, _ := e.Counts(); err != nil || len(out2.Rows) != 4 || started != 4 {
+		t.Errorf("resumed: %v, %d rows, %d started", err, len(out2.Rows), started)
 	}
 	// With another seed, it is refused, naming the seed to drop.
 	other := int64(8)
@@ -178,7 +143,7 @@ func TestExecuteLeavesEveryFile(t *testing.T) {
 // engine; its cells are recorded skipped, with the run's settings.
 func TestExecuteTooSmallAHost(t *testing.T) {
 	dir := t.TempDir()
-	e, connects := &fakeEngine{}, 0
+	e, connects := fakeEngine(), 0
 	rs := New(effects(e, &connects))
 	var log strings.Builder
 	out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, File: filepath.Join(dir, "x", "big.csv"), NeedsCPUs: 4, Name: "big", Log: &log})
@@ -221,7 +186,7 @@ func TestReproduceLeavesTimelineAndHistograms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, connects := &fakeEngine{}, 0
+	e, connects := fakeEngine(), 0
 	rs := New(effects(e, &connects))
 	defer rs.Close()
 	done := 0
@@ -235,8 +200,9 @@ func TestReproduceLeavesTimelineAndHistograms(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(base+".timeline", "timeline.csv")); err != nil || len(hlogs) != 2 {
 		t.Errorf("timeline: %v; %d histogram files, want one a cell", err, len(hlogs))
 	}
-	if err := rs.Reproduce(context.Background(), rp); err != nil || e.started != 2 || done != 2 {
-		t.Errorf("again: %v; %d targets started in all, %d experiments reported", err, e.started, done)
+	err = rs.Reproduce(context.Background(), rp)
+	if started, _ := e.Counts(); err != nil || started != 2 || done != 2 {
+		t.Errorf("again: %v; %d targets started in all, %d experiments reported", err, started, done)
 	}
 }
 
