@@ -271,7 +271,7 @@ func (r *Runner) build(ctx context.Context, p *plan.Plan) (built, error) {
 
 // Verify starts each target of p in turn and checks it against the contract. It returns the
 // names of the targets that failed.
-func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check) ([]string, error) {
+func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case) ([]string, error) {
 	images, err := r.build(ctx, p)
 	if err != nil {
 		return nil, err
@@ -294,12 +294,12 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, checks []verify.Check
 			continue
 		}
 		ok := true
-		for _, res := range verify.Run(ctx, in.ctr.URL(), checks) {
+		for _, res := range verify.Run(ctx, in.ctr.URL(), cases) {
 			if res.Err != nil {
 				ok = false
-				fmt.Fprintf(r.Log, "  FAIL %s: %v\n", res.Check, res.Err)
+				fmt.Fprintf(r.Log, "  FAIL %s: %v\n", res.Case, res.Err)
 			} else {
-				fmt.Fprintf(r.Log, "  ok   %s\n", res.Check)
+				fmt.Fprintf(r.Log, "  ok   %s\n", res.Case)
 			}
 		}
 		if in.db != nil {

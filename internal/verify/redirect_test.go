@@ -29,7 +29,7 @@ func TestRedirectsAreNotAnswers(t *testing.T) {
 			return Request(context.Background(), load.Request{Method: "GET", URL: base + "/ingest"}, load.NewCheck(`"id"`), time.Second)
 		},
 		"Run": func(base string) error {
-			return Run(context.Background(), base, []Check{{Name: "stats", Method: "GET", Path: "/stats", Status: 200, Expect: func(answer) error { return nil }}})[0].Err
+			return Run(context.Background(), base, []Case{{Name: "stats", Method: "GET", Path: "/stats", Status: 200, Expect: func(answer) error { return nil }}})[0].Err
 		},
 		"StoredRows": func(base string) error {
 			_, err := StoredRows(context.Background(), base)

@@ -1,4 +1,4 @@
-// Package verify checks a running target against docs/contract.md, endpoint by endpoint, with the
+// Package verify cases a running target against docs/contract.md, endpoint by endpoint, with the
 // exact values the contract fixes. A target that passes does the same work as the others.
 package verify
 
@@ -20,8 +20,8 @@ import (
 	"github.com/iotbench/iotbench/internal/safetext"
 )
 
-// Check is one request and what its answer must be.
-type Check struct {
+// Case is one request and what its answer must be.
+type Case struct {
 	Name   string
 	Method string
 	Path   string
@@ -45,14 +45,14 @@ type answer struct {
 
 // Result is the outcome of one check.
 type Result struct {
-	Check string
+	Case string
 	Err   error
 }
 
-// Contract returns the contract's checks, in order; payload is the standard reading document.
-// The checks that store readings are counted, and the last check expects /stats to have grown by
+// Contract returns the contract's cases, in order; payload is the standard reading document.
+// The cases that store readings are counted, and the last check expects /stats to have grown by
 // exactly that many rows.
-func Contract(payload []byte) []Check {
+func Contract(payload []byte) []Case {
 	var doc map[string]any
 	_ = json.Unmarshal(payload, &doc)
 	missingKey := without(doc, "metric66")
@@ -60,13 +60,13 @@ func Contract(payload []byte) []Check {
 	var rowsBefore float64
 	const inserts = 4 // /ingest, /ingest/fast, /ingest/realistic, /enterprise
 
-	post := func(name, path string, body []byte, status int, expect func(answer) error) Check {
-		return Check{Name: name, Method: http.MethodPost, Path: path, Body: body, Status: status, Expect: expect}
+	post := func(name, path string, body []byte, status int, expect func(answer) error) Case {
+		return Case{Name: name, Method: http.MethodPost, Path: path, Body: body, Status: status, Expect: expect}
 	}
-	get := func(name, path string, status int, expect func(answer) error) Check {
-		return Check{Name: name, Method: http.MethodGet, Path: path, Status: status, Expect: expect}
+	get := func(name, path string, status int, expect func(answer) error) Case {
+		return Case{Name: name, Method: http.MethodGet, Path: path, Status: status, Expect: expect}
 	}
-	return []Check{
+	return []Case{
 		get("health", "/health", 200, fields(map[string]any{"status": "UP"}, "runtime", "framework", "threadModel", "availableProcessors")),
 		get("stats before", "/stats", 200, func(a answer) error {
 			n, ok := a.json["rows"].(float64)
@@ -108,37 +108,37 @@ func Contract(payload []byte) []Check {
 		get("downstream", "/downstream", 200, all(fields(map[string]any{"ok": true}), tookAtLeast(20*time.Millisecond))),
 		get("stats after", "/stats", 200, func(a answer) error {
 			if n, _ := a.json["rows"].(float64); n != rowsBefore+inserts {
-				return fmt.Errorf("rows = %v, want %v (+%d stored by the checks above)", a.json["rows"], rowsBefore+inserts, inserts)
+				return fmt.Errorf("rows = %v, want %v (+%d stored by the cases above)", a.json["rows"], rowsBefore+inserts, inserts)
 			}
 			return nil
 		}),
 	}
 }
 
-func together(c Check, n int, lastAfter time.Duration) Check {
+func together(c Case, n int, lastAfter time.Duration) Case {
 	c.Together, c.LastAfter = n, lastAfter
 	return c
 }
 
-// Run performs checks in order against baseURL and returns one Result per check.
-func Run(ctx context.Context, baseURL string, checks []Check) []Result {
+// Run performs cases in order against baseURL and returns one Result per check.
+func Run(ctx context.Context, baseURL string, cases []Case) []Result {
 	hc := newClient(30 * time.Second)
-	out := make([]Result, len(checks))
-	for i, c := range checks {
+	out := make([]Result, len(cases))
+	for i, c := range cases {
 		var err error
 		if c.Together > 1 {
 			err = runTogether(ctx, hc, baseURL, c)
 		} else {
 			_, err = run(ctx, hc, baseURL, c, time.Now())
 		}
-		out[i] = Result{Check: c.Name, Err: err}
+		out[i] = Result{Case: c.Name, Err: err}
 	}
 	return out
 }
 
-// runTogether sends c.Together requests at once, on as many connections, and checks the last
+// runTogether sends c.Together requests at once, on as many connections, and cases the last
 // answer's time from their common start.
-func runTogether(ctx context.Context, hc *http.Client, baseURL string, c Check) error {
+func runTogether(ctx context.Context, hc *http.Client, baseURL string, c Case) error {
 	begin := time.Now()
 	took := make([]time.Duration, c.Together)
 	errs := make([]error, c.Together)
@@ -161,8 +161,8 @@ func runTogether(ctx context.Context, hc *http.Client, baseURL string, c Check) 
 	return nil
 }
 
-// run sends c once and checks its answer; took counts from begin.
-func run(ctx context.Context, hc *http.Client, baseURL string, c Check, begin time.Time) (time.Duration, error) {
+// run sends c once and cases its answer; took counts from begin.
+func run(ctx context.Context, hc *http.Client, baseURL string, c Case, begin time.Time) (time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, c.Method, baseURL+c.Path, bytes.NewReader(c.Body))
 	if err != nil {
 		return 0, err

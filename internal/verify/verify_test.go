@@ -44,7 +44,7 @@ func TestChecksCatchWrongWork(t *testing.T) {
 		{"rejection without error field", "process-data rejects 36", `{}`, "application/json", 400, `no "error" field`},
 		{"ingest that skipped its wait", "ingest", `{"id":1,"processingMs":1}`, "application/json", 200, "processingMs = 1"},
 	}
-	checks := map[string]Check{}
+	checks := map[string]Case{}
 	payload, _ := json.Marshal(map[string]any{"deviceId": "d", "metric01": 1.0})
 	for _, c := range Contract(payload) {
 		checks[c.Name] = c
@@ -61,7 +61,7 @@ func TestChecksCatchWrongWork(t *testing.T) {
 			if !ok {
 				t.Fatalf("no check %q", c.check)
 			}
-			res := Run(context.Background(), srv.URL, []Check{check})[0]
+			res := Run(context.Background(), srv.URL, []Case{check})[0]
 			if c.wantErr == "" && res.Err != nil || c.wantErr != "" && (res.Err == nil || !strings.Contains(res.Err.Error(), c.wantErr)) {
 				t.Errorf("err = %v, want %q", res.Err, c.wantErr)
 			}
@@ -178,7 +178,7 @@ func TestRowsGrew(t *testing.T) {
 // The fan-out check passes a target whose sub-tasks queue on ten workers and fails one that runs
 // every request's sub-tasks at once (the bound is what seed 002's result is about).
 func TestFanoutCheckSeesTheBound(t *testing.T) {
-	var check Check
+	var check Case
 	for _, c := range Contract(nil) {
 		if c.Name == "fanout ×3 at once" {
 			check = c
@@ -219,7 +219,7 @@ func TestFanoutCheckSeesTheBound(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			srv := httptest.NewServer(c.handler)
 			defer srv.Close()
-			err := Run(context.Background(), srv.URL, []Check{check})[0].Err
+			err := Run(context.Background(), srv.URL, []Case{check})[0].Err
 			if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
 				t.Errorf("err = %v, want %q", err, c.wantErr)
 			}
