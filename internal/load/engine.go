@@ -75,6 +75,21 @@ type Model struct {
 	Connections int
 	// ExpectedLatency sizes the open loop's in-flight limit (see InFlightLimit).
 	ExpectedLatency time.Duration
+	// Arrival is the open loop's arrival process; empty: Uniform.
+	Arrival Arrival
+	// Seed picks a random arrival process's draws: the same seed, the same arrivals.
+	Seed uint64
+}
+
+// ArrivalProcess is the open loop's arrival process, the default named; empty in closed loop.
+func (m Model) ArrivalProcess() Arrival {
+	switch {
+	case m.Mode() == Closed:
+		return ""
+	case m.Arrival == "":
+		return Uniform
+	}
+	return m.Arrival
 }
 
 // Mode names a load model in results.
@@ -144,6 +159,11 @@ func (c Config) validate() error {
 		return errors.New("duration must be positive")
 	case c.Timeout <= 0:
 		return errors.New("timeout must be positive")
+	case c.Model.Arrival != "" && c.Model.Connections > 0:
+		return errors.New("an arrival process paces an open loop: set a rate, not connections")
+	}
+	if err := CheckArrival(c.Model.Arrival); err != nil {
+		return err
 	}
 	return RequireLoopback(c.Request.URL, c.Request.Remote)
 }
@@ -173,6 +193,8 @@ func RequireLoopback(raw, remote string) error {
 type Result struct {
 	Mode          Mode
 	RequestedRate int // open loop
+	// Arrival is the open loop's arrival process (empty in closed loop).
+	Arrival Arrival `json:",omitempty"`
 	// ExpectedLatency is the load model's (open loop): it bounds the generator's own delay tolerated.
 	ExpectedLatency time.Duration
 	InFlightLimit   int
@@ -252,7 +274,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	var warm []timeline.Second
 	if cfg.Warmup > 0 {
-		res, err := attack(ctx, a, cfg, timeline.Warmup, cfg.Warmup)
+		// Its own draws: the measured phase's arrivals do not depend on whether there was a warm-up.
+		res, err := attack(ctx, a, cfg, timeline.Warmup, cfg.Warmup, cfg.Model.Seed^warmupSeed)
 		if err != nil {
 			return Result{}, err
 		}
@@ -261,7 +284,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Measuring != nil {
 		cfg.Measuring()
 	}
-	res, err := attack(ctx, a, cfg, timeline.Measure, cfg.Duration)
+	res, err := attack(ctx, a, cfg, timeline.Measure, cfg.Duration, cfg.Model.Seed)
 	res.WarmupTimeline = warm
 	return res, err
 }
@@ -272,15 +295,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // The load engine itself never follows one.
 func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
+// warmupSeed sets the warm-up's draws apart from the measured phase's.
+const warmupSeed = 0x5741524d
+
 // attack runs one phase on a: vegeta's seam (a targeter, a pacer, results) over the engine's
-// own connections.
-func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, du time.Duration) (Result, error) {
+// own connections. seed picks a random arrival process's draws.
+func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, du time.Duration, seed uint64) (Result, error) {
 	progress := cfg.Progress
 	limit := cfg.Model.InFlightLimit()
 	var pace vegeta.Pacer = vegeta.ConstantPacer{} // zero value: as fast as the connections go (closed loop)
-	var schedule *pacer
+	var schedule schedule
 	if cfg.Model.Mode() == Open {
-		schedule = &pacer{rate: uint64(cfg.Model.Rate)}
+		schedule = newSchedule(cfg.Model, seed)
 		pace = schedule
 	}
 	tgt := vegeta.Target{Method: cfg.Request.Method, URL: cfg.Request.URL, Body: cfg.Request.Body, Header: cfg.Request.Header}
@@ -299,8 +325,8 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	defer t.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
 	own := newOwnDelay(began, schedule, 2*cfg.Timeout+du)
 	nextReport := time.Second
-	err := a.attack(ctx, targeter, pace, began, du, limit, own, func(r *vegeta.Result) {
-		t.add(r)
+	err := a.attack(ctx, targeter, pace, began, du, limit, own, func(r *vegeta.Result, start time.Time) {
+		t.add(r, start)
 		if progress != nil {
 			if el := time.Since(began); el >= nextReport {
 				progress(Progress{Phase: phase, Elapsed: el, Duration: du, Completed: t.res.Requests, Failures: t.res.Errors, Last: t.seconds.Last()})
@@ -327,11 +353,11 @@ type tally struct {
 	contains contains
 	lat, lag *latency.Recorder
 	began    time.Time
-	schedule *pacer // open loop: when each request was due; nil in closed loop
+	open     bool // requests are charged from when they were due
 	seconds  *timeline.Recorder
 }
 
-func newTally(cfg Config, du time.Duration, schedule *pacer) *tally {
+func newTally(cfg Config, du time.Duration, schedule schedule) *tally {
 	ceiling := 2*cfg.Timeout + du
 	t := &tally{
 		res: Result{
@@ -340,22 +366,25 @@ func newTally(cfg Config, du time.Duration, schedule *pacer) *tally {
 		},
 		contains: containsOf(cfg.Check.Contains),
 		lat:      latency.NewRecorder(ceiling), lag: latency.NewRecorder(ceiling),
-		schedule: schedule,
+		open: schedule != nil,
 	}
 	if schedule != nil {
 		t.res.RequestedRate, t.res.ExpectedLatency = cfg.Model.Rate, cfg.Model.ExpectedLatency
+		t.res.Arrival = cfg.Model.ArrivalProcess()
 	}
 	return t
 }
 
-func (t *tally) add(r *vegeta.Result) {
+// add counts r, a request the engine was responsible for from start: when it was due in open
+// loop (its latency counts from there), when it was released in closed loop.
+func (t *tally) add(r *vegeta.Result, start time.Time) {
 	res := &t.res
 	res.Requests++
 	took := r.Latency
 	answered := r.Timestamp.Add(r.Latency)
 	var due time.Time
-	if t.schedule != nil {
-		due = t.began.Add(t.schedule.due(r.Seq))
+	if t.open {
+		due = start
 		t.lag.Record(max(r.Timestamp.Sub(due), 0))
 		took = answered.Sub(due)
 	}
@@ -399,7 +428,7 @@ func (t *tally) result() Result {
 	res := t.res
 	res.Latency = t.lat.Summary()
 	res.Latencies = t.lat.Histogram()
-	if t.schedule != nil {
+	if t.open {
 		res.SendLag = t.lag.Summary()
 	}
 	return res

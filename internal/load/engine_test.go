@@ -77,6 +77,32 @@ func TestOpenLoopKeepsRateAndMeasuresServiceTime(t *testing.T) {
 	}
 }
 
+// Poisson arrivals measured end to end: every request released reaches the server, each charged
+// from its due time, and the result names the process. The process itself is pinned on the
+// schedule (pacer_test.go): the times a server records carry the machine's jitter (under -race,
+// a coefficient of variation of 4 at 1,000 rps), which would make a bound on them a timing test.
+func TestPoissonArrivalsAreMeasured(t *testing.T) {
+	s := &stub{}
+	url := serve(t, s)
+	res, err := Run(context.Background(), config(url, Model{Rate: 1000, ExpectedLatency: time.Millisecond, Arrival: Poisson, Seed: 1}, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Arrival != Poisson || res.Mode != Open || res.RequestedRate != 1000 {
+		t.Errorf("arrival %q, mode %s, rate %d; want poisson, open, 1000", res.Arrival, res.Mode, res.RequestedRate)
+	}
+	if res.Requests == 0 || res.Requests != s.hits.Load() || res.SendLag.Count != res.Requests {
+		t.Errorf("%d requests, %d seen by the server, %d send lags; want as many, and some", res.Requests, s.hits.Load(), res.SendLag.Count)
+	}
+	uniform, err := Run(context.Background(), config(url, Model{Rate: 100, ExpectedLatency: time.Millisecond}, 100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uniform.Arrival != Uniform {
+		t.Errorf("the default arrival process is %q, want uniform", uniform.Arrival)
+	}
+}
+
 func TestErrorsAreNeverThroughput(t *testing.T) {
 	cases := []struct {
 		name        string
@@ -303,6 +329,8 @@ func TestConfigErrors(t *testing.T) {
 		{"no duration", func(c *Config) { c.Duration = 0 }, "duration"},
 		{"remote host", func(c *Config) { c.Request.URL = "http://10.0.0.1:8080/" }, "loopback only"},
 		{"https", func(c *Config) { c.Request.URL = "https://127.0.0.1/" }, "only http://"},
+		{"unknown arrival", func(c *Config) { c.Model.Arrival = "bursty" }, `unknown arrival process "bursty"`},
+		{"arrival of a closed loop", func(c *Config) { c.Model.Rate, c.Model.Connections, c.Model.Arrival = 0, 4, Poisson }, "paces an open loop"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -28,6 +28,8 @@ type Overrides struct {
 	Targets           []string
 	Duration, Warmup  *time.Duration
 	Rate, Connections int
+	// Arrival is the open loop's arrival process (load.Arrivals).
+	Arrival load.Arrival
 	// Timeout is the per-request timeout; checked against the scenario's latencies.
 	Timeout time.Duration
 	Trials  int
@@ -146,14 +148,23 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		return nil, err
 	}
 
-	model := load.Model{Rate: s.Load.Rate, Connections: s.Load.Connections, ExpectedLatency: s.Load.ExpectedLatency}
+	model := load.Model{Rate: s.Load.Rate, Connections: s.Load.Connections, ExpectedLatency: s.Load.ExpectedLatency, Arrival: s.Load.Arrival}
 	switch {
 	case o.Rate > 0 && o.Connections > 0:
 		return nil, fmt.Errorf("a rate (open loop) or connections (closed loop), not both")
 	case o.Rate > 0:
 		model.Rate, model.Connections = o.Rate, 0
 	case o.Connections > 0:
-		model.Rate, model.Connections = 0, o.Connections
+		model.Rate, model.Connections, model.Arrival = 0, o.Connections, ""
+	}
+	if o.Arrival != "" {
+		if err := load.CheckArrival(o.Arrival); err != nil {
+			return nil, &OverrideError{"arrival", string(o.Arrival), err}
+		}
+		if model.Mode() == load.Closed {
+			return nil, &OverrideError{"arrival", string(o.Arrival), fmt.Errorf("an arrival process paces an open loop: give a rate, not connections")}
+		}
+		model.Arrival = o.Arrival
 	}
 	timeout := s.Load.Timeout
 	if o.Timeout > 0 {
@@ -200,7 +211,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 					p.Cells = append(p.Cells, Cell{
 						Scenario: scenarioName, Size: size.Label, Target: t, Trial: trial, Build: b, Path: s.Request.Path, Spec: spec,
 						Load: load.Config{
-							Request: sized, Check: s.Check, Model: model,
+							Request: sized, Check: s.Check, Model: trialModel(model, trial),
 							Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: timeout,
 						},
 						DB: cellDB,
@@ -210,6 +221,14 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		}
 	}
 	return p, nil
+}
+
+// trialModel is m for trial: a random arrival process draws from the trial's number, so that
+// every target of a trial meets the same arrivals (their comparison is not the draws') and a
+// run planned again draws them again.
+func trialModel(m load.Model, trial int) load.Model {
+	m.Seed = uint64(trial)
+	return m
 }
 
 // poolSize is one size of a pool sweep; named when the scenario or the command line swept sizes,
@@ -429,6 +448,14 @@ func MakeAdHoc(a AdHoc) (*Plan, error) {
 	if err := load.RequireLoopback(a.URL, ""); err != nil {
 		return nil, err
 	}
+	if a.Model.Arrival != "" {
+		if err := load.CheckArrival(a.Model.Arrival); err != nil {
+			return nil, &OverrideError{"arrival", string(a.Model.Arrival), err}
+		}
+		if a.Model.Mode() == load.Closed {
+			return nil, &OverrideError{"arrival", string(a.Model.Arrival), fmt.Errorf("an arrival process paces an open loop: give a rate, not connections")}
+		}
+	}
 	u, _ := url.Parse(a.URL)
 	path := u.RequestURI()
 	name := u.Host
@@ -440,7 +467,7 @@ func MakeAdHoc(a AdHoc) (*Plan, error) {
 		p.Cells = append(p.Cells, Cell{
 			Scenario: "adhoc", Target: name, Trial: trial, Path: path,
 			Spec: container.Spec{Target: name, Service: u.Scheme + "://" + u.Host},
-			Load: load.Config{Request: a.Request, Check: a.Check, Model: a.Model, Warmup: a.Warmup, Duration: a.Duration, Timeout: a.Timeout},
+			Load: load.Config{Request: a.Request, Check: a.Check, Model: trialModel(a.Model, trial), Warmup: a.Warmup, Duration: a.Duration, Timeout: a.Timeout},
 		})
 	}
 	return p, nil

@@ -171,3 +171,32 @@ func TestSettingErrorsNameTheirSource(t *testing.T) {
 		t.Errorf("verify's plan: %v", err)
 	}
 }
+
+// The arrival process is the command line's when given, else the scenario's; a random one draws
+// from the trial's number, so every target of a trial meets the same arrivals. Closed loops have
+// none.
+func TestArrivalOverride(t *testing.T) {
+	p, err := Make(fixture(t), "s", Overrides{Arrival: load.Poisson}, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Cells {
+		if m := c.Load.Model; m.Arrival != load.Poisson || m.Seed != uint64(c.Trial) {
+			t.Errorf("%s trial %d: arrival %q seed %d, want poisson seeded %d", c.Target, c.Trial, m.Arrival, m.Seed, c.Trial)
+		}
+	}
+	for _, tc := range []struct {
+		o    Overrides
+		want string
+	}{
+		{Overrides{Arrival: "bursty"}, `arrival bursty: unknown arrival process "bursty"`},
+		{Overrides{Arrival: load.Poisson, Connections: 4}, "arrival poisson: an arrival process paces an open loop"},
+	} {
+		if _, err := Make(fixture(t), "s", tc.o, []int{0, 1}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err %v, want %q", tc.o, err, tc.want)
+		}
+	}
+	if _, err := MakeAdHoc(AdHoc{URL: "http://127.0.0.1:1/", Model: load.Model{Connections: 4, Arrival: load.Poisson}}); err == nil {
+		t.Error("an ad-hoc closed loop took an arrival process")
+	}
+}

@@ -47,7 +47,10 @@ type Row struct {
 	Trial    int
 	Mode     string // open or closed
 
-	RequestedRPS  int // open loop; 0 for closed
+	RequestedRPS int // open loop; 0 for closed
+	// Arrival is the open loop's arrival process (uniform, poisson); empty in closed loop and in
+	// rows older than the column (schema 8 and before), whose open loops were uniform.
+	Arrival       string
 	Connections   int // the generator's connection bound (closed loop: the connections)
 	PeakInFlight  int64
 	AchievedRPS   float64
@@ -311,7 +314,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -420,6 +423,7 @@ var columns = []column{
 		r.GeneratorClockMeasured = true
 		return millis(func(r *Row) *time.Duration { return &r.GeneratorClockOffset }).set(r, v)
 	}}, 8},
+	{"arrival", str(func(r *Row) *string { return &r.Arrival }), 9},
 }
 
 // GeneratorCount is the row's generators: 1 for rows older than the column.

@@ -42,6 +42,7 @@ func TestRoundTrip(t *testing.T) {
 	want := []Row{sample(1, true), sample(2, false)}
 	// Three generators, one of them on another host whose clock was measured.
 	want[1].Generators, want[1].GeneratorClockOffset, want[1].GeneratorClockMeasured = 3, 1234*time.Microsecond, true
+	want[1].Arrival = "poisson"
 	for _, r := range want {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
@@ -394,6 +395,8 @@ func TestAddedSettingsKeepOlderFingerprints(t *testing.T) {
 				other.Timeout = 2 * time.Second
 			case "generators":
 				atDefault.Generators, other.Generators = 1, 3
+			case "arrival":
+				atDefault.Arrival, other.Arrival = "uniform", "poisson"
 			default:
 				t.Fatalf("no case for the added setting %s: add one (its default %q)", name, def)
 			}

@@ -94,6 +94,7 @@ type Service struct {
 	// Rate (open loop) or Connections (closed loop); ExpectedLatency sizes the in-flight bound.
 	Rate, Connections         int
 	ExpectedLatency           time.Duration
+	Arrival                   load.Arrival // open loop; empty: uniform
 	Warmup, Duration, Timeout time.Duration
 	Trials                    int
 	// BaselineURL, when set, is the baseline service, measured round by round beside URL.
@@ -105,7 +106,7 @@ type Service struct {
 func (s *Service) adHoc(url, name string) plan.AdHoc {
 	return plan.AdHoc{
 		URL: url, Name: name, Request: load.Request{Method: s.Method, Header: s.Header, Body: s.Body}, Check: load.NewCheck(s.Contains...),
-		Model:  load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency},
+		Model:  load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: s.Arrival},
 		Warmup: s.Warmup, Duration: s.Duration, Timeout: s.Timeout, Trials: s.Trials,
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/docker/go-units"
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/payload"
 	"go.yaml.in/yaml/v3"
 )
@@ -409,6 +410,13 @@ func (f *File) validate(root *yaml.Node) []lineError {
 			}
 		default:
 			add(key("load"), "%s needs load.rate (requests per second, open loop) or load.connections (closed loop)", what)
+		}
+		if given("load", "arrival") {
+			if err := load.CheckArrival(l.Arrival); err != nil {
+				add(key("load", "arrival"), "%s: load.arrival: %v", what, err)
+			} else if given("load", "connections") {
+				add(key("load", "arrival"), "%s: load.arrival paces an open loop: give load.rate, or drop load.arrival for load.connections", what)
+			}
 		}
 		c := &s.Check
 		if c.MinLatency < 0 {

@@ -87,6 +87,8 @@ type LoadModel struct {
 	Connections     int           `yaml:"connections"`
 	ExpectedLatency time.Duration `yaml:"expected_latency"`
 	Timeout         time.Duration `yaml:"timeout"`
+	// Arrival is the open loop's arrival process (load.Arrivals); empty: uniform.
+	Arrival load.Arrival `yaml:"arrival"`
 }
 
 // Settings can be given in defaults and overridden per scenario.
