@@ -79,7 +79,16 @@ type Model struct {
 	Arrival Arrival
 	// Seed picks a random arrival process's draws: the same seed, the same arrivals.
 	Seed uint64
+	// Stages, when set, are the open loop's rates over the measured phase, which lasts as long
+	// as they do; Rate is then their mean (what the phase is judged by), and the warm-up runs at
+	// the first stage's starting rate.
+	Stages []Stage
+	// Share is a shard's place in a split uniform schedule of stages (shard.Split).
+	Share Share
 }
+
+// peakRate is the highest rate the model sends at.
+func (m Model) peakRate() int { return max(m.Rate, StagesPeak(m.Stages)/max(m.Share.Count, 1)) }
 
 // ArrivalProcess is the open loop's arrival process, the default named; empty in closed loop.
 func (m Model) ArrivalProcess() Arrival {
@@ -120,7 +129,7 @@ func (m Model) InFlightLimit() int {
 	if m.Mode() == Closed {
 		return m.Connections
 	}
-	n := math.Ceil(float64(m.Rate) * (m.ExpectedLatency + 100*time.Millisecond).Seconds() * 2)
+	n := math.Ceil(float64(m.peakRate()) * (m.ExpectedLatency + 100*time.Millisecond).Seconds() * 2)
 	return int(min(max(n, 16), MaxInFlight))
 }
 
@@ -161,6 +170,15 @@ func (c Config) validate() error {
 		return errors.New("timeout must be positive")
 	case c.Model.Arrival != "" && c.Model.Connections > 0:
 		return errors.New("an arrival process paces an open loop: set a rate, not connections")
+	case len(c.Model.Stages) > 0 && c.Model.Connections > 0:
+		return errors.New("stages pace an open loop: set a rate, not connections")
+	case len(c.Model.Stages) > 0 && StagesDuration(c.Model.Stages) != c.Duration:
+		return fmt.Errorf("the stages last %v, the measured phase %v: they must be equal", StagesDuration(c.Model.Stages), c.Duration)
+	}
+	if len(c.Model.Stages) > 0 {
+		if err := CheckStages(c.Model.Stages); err != nil {
+			return err
+		}
 	}
 	if err := CheckArrival(c.Model.Arrival); err != nil {
 		return err
@@ -273,9 +291,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer a.close()
 
 	var warm []timeline.Second
-	if cfg.Warmup > 0 {
+	if warmCfg := warmup(cfg); warmCfg.Warmup > 0 {
 		// Its own draws: the measured phase's arrivals do not depend on whether there was a warm-up.
-		res, err := attack(ctx, a, cfg, timeline.Warmup, cfg.Warmup, cfg.Model.Seed^warmupSeed)
+		res, err := attack(ctx, a, warmCfg, timeline.Warmup, cfg.Warmup, cfg.Model.Seed^warmupSeed)
 		if err != nil {
 			return Result{}, err
 		}
@@ -294,6 +312,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // 200 itself, and following would send load or checks somewhere else than the target's endpoint.
 // The load engine itself never follows one.
 func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// warmup is the warm-up's configuration: the measured phase's, at the first stage's starting
+// rate when there are stages (none when that is 0).
+func warmup(cfg Config) Config {
+	if st := cfg.Model.Stages; len(st) > 0 {
+		cfg.Model.Stages, cfg.Model.Rate = nil, st[0].From/max(cfg.Model.Share.Count, 1)
+		if cfg.Model.Rate == 0 {
+			cfg.Warmup = 0
+		}
+	}
+	return cfg
+}
 
 // warmupSeed sets the warm-up's draws apart from the measured phase's.
 const warmupSeed = 0x5741524d

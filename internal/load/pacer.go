@@ -41,6 +41,9 @@ type schedule interface {
 
 // newSchedule is the schedule of m's open loop; seed picks a random process's draws.
 func newSchedule(m Model, seed uint64) schedule {
+	if len(m.Stages) > 0 {
+		return newStagedPacer(m.Stages, m.Arrival, seed, m.Share)
+	}
 	if m.Arrival == Poisson {
 		return newPoissonPacer(float64(m.Rate), seed)
 	}
