@@ -27,6 +27,7 @@ type RunOptions struct {
 	Rate     int
 	Conns    int
 	Arrival  string
+	Stages   string
 	Trials   int
 	Seed     int64
 	CPUs     string
@@ -191,6 +192,7 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.DurationVar(&o.Warmup, "warmup", 0, "discarded warm-up before each measurement (default: the scenario's)")
 	f.IntVar(&o.Rate, "rate", 0, "open loop: requests per second (default: the scenario's)")
 	f.IntVar(&o.Conns, "connections", 0, "closed loop: connections sending back to back, instead of a rate")
+	f.StringVar(&o.Stages, "stages", "", "open loop's rates over time instead of --rate, e.g. 30s:500,60s:500-5000,30s:5000")
 	f.StringVar(&o.Arrival, "arrival", "", "open loop's arrival process: uniform or poisson (default: the scenario's, else uniform)")
 	f.IntVar(&o.Trials, "trials", 0, "trials per target, each in a fresh container (default: the scenario's)")
 	f.Int64Var(&o.Seed, "seed", 0, "seed of the targets' shuffled order; every row records it (default: a new one)")
@@ -310,7 +312,7 @@ func (o *RunOptions) setup() (run.Setup, error) {
 
 // overrides are the scenario's settings the flags replace: only those the user gave.
 func (o *RunOptions) overrides() plan.Overrides {
-	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Arrival: load.Arrival(o.Arrival), Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory,
+	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Arrival: load.Arrival(o.Arrival), Stages: o.Stages, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory,
 		DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool}
 	if o.set("duration") {
 		over.Duration = &o.Duration
@@ -335,8 +337,8 @@ func (o *RunOptions) service() (*run.Service, error) {
 			return nil, usagef("--%s belongs to scenario runs; --url loads a running service as it is", scenarioOnly)
 		}
 	}
-	if o.Rate == 0 && o.Conns == 0 {
-		return nil, usagef("--url needs --rate (open loop) or --connections (closed loop)")
+	if o.Rate == 0 && o.Conns == 0 && o.Stages == "" {
+		return nil, usagef("--url needs --rate (open loop), --stages (open loop, rates over time) or --connections (closed loop)")
 	}
 	if o.Rate > 0 && o.Conns > 0 {
 		return nil, usagef("give --rate (open loop) or --connections (closed loop), not both")
@@ -345,7 +347,7 @@ func (o *RunOptions) service() (*run.Service, error) {
 		o.Duration = 20 * time.Second
 	}
 	svc := &run.Service{URL: o.URL, Name: o.Name, Method: strings.ToUpper(o.Method), Header: http.Header{}, Contains: o.Contains,
-		Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency, Arrival: load.Arrival(o.Arrival),
+		Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency, Arrival: load.Arrival(o.Arrival), Stages: o.Stages,
 		Warmup: o.Warmup, Duration: o.Duration, Timeout: o.Timeout, Trials: o.Trials, BaselineURL: o.BaselineURL, AA: o.AA}
 	for _, h := range o.Headers {
 		k, v, ok := strings.Cut(h, ":")

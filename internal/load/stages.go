@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/latency"
 )
 
 // Stage is a stretch of an open loop whose rate goes in a straight line from From to To requests
@@ -230,4 +233,61 @@ func (p *stagedPacer) Rate(elapsed time.Duration) float64 {
 		}
 	}
 	return 0
+}
+
+// StageResults cuts res, a measured phase of stages, into one Result per stage, each made of the
+// whole seconds of res.Timeline the stage spans (stages last whole seconds): its answers, errors
+// and latencies by the second they were answered in, the last stage taking the answers that came
+// after the phase. Each is judged as a phase of its own at the stage's mean rate; what the
+// timeline does not keep by the second is the worst second's (peak in flight, the generator's own
+// delay) or the phase's (send lag, bytes, codes: none).
+func StageResults(res Result, stages []Stage) ([]Result, error) {
+	out := make([]Result, len(stages))
+	first := 0
+	for k, st := range stages {
+		last := first + int(st.Duration/time.Second)
+		if k == len(stages)-1 {
+			last = max(last, len(res.Timeline))
+		}
+		r := Result{
+			Mode: res.Mode, Arrival: res.Arrival, ExpectedLatency: res.ExpectedLatency, InFlightLimit: res.InFlightLimit,
+			RequestedRate: int(math.Round(float64(st.From+st.To) / 2)), Duration: st.Duration, SendLag: res.SendLag,
+			Generators: res.Generators, ClockOffset: res.ClockOffset, ClockMeasured: res.ClockMeasured,
+		}
+		var h *hdrhistogram.Histogram
+		for _, s := range res.Timeline[min(first, len(res.Timeline)):min(last, len(res.Timeline))] {
+			r.Successes += s.Successes
+			r.Errors += s.Errors()
+			r.Timeouts += s.Timeouts
+			r.PeakInFlight = max(r.PeakInFlight, s.InFlight)
+			if s.OwnDelayP99 > r.OwnDelay.P99 {
+				r.OwnDelay.P99 = s.OwnDelayP99
+			}
+			if s.Histogram == nil {
+				continue
+			}
+			sh, err := hdrhistogram.Decode(s.Histogram)
+			if err != nil {
+				return nil, fmt.Errorf("second %d of the timeline: %w", s.Index, err)
+			}
+			if h == nil {
+				h = sh
+			} else {
+				h.Merge(sh)
+			}
+		}
+		if h == nil {
+			h = hdrhistogram.New(1, time.Hour.Microseconds(), 3)
+		}
+		r.Requests = r.Successes + r.Errors
+		r.OwnDelay.Count = r.Successes
+		if r.Successes > 0 {
+			r.Span = st.Duration
+		}
+		r.Latencies, r.Latency = h, latency.Summarize(h)
+		r.Valid, r.InvalidReason = judge(r)
+		out[k] = r
+		first = last
+	}
+	return out, nil
 }

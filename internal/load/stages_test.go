@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/latency"
+	"github.com/iotbench/iotbench/internal/timeline"
 )
 
 func TestParseStages(t *testing.T) {
@@ -160,4 +164,59 @@ func TestStagesRun(t *testing.T) {
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "the stages last 2s, the measured phase 1s") {
 		t.Errorf("stages longer than the phase: err %v", err)
 	}
+}
+
+// A phase of stages cut at their ends: each stage's answers and latencies are those of its
+// seconds, the last taking what came after the phase; each is judged at its own mean rate.
+func TestStageResults(t *testing.T) {
+	stages, _ := ParseStages("2s:100,1s:100-300")
+	second := func(i int, successes, timeouts int64, ms ...int64) timeline.Second {
+		rec := latency.NewRecorder(time.Minute)
+		for _, v := range ms {
+			rec.Record(time.Duration(v) * time.Millisecond)
+		}
+		enc, err := rec.Histogram().Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return timeline.Second{Index: i, Successes: successes, Timeouts: timeouts, InFlight: int64(i), OwnDelayP99: time.Duration(i) * 100 * time.Microsecond, Histogram: enc}
+	}
+	res := Result{Mode: Open, Arrival: Uniform, InFlightLimit: 100, Timeline: []timeline.Second{
+		second(0, 100, 0, repeat(1, 100)...),
+		second(1, 99, 1, repeat(2, 99)...),
+		second(2, 200, 0, repeat(5, 200)...),
+		second(3, 1, 0, 9), // answered after the phase
+	}}
+	got, err := StageResults(res, stages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type figures struct {
+		rate                          int
+		requests, successes, timeouts int64
+		p50, max                      time.Duration
+		peak                          int64
+		own                           time.Duration
+		valid                         bool
+	}
+	want := []figures{
+		{100, 200, 199, 1, 1 * time.Millisecond, 2 * time.Millisecond, 1, 100 * time.Microsecond, true},
+		{200, 201, 201, 0, 5 * time.Millisecond, 9 * time.Millisecond, 3, 300 * time.Microsecond, true},
+	}
+	for k, r := range got {
+		// The histogram keeps 3 significant digits.
+		ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+		f := figures{r.RequestedRate, r.Requests, r.Successes, r.Timeouts, ms(r.Latency.P50), ms(r.Latency.Max), r.PeakInFlight, r.OwnDelay.P99, r.Valid}
+		if f != want[k] {
+			t.Errorf("stage %d: %+v (%s), want %+v", k+1, f, r.InvalidReason, want[k])
+		}
+	}
+}
+
+func repeat(v int64, n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }

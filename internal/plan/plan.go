@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -30,6 +31,9 @@ type Overrides struct {
 	Rate, Connections int
 	// Arrival is the open loop's arrival process (load.Arrivals).
 	Arrival load.Arrival
+	// Stages are the open loop's rates over time (load.ParseStages), replacing the scenario's
+	// load; they set the measured phase's length.
+	Stages string
 	// Timeout is the per-request timeout; checked against the scenario's latencies.
 	Timeout time.Duration
 	Trials  int
@@ -136,6 +140,26 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	if o.Trials > 0 {
 		settings.Trials = o.Trials
 	}
+	stages := s.Load.Staged
+	if o.Stages != "" {
+		if o.Rate > 0 || o.Connections > 0 {
+			return nil, &OverrideError{"stages", o.Stages, fmt.Errorf("give stages, a rate or connections, one of them")}
+		}
+		parsed, err := load.ParseStages(o.Stages)
+		if err != nil {
+			return nil, &OverrideError{"stages", o.Stages, err}
+		}
+		stages = parsed
+	}
+	if o.Rate > 0 || o.Connections > 0 {
+		stages = nil
+	}
+	if len(stages) > 0 {
+		if o.Duration != nil {
+			return nil, &OverrideError{"duration", scenario.FormatDuration(*o.Duration), fmt.Errorf("the stages (%s) set the measured phase's length", load.FormatStages(stages))}
+		}
+		settings.Duration = load.StagesDuration(stages)
+	}
 	if settings.Duration <= 0 || *settings.Warmup < 0 {
 		return nil, fmt.Errorf("duration %v must be positive and warm-up %v not negative", settings.Duration, *settings.Warmup)
 	}
@@ -156,6 +180,9 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		model.Rate, model.Connections = o.Rate, 0
 	case o.Connections > 0:
 		model.Rate, model.Connections, model.Arrival = 0, o.Connections, ""
+	}
+	if len(stages) > 0 {
+		model.Stages, model.Rate, model.Connections = stages, stagesRate(stages), 0
 	}
 	if o.Arrival != "" {
 		if err := load.CheckArrival(o.Arrival); err != nil {
@@ -221,6 +248,12 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		}
 	}
 	return p, nil
+}
+
+// stagesRate is the mean rate of stages, which their cell is judged by and reports as its
+// requested rate; at least 1.
+func stagesRate(stages []load.Stage) int {
+	return max(1, int(math.Round(load.StagesRequests(stages)/load.StagesDuration(stages).Seconds())))
 }
 
 // trialModel is m for trial: a random arrival process draws from the trial's number, so that
@@ -440,6 +473,9 @@ type AdHoc struct {
 	Model                     load.Model
 	Warmup, Duration, Timeout time.Duration
 	Trials                    int
+	// Stages are the open loop's rates over time (load.ParseStages) instead of Model.Rate; they
+	// set Duration.
+	Stages string
 }
 
 // MakeAdHoc plans trials of one request against a running service. The service is not pinned
@@ -447,6 +483,16 @@ type AdHoc struct {
 func MakeAdHoc(a AdHoc) (*Plan, error) {
 	if err := load.RequireLoopback(a.URL, ""); err != nil {
 		return nil, err
+	}
+	if a.Stages != "" {
+		stages, err := load.ParseStages(a.Stages)
+		switch {
+		case err != nil:
+			return nil, &OverrideError{"stages", a.Stages, err}
+		case a.Model.Rate > 0 || a.Model.Connections > 0:
+			return nil, &OverrideError{"stages", a.Stages, fmt.Errorf("give stages, a rate or connections, one of them")}
+		}
+		a.Model.Stages, a.Model.Rate, a.Duration = stages, stagesRate(stages), load.StagesDuration(stages)
 	}
 	if a.Model.Arrival != "" {
 		if err := load.CheckArrival(a.Model.Arrival); err != nil {

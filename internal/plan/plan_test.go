@@ -200,3 +200,29 @@ func TestArrivalOverride(t *testing.T) {
 		t.Error("an ad-hoc closed loop took an arrival process")
 	}
 }
+
+// Stages replace the scenario's rate and set the measured phase's length; the cell is judged by
+// their mean rate. A rate on the command line replaces them; a duration with them is refused.
+func TestStagesOverride(t *testing.T) {
+	p, err := Make(fixture(t), "s", Overrides{Stages: "2s:100,2s:100-300"}, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Cells[0].Load.Model
+	if got := load.FormatStages(m.Stages); got != "2s:100,2s:100-300" || m.Rate != 150 || p.Cells[0].Load.Duration != 4*time.Second {
+		t.Errorf("stages %s, rate %d, duration %v; want 2s:100,2s:100-300 at a mean of 150 over 4s", got, m.Rate, p.Cells[0].Load.Duration)
+	}
+	du := time.Minute
+	for _, tc := range []struct {
+		o    Overrides
+		want string
+	}{
+		{Overrides{Stages: "2s:100", Rate: 5}, "stages 2s:100: give stages, a rate or connections, one of them"},
+		{Overrides{Stages: "2s"}, `stages 2s: stage "2s": write it DURATION:RATE`},
+		{Overrides{Stages: "2s:100", Duration: &du}, "duration 1m: the stages (2s:100) set the measured phase's length"},
+	} {
+		if _, err := Make(fixture(t), "s", tc.o, []int{0, 1}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err %v, want %q", tc.o, err, tc.want)
+		}
+	}
+}

@@ -36,6 +36,7 @@ func (r Row) FingerprintFields() []Field {
 		{"db_image_id", r.DBImageID},
 		{"generators", strconv.Itoa(r.GeneratorCount())},
 		{"arrival", r.ArrivalProcess()},
+		{"stages", r.Stages},
 	}
 	// A timeout decides which slow answers are errors. Files before schema 7 did not record it
 	// (0): their fingerprints stay what they were.
@@ -72,6 +73,7 @@ var AddedSettings = map[string]string{
 	"timeout_s":  "0",
 	"generators": "1",
 	"arrival":    ArrivalUniform,
+	"stages":     "",
 }
 
 // ArrivalUniform is the arrival process of every row older than the arrival column, and of

@@ -46,6 +46,9 @@ func TestSplit(t *testing.T) {
 		{"30 connections over 4", closed, 4},
 		{"none", open(100), 0},
 		{"poisson 2000 rps over 2", load.Config{Model: load.Model{Rate: 2000, Arrival: load.Poisson, Seed: 3}}, 2},
+		{"stages over 2", load.Config{Model: load.Model{Rate: 1001, Stages: stages(t, "10s:500-1502")}}, 2},
+		{"poisson stages over 2", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 2},
+		{"poisson stages over 3", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 3},
 	} {
 		specs, err := Split(tc.cfg, tc.count)
 		fmt.Fprintf(&out, "%s:", tc.name)
@@ -57,6 +60,9 @@ func TestSplit(t *testing.T) {
 			arrival := ""
 			if s.Arrival != "" {
 				arrival = fmt.Sprintf(", %s seed %d", s.Arrival, s.Seed)
+			}
+			if len(s.Stages) > 0 {
+				arrival += fmt.Sprintf(", stages %s share %d/%d", load.FormatStages(s.Stages), s.Share.Index, s.Share.Count)
 			}
 			fmt.Fprintf(&out, " [%s: rate %d, connections %d, offset %s%s]", s.Name(), s.Rate, s.Connections, s.Offset(), arrival)
 		}
@@ -105,6 +111,52 @@ func TestSplitKeepsTheArrivalProcess(t *testing.T) {
 		}
 		if cv < tc.minCV || cv > tc.maxCV {
 			t.Errorf("%s over %d shards: merged gaps' coefficient of variation %.3f, want %.2f to %.2f", tc.arrival, count, cv, tc.minCV, tc.maxCV)
+		}
+	}
+}
+
+func stages(t *testing.T, text string) []load.Stage {
+	t.Helper()
+	st, err := load.ParseStages(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// Stages split without changing them: the shards' arrivals merged are as many as the stages'
+// area, uniform ones exactly the cell's schedule.
+func TestSplitKeepsTheStages(t *testing.T) {
+	st := stages(t, "200s:500,200s:500-2000")
+	for _, arrival := range []load.Arrival{load.Uniform, load.Poisson} {
+		m := load.Model{Rate: 1000, Arrival: arrival, Stages: st, Seed: 1}
+		specs, err := Split(load.Config{Model: m}, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var merged []time.Duration
+		for _, s := range specs {
+			due := load.Schedule(s.config().Model)
+			for i := uint64(0); ; i++ {
+				at := s.Offset() + due(i)
+				if at > load.StagesDuration(st) {
+					break
+				}
+				merged = append(merged, at)
+			}
+		}
+		slices.Sort(merged)
+		want := load.StagesRequests(st)
+		if n := float64(len(merged)); math.Abs(n-want) > 0.01*want {
+			t.Errorf("%s stages over 4 shards: %.0f requests, want %.0f within 1%%", arrival, n, want)
+		}
+		if arrival == load.Uniform {
+			whole := load.Schedule(m)
+			for i, at := range merged {
+				if w := whole(uint64(i)); at != w {
+					t.Fatalf("uniform stages over 4 shards: request %d due at %v, the cell's at %v", i, at, w)
+				}
+			}
 		}
 	}
 }
