@@ -220,6 +220,9 @@ type Result struct {
 	Duration        time.Duration
 
 	Requests, Successes, Errors, Timeouts int64
+	// Scheduled is how many requests the open loop's schedule had due within the phase: what
+	// Requests is judged against (a Poisson process's count varies around rate × duration).
+	Scheduled int64 `json:",omitempty"`
 	// Span runs from the phase's start to its last successful answer: the requests sent near
 	// the phase's end are answered after it, and counting them over Duration
 	// alone would add connections/Duration to a closed loop's throughput and the offered rate to
@@ -325,6 +328,16 @@ func warmup(cfg Config) Config {
 	return cfg
 }
 
+// scheduled is how many requests s has due within du, of which the first released were
+// released: the schedule is asked on from there, in order (schedule.due's rule).
+func scheduled(s schedule, released int64, du time.Duration) int64 {
+	n := uint64(released)
+	for s.due(n) <= du {
+		n++
+	}
+	return int64(n)
+}
+
 // warmupSeed sets the warm-up's draws apart from the measured phase's.
 const warmupSeed = 0x5741524d
 
@@ -368,6 +381,9 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 		return Result{}, err
 	}
 	res := t.result()
+	if schedule != nil {
+		res.Scheduled = scheduled(schedule, res.Requests, du)
+	}
 	res.BytesReceived = a.received.Load() - receivedBefore
 	res.OwnDelay = own.summary()
 	res.Timeline = t.seconds.Finish(own.perSecond())
@@ -468,9 +484,13 @@ func (t *tally) result() Result {
 // what was asked; the target failed; the generator's own delay is a visible part of the latencies.
 func judge(r Result) (bool, string) {
 	if r.Mode == Open {
-		if achieved := r.AchievedRate(); achieved < MinAchievedRatio*float64(r.RequestedRate) {
+		achieved, share := r.AchievedRate(), r.AchievedRate()/float64(r.RequestedRate)
+		if r.Scheduled > 0 {
+			share = float64(r.Requests) / float64(r.Scheduled)
+		}
+		if share < MinAchievedRatio {
 			reason := fmt.Sprintf("generator sent %.0f rps of %d requested (%.1f%%)",
-				achieved, r.RequestedRate, 100*achieved/float64(r.RequestedRate))
+				achieved, r.RequestedRate, 100*share)
 			if r.PeakInFlight >= int64(r.InFlightLimit) {
 				return false, reason + fmt.Sprintf(": all %d in-flight slots were busy, the target answered far slower than the expected latency (lower the rate or raise expected_latency)", r.InFlightLimit)
 			}

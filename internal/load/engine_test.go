@@ -72,8 +72,8 @@ func TestOpenLoopKeepsRateAndMeasuresServiceTime(t *testing.T) {
 	if res.OwnDelay.P50 > 10*time.Millisecond {
 		t.Errorf("own delay p50 %v: the server's time counted as the generator's", res.OwnDelay.P50)
 	}
-	if res.Mode != Open || res.RequestedRate != 300 {
-		t.Errorf("mode %s rate %d, want open at 300", res.Mode, res.RequestedRate)
+	if res.Mode != Open || res.RequestedRate != 300 || res.Scheduled != 900 {
+		t.Errorf("mode %s rate %d, %d scheduled; want open at 300, 900 scheduled in 3 s", res.Mode, res.RequestedRate, res.Scheduled)
 	}
 }
 
@@ -91,7 +91,7 @@ func TestPoissonArrivalsAreMeasured(t *testing.T) {
 	if res.Arrival != Poisson || res.Mode != Open || res.RequestedRate != 1000 {
 		t.Errorf("arrival %q, mode %s, rate %d; want poisson, open, 1000", res.Arrival, res.Mode, res.RequestedRate)
 	}
-	if res.Requests == 0 || res.Requests != s.hits.Load() || res.SendLag.Count != res.Requests {
+	if res.Requests == 0 || res.Requests > res.Scheduled || res.Requests != s.hits.Load() || res.SendLag.Count != res.Requests {
 		t.Errorf("%d requests, %d seen by the server, %d send lags; want as many, and some", res.Requests, s.hits.Load(), res.SendLag.Count)
 	}
 	uniform, err := Run(context.Background(), config(url, Model{Rate: 100, ExpectedLatency: time.Millisecond}, 100*time.Millisecond))
@@ -403,6 +403,8 @@ func TestJudge(t *testing.T) {
 		{"target saturated the in-flight bound", open(func(r *Result) { r.Requests, r.Successes, r.PeakInFlight = 9000, 9000, 300 }), "all 300 in-flight slots were busy"},
 		{"generator short of CPU", open(func(r *Result) { r.Requests, r.Successes = 9800, 9800 }), "could not keep up"},
 		{"exactly 99% of the rate", open(func(r *Result) { r.Requests, r.Successes = 9900, 9900 }), ""},
+		{"poisson: all its draws sent, fewer than rate × duration", open(func(r *Result) { r.Requests, r.Successes, r.Scheduled = 9700, 9700, 9700 }), ""},
+		{"poisson: short of its draws", open(func(r *Result) { r.Requests, r.Successes, r.Scheduled = 10000, 10000, 10200 }), "of 1000 requested (98.0%): the load generator could not keep up"},
 		{"errors", open(func(r *Result) { r.Successes, r.Errors = 9800, 200 }), "success ratio 0.9800"},
 		{"own delay above 10% of p99", open(func(r *Result) { r.SendLag.P99, r.OwnDelay.P99 = 2*ms, 7*ms }), "own p99 delay 7ms exceeds 6ms (send lag p99 2ms): the load generator was short of CPU"},
 		{"sent on time, read late", open(func(r *Result) { r.SendLag.P99, r.OwnDelay.P99 = 0, 7*ms }), "own p99 delay 7ms exceeds 6ms"},

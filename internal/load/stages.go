@@ -240,7 +240,8 @@ func (p *stagedPacer) Rate(elapsed time.Duration) float64 {
 // and latencies by the second they were answered in, the last stage taking the answers that came
 // after the phase. Each is judged as a phase of its own at the stage's mean rate; what the
 // timeline does not keep by the second is the worst second's (peak in flight, the generator's own
-// delay) or the phase's (send lag, bytes, codes: none).
+// delay) or the phase's (send lag, bytes, codes: none). What it sent is judged against the
+// requests due in its seconds.
 func StageResults(res Result, stages []Stage) ([]Result, error) {
 	out := make([]Result, len(stages))
 	first := 0
@@ -260,6 +261,7 @@ func StageResults(res Result, stages []Stage) ([]Result, error) {
 			r.Errors += s.Errors()
 			r.Timeouts += s.Timeouts
 			r.PeakInFlight = max(r.PeakInFlight, s.InFlight)
+			r.Scheduled += s.Due
 			if s.OwnDelayP99 > r.OwnDelay.P99 {
 				r.OwnDelay.P99 = s.OwnDelayP99
 			}

@@ -50,6 +50,7 @@ func Merge(parts []Part) (load.Result, error) {
 		res.PeakInFlight += r.PeakInFlight
 		res.Duration = max(res.Duration, r.Duration)
 		res.Requests += r.Requests
+		res.Scheduled += r.Scheduled
 		res.Successes += r.Successes
 		res.Span = max(res.Span, r.Span)
 		res.Errors += r.Errors
