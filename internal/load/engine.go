@@ -85,6 +85,9 @@ type Model struct {
 	Stages []Stage
 	// Share is a shard's place in a split uniform schedule of stages (shard.Split).
 	Share Share
+	// Think is the closed loop's pause between an answer and the connection's next request;
+	// zero: none (back to back).
+	Think Think
 }
 
 // peakRate is the highest rate the model sends at.
@@ -170,6 +173,8 @@ func (c Config) validate() error {
 		return errors.New("timeout must be positive")
 	case c.Model.Arrival != "" && c.Model.Connections > 0:
 		return errors.New("an arrival process paces an open loop: set a rate, not connections")
+	case c.Model.Think.Mean < 0 || c.Model.Think.Mean > 0 && c.Model.Mode() == Open:
+		return errors.New("a think time paces a closed loop: set connections, not a rate")
 	case len(c.Model.Stages) > 0 && c.Model.Connections > 0:
 		return errors.New("stages pace an open loop: set a rate, not connections")
 	case len(c.Model.Stages) > 0 && StagesDuration(c.Model.Stages) != c.Duration:
@@ -213,6 +218,8 @@ type Result struct {
 	RequestedRate int // open loop
 	// Arrival is the open loop's arrival process (empty in closed loop).
 	Arrival Arrival `json:",omitempty"`
+	// Think is the closed loop's think time (zero: none).
+	Think Think `json:",omitempty"`
 	// ExpectedLatency is the load model's (open loop): it bounds the generator's own delay tolerated.
 	ExpectedLatency time.Duration
 	InFlightLimit   int
@@ -348,6 +355,7 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	limit := cfg.Model.InFlightLimit()
 	var pace vegeta.Pacer = vegeta.ConstantPacer{} // zero value: as fast as the connections go (closed loop)
 	var schedule schedule
+	var users *thinker
 	if cfg.Model.Mode() == Open {
 		schedule = newSchedule(cfg.Model, seed)
 		pace = schedule
@@ -367,9 +375,16 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	t.seconds.InFlight = func() int64 { return a.started - a.completed }
 	defer t.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
 	own := newOwnDelay(began, schedule, 2*cfg.Timeout+du)
+	if cfg.Model.Mode() == Closed && cfg.Model.Think.Mean > 0 {
+		users = newThinker(cfg.Model.Think, cfg.Model.Connections, seed, began, du)
+		pace = users
+	}
 	nextReport := time.Second
 	err := a.attack(ctx, targeter, pace, began, du, limit, own, func(r *vegeta.Result, start time.Time) {
 		t.add(r, start)
+		if users != nil {
+			users.answered(r.Timestamp.Add(r.Latency))
+		}
 		if progress != nil {
 			if el := time.Since(began); el >= nextReport {
 				progress(Progress{Phase: phase, Elapsed: el, Duration: du, Completed: t.res.Requests, Failures: t.res.Errors, Last: t.seconds.Last()})
@@ -417,6 +432,8 @@ func newTally(cfg Config, du time.Duration, schedule schedule) *tally {
 	if schedule != nil {
 		t.res.RequestedRate, t.res.ExpectedLatency = cfg.Model.Rate, cfg.Model.ExpectedLatency
 		t.res.Arrival = cfg.Model.ArrivalProcess()
+	} else {
+		t.res.Think = cfg.Model.Think
 	}
 	return t
 }
@@ -499,6 +516,15 @@ func judge(r Result) (bool, string) {
 	}
 	if r.Requests == 0 {
 		return false, "no request completed"
+	}
+	if r.Mode == Closed && r.Think.Mean > 0 {
+		// Little's law: N users, each a response time R and a think time Z a cycle, complete
+		// N·D/(R+Z) requests in D; one cycle each may be cut off at the phase's end.
+		cycle := (r.Latency.Mean + r.Think.Mean).Seconds()
+		if want := float64(r.InFlightLimit) * (r.Duration.Seconds()/cycle - 1); float64(r.Requests) < MinAchievedRatio*want {
+			return false, fmt.Sprintf("%d requests, where %d users thinking %s with a mean latency of %s make %.0f (Little's law): %s",
+				r.Requests, r.InFlightLimit, r.Think, r.Latency.Mean.Round(time.Microsecond), want, GeneratorBehind)
+		}
 	}
 	if ratio := r.SuccessRatio(); ratio < MinSuccessRatio {
 		return false, fmt.Sprintf("success ratio %.4f below %.2f (%d errors, %d timeouts, codes %s)",

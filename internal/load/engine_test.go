@@ -404,6 +404,14 @@ func TestJudge(t *testing.T) {
 		{"generator short of CPU", open(func(r *Result) { r.Requests, r.Successes = 9800, 9800 }), "could not keep up"},
 		{"exactly 99% of the rate", open(func(r *Result) { r.Requests, r.Successes = 9900, 9900 }), ""},
 		{"poisson: all its draws sent, fewer than rate × duration", open(func(r *Result) { r.Requests, r.Successes, r.Scheduled = 9700, 9700, 9700 }), ""},
+		{"think time: Little's law holds", closed(func(r *Result) {
+			r.Think, r.Duration, r.InFlightLimit, r.Requests, r.Successes = Think{Mean: 80 * ms}, 10*time.Second, 10, 990, 990
+			r.Latency.Mean = 20 * ms
+		}), ""},
+		{"think time: the users held back", closed(func(r *Result) {
+			r.Think, r.Duration, r.InFlightLimit, r.Requests, r.Successes = Think{Mean: 80 * ms}, 10*time.Second, 10, 700, 700
+			r.Latency.Mean = 20 * ms
+		}), "700 requests, where 10 users thinking 80ms with a mean latency of 20ms make 990 (Little's law)"},
 		{"poisson: short of its draws", open(func(r *Result) { r.Requests, r.Successes, r.Scheduled = 10000, 10000, 10200 }), "of 1000 requested (98.0%): the load generator could not keep up"},
 		{"errors", open(func(r *Result) { r.Successes, r.Errors = 9800, 200 }), "success ratio 0.9800"},
 		{"own delay above 10% of p99", open(func(r *Result) { r.SendLag.P99, r.OwnDelay.P99 = 2*ms, 7*ms }), "own p99 delay 7ms exceeds 6ms (send lag p99 2ms): the load generator was short of CPU"},
