@@ -46,7 +46,7 @@ type thinker struct {
 	think Think
 	rng   *rand.Rand
 	began time.Time
-	du    time.Duration // the phase: no user starts a request after it
+	du    time.Duration   // the phase: no user starts a request after it
 	ready []time.Duration // a min-heap of when each waiting user is ready, from began
 }
 
