@@ -28,6 +28,7 @@ type RunOptions struct {
 	Conns    int
 	Arrival  string
 	Stages   string
+	Think    string
 	Trials   int
 	Seed     int64
 	CPUs     string
@@ -193,6 +194,7 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.IntVar(&o.Rate, "rate", 0, "open loop: requests per second (default: the scenario's)")
 	f.IntVar(&o.Conns, "connections", 0, "closed loop: connections sending back to back, instead of a rate")
 	f.StringVar(&o.Stages, "stages", "", "open loop's rates over time instead of --rate, e.g. 30s:500,60s:500-5000,30s:5000")
+	f.StringVar(&o.Think, "think", "", "closed loop's pause between an answer and the next request: 100ms, or exp:100ms")
 	f.StringVar(&o.Arrival, "arrival", "", "open loop's arrival process: uniform or poisson (default: the scenario's, else uniform)")
 	f.IntVar(&o.Trials, "trials", 0, "trials per target, each in a fresh container (default: the scenario's)")
 	f.Int64Var(&o.Seed, "seed", 0, "seed of the targets' shuffled order; every row records it (default: a new one)")
@@ -312,7 +314,7 @@ func (o *RunOptions) setup() (run.Setup, error) {
 
 // overrides are the scenario's settings the flags replace: only those the user gave.
 func (o *RunOptions) overrides() plan.Overrides {
-	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Arrival: load.Arrival(o.Arrival), Stages: o.Stages, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory,
+	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Arrival: load.Arrival(o.Arrival), Stages: o.Stages, Think: o.Think, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory,
 		DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool}
 	if o.set("duration") {
 		over.Duration = &o.Duration
@@ -347,7 +349,7 @@ func (o *RunOptions) service() (*run.Service, error) {
 		o.Duration = 20 * time.Second
 	}
 	svc := &run.Service{URL: o.URL, Name: o.Name, Method: strings.ToUpper(o.Method), Header: http.Header{}, Contains: o.Contains,
-		Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency, Arrival: load.Arrival(o.Arrival), Stages: o.Stages,
+		Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency, Arrival: load.Arrival(o.Arrival), Stages: o.Stages, Think: o.Think,
 		Warmup: o.Warmup, Duration: o.Duration, Timeout: o.Timeout, Trials: o.Trials, BaselineURL: o.BaselineURL, AA: o.AA}
 	for _, h := range o.Headers {
 		k, v, ok := strings.Cut(h, ":")

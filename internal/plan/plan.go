@@ -34,6 +34,8 @@ type Overrides struct {
 	// Stages are the open loop's rates over time (load.ParseStages), replacing the scenario's
 	// load; they set the measured phase's length.
 	Stages string
+	// Think is the closed loop's think time (load.ParseThink).
+	Think string
 	// Timeout is the per-request timeout; checked against the scenario's latencies.
 	Timeout time.Duration
 	Trials  int
@@ -172,17 +174,27 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		return nil, err
 	}
 
-	model := load.Model{Rate: s.Load.Rate, Connections: s.Load.Connections, ExpectedLatency: s.Load.ExpectedLatency, Arrival: s.Load.Arrival}
+	model := load.Model{Rate: s.Load.Rate, Connections: s.Load.Connections, ExpectedLatency: s.Load.ExpectedLatency, Arrival: s.Load.Arrival, Think: s.Load.Thinking}
 	switch {
 	case o.Rate > 0 && o.Connections > 0:
 		return nil, fmt.Errorf("a rate (open loop) or connections (closed loop), not both")
 	case o.Rate > 0:
-		model.Rate, model.Connections = o.Rate, 0
+		model.Rate, model.Connections, model.Think = o.Rate, 0, load.Think{}
 	case o.Connections > 0:
 		model.Rate, model.Connections, model.Arrival = 0, o.Connections, ""
 	}
 	if len(stages) > 0 {
-		model.Stages, model.Rate, model.Connections = stages, stagesRate(stages), 0
+		model.Stages, model.Rate, model.Connections, model.Think = stages, stagesRate(stages), 0, load.Think{}
+	}
+	if o.Think != "" {
+		th, err := load.ParseThink(o.Think)
+		if err != nil {
+			return nil, &OverrideError{"think", o.Think, err}
+		}
+		if model.Mode() == load.Open {
+			return nil, &OverrideError{"think", o.Think, fmt.Errorf("a think time paces a closed loop: give connections, not a rate")}
+		}
+		model.Think = th
 	}
 	if o.Arrival != "" {
 		if err := load.CheckArrival(o.Arrival); err != nil {
@@ -476,6 +488,8 @@ type AdHoc struct {
 	// Stages are the open loop's rates over time (load.ParseStages) instead of Model.Rate; they
 	// set Duration.
 	Stages string
+	// Think is the closed loop's think time (load.ParseThink).
+	Think string
 }
 
 // MakeAdHoc plans trials of one request against a running service. The service is not pinned
@@ -493,6 +507,16 @@ func MakeAdHoc(a AdHoc) (*Plan, error) {
 			return nil, &OverrideError{"stages", a.Stages, fmt.Errorf("give stages, a rate or connections, one of them")}
 		}
 		a.Model.Stages, a.Model.Rate, a.Duration = stages, stagesRate(stages), load.StagesDuration(stages)
+	}
+	if a.Think != "" {
+		th, err := load.ParseThink(a.Think)
+		switch {
+		case err != nil:
+			return nil, &OverrideError{"think", a.Think, err}
+		case a.Model.Mode() == load.Open:
+			return nil, &OverrideError{"think", a.Think, fmt.Errorf("a think time paces a closed loop: give connections, not a rate")}
+		}
+		a.Model.Think = th
 	}
 	if a.Model.Arrival != "" {
 		if err := load.CheckArrival(a.Model.Arrival); err != nil {

@@ -226,3 +226,27 @@ func TestStagesOverride(t *testing.T) {
 		}
 	}
 }
+
+// Think time is the closed loop's: the command line's when given, else the scenario's; refused
+// with a rate, dropped when a rate replaces the connections.
+func TestThinkOverride(t *testing.T) {
+	p, err := Make(fixture(t), "c", Overrides{Think: "exp:200ms"}, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th := p.Cells[0].Load.Model.Think; th != (load.Think{Mean: 200 * time.Millisecond, Exponential: true}) {
+		t.Errorf("think %v, want exp:200ms", th)
+	}
+	for _, tc := range []struct {
+		name string
+		o    Overrides
+		want string
+	}{
+		{"s", Overrides{Think: "100ms"}, "think 100ms: a think time paces a closed loop"},
+		{"c", Overrides{Think: "soon"}, `think soon: think time "soon"`},
+	} {
+		if _, err := Make(fixture(t), tc.name, tc.o, []int{0, 1}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %+v: err %v, want %q", tc.name, tc.o, err, tc.want)
+		}
+	}
+}

@@ -37,6 +37,7 @@ func (r Row) FingerprintFields() []Field {
 		{"generators", strconv.Itoa(r.GeneratorCount())},
 		{"arrival", r.ArrivalProcess()},
 		{"stages", r.Stages},
+		{"think", r.Think},
 	}
 	// A timeout decides which slow answers are errors. Files before schema 7 did not record it
 	// (0): their fingerprints stay what they were.
@@ -74,6 +75,7 @@ var AddedSettings = map[string]string{
 	"generators": "1",
 	"arrival":    ArrivalUniform,
 	"stages":     "",
+	"think":      "",
 }
 
 // ArrivalUniform is the arrival process of every row older than the arrival column, and of

@@ -54,8 +54,10 @@ type Row struct {
 	// Stages are the open loop's rates over time (load.FormatStages): the cell's in its row, one
 	// stage's in each stage's row; empty at one constant rate. Stage numbers a stage's row (from
 	// 1, its scenario <scenario>.stage-<n>); 0 in the cell's row.
-	Stages        string
-	Stage         int
+	Stages string
+	Stage  int
+	// Think is the closed loop's think time (load.Think's text: 100ms, exp:100ms); empty: none.
+	Think         string
 	Connections   int // the generator's connection bound (closed loop: the connections)
 	PeakInFlight  int64
 	AchievedRPS   float64
@@ -431,6 +433,7 @@ var columns = []column{
 	{"arrival", str(func(r *Row) *string { return &r.Arrival }), 9},
 	{"stages", str(func(r *Row) *string { return &r.Stages }), 9},
 	{"stage", integer(func(r *Row) *int { return &r.Stage }), 9},
+	{"think", str(func(r *Row) *string { return &r.Think }), 9},
 }
 
 // GeneratorCount is the row's generators: 1 for rows older than the column.

@@ -399,6 +399,8 @@ func TestAddedSettingsKeepOlderFingerprints(t *testing.T) {
 				atDefault.Arrival, other.Arrival = "uniform", "poisson"
 			case "stages":
 				other.Stages = "30s:500,1m:500-5000"
+			case "think":
+				other.Think = "exp:100ms"
 			default:
 				t.Fatalf("no case for the added setting %s: add one (its default %q)", name, def)
 			}

@@ -96,6 +96,7 @@ type Service struct {
 	ExpectedLatency           time.Duration
 	Arrival                   load.Arrival // open loop; empty: uniform
 	Stages                    string       // open loop's rates over time, instead of Rate (load.ParseStages)
+	Think                     string       // closed loop's think time (load.ParseThink)
 	Warmup, Duration, Timeout time.Duration
 	Trials                    int
 	// BaselineURL, when set, is the baseline service, measured round by round beside URL.
@@ -108,7 +109,7 @@ func (s *Service) adHoc(url, name string) plan.AdHoc {
 	return plan.AdHoc{
 		URL: url, Name: name, Request: load.Request{Method: s.Method, Header: s.Header, Body: s.Body}, Check: load.NewCheck(s.Contains...),
 		Model:  load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: s.Arrival},
-		Warmup: s.Warmup, Duration: s.Duration, Timeout: s.Timeout, Trials: s.Trials, Stages: s.Stages,
+		Warmup: s.Warmup, Duration: s.Duration, Timeout: s.Timeout, Trials: s.Trials, Stages: s.Stages, Think: s.Think,
 	}
 }
 

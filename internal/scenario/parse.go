@@ -435,6 +435,15 @@ func (f *File) validate(root *yaml.Node) []lineError {
 		default:
 			add(key("load"), "%s needs load.rate (requests per second, open loop), load.stages (open loop, rates over time) or load.connections (closed loop)", what)
 		}
+		if given("load", "think") {
+			if th, err := load.ParseThink(l.Think); err != nil {
+				add(key("load", "think"), "%s: load.think: %v", what, err)
+			} else if !given("load", "connections") {
+				add(key("load", "think"), "%s: load.think paces a closed loop: give load.connections, or drop load.think", what)
+			} else {
+				l.Thinking = th
+			}
+		}
 		if given("load", "arrival") {
 			if err := load.CheckArrival(l.Arrival); err != nil {
 				add(key("load", "arrival"), "%s: load.arrival: %v", what, err)

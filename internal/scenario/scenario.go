@@ -93,6 +93,10 @@ type LoadModel struct {
 	// as load.ParseStage reads it (30s:500, 60s:500-5000); Staged is the parsed form.
 	Stages []string     `yaml:"stages"`
 	Staged []load.Stage `yaml:"-"`
+	// Think is the closed loop's think time (load.ParseThink: 100ms, exp:100ms); Thinking is
+	// the parsed form.
+	Think    string     `yaml:"think"`
+	Thinking load.Think `yaml:"-"`
 }
 
 // Settings can be given in defaults and overridden per scenario.

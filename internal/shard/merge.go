@@ -31,7 +31,7 @@ func Merge(parts []Part) (load.Result, error) {
 	}
 	first := parts[0].Result
 	res := load.Result{
-		Mode: first.Mode, Arrival: first.Arrival, ExpectedLatency: first.ExpectedLatency,
+		Mode: first.Mode, Arrival: first.Arrival, Think: first.Think, ExpectedLatency: first.ExpectedLatency,
 		Codes: map[int]int64{}, ErrorKinds: map[string]int64{}, Valid: true, Generators: len(parts),
 	}
 	hs := make([]*hdrhistogram.Histogram, len(parts))

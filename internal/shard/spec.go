@@ -55,8 +55,10 @@ type Spec struct {
 	Seed    uint64       `json:",omitempty"`
 	// Stages are the open loop's rates over time, the shard's (Poisson) or the cell's with the
 	// shard's Share of them (uniform).
-	Stages           []load.Stage `json:",omitempty"`
-	Share            load.Share   `json:",omitempty"`
+	Stages []load.Stage `json:",omitempty"`
+	Share  load.Share   `json:",omitempty"`
+	// Think is the closed loop's think time, every shard's users'.
+	Think            load.Think `json:",omitempty"`
 	ExpectedLatency  time.Duration
 	Warmup, Duration time.Duration
 	Timeout          time.Duration
@@ -112,7 +114,7 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 			Index: i, Count: count, TotalRate: m.Rate, RemoteHost: cfg.Request.Remote,
 			Method: cfg.Request.Method, URL: cfg.Request.URL, Header: cfg.Request.Header, Body: cfg.Request.Body,
 			Contains: cfg.Check.Contains, Rate: rate, Connections: conns, ExpectedLatency: m.ExpectedLatency,
-			Arrival: m.Arrival, Seed: shardSeed(m.Seed, i), Stages: stages, Share: share(i),
+			Arrival: m.Arrival, Seed: shardSeed(m.Seed, i), Stages: stages, Share: share(i), Think: m.Think,
 			Warmup: cfg.Warmup, Duration: cfg.Duration, Timeout: cfg.Timeout,
 		}
 	}
@@ -139,7 +141,7 @@ func (s Spec) config() load.Config {
 		Request: load.Request{Method: s.Method, URL: s.URL, Header: s.Header, Body: s.Body, Remote: s.RemoteHost},
 		Check:   load.NewCheck(s.Contains...),
 		Model: load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: s.Arrival, Seed: s.Seed,
-			Stages: s.Stages, Share: s.Share},
+			Stages: s.Stages, Share: s.Share, Think: s.Think},
 		Warmup:   s.Warmup,
 		Duration: s.Duration,
 		Timeout:  s.Timeout,
