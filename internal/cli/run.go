@@ -345,6 +345,9 @@ func (o *RunOptions) service() (*run.Service, error) {
 	if o.Rate > 0 && o.Conns > 0 {
 		return nil, usagef("give --rate (open loop) or --connections (closed loop), not both")
 	}
+	if o.set("duration") && o.Stages != "" {
+		return nil, usagef("--stages set the measured phase's length: drop --duration")
+	}
 	if !o.set("duration") {
 		o.Duration = 20 * time.Second
 	}

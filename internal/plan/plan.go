@@ -148,6 +148,9 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 			return nil, &OverrideError{"stages", o.Stages, fmt.Errorf("give stages, a rate or connections, one of them")}
 		}
 		parsed, err := load.ParseStages(o.Stages)
+		if err == nil {
+			err = scenario.CheckPhase(load.StagesDuration(parsed))
+		}
 		if err != nil {
 			return nil, &OverrideError{"stages", o.Stages, err}
 		}

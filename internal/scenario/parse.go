@@ -420,6 +420,8 @@ func (f *File) validate(root *yaml.Node) []lineError {
 			if len(l.Staged) == len(l.Stages) {
 				if err := load.CheckStages(l.Staged); err != nil {
 					add(key("load", "stages"), "%s: load.stages: %v", what, err)
+				} else if err := CheckPhase(load.StagesDuration(l.Staged)); err != nil {
+					add(key("load", "stages"), "%s: load.stages last %s: %v", what, FormatDuration(load.StagesDuration(l.Staged)), err)
 				}
 			}
 		case given("load", "rate") && given("load", "connections"):
