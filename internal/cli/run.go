@@ -134,6 +134,13 @@ The flags in more detail:
   --db-pool         rows named <scenario>.pool-<n> (default: the scenario's db_pool, else 10)
   --timeout         a slower answer is an error (default: the scenario's load.timeout; 10s for
                     --url)
+  --arrival         uniform spaces requests evenly; poisson draws exponential gaps, seeded by the
+                    trial, so every target of a trial meets the same arrivals
+  --stages          DURATION:RATE holds a rate, DURATION:FROM-TO ramps it (whole seconds); the
+                    stages replace --rate and set the measured phase; the cell's row is followed
+                    by a row per stage, <scenario>.stage-<n>
+  --think           each closed-loop connection pauses this long after its answer (exp:100ms: an
+                    exponential of that mean); the cell is judged by Little's law's throughput
   --name            runs of the same name compare (default: the service's host:port)
   --fail-on         default ` + compare.DefaultPairedGates + `
   --until           each named metric's 90% interval, up to --max-trials rounds
@@ -149,6 +156,13 @@ docs/scale.md has the layouts of engines and generators.`,
 
   # closed loop, 100 connections, as the published wrk/k6 runs did
   iotbench run --scenario blocking-500 --connections 100
+
+  # Poisson arrivals; a ramp between two holds (one row for the cell, one for each stage)
+  iotbench run --scenario io-heavy --rate 2000 --arrival poisson
+  iotbench run --scenario io-heavy --stages 30s:500,60s:500-5000,30s:5000
+
+  # 200 users pausing a second on average between an answer and their next request
+  iotbench run --scenario io-heavy --connections 200 --think exp:1s
 
   # each target's maximum sustainable rate (median of 3 searches), and its latency at 50/75/90% of it
   iotbench run --scenario io-heavy --targets spring-mvc-platform,javalin-platform --find-max --slo 'p99<100ms,errors<0.1%' --trials 3
