@@ -131,14 +131,17 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 			done[k] = true
 			fmt.Fprintf(r.Log, "[%d/%d] %s · %s%s · %s %d\n", i+1, len(p.Cells), c.Scenario, c.Target, variantText(c.Variant), roundWord(p), c.Trial)
 			r.status().Cell(i+1, len(p.Cells), c)
-			row, err := r.cell(ctx, p, c, images, startFailures)
+			row, res, err := r.cell(ctx, p, c, images, startFailures)
 			if err != nil {
 				return rows, err
 			}
-			if err := r.Record(row); err != nil {
-				return rows, fmt.Errorf("recording %s trial %d: %w", c.Target, c.Trial, err)
+			// A cell of stages has a row for each stage after its own.
+			for _, row := range append([]results.Row{row}, stageRows(row, c, res)...) {
+				if err := r.Record(row); err != nil {
+					return rows, fmt.Errorf("recording %s trial %d: %w", c.Target, c.Trial, err)
+				}
+				rows = append(rows, row)
 			}
-			rows = append(rows, row)
 			r.status().Done(row)
 			if row.Valid {
 				fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s, generator delay p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, units.Millis(row.LatencyP50), units.Millis(row.LatencyP99), units.Millis(row.GeneratorDelayP99))
@@ -201,6 +204,9 @@ func (r *Runner) resumed(p *plan.Plan, images built) (map[cellKey]bool, error) {
 	}
 	done := map[cellKey]bool{}
 	for _, row := range r.Resumed {
+		if row.Stage > 0 {
+			continue // recorded with its cell's row
+		}
 		k := rowKey(row)
 		c, ok := cells[k]
 		switch {
@@ -349,7 +355,7 @@ func (r *Runner) Skip(p *plan.Plan, reason string) ([]results.Row, error) {
 func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
 	row := results.Row{
 		Scenario: c.Scenario, Target: c.Target, Trial: c.Trial, Mode: string(c.Load.Model.Mode()),
-		RequestedRPS: c.Load.Model.Rate, Connections: c.Load.Model.InFlightLimit(),
+		RequestedRPS: c.Load.Model.Rate, Arrival: string(c.Load.Model.ArrivalProcess()), Stages: load.FormatStages(c.Load.Model.Stages), Think: c.Load.Model.Think.String(), Connections: c.Load.Model.InFlightLimit(),
 		Duration: c.Load.Duration, Warmup: c.Load.Warmup, Timeout: c.Load.Timeout,
 		CPUSet: c.Spec.CPUSet, Memory: p.Memory, ImageID: images.ids[c.Build.Tag()],
 		Version: r.Meta.Version, GitCommit: r.Meta.Commit, HostCPU: r.Meta.HostCPU,
@@ -368,19 +374,19 @@ func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
 
 // cell measures one cell. Errors are returned only for cancellation; failures become invalid
 // rows. startFailures counts, by target, the starts that failed in this run.
-func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int) (results.Row, error) {
+func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int) (results.Row, load.Result, error) {
 	row := r.newRow(p, c, images)
 	if reason := images.failure(c); reason != "" {
 		row.InvalidReason = reason
-		return row, nil
+		return row, load.Result{}, nil
 	}
 	if n := startFailures[c.Target]; n >= maxStartFailures {
 		row.InvalidReason = fmt.Sprintf("%s: %s failed to start %d times in this run", results.Skipped, c.Target, n)
-		return row, nil
+		return row, load.Result{}, nil
 	}
 	in, nl, err := r.start(ctx, p, c, images, true)
 	if err != nil {
-		return row, err
+		return row, load.Result{}, err
 	}
 	if nl != nil {
 		if strings.HasPrefix(nl.reason, results.StartFailed) {
@@ -388,7 +394,7 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 		}
 		row.InvalidReason = nl.reason
 		r.keepLog(&row, nl.log)
-		return row, nil
+		return row, load.Result{}, nil
 	}
 	defer in.remove(ctx)
 	fmt.Fprintf(r.Log, "  warm-up %s, then %s measured\n", c.Load.Warmup, c.Load.Duration)
@@ -408,12 +414,39 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 	}
 	ph, err := in.measure(ctx, &row, cfg)
 	if err != nil {
-		return row, err
+		return row, load.Result{}, err
 	}
 	for kind, n := range ph.res.ErrorKinds {
 		fmt.Fprintf(r.Log, "  %d × %s\n", n, kind)
 	}
-	return row, nil
+	return row, ph.res, nil
+}
+
+// stageRows are the rows of the stages of c, whose row is row and measured phase res: each the
+// cell's row with the stage's figures (load.StageResults), its scenario <scenario>.stage-<n>.
+// A stage is valid when it is and its cell is. None when c has no stages or was not loaded.
+func stageRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
+	stages := c.Load.Model.Stages
+	if len(stages) == 0 || !row.Loaded() || res.Timeline == nil {
+		return nil
+	}
+	parts, err := load.StageResults(res, stages)
+	if err != nil {
+		return nil // the cell's own row says what was measured
+	}
+	rows := make([]results.Row, len(stages))
+	for k, part := range parts {
+		sr := row
+		sr.Scenario, sr.Stage, sr.Stages = fmt.Sprintf("%s.stage-%d", row.Scenario, k+1), k+1, stages[k].String()
+		sr.RequestedRPS, sr.Duration = part.RequestedRate, part.Duration
+		fill(&sr, part)
+		sr.Connections = row.Connections
+		if !row.Valid {
+			invalidate(&sr, "the cell: "+row.InvalidReason)
+		}
+		rows[k] = sr
+	}
+	return rows
 }
 
 // storedRows counts the rows a target stores over a measured phase, through its /stats and, on a

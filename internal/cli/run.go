@@ -27,6 +27,9 @@ type RunOptions struct {
 	Warmup   time.Duration
 	Rate     int
 	Conns    int
+	Arrival  string
+	Stages   string
+	Think    string
 	Trials   int
 	Seed     int64
 	CPUs     string
@@ -135,6 +138,13 @@ The flags in more detail:
   --db-pool         rows named <scenario>.pool-<n> (default: the scenario's db_pool, else 10)
   --timeout         a slower answer is an error (default: the scenario's load.timeout; 10s for
                     --url)
+  --arrival         uniform spaces requests evenly; poisson draws exponential gaps, seeded by the
+                    trial, so every target of a trial meets the same arrivals
+  --stages          DURATION:RATE holds a rate, DURATION:FROM-TO ramps it (whole seconds); the
+                    stages replace --rate and set the measured phase; the cell's row is followed
+                    by a row per stage, <scenario>.stage-<n>
+  --think           each closed-loop connection pauses this long after its answer (exp:100ms: an
+                    exponential of that mean); the cell is judged by Little's law's throughput
   --name            runs of the same name compare (default: the service's host:port)
   --fail-on         default ` + compare.DefaultPairedGates + `
   --until           each named metric's 90% interval, up to --max-trials rounds
@@ -150,6 +160,13 @@ docs/scale.md has the layouts of engines and generators.`,
 
   # closed loop, 100 connections, as the published wrk/k6 runs did
   iotbench run --scenario blocking-500 --connections 100
+
+  # Poisson arrivals; a ramp between two holds (one row for the cell, one for each stage)
+  iotbench run --scenario io-heavy --rate 2000 --arrival poisson
+  iotbench run --scenario io-heavy --stages 30s:500,60s:500-5000,30s:5000
+
+  # 200 users pausing a second on average between an answer and their next request
+  iotbench run --scenario io-heavy --connections 200 --think exp:1s
 
   # each target's maximum sustainable rate (median of 3 searches), and its latency at 50/75/90% of it
   iotbench run --scenario io-heavy --targets spring-mvc-platform,javalin-platform --find-max --slo 'p99<100ms,errors<0.1%' --trials 3
@@ -194,6 +211,9 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.DurationVar(&o.Warmup, "warmup", 0, "discarded warm-up before each measurement (default: the scenario's)")
 	f.IntVar(&o.Rate, "rate", 0, "open loop: requests per second (default: the scenario's)")
 	f.IntVar(&o.Conns, "connections", 0, "closed loop: connections sending back to back, instead of a rate")
+	f.StringVar(&o.Stages, "stages", "", "open loop's rates over time instead of --rate, e.g. 30s:500,60s:500-5000,30s:5000")
+	f.StringVar(&o.Think, "think", "", "closed loop's pause between an answer and the next request: 100ms, or exp:100ms")
+	f.StringVar(&o.Arrival, "arrival", "", "open loop's arrival process: uniform or poisson (default: the scenario's, else uniform)")
 	f.IntVar(&o.Trials, "trials", 0, "trials per target, each in a fresh container (default: the scenario's)")
 	f.Int64Var(&o.Seed, "seed", 0, "seed of the targets' shuffled order; every row records it (default: a new one)")
 	f.StringVar(&o.CPUs, "cpus", "", "targets' cpuset, e.g. 1 or 2-3; the generator gets the others")
@@ -319,7 +339,7 @@ func (o *RunOptions) setup() (run.Setup, error) {
 
 // overrides are the scenario's settings the flags replace: only those the user gave.
 func (o *RunOptions) overrides() plan.Overrides {
-	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory,
+	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Arrival: o.Arrival, Stages: o.Stages, Think: o.Think, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory,
 		DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool}
 	if o.set("duration") {
 		over.Duration = &o.Duration
@@ -344,17 +364,20 @@ func (o *RunOptions) service() (*run.Service, error) {
 			return nil, usagef("--%s belongs to scenario runs; --url loads a running service as it is", scenarioOnly)
 		}
 	}
-	if o.Rate == 0 && o.Conns == 0 {
-		return nil, usagef("--url needs --rate (open loop) or --connections (closed loop)")
+	if o.Rate == 0 && o.Conns == 0 && o.Stages == "" {
+		return nil, usagef("--url needs --rate (open loop), --stages (open loop, rates over time) or --connections (closed loop)")
 	}
 	if o.Rate > 0 && o.Conns > 0 {
 		return nil, usagef("give --rate (open loop) or --connections (closed loop), not both")
+	}
+	if o.set("duration") && o.Stages != "" {
+		return nil, usagef("--stages set the measured phase's length: drop --duration")
 	}
 	if !o.set("duration") {
 		o.Duration = 20 * time.Second
 	}
 	svc := &run.Service{URL: o.URL, Name: o.Name, Method: strings.ToUpper(o.Method), Header: http.Header{}, Contains: o.Contains,
-		Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency,
+		Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency, Arrival: o.Arrival, Stages: o.Stages, Think: o.Think,
 		Warmup: o.Warmup, Duration: o.Duration, Timeout: o.Timeout, Trials: o.Trials, BaselineURL: o.BaselineURL, AA: o.AA}
 	for _, h := range o.Headers {
 		k, v, ok := strings.Cut(h, ":")

@@ -30,6 +30,12 @@ func NewRecorder(ceiling time.Duration) *Recorder {
 
 // Record adds one duration. Values below 1 µs count as 1 µs.
 func (r *Recorder) Record(d time.Duration) {
+	_ = r.h.RecordValue(r.micros(d)) // cannot fail: within [1, ceiling]
+}
+
+// micros is d as recorded: whole microseconds within [1, ceiling], a value above the ceiling
+// counted in clamped.
+func (r *Recorder) micros(d time.Duration) int64 {
 	us := d.Microseconds()
 	if us < 1 {
 		us = 1
@@ -38,7 +44,7 @@ func (r *Recorder) Record(d time.Duration) {
 		us = r.ceiling.Microseconds()
 		r.clamped++
 	}
-	_ = r.h.RecordValue(us) // cannot fail: us is within [1, ceiling]
+	return us
 }
 
 // Summary returns the distribution's mean, percentiles and maximum.

@@ -69,7 +69,7 @@ type attacker struct {
 	own    *ownDelay
 	// each is given every request's outcome; set by attack for its duration, so that the
 	// paths that end a request need not carry it.
-	each     func(*vegeta.Result)
+	each     func(r *vegeta.Result, start time.Time)
 	res      vegeta.Result
 	errs     map[errKey]string
 	statuses map[int]string
@@ -120,10 +120,10 @@ func newAttacker(timeout time.Duration, keep int) (*attacker, error) {
 
 // attack releases requests from tr as p paces them, for du from began, keeping at most limit in
 // flight, and calls each with every request's outcome (the Result and its Body are valid during
-// the call only). It returns when every request released has ended: answered, failed or timed
+// the call only) and when the engine became responsible for it (own.start). It returns when every request released has ended: answered, failed or timed
 // out. own, when set, is given the generator's own share of each answer's latency. An error
 // means the attack could not go on: its context ended, or a target could not be sent.
-func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pacer, began time.Time, du time.Duration, limit int, own *ownDelay, each func(*vegeta.Result)) error {
+func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pacer, began time.Time, du time.Duration, limit int, own *ownDelay, each func(r *vegeta.Result, start time.Time)) error {
 	// Locked, so that the timer slack set here applies wherever the goroutine blocks: the
 	// kernel may otherwise end an epoll wait up to 50 µs late, a request's worth at 20,000 rps.
 	runtime.LockOSThread()

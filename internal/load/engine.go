@@ -75,6 +75,33 @@ type Model struct {
 	Connections int
 	// ExpectedLatency sizes the open loop's in-flight limit (see InFlightLimit).
 	ExpectedLatency time.Duration
+	// Arrival is the open loop's arrival process; empty: Uniform.
+	Arrival Arrival
+	// Seed picks a random arrival process's draws: the same seed, the same arrivals.
+	Seed uint64
+	// Stages, when set, are the open loop's rates over the measured phase, which lasts as long
+	// as they do; Rate is then their mean (what the phase is judged by), and the warm-up runs at
+	// the first stage's starting rate.
+	Stages []Stage
+	// Share is a shard's place in a split uniform schedule of stages (shard.Split).
+	Share Share
+	// Think is the closed loop's pause between an answer and the connection's next request;
+	// zero: none (back to back).
+	Think Think
+}
+
+// peakRate is the highest rate the model sends at.
+func (m Model) peakRate() int { return max(m.Rate, StagesPeak(m.Stages)/max(m.Share.Count, 1)) }
+
+// ArrivalProcess is the open loop's arrival process, the default named; empty in closed loop.
+func (m Model) ArrivalProcess() Arrival {
+	switch {
+	case m.Mode() == Closed:
+		return ""
+	case m.Arrival == "":
+		return Uniform
+	}
+	return m.Arrival
 }
 
 // Mode names a load model in results.
@@ -105,7 +132,7 @@ func (m Model) InFlightLimit() int {
 	if m.Mode() == Closed {
 		return m.Connections
 	}
-	n := math.Ceil(float64(m.Rate) * (m.ExpectedLatency + 100*time.Millisecond).Seconds() * 2)
+	n := math.Ceil(float64(m.peakRate()) * (m.ExpectedLatency + 100*time.Millisecond).Seconds() * 2)
 	return int(min(max(n, 16), MaxInFlight))
 }
 
@@ -144,6 +171,22 @@ func (c Config) validate() error {
 		return errors.New("duration must be positive")
 	case c.Timeout <= 0:
 		return errors.New("timeout must be positive")
+	case c.Model.Arrival != "" && c.Model.Connections > 0:
+		return errors.New("an arrival process paces an open loop: set a rate, not connections")
+	case c.Model.Think.Mean < 0 || c.Model.Think.Mean > 0 && c.Model.Mode() == Open:
+		return errors.New("a think time paces a closed loop: set connections, not a rate")
+	case len(c.Model.Stages) > 0 && c.Model.Connections > 0:
+		return errors.New("stages pace an open loop: set a rate, not connections")
+	case len(c.Model.Stages) > 0 && StagesDuration(c.Model.Stages) != c.Duration:
+		return fmt.Errorf("the stages last %v, the measured phase %v: they must be equal", StagesDuration(c.Model.Stages), c.Duration)
+	}
+	if len(c.Model.Stages) > 0 {
+		if err := CheckStages(c.Model.Stages); err != nil {
+			return err
+		}
+	}
+	if err := CheckArrival(c.Model.Arrival); err != nil {
+		return err
 	}
 	return RequireLoopback(c.Request.URL, c.Request.Remote)
 }
@@ -173,6 +216,10 @@ func RequireLoopback(raw, remote string) error {
 type Result struct {
 	Mode          Mode
 	RequestedRate int // open loop
+	// Arrival is the open loop's arrival process (empty in closed loop).
+	Arrival Arrival `json:",omitempty"`
+	// Think is the closed loop's think time (zero: none).
+	Think Think `json:",omitempty"`
 	// ExpectedLatency is the load model's (open loop): it bounds the generator's own delay tolerated.
 	ExpectedLatency time.Duration
 	InFlightLimit   int
@@ -180,6 +227,9 @@ type Result struct {
 	Duration        time.Duration
 
 	Requests, Successes, Errors, Timeouts int64
+	// Scheduled is how many requests the open loop's schedule had due within the phase: what
+	// Requests is judged against (a Poisson process's count varies around rate × duration).
+	Scheduled int64 `json:",omitempty"`
 	// Span runs from the phase's start to its last successful answer: the requests sent near
 	// the phase's end are answered after it, and counting them over Duration
 	// alone would add connections/Duration to a closed loop's throughput and the offered rate to
@@ -261,8 +311,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer a.close()
 
 	var warm []timeline.Second
-	if cfg.Warmup > 0 {
-		res, err := attack(ctx, a, cfg, timeline.Warmup, cfg.Warmup)
+	if warmCfg := warmup(cfg); warmCfg.Warmup > 0 {
+		// Its own draws: the measured phase's arrivals do not depend on whether there was a warm-up.
+		res, err := attack(ctx, a, warmCfg, timeline.Warmup, cfg.Warmup, cfg.Model.Seed^warmupSeed)
 		if err != nil {
 			return Result{}, err
 		}
@@ -271,7 +322,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Measuring != nil {
 		cfg.Measuring()
 	}
-	res, err := attack(ctx, a, cfg, timeline.Measure, cfg.Duration)
+	res, err := attack(ctx, a, cfg, timeline.Measure, cfg.Duration, cfg.Model.Seed)
 	res.WarmupTimeline = warm
 	return res, err
 }
@@ -282,15 +333,41 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // The load engine itself never follows one.
 func NoRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
+// warmup is the warm-up's configuration: the measured phase's, at the first stage's starting
+// rate when there are stages (none when that is 0).
+func warmup(cfg Config) Config {
+	if st := cfg.Model.Stages; len(st) > 0 {
+		cfg.Model.Stages, cfg.Model.Rate = nil, st[0].From/max(cfg.Model.Share.Count, 1)
+		if cfg.Model.Rate == 0 {
+			cfg.Warmup = 0
+		}
+	}
+	return cfg
+}
+
+// scheduled is how many requests s has due within du, of which the first released were
+// released: the schedule is asked on from there, in order (schedule.due's rule).
+func scheduled(s schedule, released int64, du time.Duration) int64 {
+	n := uint64(released)
+	for s.due(n) <= du {
+		n++
+	}
+	return int64(n)
+}
+
+// warmupSeed sets the warm-up's draws apart from the measured phase's.
+const warmupSeed = 0x5741524d
+
 // attack runs one phase on a: vegeta's seam (a targeter, a pacer, results) over the engine's
-// own connections.
-func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, du time.Duration) (Result, error) {
+// own connections. seed picks a random arrival process's draws.
+func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, du time.Duration, seed uint64) (Result, error) {
 	progress := cfg.Progress
 	limit := cfg.Model.InFlightLimit()
 	var pace vegeta.Pacer = vegeta.ConstantPacer{} // zero value: as fast as the connections go (closed loop)
-	var schedule *pacer
+	var schedule schedule
+	var users *thinker
 	if cfg.Model.Mode() == Open {
-		schedule = &pacer{rate: uint64(cfg.Model.Rate)}
+		schedule = newSchedule(cfg.Model, seed)
 		pace = schedule
 	}
 	tgt := vegeta.Target{Method: cfg.Request.Method, URL: cfg.Request.URL, Body: cfg.Request.Body, Header: cfg.Request.Header}
@@ -308,9 +385,16 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	t.seconds.InFlight = func() int64 { return a.started - a.completed }
 	defer t.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
 	own := newOwnDelay(began, schedule, 2*cfg.Timeout+du)
+	if cfg.Model.Mode() == Closed && cfg.Model.Think.Mean > 0 {
+		users = newThinker(cfg.Model.Think, cfg.Model.Connections, seed, began, du)
+		pace = users
+	}
 	nextReport := time.Second
-	err := a.attack(ctx, targeter, pace, began, du, limit, own, func(r *vegeta.Result) {
-		t.add(r)
+	err := a.attack(ctx, targeter, pace, began, du, limit, own, func(r *vegeta.Result, start time.Time) {
+		t.add(r, start)
+		if users != nil {
+			users.answered(r.Timestamp.Add(r.Latency))
+		}
 		if progress != nil {
 			if el := time.Since(began); el >= nextReport {
 				progress(Progress{Phase: phase, Elapsed: el, Duration: du, Completed: t.res.Requests, Failures: t.res.Errors, Last: t.seconds.Last()})
@@ -322,6 +406,9 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 		return Result{}, err
 	}
 	res := t.result()
+	if schedule != nil {
+		res.Scheduled = scheduled(schedule, res.Requests, du)
+	}
 	res.BytesReceived = a.received.Load() - receivedBefore
 	res.OwnDelay = own.summary()
 	res.Timeline = t.seconds.Finish(own.perSecond())
@@ -337,11 +424,11 @@ type tally struct {
 	contains contains
 	lat, lag *latency.Recorder
 	began    time.Time
-	schedule *pacer // open loop: when each request was due; nil in closed loop
+	open     bool // requests are charged from when they were due
 	seconds  *timeline.Recorder
 }
 
-func newTally(cfg Config, du time.Duration, schedule *pacer) *tally {
+func newTally(cfg Config, du time.Duration, schedule schedule) *tally {
 	ceiling := 2*cfg.Timeout + du
 	t := &tally{
 		res: Result{
@@ -350,22 +437,27 @@ func newTally(cfg Config, du time.Duration, schedule *pacer) *tally {
 		},
 		contains: containsOf(cfg.Check.Contains),
 		lat:      latency.NewRecorder(ceiling), lag: latency.NewRecorder(ceiling),
-		schedule: schedule,
+		open: schedule != nil,
 	}
 	if schedule != nil {
 		t.res.RequestedRate, t.res.ExpectedLatency = cfg.Model.Rate, cfg.Model.ExpectedLatency
+		t.res.Arrival = cfg.Model.ArrivalProcess()
+	} else {
+		t.res.Think = cfg.Model.Think
 	}
 	return t
 }
 
-func (t *tally) add(r *vegeta.Result) {
+// add counts r, a request the engine was responsible for from start: when it was due in open
+// loop (its latency counts from there), when it was released in closed loop.
+func (t *tally) add(r *vegeta.Result, start time.Time) {
 	res := &t.res
 	res.Requests++
 	took := r.Latency
 	answered := r.Timestamp.Add(r.Latency)
 	var due time.Time
-	if t.schedule != nil {
-		due = t.began.Add(t.schedule.due(r.Seq))
+	if t.open {
+		due = start
 		t.lag.Record(max(r.Timestamp.Sub(due), 0))
 		took = answered.Sub(due)
 	}
@@ -409,7 +501,7 @@ func (t *tally) result() Result {
 	res := t.res
 	res.Latency = t.lat.Summary()
 	res.Latencies = t.lat.Histogram()
-	if t.schedule != nil {
+	if t.open {
 		res.SendLag = t.lag.Summary()
 	}
 	return res
@@ -419,9 +511,13 @@ func (t *tally) result() Result {
 // what was asked; the target failed; the generator's own delay is a visible part of the latencies.
 func judge(r Result) (bool, string) {
 	if r.Mode == Open {
-		if achieved := r.AchievedRate(); achieved < MinAchievedRatio*float64(r.RequestedRate) {
+		achieved, share := r.AchievedRate(), r.AchievedRate()/float64(r.RequestedRate)
+		if r.Scheduled > 0 {
+			share = float64(r.Requests) / float64(r.Scheduled)
+		}
+		if share < MinAchievedRatio {
 			reason := fmt.Sprintf("generator sent %.0f rps of %d requested (%.1f%%)",
-				achieved, r.RequestedRate, 100*achieved/float64(r.RequestedRate))
+				achieved, r.RequestedRate, 100*share)
 			if r.PeakInFlight >= int64(r.InFlightLimit) {
 				return false, reason + fmt.Sprintf(": all %d in-flight slots were busy, the target answered far slower than the expected latency (lower the rate or raise expected_latency)", r.InFlightLimit)
 			}
@@ -430,6 +526,15 @@ func judge(r Result) (bool, string) {
 	}
 	if r.Requests == 0 {
 		return false, "no request completed"
+	}
+	if r.Mode == Closed && r.Think.Mean > 0 {
+		// Little's law: N users, each a response time R and a think time Z a cycle, complete
+		// N·D/(R+Z) requests in D; one cycle each may be cut off at the phase's end.
+		cycle := (r.Latency.Mean + r.Think.Mean).Seconds()
+		if want := float64(r.InFlightLimit) * (r.Duration.Seconds()/cycle - 1); float64(r.Requests) < MinAchievedRatio*want {
+			return false, fmt.Sprintf("%d requests, where %d users thinking %s with a mean latency of %s make %.0f (Little's law): %s",
+				r.Requests, r.InFlightLimit, r.Think, r.Latency.Mean.Round(time.Microsecond), want, GeneratorBehind)
+		}
 	}
 	if ratio := r.SuccessRatio(); ratio < MinSuccessRatio {
 		return false, fmt.Sprintf("success ratio %.4f below %.2f (%d errors, %d timeouts, codes %s)",

@@ -15,18 +15,18 @@ import (
 // into it from its one goroutine.
 type ownDelay struct {
 	began    time.Time
-	schedule *pacer // open loop: when each request was due; nil in closed loop
+	schedule schedule // open loop: when each request was due; nil in closed loop
 
 	rec    *latency.Recorder
 	second *timeline.PerSecond
 }
 
-func newOwnDelay(began time.Time, schedule *pacer, ceiling time.Duration) *ownDelay {
+func newOwnDelay(began time.Time, schedule schedule, ceiling time.Duration) *ownDelay {
 	return &ownDelay{began: began, schedule: schedule, rec: latency.NewRecorder(ceiling), second: timeline.NewPerSecond(began, ceiling)}
 }
 
 // start is when the generator became responsible for request seq, released at now: its due
-// time in open loop, else now.
+// time in open loop, else now. Asked as requests are released, in order (schedule.due's rule).
 func (o *ownDelay) start(seq uint64, now time.Time) time.Time {
 	if o.schedule == nil {
 		return now

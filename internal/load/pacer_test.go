@@ -1,6 +1,8 @@
 package load
 
 import (
+	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -67,4 +69,82 @@ func BenchmarkOpenLoopSendLag(b *testing.B) {
 	}
 	b.ReportMetric(float64(p50.Microseconds()), "µs-lag-p50")
 	b.ReportMetric(float64(p99.Microseconds()), "µs-lag-p99")
+}
+
+// gapStats are the count of requests due within du and the coefficient of variation of the gaps
+// between them.
+func gapStats(s schedule, du time.Duration) (count int, cv float64) {
+	var prev time.Duration
+	var sum, sumSq float64
+	for i := uint64(0); ; i++ {
+		at := s.due(i)
+		if at > du {
+			break
+		}
+		gap := (at - prev).Seconds()
+		prev = at
+		sum += gap
+		sumSq += gap * gap
+		count++
+	}
+	mean := sum / float64(count)
+	return count, math.Sqrt(sumSq/float64(count)-mean*mean) / mean
+}
+
+// The arrival processes' schedules, as the attacker asks for them: Poisson's gaps vary as much
+// as they average (an exponential's coefficient of variation is 1) and keep the rate; uniform's
+// do not vary. Ten minutes of schedule: Poisson's count is then within 1% by 7 standard
+// deviations.
+func TestArrivalSchedules(t *testing.T) {
+	const rate, du = 1000, 10 * time.Minute
+	want := rate * int(du/time.Second)
+	cases := []struct {
+		name         string
+		model        Model
+		seed         uint64
+		minCV, maxCV float64
+	}{
+		{"uniform", Model{Rate: rate}, 0, 0, 0.001},
+		{"uniform, named", Model{Rate: rate, Arrival: Uniform}, 0, 0, 0.001},
+		{"poisson", Model{Rate: rate, Arrival: Poisson}, 1, 0.9, 1.1},
+		{"poisson, another seed", Model{Rate: rate, Arrival: Poisson}, 2, 0.9, 1.1},
+	}
+	for _, c := range cases {
+		count, cv := gapStats(newSchedule(c.model, c.seed), du)
+		if math.Abs(float64(count-want)) > 0.01*float64(want) {
+			t.Errorf("%s: %d requests due in %v at %d rps, want %d within 1%%", c.name, count, du, rate, want)
+		}
+		if cv < c.minCV || cv > c.maxCV {
+			t.Errorf("%s: gaps' coefficient of variation %.3f, want %.1f to %.1f", c.name, cv, c.minCV, c.maxCV)
+		}
+	}
+}
+
+// A seed replays the same arrivals; another seed draws others. The attacker asks about a request
+// more than once (Pace, then its due time), which must not draw again.
+func TestPoissonScheduleIsSeeded(t *testing.T) {
+	draw := func(seed uint64) []time.Duration {
+		s := newSchedule(Model{Rate: 500, Arrival: Poisson}, seed)
+		out := make([]time.Duration, 100)
+		for i := range out {
+			s.Pace(0, uint64(i))
+			out[i] = s.due(uint64(i))
+			if again := s.due(uint64(i)); again != out[i] {
+				t.Fatalf("request %d due at %v, then at %v", i, out[i], again)
+			}
+		}
+		return out
+	}
+	a, b, other := draw(7), draw(7), draw(8)
+	if !slices.Equal(a, b) {
+		t.Errorf("seed 7 drew %v, then %v", a[:3], b[:3])
+	}
+	if slices.Equal(a, other) {
+		t.Errorf("seeds 7 and 8 drew the same arrivals")
+	}
+	for i := 1; i < len(a); i++ {
+		if a[i] < a[i-1] {
+			t.Fatalf("request %d due at %v, before request %d at %v", i, a[i], i-1, a[i-1])
+		}
+	}
 }

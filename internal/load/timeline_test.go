@@ -147,7 +147,8 @@ func BenchmarkTally(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			cfg := Config{Check: NewCheck(`"id"`), Model: Model{Rate: 10_000, ExpectedLatency: time.Millisecond}, Timeout: time.Second}
 			began := time.Now()
-			tl := newTally(cfg, time.Minute, &pacer{rate: 10_000})
+			schedule := &pacer{rate: 10_000}
+			tl := newTally(cfg, time.Minute, schedule)
 			tl.began = began
 			if withTimeline {
 				tl.seconds = timeline.NewRecorder(began, time.Minute, 2*time.Second+time.Minute)
@@ -158,7 +159,7 @@ func BenchmarkTally(b *testing.B) {
 				// 10,000 rps: the timeline closes a second every 10,000 results.
 				r.Seq = seq
 				r.Timestamp = began.Add(time.Duration(seq) * 100 * time.Microsecond)
-				tl.add(r)
+				tl.add(r, began.Add(schedule.due(seq)))
 				seq++
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -29,6 +30,13 @@ type Overrides struct {
 	Targets           []string
 	Duration, Warmup  *time.Duration
 	Rate, Connections int
+	// Arrival is the open loop's arrival process, as the command line names it (load.Arrivals).
+	Arrival string
+	// Stages are the open loop's rates over time (load.ParseStages), replacing the scenario's
+	// load; they set the measured phase's length.
+	Stages string
+	// Think is the closed loop's think time (load.ParseThink).
+	Think string
 	// Timeout is the per-request timeout; checked against the scenario's latencies.
 	Timeout time.Duration
 	Trials  int
@@ -135,6 +143,29 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	if o.Trials > 0 {
 		settings.Trials = o.Trials
 	}
+	stages := s.Load.Staged
+	if o.Stages != "" {
+		if o.Rate > 0 || o.Connections > 0 {
+			return nil, &OverrideError{"stages", o.Stages, fmt.Errorf("give stages, a rate or connections, one of them")}
+		}
+		parsed, err := load.ParseStages(o.Stages)
+		if err == nil {
+			err = scenario.CheckPhase(load.StagesDuration(parsed))
+		}
+		if err != nil {
+			return nil, &OverrideError{"stages", o.Stages, err}
+		}
+		stages = parsed
+	}
+	if o.Rate > 0 || o.Connections > 0 {
+		stages = nil
+	}
+	if len(stages) > 0 {
+		if o.Duration != nil {
+			return nil, &OverrideError{"duration", scenario.FormatDuration(*o.Duration), fmt.Errorf("the stages (%s) set the measured phase's length", load.FormatStages(stages))}
+		}
+		settings.Duration = load.StagesDuration(stages)
+	}
 	if settings.Duration <= 0 || *settings.Warmup < 0 {
 		return nil, fmt.Errorf("duration %v must be positive and warm-up %v not negative", settings.Duration, *settings.Warmup)
 	}
@@ -147,14 +178,36 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		return nil, err
 	}
 
-	model := load.Model{Rate: s.Load.Rate, Connections: s.Load.Connections, ExpectedLatency: s.Load.ExpectedLatency}
+	model := load.Model{Rate: s.Load.Rate, Connections: s.Load.Connections, ExpectedLatency: s.Load.ExpectedLatency, Arrival: s.Load.Arrival, Think: s.Load.Thinking}
 	switch {
 	case o.Rate > 0 && o.Connections > 0:
 		return nil, fmt.Errorf("a rate (open loop) or connections (closed loop), not both")
 	case o.Rate > 0:
-		model.Rate, model.Connections = o.Rate, 0
+		model.Rate, model.Connections, model.Think = o.Rate, 0, load.Think{}
 	case o.Connections > 0:
-		model.Rate, model.Connections = 0, o.Connections
+		model.Rate, model.Connections, model.Arrival = 0, o.Connections, ""
+	}
+	if len(stages) > 0 {
+		model.Stages, model.Rate, model.Connections, model.Think = stages, stagesRate(stages), 0, load.Think{}
+	}
+	if o.Think != "" {
+		th, err := load.ParseThink(o.Think)
+		if err != nil {
+			return nil, &OverrideError{"think", o.Think, err}
+		}
+		if model.Mode() == load.Open {
+			return nil, &OverrideError{"think", o.Think, fmt.Errorf("a think time paces a closed loop: give connections, not a rate")}
+		}
+		model.Think = th
+	}
+	if o.Arrival != "" {
+		if err := load.CheckArrival(load.Arrival(o.Arrival)); err != nil {
+			return nil, &OverrideError{"arrival", o.Arrival, err}
+		}
+		if model.Mode() == load.Closed {
+			return nil, &OverrideError{"arrival", o.Arrival, fmt.Errorf("an arrival process paces an open loop: give a rate, not connections")}
+		}
+		model.Arrival = load.Arrival(o.Arrival)
 	}
 	timeout := s.Load.Timeout
 	if o.Timeout > 0 {
@@ -201,7 +254,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 					p.Cells = append(p.Cells, Cell{
 						Scenario: scenarioName, Size: size.Label, Target: t, Trial: trial, Build: b, Path: s.Request.Path, Spec: spec,
 						Load: load.Config{
-							Request: sized, Check: s.Check, Model: model,
+							Request: sized, Check: s.Check, Model: trialModel(model, trial),
 							Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: timeout,
 						},
 						DB: cellDB,
@@ -211,6 +264,20 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		}
 	}
 	return p, nil
+}
+
+// stagesRate is the mean rate of stages, which their cell is judged by and reports as its
+// requested rate; at least 1.
+func stagesRate(stages []load.Stage) int {
+	return max(1, int(math.Round(load.StagesRequests(stages)/load.StagesDuration(stages).Seconds())))
+}
+
+// trialModel is m for trial: a random arrival process draws from the trial's number, so that
+// every target of a trial meets the same arrivals (their comparison is not the draws') and a
+// run planned again draws them again.
+func trialModel(m load.Model, trial int) load.Model {
+	m.Seed = uint64(trial)
+	return m
 }
 
 // poolSize is one size of a pool sweep; named when the scenario or the command line swept sizes,
@@ -422,6 +489,11 @@ type AdHoc struct {
 	Model                     load.Model
 	Warmup, Duration, Timeout time.Duration
 	Trials                    int
+	// Stages are the open loop's rates over time (load.ParseStages) instead of Model.Rate; they
+	// set Duration.
+	Stages string
+	// Think is the closed loop's think time (load.ParseThink).
+	Think string
 }
 
 // MakeAdHoc plans trials of one request against a running service. The service is not pinned
@@ -429,6 +501,34 @@ type AdHoc struct {
 func MakeAdHoc(a AdHoc) (*Plan, error) {
 	if err := load.RequireLoopback(a.URL, ""); err != nil {
 		return nil, err
+	}
+	if a.Stages != "" {
+		stages, err := load.ParseStages(a.Stages)
+		switch {
+		case err != nil:
+			return nil, &OverrideError{"stages", a.Stages, err}
+		case a.Model.Rate > 0 || a.Model.Connections > 0:
+			return nil, &OverrideError{"stages", a.Stages, fmt.Errorf("give stages, a rate or connections, one of them")}
+		}
+		a.Model.Stages, a.Model.Rate, a.Duration = stages, stagesRate(stages), load.StagesDuration(stages)
+	}
+	if a.Think != "" {
+		th, err := load.ParseThink(a.Think)
+		switch {
+		case err != nil:
+			return nil, &OverrideError{"think", a.Think, err}
+		case a.Model.Mode() == load.Open:
+			return nil, &OverrideError{"think", a.Think, fmt.Errorf("a think time paces a closed loop: give connections, not a rate")}
+		}
+		a.Model.Think = th
+	}
+	if a.Model.Arrival != "" {
+		if err := load.CheckArrival(a.Model.Arrival); err != nil {
+			return nil, &OverrideError{"arrival", string(a.Model.Arrival), err}
+		}
+		if a.Model.Mode() == load.Closed {
+			return nil, &OverrideError{"arrival", string(a.Model.Arrival), fmt.Errorf("an arrival process paces an open loop: give a rate, not connections")}
+		}
 	}
 	u, _ := url.Parse(a.URL)
 	path := u.RequestURI()
@@ -449,7 +549,7 @@ func MakeAdHoc(a AdHoc) (*Plan, error) {
 		p.Cells = append(p.Cells, Cell{
 			Scenario: "adhoc", Target: name, Trial: trial, Path: path,
 			Spec: container.Spec{Target: name, Service: u.Scheme + "://" + u.Host},
-			Load: load.Config{Request: a.Request, Check: a.Check, Model: a.Model, Warmup: a.Warmup, Duration: a.Duration, Timeout: a.Timeout},
+			Load: load.Config{Request: a.Request, Check: a.Check, Model: trialModel(a.Model, trial), Warmup: a.Warmup, Duration: a.Duration, Timeout: a.Timeout},
 		})
 	}
 	return p, nil

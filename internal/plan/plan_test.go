@@ -171,3 +171,82 @@ func TestSettingErrorsNameTheirSource(t *testing.T) {
 		t.Errorf("verify's plan: %v", err)
 	}
 }
+
+// The arrival process is the command line's when given, else the scenario's; a random one draws
+// from the trial's number, so every target of a trial meets the same arrivals. Closed loops have
+// none.
+func TestArrivalOverride(t *testing.T) {
+	p, err := Make(fixture(t), "s", Overrides{Arrival: string(load.Poisson)}, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Cells {
+		if m := c.Load.Model; m.Arrival != load.Poisson || m.Seed != uint64(c.Trial) {
+			t.Errorf("%s trial %d: arrival %q seed %d, want poisson seeded %d", c.Target, c.Trial, m.Arrival, m.Seed, c.Trial)
+		}
+	}
+	for _, tc := range []struct {
+		o    Overrides
+		want string
+	}{
+		{Overrides{Arrival: "bursty"}, `arrival bursty: unknown arrival process "bursty"`},
+		{Overrides{Arrival: string(load.Poisson), Connections: 4}, "arrival poisson: an arrival process paces an open loop"},
+	} {
+		if _, err := Make(fixture(t), "s", tc.o, []int{0, 1}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err %v, want %q", tc.o, err, tc.want)
+		}
+	}
+	if _, err := MakeAdHoc(AdHoc{URL: "http://127.0.0.1:1/", Model: load.Model{Connections: 4, Arrival: load.Poisson}}); err == nil {
+		t.Error("an ad-hoc closed loop took an arrival process")
+	}
+}
+
+// Stages replace the scenario's rate and set the measured phase's length; the cell is judged by
+// their mean rate. A rate on the command line replaces them; a duration with them is refused.
+func TestStagesOverride(t *testing.T) {
+	p, err := Make(fixture(t), "s", Overrides{Stages: "2s:100,2s:100-300"}, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Cells[0].Load.Model
+	if got := load.FormatStages(m.Stages); got != "2s:100,2s:100-300" || m.Rate != 150 || p.Cells[0].Load.Duration != 4*time.Second {
+		t.Errorf("stages %s, rate %d, duration %v; want 2s:100,2s:100-300 at a mean of 150 over 4s", got, m.Rate, p.Cells[0].Load.Duration)
+	}
+	du := time.Minute
+	for _, tc := range []struct {
+		o    Overrides
+		want string
+	}{
+		{Overrides{Stages: "2s:100", Rate: 5}, "stages 2s:100: give stages, a rate or connections, one of them"},
+		{Overrides{Stages: "2s"}, `stages 2s: stage "2s": write it DURATION:RATE`},
+		{Overrides{Stages: "2s:100", Duration: &du}, "duration 1m: the stages (2s:100) set the measured phase's length"},
+	} {
+		if _, err := Make(fixture(t), "s", tc.o, []int{0, 1}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err %v, want %q", tc.o, err, tc.want)
+		}
+	}
+}
+
+// Think time is the closed loop's: the command line's when given, else the scenario's; refused
+// with a rate, dropped when a rate replaces the connections.
+func TestThinkOverride(t *testing.T) {
+	p, err := Make(fixture(t), "c", Overrides{Think: "exp:200ms"}, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th := p.Cells[0].Load.Model.Think; th != (load.Think{Mean: 200 * time.Millisecond, Exponential: true}) {
+		t.Errorf("think %v, want exp:200ms", th)
+	}
+	for _, tc := range []struct {
+		name string
+		o    Overrides
+		want string
+	}{
+		{"s", Overrides{Think: "100ms"}, "think 100ms: a think time paces a closed loop"},
+		{"c", Overrides{Think: "soon"}, `think soon: think time "soon"`},
+	} {
+		if _, err := Make(fixture(t), tc.name, tc.o, []int{0, 1}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %+v: err %v, want %q", tc.name, tc.o, err, tc.want)
+		}
+	}
+}

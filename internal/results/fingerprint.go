@@ -35,6 +35,9 @@ func (r Row) FingerprintFields() []Field {
 		{"db_cpus", strconv.Itoa(cpuCount(r.DBCPUSet))},
 		{"db_image_id", r.DBImageID},
 		{"generators", strconv.Itoa(r.GeneratorCount())},
+		{"arrival", r.ArrivalProcess()},
+		{"stages", r.Stages},
+		{"think", r.Think},
 	}
 	// A timeout decides which slow answers are errors. Files before schema 7 did not record it
 	// (0): their fingerprints stay what they were.
@@ -70,6 +73,22 @@ func (r Row) PoolSize() int {
 var AddedSettings = map[string]string{
 	"timeout_s":  "0",
 	"generators": "1",
+	"arrival":    ArrivalUniform,
+	"stages":     "",
+	"think":      "",
+}
+
+// ArrivalUniform is the arrival process of every row older than the arrival column, and of
+// closed loops (whose arrivals no process paces).
+const ArrivalUniform = "uniform"
+
+// ArrivalProcess is the row's arrival as the fingerprint counts it: uniform unless it says
+// otherwise.
+func (r Row) ArrivalProcess() string {
+	if r.Arrival == "" {
+		return ArrivalUniform
+	}
+	return r.Arrival
 }
 
 // Fingerprint is a short hash of FingerprintFields: rows with equal fingerprints were measured

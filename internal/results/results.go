@@ -48,7 +48,17 @@ type Row struct {
 	Trial    int
 	Mode     string // open or closed
 
-	RequestedRPS  int // open loop; 0 for closed
+	RequestedRPS int // open loop; 0 for closed
+	// Arrival is the open loop's arrival process (uniform, poisson); empty in closed loop and in
+	// rows older than the column (schema 8 and before), whose open loops were uniform.
+	Arrival string
+	// Stages are the open loop's rates over time (load.FormatStages): the cell's in its row, one
+	// stage's in each stage's row; empty at one constant rate. Stage numbers a stage's row (from
+	// 1, its scenario <scenario>.stage-<n>); 0 in the cell's row.
+	Stages string
+	Stage  int
+	// Think is the closed loop's think time (load.Think's text: 100ms, exp:100ms); empty: none.
+	Think         string
 	Connections   int // the generator's connection bound (closed loop: the connections)
 	PeakInFlight  int64
 	AchievedRPS   float64
@@ -441,6 +451,10 @@ var columns = []column{
 		return millis(func(r *Row) *time.Duration { return &r.GeneratorClockOffset }).set(r, v)
 	}}, 8},
 	{"slo", str(func(r *Row) *string { return &r.SLO }), 9},
+	{"arrival", str(func(r *Row) *string { return &r.Arrival }), 9},
+	{"stages", str(func(r *Row) *string { return &r.Stages }), 9},
+	{"stage", integer(func(r *Row) *int { return &r.Stage }), 9},
+	{"think", str(func(r *Row) *string { return &r.Think }), 9},
 }
 
 // GeneratorCount is the row's generators: 1 for rows older than the column.

@@ -42,6 +42,7 @@ func TestRoundTrip(t *testing.T) {
 	want := []Row{sample(1, true), sample(2, false)}
 	// Three generators, one of them on another host whose clock was measured.
 	want[1].Generators, want[1].GeneratorClockOffset, want[1].GeneratorClockMeasured = 3, 1234*time.Microsecond, true
+	want[1].Arrival, want[1].Stages, want[1].Stage = "poisson", "1m:500-5000", 2
 	for _, r := range want {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
@@ -394,6 +395,12 @@ func TestAddedSettingsKeepOlderFingerprints(t *testing.T) {
 				other.Timeout = 2 * time.Second
 			case "generators":
 				atDefault.Generators, other.Generators = 1, 3
+			case "arrival":
+				atDefault.Arrival, other.Arrival = "uniform", "poisson"
+			case "stages":
+				other.Stages = "30s:500,1m:500-5000"
+			case "think":
+				other.Think = "exp:100ms"
 			default:
 				t.Fatalf("no case for the added setting %s: add one (its default %q)", name, def)
 			}

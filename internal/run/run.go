@@ -111,6 +111,9 @@ type Service struct {
 	// Rate (open loop) or Connections (closed loop); ExpectedLatency sizes the in-flight bound.
 	Rate, Connections         int
 	ExpectedLatency           time.Duration
+	Arrival                   string // open loop, as load.Arrivals name them; empty: uniform
+	Stages                    string       // open loop's rates over time, instead of Rate (load.ParseStages)
+	Think                     string       // closed loop's think time (load.ParseThink)
 	Warmup, Duration, Timeout time.Duration
 	Trials                    int
 	// BaselineURL, when set, is the baseline service, measured round by round beside URL.
@@ -122,8 +125,8 @@ type Service struct {
 func (s *Service) adHoc(url, name string) plan.AdHoc {
 	return plan.AdHoc{
 		URL: url, Name: name, Request: load.Request{Method: s.Method, Header: s.Header, Body: s.Body}, Check: load.NewCheck(s.Contains...),
-		Model:  load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency},
-		Warmup: s.Warmup, Duration: s.Duration, Timeout: s.Timeout, Trials: s.Trials,
+		Model:  load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: load.Arrival(s.Arrival)},
+		Warmup: s.Warmup, Duration: s.Duration, Timeout: s.Timeout, Trials: s.Trials, Stages: s.Stages, Think: s.Think,
 	}
 }
 
@@ -234,7 +237,7 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 	r.LogDir = strings.TrimSuffix(f.path, filepath.Ext(f.path)) + ".logs"
 	out := &Outcome{Plan: p, Path: f.path, Rows: f.resumed, FindMax: s.FindMax, Gate: s.Gate}
 
-	if len(f.resumed) >= len(p.Cells) && s.File != "" {
+	if cellRows(f.resumed) >= len(p.Cells) && s.File != "" {
 		s.say("all %d cell(s) recorded in %s", len(p.Cells), f.path)
 		return out, nil
 	}
@@ -276,7 +279,7 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 	out.Rows = append(out.Rows, rows...)
 	out.Interrupted = errors.Is(err, context.Canceled)
 	if out.Interrupted && s.File == "" {
-		fmt.Fprintf(s.Log, "interrupted: %d of %d cell(s) recorded in %s; the same command with --resume %s measures the rest\n", len(out.Rows), len(p.Cells), f.path, f.path)
+		fmt.Fprintf(s.Log, "interrupted: %d of %d cell(s) recorded in %s; the same command with --resume %s measures the rest\n", cellRows(out.Rows), len(p.Cells), f.path, f.path)
 	}
 	if err != nil {
 		return out, err
@@ -291,6 +294,17 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 	return out, nil
 }
 
+// cellRows counts the rows of cells among rows: not those of their stages.
+func cellRows(rows []results.Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Stage == 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // announce says what the run will do and where its rows go.
 func announce(log io.Writer, s Setup, p *plan.Plan, f *resultsFile) {
 	switch {
@@ -303,7 +317,7 @@ func announce(log io.Writer, s Setup, p *plan.Plan, f *resultsFile) {
 	case p.Paired:
 		fmt.Fprintf(log, "%s: paired run, %d round(s) of baseline and candidate (%d cell(s)); results go to %s as each finishes\n", p.Name, p.Rounds(), len(p.Cells), f.path)
 	case s.Name != "":
-		s.say("%s: %d cell(s), %d recorded; rows go to %s", p.Name, len(p.Cells), len(f.resumed), f.path)
+		s.say("%s: %d cell(s), %d recorded; rows go to %s", p.Name, len(p.Cells), cellRows(f.resumed), f.path)
 		return
 	default:
 		fmt.Fprintf(log, "%s: %d cell(s); results go to %s as each finishes\n", p.Name, len(p.Cells), f.path)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/docker/go-units"
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/payload"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"go.yaml.in/yaml/v3"
@@ -250,6 +251,14 @@ func keyLine(node *yaml.Node, path ...string) int {
 	return k.Line
 }
 
+// itemLine is the line of item i of the list at path under node; fallback when there is none.
+func itemLine(node *yaml.Node, i, fallback int, path ...string) int {
+	if list := keyNode(node, path...); list != nil && list.Kind == yaml.SequenceNode && i < len(list.Content) {
+		return list.Content[i].Line
+	}
+	return fallback
+}
+
 // resolve makes a path of the file relative to its folder; an absolute one stays as it is.
 func resolve(dir, path string) string {
 	if filepath.IsAbs(path) {
@@ -400,6 +409,24 @@ func (f *File) validate(root *yaml.Node) []lineError {
 		}
 		l := &s.Load
 		switch {
+		case given("load", "stages") && (given("load", "rate") || given("load", "connections")):
+			add(key("load", "stages"), "%s: give load.stages or load.rate (open loop) or load.connections (closed loop), one of them", what)
+		case given("load", "stages"):
+			for i, text := range l.Stages {
+				st, err := load.ParseStage(text)
+				if err != nil {
+					add(itemLine(root, i, key("load", "stages"), "scenarios", name, "load", "stages"), "%s: load.stages: %v", what, err)
+					continue
+				}
+				l.Staged = append(l.Staged, st)
+			}
+			if len(l.Staged) == len(l.Stages) {
+				if err := load.CheckStages(l.Staged); err != nil {
+					add(key("load", "stages"), "%s: load.stages: %v", what, err)
+				} else if err := CheckPhase(load.StagesDuration(l.Staged)); err != nil {
+					add(key("load", "stages"), "%s: load.stages last %s: %v", what, FormatDuration(load.StagesDuration(l.Staged)), err)
+				}
+			}
 		case given("load", "rate") && given("load", "connections"):
 			add(key("load"), "%s: give load.rate (open loop) or load.connections (closed loop), not both", what)
 		case given("load", "rate"):
@@ -411,7 +438,23 @@ func (f *File) validate(root *yaml.Node) []lineError {
 				add(key("load", "connections"), "%s: load.connections %d: %v", what, l.Connections, err)
 			}
 		default:
-			add(key("load"), "%s needs load.rate (requests per second, open loop) or load.connections (closed loop)", what)
+			add(key("load"), "%s needs load.rate (requests per second, open loop), load.stages (open loop, rates over time) or load.connections (closed loop)", what)
+		}
+		if given("load", "think") {
+			if th, err := load.ParseThink(l.Think); err != nil {
+				add(key("load", "think"), "%s: load.think: %v", what, err)
+			} else if !given("load", "connections") {
+				add(key("load", "think"), "%s: load.think paces a closed loop: give load.connections, or drop load.think", what)
+			} else {
+				l.Thinking = th
+			}
+		}
+		if given("load", "arrival") {
+			if err := load.CheckArrival(l.Arrival); err != nil {
+				add(key("load", "arrival"), "%s: load.arrival: %v", what, err)
+			} else if given("load", "connections") {
+				add(key("load", "arrival"), "%s: load.arrival paces an open loop: give load.rate, or drop load.arrival for load.connections", what)
+			}
 		}
 		c := &s.Check
 		if c.MinLatency < 0 {

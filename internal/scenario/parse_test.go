@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/golden"
+	"github.com/iotbench/iotbench/internal/load"
 )
 
 // TestErrorsAreGolden pins each broken file's error message: error text is interface.
@@ -163,4 +164,24 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestStagesAndArrivalAreRead(t *testing.T) {
+	doc := `
+targets:
+  t: {build: ctx/t, port: 9001}
+scenarios:
+  s:
+    request: {path: /x}
+    load: {stages: [30s:500, 60s:500-5000, 30s:5000], arrival: poisson}
+    targets: [t]
+`
+	f, err := Parse("testdata/inline.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := f.Scenarios["s"].Load
+	if got := load.FormatStages(l.Staged); got != "30s:500,1m:500-5000,30s:5000" || l.Arrival != load.Poisson {
+		t.Errorf("stages %s, arrival %q; want 30s:500,1m:500-5000,30s:5000 and poisson", got, l.Arrival)
+	}
 }

@@ -87,6 +87,16 @@ type LoadModel struct {
 	Connections     int           `yaml:"connections"`
 	ExpectedLatency time.Duration `yaml:"expected_latency"`
 	Timeout         time.Duration `yaml:"timeout"`
+	// Arrival is the open loop's arrival process (load.Arrivals); empty: uniform.
+	Arrival load.Arrival `yaml:"arrival"`
+	// Stages are the open loop's rates over the measured phase instead of one Rate, each written
+	// as load.ParseStage reads it (30s:500, 60s:500-5000); Staged is the parsed form.
+	Stages []string     `yaml:"stages"`
+	Staged []load.Stage `yaml:"-"`
+	// Think is the closed loop's think time (load.ParseThink: 100ms, exp:100ms); Thinking is
+	// the parsed form.
+	Think    string     `yaml:"think"`
+	Thinking load.Think `yaml:"-"`
 }
 
 // Settings can be given in defaults and overridden per scenario.

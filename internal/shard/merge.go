@@ -31,7 +31,7 @@ func Merge(parts []Part) (load.Result, error) {
 	}
 	first := parts[0].Result
 	res := load.Result{
-		Mode: first.Mode, ExpectedLatency: first.ExpectedLatency,
+		Mode: first.Mode, Arrival: first.Arrival, Think: first.Think, ExpectedLatency: first.ExpectedLatency,
 		Codes: map[int]int64{}, ErrorKinds: map[string]int64{}, Valid: true, Generators: len(parts),
 	}
 	hs := make([]*hdrhistogram.Histogram, len(parts))
@@ -50,6 +50,7 @@ func Merge(parts []Part) (load.Result, error) {
 		res.PeakInFlight += r.PeakInFlight
 		res.Duration = max(res.Duration, r.Duration)
 		res.Requests += r.Requests
+		res.Scheduled += r.Scheduled
 		res.Successes += r.Successes
 		res.Span = max(res.Span, r.Span)
 		res.Errors += r.Errors

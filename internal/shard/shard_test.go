@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,6 +46,10 @@ func TestSplit(t *testing.T) {
 		{"30 connections over 3", closed, 3},
 		{"30 connections over 4", closed, 4},
 		{"none", open(100), 0},
+		{"poisson 2000 rps over 2", load.Config{Model: load.Model{Rate: 2000, Arrival: load.Poisson, Seed: 3}}, 2},
+		{"stages over 2", load.Config{Model: load.Model{Rate: 1001, Stages: stages(t, "10s:500-1502")}}, 2},
+		{"poisson stages over 2", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 2},
+		{"poisson stages over 3", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 3},
 	} {
 		specs, err := Split(tc.cfg, tc.count)
 		fmt.Fprintf(&out, "%s:", tc.name)
@@ -52,11 +58,108 @@ func TestSplit(t *testing.T) {
 			continue
 		}
 		for _, s := range specs {
-			fmt.Fprintf(&out, " [%s: rate %d, connections %d, offset %s]", s.Name(), s.Rate, s.Connections, s.Offset())
+			arrival := ""
+			if s.Arrival != "" {
+				arrival = fmt.Sprintf(", %s seed %d", s.Arrival, s.Seed)
+			}
+			if len(s.Stages) > 0 {
+				arrival += fmt.Sprintf(", stages %s share %d/%d", load.FormatStages(s.Stages), s.Share.Index, s.Share.Count)
+			}
+			fmt.Fprintf(&out, " [%s: rate %d, connections %d, offset %s%s]", s.Name(), s.Rate, s.Connections, s.Offset(), arrival)
 		}
 		out.WriteString("\n")
 	}
 	goldenFile(t, "split", out.String())
+}
+
+// A split changes no model: the shards' arrivals merged (each shard's schedule after its offset)
+// are the cell's process at the cell's rate. Uniform shards interleave into even spacing;
+// Poisson shards, each drawing its own, add up to a Poisson process (gaps' coefficient of
+// variation 1). Ten minutes of schedule, so the counts hold within 1% by far.
+func TestSplitKeepsTheArrivalProcess(t *testing.T) {
+	const rate, count, du = 1000, 4, 10 * time.Minute
+	for _, tc := range []struct {
+		arrival      load.Arrival
+		minCV, maxCV float64
+	}{{load.Uniform, 0, 0.01}, {load.Poisson, 0.95, 1.05}} {
+		specs, err := Split(load.Config{Model: load.Model{Rate: rate, Arrival: tc.arrival, Seed: 1}}, count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var merged []time.Duration
+		for _, s := range specs {
+			due := load.Schedule(s.config().Model)
+			for i := uint64(0); ; i++ {
+				at := s.Offset() + due(i)
+				if at > du {
+					break
+				}
+				merged = append(merged, at)
+			}
+		}
+		slices.Sort(merged)
+		var sum, sumSq float64
+		prev := time.Duration(0)
+		for _, at := range merged {
+			gap := (at - prev).Seconds()
+			sum, sumSq, prev = sum+gap, sumSq+gap*gap, at
+		}
+		n := float64(len(merged))
+		mean := sum / n
+		cv := math.Sqrt(max(sumSq/n-mean*mean, 0)) / mean
+		if want := float64(rate) * du.Seconds(); math.Abs(n-want) > 0.01*want {
+			t.Errorf("%s over %d shards: %.0f requests due in %v, want %.0f within 1%%", tc.arrival, count, n, du, want)
+		}
+		if cv < tc.minCV || cv > tc.maxCV {
+			t.Errorf("%s over %d shards: merged gaps' coefficient of variation %.3f, want %.2f to %.2f", tc.arrival, count, cv, tc.minCV, tc.maxCV)
+		}
+	}
+}
+
+func stages(t *testing.T, text string) []load.Stage {
+	t.Helper()
+	st, err := load.ParseStages(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// Stages split without changing them: the shards' arrivals merged are as many as the stages'
+// area, uniform ones exactly the cell's schedule.
+func TestSplitKeepsTheStages(t *testing.T) {
+	st := stages(t, "200s:500,200s:500-2000")
+	for _, arrival := range []load.Arrival{load.Uniform, load.Poisson} {
+		m := load.Model{Rate: 1000, Arrival: arrival, Stages: st, Seed: 1}
+		specs, err := Split(load.Config{Model: m}, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var merged []time.Duration
+		for _, s := range specs {
+			due := load.Schedule(s.config().Model)
+			for i := uint64(0); ; i++ {
+				at := s.Offset() + due(i)
+				if at > load.StagesDuration(st) {
+					break
+				}
+				merged = append(merged, at)
+			}
+		}
+		slices.Sort(merged)
+		want := load.StagesRequests(st)
+		if n := float64(len(merged)); math.Abs(n-want) > 0.01*want {
+			t.Errorf("%s stages over 4 shards: %.0f requests, want %.0f within 1%%", arrival, n, want)
+		}
+		if arrival == load.Uniform {
+			whole := load.Schedule(m)
+			for i, at := range merged {
+				if w := whole(uint64(i)); at != w {
+					t.Fatalf("uniform stages over 4 shards: request %d due at %v, the cell's at %v", i, at, w)
+				}
+			}
+		}
+	}
 }
 
 // part is a shard's measurement of successes with the given latencies (ms), valid unless reason.

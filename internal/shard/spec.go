@@ -4,7 +4,11 @@
 // A cell's open loop at R requests per second over N shards: shard i (from 0) runs the load
 // engine at R/N, its measured phase starting i/R after a start time handed to every shard, so that
 // its k-th request is due at (k·N + i + 1)/R from that start and the merged arrivals stay R evenly
-// spaced. A closed loop's connections are split evenly, with no offset.
+// spaced. Poisson arrivals at R are N independent Poisson processes at R/N, each drawn from a seed
+// of its own, with no offset: merged, they are a Poisson process at R. Stages split the same way:
+// uniform, each shard sends every N-th request of the cell's schedule (load.Share), so that they
+// interleave whatever the rate does; Poisson, each shard runs the stages at 1/N of their rates. A
+// closed loop's connections are split evenly, with no offset.
 //
 // The seam is one process per shard (the hidden `iotbench shard` command) speaking JSON lines over
 // its stdin and stdout: the parent sends the shard's Spec; the shard warms up, says "warm" and
@@ -46,9 +50,18 @@ type Spec struct {
 	Contains []string
 	// Rate (open loop) or Connections (closed loop) is the shard's own share.
 	Rate, Connections int
-	ExpectedLatency   time.Duration
-	Warmup, Duration  time.Duration
-	Timeout           time.Duration
+	// Arrival is the open loop's arrival process; Seed the shard's own draws of it.
+	Arrival load.Arrival `json:",omitempty"`
+	Seed    uint64       `json:",omitempty"`
+	// Stages are the open loop's rates over time, the shard's (Poisson) or the cell's with the
+	// shard's Share of them (uniform).
+	Stages []load.Stage `json:",omitempty"`
+	Share  load.Share   `json:",omitzero"`
+	// Think is the closed loop's think time, every shard's users'.
+	Think            load.Think `json:",omitzero"`
+	ExpectedLatency  time.Duration
+	Warmup, Duration time.Duration
+	Timeout          time.Duration
 }
 
 // message is one line of the protocol, either way: a Spec to the shard; "warm" from it; any
@@ -80,7 +93,18 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 	}
 	m := cfg.Model
 	rate, conns := m.Rate/count, m.Connections/count
+	stages, share := m.Stages, func(int) load.Share { return load.Share{} }
 	switch {
+	case len(m.Stages) > 0 && m.Arrival == load.Poisson:
+		stages = make([]load.Stage, len(m.Stages))
+		for k, st := range m.Stages {
+			if st.From%count != 0 || st.To%count != 0 {
+				return nil, fmt.Errorf("stage %s does not divide among %d generators: use rates that are multiples of %d", st, count, count)
+			}
+			stages[k] = load.Stage{Duration: st.Duration, From: st.From / count, To: st.To / count}
+		}
+	case len(m.Stages) > 0 && count > 1:
+		share = func(i int) load.Share { return load.Share{Index: i, Count: count} }
 	case m.Rate > 0 && m.Rate%count != 0:
 		return nil, fmt.Errorf("a rate of %d rps does not divide among %d generators: use a multiple of %d, e.g. %d", m.Rate, count, count, m.Rate-m.Rate%count+count)
 	case m.Connections > 0 && m.Connections%count != 0:
@@ -92,16 +116,22 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 			Index: i, Count: count, TotalRate: m.Rate, RemoteHost: cfg.Request.Remote,
 			Method: cfg.Request.Method, URL: cfg.Request.URL, Header: cfg.Request.Header, Body: cfg.Request.Body,
 			Contains: cfg.Check.Contains, Rate: rate, Connections: conns, ExpectedLatency: m.ExpectedLatency,
+			Arrival: m.Arrival, Seed: shardSeed(m.Seed, i), Stages: stages, Share: share(i), Think: m.Think,
 			Warmup: cfg.Warmup, Duration: cfg.Duration, Timeout: cfg.Timeout,
 		}
 	}
 	return specs, nil
 }
 
+// shardSeed is shard i's seed of a random arrival process: the cell's for the first shard,
+// another, far from it, for each other one, so that no two shards draw the same arrivals.
+func shardSeed(seed uint64, i int) uint64 { return seed + uint64(i)*0x9e3779b97f4a7c15 }
+
 // Offset is how long after the common start the shard's measured phase begins: i/R, so that
-// shard i's requests fall between those of the shards before and after it.
+// shard i's requests fall between those of the shards before and after it. Poisson shards need
+// none: independent processes do not interleave, they add up.
 func (s Spec) Offset() time.Duration {
-	if s.TotalRate <= 0 {
+	if s.TotalRate <= 0 || s.Arrival == load.Poisson || len(s.Stages) > 0 {
 		return 0
 	}
 	return time.Duration(int64(s.Index) * int64(time.Second) / int64(s.TotalRate))
@@ -110,9 +140,10 @@ func (s Spec) Offset() time.Duration {
 // config is the load engine's configuration of the shard.
 func (s Spec) config() load.Config {
 	return load.Config{
-		Request:  load.Request{Method: s.Method, URL: s.URL, Header: s.Header, Body: s.Body, Remote: s.RemoteHost},
-		Check:    load.NewCheck(s.Contains...),
-		Model:    load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency},
+		Request: load.Request{Method: s.Method, URL: s.URL, Header: s.Header, Body: s.Body, Remote: s.RemoteHost},
+		Check:   load.NewCheck(s.Contains...),
+		Model: load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: s.Arrival, Seed: s.Seed,
+			Stages: s.Stages, Share: s.Share, Think: s.Think},
 		Warmup:   s.Warmup,
 		Duration: s.Duration,
 		Timeout:  s.Timeout,

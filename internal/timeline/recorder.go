@@ -74,7 +74,7 @@ type Recorder struct {
 	// open is the second whose histogram is being filled; answers arriving for a second already
 	// closed (read late) count in it, so that each second's counts and histogram agree.
 	open int
-	hist *latency.Recorder
+	hist *latency.Interval
 	// InFlight, when set, is read as each second closes.
 	InFlight func() int64
 
@@ -90,7 +90,7 @@ func NewRecorder(began time.Time, du, ceiling time.Duration) *Recorder {
 		began:   began,
 		ceiling: ceiling,
 		seconds: make([]Second, 1, n),
-		hist:    latency.NewRecorder(ceiling),
+		hist:    latency.NewInterval(ceiling),
 	}
 }
 
@@ -198,7 +198,7 @@ func (r *Recorder) Finish(ownDelayP99 []time.Duration) []Second {
 // goroutine, and hands each histogram back emptied.
 type closer struct {
 	work  chan closing
-	spare chan *latency.Recorder
+	spare chan *latency.Interval
 	done  chan struct{}
 
 	ceiling time.Duration
@@ -208,7 +208,7 @@ type closer struct {
 
 type closing struct {
 	second int
-	hist   *latency.Recorder
+	hist   *latency.Interval
 }
 
 func newCloser(ceiling time.Duration) *closer {
@@ -216,7 +216,7 @@ func newCloser(ceiling time.Duration) *closer {
 		// Room for a few seconds' backlog: a closer that falls that far behind makes the
 		// reading loop wait rather than hold more histograms.
 		work:    make(chan closing, 4),
-		spare:   make(chan *latency.Recorder, 2),
+		spare:   make(chan *latency.Interval, 2),
 		done:    make(chan struct{}),
 		ceiling: ceiling,
 		closed:  map[int]Second{},
@@ -244,13 +244,13 @@ func (c *closer) run() {
 }
 
 // swap hands over second i's histogram and returns an empty one.
-func (c *closer) swap(i int, full *latency.Recorder) *latency.Recorder {
+func (c *closer) swap(i int, full *latency.Interval) *latency.Interval {
 	c.work <- closing{i, full}
 	select {
 	case h := <-c.spare:
 		return h
 	default:
-		return latency.NewRecorder(c.ceiling)
+		return latency.NewInterval(c.ceiling)
 	}
 }
 

@@ -161,7 +161,7 @@ func BenchmarkRecorderAdd(b *testing.B) {
 // done once a second beside the engine's reading loop.
 func BenchmarkClose(b *testing.B) {
 	c := newCloser(time.Minute)
-	h := latency.NewRecorder(time.Minute)
+	h := latency.NewInterval(time.Minute)
 	for b.Loop() {
 		b.StopTimer()
 		for i := range 10_000 {
