@@ -112,8 +112,8 @@ type Service struct {
 	Rate, Connections         int
 	ExpectedLatency           time.Duration
 	Arrival                   string // open loop, as load.Arrivals name them; empty: uniform
-	Stages                    string       // open loop's rates over time, instead of Rate (load.ParseStages)
-	Think                     string       // closed loop's think time (load.ParseThink)
+	Stages                    string // open loop's rates over time, instead of Rate (load.ParseStages)
+	Think                     string // closed loop's think time (load.ParseThink)
 	Warmup, Duration, Timeout time.Duration
 	Trials                    int
 	// BaselineURL, when set, is the baseline service, measured round by round beside URL.

@@ -46,7 +46,7 @@ type answer struct {
 // Result is the outcome of one check.
 type Result struct {
 	Case string
-	Err   error
+	Err  error
 }
 
 // Contract returns the contract's cases, in order; payload is the standard reading document.
