@@ -133,6 +133,10 @@ type Row struct {
 	// it was (only when shards ran on other hosts).
 	GeneratorClockOffset   time.Duration
 	GeneratorClockMeasured bool
+	// Steady says the measured phase's per-second figures showed no large trend (internal/steady);
+	// SteadyJudged says whether they were judged (a loaded phase of enough seconds, schema 10 on).
+	// A not-steady row's warnings say which figure moved and how fast.
+	Steady, SteadyJudged bool
 	// Warnings say why a valid row may still mislead (a busy generator, a runtime that sees other
 	// limits than it was given); "; "-separated.
 	Warnings string
@@ -331,7 +335,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -441,7 +445,25 @@ var columns = []column{
 		return millis(func(r *Row) *time.Duration { return &r.GeneratorClockOffset }).set(r, v)
 	}}, 8},
 	{"slo", str(func(r *Row) *string { return &r.SLO }), 9},
+	{"steady", codec{func(r *Row) string {
+		if !r.SteadyJudged {
+			return ""
+		}
+		return strconv.FormatBool(r.Steady)
+	}, func(r *Row, v string) error {
+		if v == "" {
+			return nil
+		}
+		if v != "true" && v != "false" {
+			return errors.New("true, false or empty")
+		}
+		r.Steady, r.SteadyJudged = v == "true", true
+		return nil
+	}}, 10},
 }
+
+// NotSteady says the row was judged and its measured phase was not in a steady state.
+func (r Row) NotSteady() bool { return r.SteadyJudged && !r.Steady }
 
 // GeneratorCount is the row's generators: 1 for rows older than the column.
 func (r Row) GeneratorCount() int { return max(1, r.Generators) }
