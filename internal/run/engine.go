@@ -56,6 +56,8 @@ type Effects struct {
 	Meta func() bench.Meta
 	// Now is the clock that names a new results file.
 	Now func() time.Time
+	// Calibrate measures the reference servers at rate (calibrate.go).
+	Calibrate func(ctx context.Context, rate int) (Calibration, error)
 }
 
 // Docker are the effects of a real run: the Docker engine, this machine, this binary.
@@ -71,6 +73,9 @@ func Docker() Effects {
 			return bench.Meta{Version: hostinfo.Version, Commit: hostinfo.Commit(), HostCPU: hostinfo.CPUModel(), Kernel: hostinfo.Kernel()}
 		},
 		Now: time.Now,
+		Calibrate: func(ctx context.Context, rate int) (Calibration, error) {
+			return Calibrate(ctx, rate, DefaultCalibration)
+		},
 	}
 }
 
@@ -101,6 +106,9 @@ func New(e Effects) *Runs {
 	}
 	if e.Now == nil {
 		e.Now = d.Now
+	}
+	if e.Calibrate == nil {
+		e.Calibrate = d.Calibrate
 	}
 	return &Runs{Effects: e, engines: map[string]Engine{}}
 }
