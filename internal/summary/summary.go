@@ -323,6 +323,7 @@ func Build(sources []Source) (*Overview, error) {
 		} else {
 			rankTargets(&sc)
 		}
+		sc.Notes = append(sc.Notes, CalibrationNotes(sc.Rows)...)
 		o.Scenarios = append(o.Scenarios, sc)
 	}
 	return o, nil
