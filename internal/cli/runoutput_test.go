@@ -51,7 +51,8 @@ func TestRunLeavesTimelineHistogramsAndReport(t *testing.T) {
 	if rows, _, err := results.ReadFile(csvPath); err != nil || !rows[0].Calibrated || rows[0].CalibrationRateRatio <= 0 {
 		t.Errorf("the row carries no calibration (%v)", err)
 	}
-	if !strings.Contains(errOut.String(), "calibration before the first cell: p50 ") {
+	// Within its limits or not (this machine's load decides), it is in the log.
+	if !strings.Contains(strings.ToLower(errOut.String()), "calibration before the first cell") {
 		t.Errorf("stderr does not show the calibration:\n%s", errOut)
 	}
 

@@ -1,12 +1,17 @@
 package run
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/reference"
@@ -41,6 +46,8 @@ var DefaultCalibration = CalibrationPhases{Warmup: 500 * time.Millisecond, Durat
 // Calibration is the instrument's error measuring the reference servers: measured minus true,
 // the larger in size over the two.
 type Calibration struct {
+	// Where says where the reference servers ran.
+	Where              string
 	Rate               int
 	P50Error, P99Error time.Duration
 	// RateRatio is the lower of the two references' achieved over requested rate.
@@ -59,8 +66,12 @@ func (c Calibration) String() string {
 	if !c.Within() {
 		verdict = "MISSED: " + strings.Join(c.Missed, "; ")
 	}
-	return fmt.Sprintf("p50 %+.3f ms, p99 %+.3f ms off the truth, %.2f%% of %d rps sent, own delay p99 %s: %s",
-		ms(c.P50Error), ms(c.P99Error), 100*c.RateRatio, c.Rate, units.Millis(c.OwnDelayP99), verdict)
+	where := ""
+	if c.Where != "" {
+		where = " (reference " + c.Where + ")"
+	}
+	return fmt.Sprintf("p50 %+.3f ms, p99 %+.3f ms off the truth, %.2f%% of %d rps sent, own delay p99 %s%s: %s",
+		ms(c.P50Error), ms(c.P99Error), 100*c.RateRatio, c.Rate, units.Millis(c.OwnDelayP99), where, verdict)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -82,11 +93,102 @@ func (c Calibration) stamp(row *results.Row) {
 	}
 }
 
-// Calibrate measures the reference servers, in this process on loopback, at rate for phases.
-func Calibrate(ctx context.Context, rate int, phases CalibrationPhases) (Calibration, error) {
-	c := Calibration{Rate: rate, RateRatio: 1}
+// Calibrate measures the reference servers on loopback at rate for phases: in a helper process
+// pinned to targetCPUs, as a target is, started from exe (this binary's `iotbench reference`);
+// in this process when either is empty or the helper cannot start.
+func Calibrate(ctx context.Context, rate int, phases CalibrationPhases, exe string, targetCPUs []int) (Calibration, error) {
+	place := inProcess
+	if exe != "" && len(targetCPUs) > 0 {
+		place = pinnedHelper(exe, targetCPUs)
+	}
+	return calibrateAt(ctx, rate, phases, place)
+}
+
+// placement starts a reference server somewhere; stop ends it.
+type placement struct {
+	where string
+	start func(shape reference.Shape) (url string, stop func(), err error)
+}
+
+var inProcess = placement{where: "in this process", start: func(shape reference.Shape) (string, func(), error) {
+	srv, err := reference.Start(shape)
+	if err != nil {
+		return "", nil, err
+	}
+	return srv.URL(), func() { srv.Close() }, nil
+}}
+
+// pinnedHelper runs each reference server in `exe reference`, pinned to cpus.
+func pinnedHelper(exe string, cpus []int) placement {
+	return placement{where: "pinned to CPUs " + cpuset.Format(cpus) + ", the targets'", start: func(shape reference.Shape) (string, func(), error) {
+		cmd := exec.Command(exe, referenceArgs(shape, cpus)...)
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			return "", nil, err
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return "", nil, err
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			return "", nil, err
+		}
+		stop := func() { stdin.Close(); cmd.Wait() }
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil {
+			stop()
+			return "", nil, fmt.Errorf("the reference helper said nothing: %v %s", err, strings.TrimSpace(stderr.String()))
+		}
+		return strings.TrimSpace(line), stop, nil
+	}}
+}
+
+// referenceArgs are the arguments of `iotbench reference` serving shape pinned to cpus.
+func referenceArgs(shape reference.Shape, cpus []int) []string {
+	return []string{"reference", "--delay", shape.Delay.String(), "--freeze", shape.Freeze.String(), "--period", shape.Period.String(), "--cpus", cpuset.Format(cpus)}
+}
+
+// ServeReference is the hidden `iotbench reference`: pinned to cpus (none: not pinned), it
+// serves shape on loopback, writes its URL as a line to out, and serves until in is closed
+// (its parent, the calibrating run, is done with it or gone).
+func ServeReference(shape reference.Shape, cpus []int, in io.Reader, out io.Writer) error {
+	if len(cpus) > 0 {
+		if err := hostinfo.PinProcess(cpus); err != nil {
+			return fmt.Errorf("pinning the reference server to CPUs %s: %w", cpuset.Format(cpus), err)
+		}
+	}
+	srv, err := reference.Start(shape)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if _, err := fmt.Fprintln(out, srv.URL()); err != nil {
+		return err
+	}
+	if _, err := io.Copy(io.Discard, in); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		return err
+	}
+	return nil
+}
+
+// calibrateAt measures the reference servers, placed by place, at rate for phases; a helper
+// that cannot start leaves the calibration to this process, and says so.
+func calibrateAt(ctx context.Context, rate int, phases CalibrationPhases, place placement) (Calibration, error) {
+	c := Calibration{Where: place.where, Rate: rate, RateRatio: 1}
 	for _, shape := range []reference.Shape{fixedDelay, freezing} {
-		res, err := measureReference(ctx, shape, rate, phases)
+		url, stop, err := place.start(shape)
+		if err != nil && place.where != inProcess.where {
+			c.Where = fmt.Sprintf("in this process: the helper %s failed: %v", place.where, err)
+			place = inProcess
+			url, stop, err = place.start(shape)
+		}
+		if err != nil {
+			return c, fmt.Errorf("starting the reference server: %w", err)
+		}
+		res, err := measureReference(ctx, url, shape, rate, phases)
+		stop()
 		if err != nil {
 			return c, err
 		}
@@ -123,14 +225,9 @@ func larger(a, b time.Duration) time.Duration {
 	return a
 }
 
-func measureReference(ctx context.Context, shape reference.Shape, rate int, phases CalibrationPhases) (load.Result, error) {
-	srv, err := reference.Start(shape)
-	if err != nil {
-		return load.Result{}, fmt.Errorf("starting the reference server: %w", err)
-	}
-	defer srv.Close()
+func measureReference(ctx context.Context, url string, shape reference.Shape, rate int, phases CalibrationPhases) (load.Result, error) {
 	return load.Run(ctx, load.Config{
-		Request: load.Request{Method: "GET", URL: srv.URL()}, Check: load.NewCheck(`"ok"`),
+		Request: load.Request{Method: "GET", URL: url}, Check: load.NewCheck(`"ok"`),
 		Model:  load.Model{Rate: rate, ExpectedLatency: shape.Quantile(1)},
 		Warmup: phases.Warmup, Duration: phases.Duration, Timeout: 5 * time.Second,
 	})
@@ -150,7 +247,8 @@ func calibrationRate(p *plan.Plan) int {
 type calibrator struct {
 	log  io.Writer
 	rate int
-	run  func(ctx context.Context, rate int) (Calibration, error)
+	cpus []int // the targets', where the reference runs; nil: in this process
+	run  func(ctx context.Context, rate int, targetCPUs []int) (Calibration, error)
 	// before is the calibration before the first cell; nil when it failed.
 	before *Calibration
 	// missed counts the calibrations that missed their limits.
@@ -159,7 +257,7 @@ type calibrator struct {
 
 // measure runs a calibration, when, and says what it found: loudly when it missed its limits.
 func (c *calibrator) measure(ctx context.Context, when string) {
-	cal, err := c.run(ctx, c.rate)
+	cal, err := c.run(ctx, c.rate, c.cpus)
 	if err != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintf(c.log, "calibration %s: not measured: %v\n", when, err)

@@ -3,13 +3,20 @@ package run
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/reference"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -20,9 +27,11 @@ func TestEveryRowCarriesTheCalibration(t *testing.T) {
 	e, connects := &fakeEngine{broken: map[string]bool{"b": true}}, 0
 	fx := effects(e, &connects)
 	calls := 0
-	fx.Calibrate = func(ctx context.Context, rate int) (Calibration, error) {
+	var placed [][]int
+	fx.Calibrate = func(ctx context.Context, rate int, cpus []int) (Calibration, error) {
 		calls++
-		return knownCalibration(ctx, rate)
+		placed = append(placed, cpus)
+		return knownCalibration(ctx, rate, cpus)
 	}
 	rs := New(fx)
 	defer rs.Close()
@@ -48,6 +57,12 @@ func TestEveryRowCarriesTheCalibration(t *testing.T) {
 	}
 	if calls != 2 || out.CalibrationsMissed != 0 {
 		t.Errorf("%d calibrations, %d missed; want one before, one after, none missed", calls, out.CalibrationsMissed)
+	}
+	// Placed as the targets are: on their CPUs (the plan gives the last of the two).
+	for _, cpus := range placed {
+		if len(cpus) != 1 || cpus[0] != 1 {
+			t.Errorf("the reference was placed on CPUs %v, want the targets' [1]", cpus)
+		}
 	}
 	for _, line := range []string{
 		"calibration before the first cell: p50 +0.120 ms, p99 -0.800 ms off the truth, 99.91% of 500 rps sent, own delay p99 0.09 ms: within limits",
@@ -76,7 +91,7 @@ func TestAMissedCalibrationMarksTheRows(t *testing.T) {
 	dir := t.TempDir()
 	e, connects := &fakeEngine{}, 0
 	fx := effects(e, &connects)
-	fx.Calibrate = func(_ context.Context, rate int) (Calibration, error) {
+	fx.Calibrate = func(_ context.Context, rate int, _ []int) (Calibration, error) {
 		c := Calibration{Rate: rate, P50Error: 300 * time.Microsecond, P99Error: 4100 * time.Microsecond, RateRatio: 0.97}
 		c.judge()
 		return c, nil
@@ -104,7 +119,7 @@ func TestAFailedCalibrationIsALine(t *testing.T) {
 	dir := t.TempDir()
 	e, connects := &fakeEngine{}, 0
 	fx := effects(e, &connects)
-	fx.Calibrate = func(context.Context, int) (Calibration, error) { return Calibration{}, errors.New("no port") }
+	fx.Calibrate = func(context.Context, int, []int) (Calibration, error) { return Calibration{}, errors.New("no port") }
 	rs := New(fx)
 	defer rs.Close()
 	var log strings.Builder
@@ -120,11 +135,11 @@ func TestAFailedCalibrationIsALine(t *testing.T) {
 // The real calibration measures both references at the rate asked and judges what it found
 // (its figures depend on this machine: only their shape is checked).
 func TestCalibrateMeasuresTheReferences(t *testing.T) {
-	c, err := Calibrate(context.Background(), 500, CalibrationPhases{Duration: 500 * time.Millisecond})
+	c, err := Calibrate(context.Background(), 500, CalibrationPhases{Duration: 500 * time.Millisecond}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Rate != 500 || c.RateRatio <= 0 || c.RateRatio > 1.01 || c.OwnDelayP99 <= 0 {
+	if c.Rate != 500 || c.RateRatio <= 0 || c.RateRatio > 1.01 || c.OwnDelayP99 <= 0 || c.Where != "in this process" {
 		t.Errorf("%+v", c)
 	}
 	t.Log(c)
@@ -165,4 +180,63 @@ func planOfRates(rates []int) *plan.Plan {
 		p.Cells = append(p.Cells, plan.Cell{Load: load.Config{Model: load.Model{Rate: r}}})
 	}
 	return p
+}
+
+// helperEnv makes this test binary the reference helper (TestMain), as `iotbench reference` is
+// in a run.
+const helperEnv = "IOTBENCH_TEST_REFERENCE_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		fs := flag.NewFlagSet("reference", flag.ExitOnError)
+		var shape reference.Shape
+		var cpus string
+		fs.DurationVar(&shape.Delay, "delay", 0, "")
+		fs.DurationVar(&shape.Freeze, "freeze", 0, "")
+		fs.DurationVar(&shape.Period, "period", 0, "")
+		fs.StringVar(&cpus, "cpus", "", "")
+		fs.Parse(os.Args[2:])
+		pinned, _ := cpuset.Parse(cpus, cpuset.MaxCPUs)
+		if err := ServeReference(shape, pinned, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// The pinned helper serves the reference from a process of its own, pinned to the CPUs given,
+// and ends when the calibration is done with it; one that cannot start leaves the calibration
+// to this process, which says so.
+func TestPinnedHelperServesTheReference(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Setenv(helperEnv, "1")
+	place := pinnedHelper(exe, []int{0})
+	url, stop, err := place.start(freezing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	stop()
+	if string(b) != reference.Body || place.where != "pinned to CPUs 0, the targets'" {
+		t.Errorf("answer %q from a helper %s", b, place.where)
+	}
+	if _, err := http.Get(url); err == nil {
+		t.Error("the helper still serves after stop")
+	}
+
+	c, err := calibrateAt(context.Background(), 500, CalibrationPhases{Duration: 200 * time.Millisecond}, pinnedHelper(filepath.Join(t.TempDir(), "missing"), []int{0}))
+	if err != nil || !strings.HasPrefix(c.Where, "in this process: the helper pinned to CPUs 0, the targets' failed: ") {
+		t.Errorf("%v, measured %q", err, c.Where)
+	}
 }

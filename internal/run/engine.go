@@ -56,8 +56,9 @@ type Effects struct {
 	Meta func() bench.Meta
 	// Now is the clock that names a new results file.
 	Now func() time.Time
-	// Calibrate measures the reference servers at rate (calibrate.go).
-	Calibrate func(ctx context.Context, rate int) (Calibration, error)
+	// Calibrate measures the reference servers at rate, placed on targetCPUs (nil: in this
+	// process; calibrate.go).
+	Calibrate func(ctx context.Context, rate int, targetCPUs []int) (Calibration, error)
 }
 
 // Docker are the effects of a real run: the Docker engine, this machine, this binary.
@@ -73,8 +74,9 @@ func Docker() Effects {
 			return bench.Meta{Version: hostinfo.Version, Commit: hostinfo.Commit(), HostCPU: hostinfo.CPUModel(), Kernel: hostinfo.Kernel()}
 		},
 		Now: time.Now,
-		Calibrate: func(ctx context.Context, rate int) (Calibration, error) {
-			return Calibrate(ctx, rate, DefaultCalibration)
+		Calibrate: func(ctx context.Context, rate int, targetCPUs []int) (Calibration, error) {
+			exe, _ := os.Executable()
+			return Calibrate(ctx, rate, DefaultCalibration, exe, targetCPUs)
 		},
 	}
 }

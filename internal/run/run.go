@@ -266,6 +266,11 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 	announce(s.Log, s, p, f)
 	if !s.SkipCalibration {
 		cal := &calibrator{log: s.Log, rate: calibrationRate(p), run: rs.Effects.Calibrate}
+		// Placed as a target is: on the targets' CPUs of this machine. A remote engine's
+		// targets and a running service's are out of reach: the reference runs here.
+		if s.Scenario != nil && remote == "" {
+			cal.cpus = p.TargetCPUs
+		}
 		cal.measure(ctx, beforeFirst)
 		record := r.Record
 		r.Record = func(row results.Row) error {
