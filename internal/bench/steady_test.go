@@ -28,12 +28,16 @@ func TestGrowingDelayIsNotSteady(t *testing.T) {
 	p.Cells[0].Load.Model.Rate = 50
 	p.Cells[0].Load.Model.ExpectedLatency = 150 * time.Millisecond
 	p.Cells[0].Load.Duration = 10 * time.Second
-	rows, _, _, err := run(t, &fakeLifecycle{handler: map[string]http.HandlerFunc{"leaky": growing}}, p, context.Background())
+	rows, _, log, err := run(t, &fakeLifecycle{handler: map[string]http.HandlerFunc{"leaky": growing}}, p, context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := rows[0]
 	if !r.SteadyJudged || r.Steady || !r.NotSteady() || !strings.Contains(r.Warnings, "not steady: ") || !strings.Contains(r.Warnings, "p50 rose ") {
 		t.Errorf("steady=%v judged=%v warnings %q; want a not-steady row whose p50 rose", r.Steady, r.SteadyJudged, r.Warnings)
+	}
+	// A valid row's verdict line says so (its validity hangs on this machine's load).
+	if r.Valid && !strings.Contains(log, "NOT STEADY (never ranked): p50 rose ") {
+		t.Errorf("the log does not say so:\n%s", log)
 	}
 }
