@@ -5,6 +5,7 @@ import (
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/steady"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
 
@@ -42,4 +43,27 @@ func withUsage(seconds []timeline.Second, usage []resources.SecondUsage) []timel
 		}
 	}
 	return seconds
+}
+
+// ramps says whether stages change their rate over the phase: a ramp, or steps between rates.
+func ramps(stages []load.Stage) bool {
+	for _, s := range stages {
+		if s.From != s.To || s.From != stages[0].From {
+			return true
+		}
+	}
+	return false
+}
+
+// judgeSteady records in row whether the measured phase's seconds were in a steady state, with a
+// warning in words for a phase that was not (docs/results.md, "Steady state"), which it returns;
+// empty when steady or not judged.
+func judgeSteady(row *results.Row, seconds []timeline.Second) string {
+	v := steady.Judge(seconds)
+	row.Steady, row.SteadyJudged = v.Steady(), v.Judged
+	if words := v.String(); words != "" {
+		warn(row, words)
+		return words
+	}
+	return ""
 }

@@ -77,3 +77,29 @@ func TestDetailAndStatus(t *testing.T) {
 		t.Errorf("status heard %s\nwant %s", got, want)
 	}
 }
+
+// TestRampsAreNotJudgedSteady: stages that change the rate are not meant to be steady; one rate
+// held over stages is.
+func TestRampsAreNotJudgedSteady(t *testing.T) {
+	for _, tc := range []struct {
+		stages string
+		want   bool
+	}{
+		{"", false},
+		{"30s:500", false},
+		{"30s:500,30s:500", false},
+		{"30s:500-5000", true},
+		{"30s:500,30s:1000", true},
+	} {
+		stages, err := load.ParseStages(tc.stages)
+		if tc.stages == "" {
+			stages, err = nil, nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ramps(stages); got != tc.want {
+			t.Errorf("ramps(%q) = %v, want %v", tc.stages, got, tc.want)
+		}
+	}
+}

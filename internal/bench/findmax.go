@@ -152,6 +152,10 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		s, generatorLate := toStep(res, rate, m.Step, m.SLO, row.GeneratorCPUPercent/100)
 		s.Rate = rate
 		m.SLO.Judge(&s)
+		// A rate sustained only while a figure climbs or falls is not sustained.
+		if s.Failed == "" && ph.unsteady != "" {
+			s.Failed = ph.unsteady
+		}
 		disturbed := ph.disturbed
 		repeat = disturbed != "" && (s.Failed != "" || s.GeneratorLimited) && !last
 		switch {

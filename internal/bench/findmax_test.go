@@ -240,7 +240,7 @@ func TestFindMaxRepeatsAStepFailedWhileDisturbed(t *testing.T) {
 	}
 	busyNeighbour(t)
 	l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(4, 50*time.Millisecond)}},
-		src: &steady{}, health: `{}`}
+		src: &steadyUsage{}, health: `{}`}
 	p := planFor("t")
 	p.GeneratorCPUs, p.Cells[0].Spec.CPUSet = cpus, cpuset.Format(cpus)
 	var rows []results.Row

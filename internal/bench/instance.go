@@ -171,6 +171,8 @@ type phase struct {
 	cause string
 	// disturbed says what other work took of the phase's CPUs; empty when nothing did.
 	disturbed string
+	// unsteady says which of the phase's figures trended; empty when it was steady or not judged.
+	unsteady string
 }
 
 // measure runs one load phase, cfg, on the instance and fills row with its figures, the
@@ -201,6 +203,9 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	} else {
 		ph.res = res
 		m.record(row, res)
+		if !ramps(cfg.Model.Stages) { // a ramp is not meant to be steady
+			ph.unsteady = judgeSteady(row, res.Timeline)
+		}
 		ph.disturbed = m.disturbed
 		if ph.stored = rows.check(ctx, res.Successes, res.Errors); ph.stored != nil {
 			invalidate(row, "stored rows: "+ph.stored.Error())

@@ -49,15 +49,15 @@ func TestRuntimeView(t *testing.T) {
 	}
 }
 
-// steady is a container using cores CPUs and a fixed memory.
-type steady struct {
+// steadyUsage is a container using cores CPUs and a fixed memory.
+type steadyUsage struct {
 	mu     sync.Mutex
 	start  time.Time
 	cores  float64
 	memory uint64
 }
 
-func (s *steady) Sample() (resources.Sample, error) {
+func (s *steadyUsage) Sample() (resources.Sample, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -95,7 +95,7 @@ func (l *observedLifecycle) Start(ctx context.Context, s container.Spec) (contai
 
 func TestResourcesAreRecorded(t *testing.T) {
 	l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": ok}},
-		src: &steady{cores: 0.5, memory: 100 << 20}, health: `{"status":"UP","availableProcessors":2}`}
+		src: &steadyUsage{cores: 0.5, memory: 100 << 20}, health: `{"status":"UP","availableProcessors":2}`}
 	var recorded []results.Row
 	r := &Runner{Lifecycle: l, Log: &strings.Builder{}, Record: func(row results.Row) error { recorded = append(recorded, row); return nil }}
 	rows, err := r.Run(context.Background(), planFor("t"))
@@ -195,7 +195,7 @@ func TestMeterSeesANeighbour(t *testing.T) {
 		t.Fatal(err)
 	}
 	busyNeighbour(t)
-	m := &meter{src: &steady{}, generatorCPUs: cpus, hostCPUs: cpus}
+	m := &meter{src: &steadyUsage{}, generatorCPUs: cpus, hostCPUs: cpus}
 	m.start()
 	time.Sleep(time.Second)
 	var row results.Row

@@ -63,15 +63,16 @@ func TestExitCodes(t *testing.T) {
 		wantRows int
 	}{
 		// Closed loop: its validity does not hang on this machine's scheduling, as an open loop's lag does.
-		{"valid ad-hoc run", []string{"run", "--url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--contains", `"id"`}, ExitOK, "", 1},
-		{"30% failing service", []string{"run", "--url", failing.URL + "/x", "--rate", "100", "--duration", "1s"}, ExitInvalid, "", 1},
+		{"valid ad-hoc run", []string{"run", "--url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--contains", `"id"`, "--calibration=false"}, ExitOK, "", 1},
+		{"30% failing service", []string{"run", "--url", failing.URL + "/x", "--rate", "100", "--duration", "1s", "--calibration=false"}, ExitInvalid, "", 1},
 		// Two rounds decide nothing: the run completes, its verdict inconclusive.
-		{"paired, two rounds", []string{"run", "--url", healthy.URL + "/x", "--baseline-url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--trials", "2", "--contains", `"id"`, "--fail-on", "p50:+50%"}, ExitInconclusive, "inconclusive: 1 comparison(s) undecided", 4},
-		{"paired, two rounds allowed", []string{"run", "--url", healthy.URL + "/x", "--baseline-url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--trials", "2", "--contains", `"id"`, "--fail-on", "p50:+50%", "--allow-inconclusive"}, ExitOK, "inconclusive, allowed", 4},
+		{"paired, two rounds", []string{"run", "--url", healthy.URL + "/x", "--baseline-url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--trials", "2", "--contains", `"id"`, "--fail-on", "p50:+50%", "--calibration=false"}, ExitInconclusive, "inconclusive: 1 comparison(s) undecided", 4},
+		{"paired, two rounds allowed", []string{"run", "--url", healthy.URL + "/x", "--baseline-url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--trials", "2", "--contains", `"id"`, "--fail-on", "p50:+50%", "--allow-inconclusive", "--calibration=false"}, ExitOK, "inconclusive, allowed", 4},
 		{"remote URL", []string{"run", "--url", "http://192.0.2.1/x", "--rate", "10"}, ExitUsage, "loopback only", 0},
 		{"no load model", []string{"run", "--url", healthy.URL}, ExitUsage, "needs --rate", 0},
 		{"scenario flag with --url", []string{"run", "--url", healthy.URL, "--rate", "1", "--targets", "x"}, ExitUsage, "--targets belongs to scenario runs", 0},
 		{"unknown flag", []string{"run", "--rat", "5"}, ExitUsage, "unknown flag", 0},
+		{"a reference server on no CPU list", []string{"reference", "--cpus", "x"}, ExitUsage, "--cpus x: ", 0},
 		{"an argument to run", []string{"run", "--url", healthy.URL, "--rate", "1", "5"}, ExitUsage, `takes no arguments; got "5"`, 0},
 		{"--max-trials beyond reason", []string{"run", "--url", healthy.URL, "--baseline-url", healthy.URL, "--rate", "1", "--until", "p50:±3%", "--max-trials", "100000"}, ExitUsage, "--max-trials 100000", 0},
 		{"--aa without a baseline", []string{"run", "--url", healthy.URL, "--rate", "1", "--aa", "2"}, ExitUsage, "--aa belongs to a paired run", 0},

@@ -82,6 +82,10 @@ type RunOptions struct {
 	// History is a performance history (a file or a postgres:// URL) each row is added to.
 	History string
 
+	// Calibration measures a reference server of known latency before the first cell and after
+	// the last (run.Calibrate).
+	Calibration bool
+
 	// Effects are the run's effects on the world; those left nil are Docker's (run.Docker).
 	Effects run.Effects
 
@@ -151,6 +155,9 @@ The flags in more detail:
   --find-max        ramps from --rate, then bisects, once per trial; --resolution is a share of
                     the rate (10%) or rps (200)
   --resume          give the flags that started the run
+  --calibration     on by default: before the first cell and after the last, about 5 s each, a
+                    reference server of known latency is measured and the instrument's error
+                    recorded in every row (calibration_ columns; docs/results.md "Calibration")
 docs/scale.md has the layouts of engines and generators.`,
 		Example: `  # the default scenario of scenarios.yaml, all its targets
   iotbench run
@@ -221,6 +228,7 @@ docs/scale.md has the layouts of engines and generators.`,
 	addDBFlags(f, &o.DB, &o.DBCPUs, &o.DBPool)
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
 	f.StringVar(&o.History, "history", "", "also add each row to this history `STORE` (a file or postgres:// URL)")
+	f.BoolVar(&o.Calibration, "calibration", true, "measure a reference server of known latency before and after the cells")
 	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run: the CSV it was writing")
 	addCABundleFlag(f, &o.CABundle)
 	f.StringVar(&o.DockerHost, "docker-host", "", "the Docker `ENGINE` the targets run on: tcp://, ssh:// or a context's name")
@@ -312,7 +320,7 @@ func (o *RunOptions) setup() (run.Setup, error) {
 		return run.Setup{}, err
 	}
 	s := run.Setup{Engine: o.DockerHost, CABundle: o.CABundle, Generators: o.generatorCount(), GeneratorHosts: o.GeneratorHosts,
-		Out: o.Out, Resume: o.Resume}
+		Out: o.Out, Resume: o.Resume, SkipCalibration: !o.Calibration}
 	if o.set("seed") {
 		s.Seed = &o.Seed
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/hdrlog"
 	"github.com/iotbench/iotbench/internal/overview"
+	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
 
@@ -46,6 +47,14 @@ func TestRunLeavesTimelineHistogramsAndReport(t *testing.T) {
 	}
 	csvPath := files[0]
 	p99, successes, key := rowOf(t, csvPath)
+	// Calibration is on by default: the row carries the reference server's figures.
+	if rows, _, err := results.ReadFile(csvPath); err != nil || !rows[0].Calibrated || rows[0].CalibrationRateRatio <= 0 {
+		t.Errorf("the row carries no calibration (%v)", err)
+	}
+	// Within its limits or not (this machine's load decides), it is in the log.
+	if !strings.Contains(strings.ToLower(errOut.String()), "calibration before the first cell") {
+		t.Errorf("stderr does not show the calibration:\n%s", errOut)
+	}
 
 	cells, err := timeline.ReadFile(timeline.Path(csvPath))
 	if err != nil || len(cells) != 1 {
@@ -119,7 +128,7 @@ func TestFindMaxWritesReport(t *testing.T) {
 	defer srv.Close()
 	out := t.TempDir()
 	s, stdout, errOut := streams()
-	args := []string{"run", "--url", srv.URL + "/x", "--rate", "10", "--find-max", "--step", "1s", "--warmup", "0s",
+	args := []string{"run", "--url", srv.URL + "/x", "--rate", "10", "--find-max", "--step", "1s", "--warmup", "0s", "--calibration=false",
 		"--slo", "p99<100ms", "--resolution", "20", "--trials", "1", "--out", out, "--html"}
 	if code := Main(context.Background(), args, s); code != ExitInvalid {
 		t.Fatalf("exit %d, want %d (no rate meets the SLO); stderr:\n%s", code, ExitInvalid, errOut)

@@ -305,8 +305,11 @@ func maxRows(sc summary.Scenario) []maxRow {
 
 // reason is why a cell is not valid.
 func reason(c summary.Cell) string {
-	if c.Verdict == "disturbed" {
+	switch c.Verdict {
+	case "disturbed":
 		return strings.TrimPrefix(c.Row.Warnings, "disturbed: ")
+	case "not-steady":
+		return c.Row.Warnings
 	}
 	return c.Row.InvalidReason
 }

@@ -95,6 +95,7 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 		}
 	}
 	notes = append(notes, warningNotes(rows)...)
+	notes = append(notes, summary.CalibrationNotes(rows)...)
 	for _, n := range notes {
 		fmt.Fprintf(w, "  • %s\n", termText(n))
 	}

@@ -143,6 +143,19 @@ type Row struct {
 	// it was (only when shards ran on other hosts).
 	GeneratorClockOffset   time.Duration
 	GeneratorClockMeasured bool
+	// Steady says the measured phase's per-second figures showed no large trend (internal/steady);
+	// SteadyJudged says whether they were judged (a loaded phase of enough seconds, schema 10 on).
+	// A not-steady row's warnings say which figure moved and how fast.
+	Steady, SteadyJudged bool
+	// The instrument's error measuring a reference server of known latency, in the calibration
+	// nearest the cell (internal/run, docs/results.md "Calibration"): measured minus true at p50
+	// and p99 (the larger in size over the references), achieved over requested rate, and the
+	// generator's own delay at p99. Calibrated says whether a calibration ran;
+	// CalibrationWithin whether its figures were within the limits.
+	Calibrated, CalibrationWithin            bool
+	CalibrationP50Error, CalibrationP99Error time.Duration
+	CalibrationRateRatio                     float64
+	CalibrationOwnDelayP99                   time.Duration
 	// Warnings say why a valid row may still mislead (a busy generator, a runtime that sees other
 	// limits than it was given); "; "-separated.
 	Warnings string
@@ -455,7 +468,53 @@ var columns = []column{
 	{"stages", str(func(r *Row) *string { return &r.Stages }), 9},
 	{"stage", integer(func(r *Row) *int { return &r.Stage }), 9},
 	{"think", str(func(r *Row) *string { return &r.Think }), 9},
+	{"steady", codec{func(r *Row) string {
+		if !r.SteadyJudged {
+			return ""
+		}
+		return strconv.FormatBool(r.Steady)
+	}, func(r *Row, v string) error {
+		if v == "" {
+			return nil
+		}
+		if v != "true" && v != "false" {
+			return errors.New("true, false or empty")
+		}
+		r.Steady, r.SteadyJudged = v == "true", true
+		return nil
+	}}, 9},
+	{"calibration_p50_error_ms", calibration(millis(func(r *Row) *time.Duration { return &r.CalibrationP50Error })), 9},
+	{"calibration_p99_error_ms", calibration(millis(func(r *Row) *time.Duration { return &r.CalibrationP99Error })), 9},
+	{"calibration_rate_ratio", calibration(float(4, func(r *Row) *float64 { return &r.CalibrationRateRatio })), 9},
+	{"calibration_own_delay_p99_ms", calibration(millis(func(r *Row) *time.Duration { return &r.CalibrationOwnDelayP99 })), 9},
+	{"calibration_within_limits", calibration(codec{func(r *Row) string { return strconv.FormatBool(r.CalibrationWithin) },
+		func(r *Row, v string) error {
+			if v != "true" && v != "false" {
+				return errors.New("true, false or empty")
+			}
+			r.CalibrationWithin = v == "true"
+			return nil
+		}}), 9},
 }
+
+// calibration is a figure of the run's calibration: empty where none ran (skipped, older files).
+func calibration(c codec) codec {
+	return codec{func(r *Row) string {
+		if !r.Calibrated {
+			return ""
+		}
+		return c.get(r)
+	}, func(r *Row, v string) error {
+		if v == "" {
+			return nil
+		}
+		r.Calibrated = true
+		return c.set(r, v)
+	}}
+}
+
+// NotSteady says the row was judged and its measured phase was not in a steady state.
+func (r Row) NotSteady() bool { return r.SteadyJudged && !r.Steady }
 
 // GeneratorCount is the row's generators: 1 for rows older than the column.
 func (r Row) GeneratorCount() int { return max(1, r.Generators) }

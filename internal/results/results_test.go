@@ -43,6 +43,12 @@ func TestRoundTrip(t *testing.T) {
 	// Three generators, one of them on another host whose clock was measured.
 	want[1].Generators, want[1].GeneratorClockOffset, want[1].GeneratorClockMeasured = 3, 1234*time.Microsecond, true
 	want[1].Arrival, want[1].Stages, want[1].Stage = "poisson", "1m:500-5000", 2
+	// One judged not steady, measured after a calibration that missed its limits; the other
+	// neither judged nor calibrated.
+	want[1].Steady, want[1].SteadyJudged = false, true
+	want[1].Calibrated, want[1].CalibrationWithin = true, false
+	want[1].CalibrationP50Error, want[1].CalibrationP99Error = 120*time.Microsecond, -3100*time.Microsecond
+	want[1].CalibrationRateRatio, want[1].CalibrationOwnDelayP99 = 0.9931, 80*time.Microsecond
 	for _, r := range want {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)

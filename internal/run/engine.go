@@ -56,6 +56,9 @@ type Effects struct {
 	Meta func() bench.Meta
 	// Now is the clock that names a new results file.
 	Now func() time.Time
+	// Calibrate measures the reference servers at rate, placed on targetCPUs (nil: in this
+	// process; calibrate.go).
+	Calibrate func(ctx context.Context, rate int, targetCPUs []int) (Calibration, error)
 }
 
 // Docker are the effects of a real run: the Docker engine, this machine, this binary.
@@ -71,6 +74,10 @@ func Docker() Effects {
 			return bench.Meta{Version: hostinfo.Version, Commit: hostinfo.Commit(), HostCPU: hostinfo.CPUModel(), Kernel: hostinfo.Kernel()}
 		},
 		Now: time.Now,
+		Calibrate: func(ctx context.Context, rate int, targetCPUs []int) (Calibration, error) {
+			exe, _ := os.Executable()
+			return Calibrate(ctx, rate, DefaultCalibration, exe, targetCPUs)
+		},
 	}
 }
 
@@ -101,6 +108,9 @@ func New(e Effects) *Runs {
 	}
 	if e.Now == nil {
 		e.Now = d.Now
+	}
+	if e.Calibrate == nil {
+		e.Calibrate = d.Calibrate
 	}
 	return &Runs{Effects: e, engines: map[string]Engine{}}
 }

@@ -63,6 +63,10 @@ type Setup struct {
 	// recorded skipped and nothing is started.
 	NeedsCPUs int
 
+	// SkipCalibration skips the known-answer calibration measured before the first cell and
+	// after the last (calibrate.go).
+	SkipCalibration bool
+
 	// History, when set, keeps each row in a performance history as it is recorded (run --history).
 	History History
 
@@ -151,6 +155,8 @@ type Outcome struct {
 	Interrupted bool
 	// Skipped is why no cell was loaded (a host with too few CPUs); empty otherwise.
 	Skipped string
+	// CalibrationsMissed counts the run's calibrations that missed their limits.
+	CalibrationsMissed int
 }
 
 // Err is the outcome's exit status as an error: nil when every cell is valid (a find-max run:
@@ -261,6 +267,33 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 		r.More = s.Gate.more(s.Log, p)
 	}
 	announce(s.Log, s, p, f)
+	if !s.SkipCalibration {
+		cal := &calibrator{log: s.Log, rate: calibrationRate(p), run: rs.Effects.Calibrate}
+		// Placed as a target is: on the targets' CPUs of this machine. A remote engine's
+		// targets and a running service's are out of reach: the reference runs here.
+		if s.Scenario != nil && remote == "" {
+			cal.cpus = p.TargetCPUs
+		}
+		cal.measure(ctx, beforeFirst)
+		record := r.Record
+		r.Record = func(row results.Row) error {
+			cal.stamp(&row)
+			return record(row)
+		}
+		// The rows are written as their cells finish: the calibration after the last cell is
+		// in the log and the outcome, and the rows carry the one before them.
+		defer func() {
+			if ctx.Err() == nil {
+				cal.measure(ctx, afterLast)
+			}
+			out.CalibrationsMissed = cal.missed
+		}()
+		defer func() {
+			for i := len(f.resumed); i < len(out.Rows); i++ {
+				cal.stamp(&out.Rows[i])
+			}
+		}()
+	}
 
 	if s.FindMax != nil {
 		found, rows, err := findMax(ctx, r, p, s.FindMax)

@@ -79,7 +79,14 @@ func effects(e *containertest.Engine, connects *int) Effects {
 		Executable:  func() (string, error) { return "", errors.New("no shards in these tests") },
 		Meta:        func() bench.Meta { return bench.Meta{Version: "test"} },
 		Now:         func() time.Time { return time.Date(2026, 11, 25, 17, 0, 0, 0, time.UTC) },
+		Calibrate:   knownCalibration,
 	}
+}
+
+// knownCalibration stands for the calibration's measurement (calibrate_test.go measures it):
+// figures within every limit, the same at every call.
+func knownCalibration(_ context.Context, rate int, _ []int) (Calibration, error) {
+	return Calibration{Rate: rate, P50Error: 120 * time.Microsecond, P99Error: -800 * time.Microsecond, RateRatio: 0.9991, OwnDelayP99: 90 * time.Microsecond}, nil
 }
 
 // TestExecuteLeavesEveryFile: a scenario run on a fake engine records a row a cell, keeps each

@@ -95,21 +95,29 @@ func rankMetric(mode string) results.Metric {
 }
 
 // rankTargets ranks a fixed-rate scenario's targets on rankMetric when every target has
-// MinTrialsToRank valid trials, and orders them by rank.
+// MinTrialsToRank valid, steady trials, and orders them by rank: a trial whose figures trended
+// through its measured phase is no steady-state figure, and never ranked.
 func rankTargets(sc *Scenario) {
 	if len(sc.Targets) < 2 {
 		return
 	}
 	by := rankMetric(sc.Settings.Mode)
-	var short []string
+	var short, unsteady []string
 	samples := make([][]float64, len(sc.Targets))
 	for i, t := range sc.Targets {
-		if t.Valid < MinTrialsToRank {
-			short = append(short, fmt.Sprintf("%s %d", t.Name, t.Valid))
+		cells := t.steadyCells()
+		if len(cells) < MinTrialsToRank {
+			short = append(short, fmt.Sprintf("%s %d", t.Name, len(cells)))
 		}
-		for _, c := range t.validCells() {
+		if n := t.Valid - len(cells); n > 0 {
+			unsteady = append(unsteady, fmt.Sprintf("%s %d", t.Name, n))
+		}
+		for _, c := range cells {
 			samples[i] = append(samples[i], by.Value(c.Row))
 		}
+	}
+	if len(unsteady) > 0 {
+		sc.Notes = append(sc.Notes, fmt.Sprintf("not ranked as steady-state figures: valid trials whose measured phase was not steady (%s)", strings.Join(unsteady, ", ")))
 	}
 	if len(short) > 0 {
 		sc.Unranked = short

@@ -156,14 +156,15 @@ type Pooled struct {
 // Cell is one measured cell: its row and, when read, its timeline.
 type Cell struct {
 	Row     results.Row
-	Verdict string // valid, invalid, verify-failed, disturbed
+	Verdict string // valid, invalid, verify-failed, disturbed, not-steady
 	// Warmup and Measure are the cell's seconds; empty when its timeline was not found.
 	Warmup, Measure []timeline.Second
 	src             int // the source it was read from
 }
 
 // Verdict names how far a row can be trusted: valid, disturbed (valid, but other work took the
-// CPUs), invalid, or why it was never loaded (verify-failed, build-failed, start-failed, skipped).
+// CPUs), not-steady (valid, but a per-second figure trended through the measured phase), invalid,
+// or why it was never loaded (verify-failed, build-failed, start-failed, skipped).
 func Verdict(r results.Row) string {
 	switch {
 	case !r.Loaded():
@@ -173,6 +174,8 @@ func Verdict(r results.Row) string {
 		return "invalid"
 	case strings.Contains(r.Warnings, "disturbed:"):
 		return "disturbed"
+	case r.NotSteady():
+		return "not-steady"
 	}
 	return "valid"
 }
@@ -320,6 +323,7 @@ func Build(sources []Source) (*Overview, error) {
 		} else {
 			rankTargets(&sc)
 		}
+		sc.Notes = append(sc.Notes, CalibrationNotes(sc.Rows)...)
 		o.Scenarios = append(o.Scenarios, sc)
 	}
 	return o, nil
@@ -330,6 +334,18 @@ func (t *Target) validCells() []Cell {
 	var out []Cell
 	for _, c := range t.Cells {
 		if c.Row.Valid {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// steadyCells are t's valid cells whose measured phase was not found to trend: the ones a
+// ranking may treat as steady-state figures (rows older than the check count as steady).
+func (t *Target) steadyCells() []Cell {
+	var out []Cell
+	for _, c := range t.validCells() {
+		if !c.Row.NotSteady() {
 			out = append(out, c)
 		}
 	}

@@ -1,0 +1,41 @@
+package cli
+
+import (
+	"io"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/reference"
+	"github.com/iotbench/iotbench/internal/run"
+	"github.com/spf13/cobra"
+)
+
+// NewCmdReference builds the hidden `iotbench reference`: a reference server of known latency
+// for a run's calibration, pinned where the run's targets run; it prints its URL and serves
+// until its stdin closes (run.ServeReference).
+func NewCmdReference(in io.Reader, s Streams) *cobra.Command {
+	var shape reference.Shape
+	var cpus string
+	cmd := &cobra.Command{
+		Use:    "reference",
+		Short:  "A reference server of known latency for a run's calibration (started by iotbench run)",
+		Hidden: true,
+		Args:   noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var pinned []int
+			if cpus != "" {
+				var err error
+				if pinned, err = cpuset.Parse(cpus, cpuset.MaxCPUs); err != nil {
+					return usagef("--cpus %s: %v", cpus, err)
+				}
+			}
+			return run.ServeReference(shape, pinned, in, s.Out)
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&shape.Delay, "delay", 2*time.Millisecond, "every answer's wait")
+	f.DurationVar(&shape.Freeze, "freeze", 0, "a freeze every --period, holding what arrives meanwhile")
+	f.DurationVar(&shape.Period, "period", 0, "how often it freezes")
+	f.StringVar(&cpus, "cpus", "", "the CPUs it is pinned to (empty: not pinned)")
+	return cmd
+}

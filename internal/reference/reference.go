@@ -1,0 +1,96 @@
+// Package reference is a server whose latencies are known before it is measured: every answer
+// waits a fixed delay, and, optionally, the server freezes for a while every period (as a
+// stop-the-world pause does), holding the requests that arrive meanwhile until it thaws. Under
+// evenly spaced arrivals its true percentiles follow in closed form (Shape.Quantile), so
+// measuring it tells how far the instrument is from the truth on this machine today
+// (internal/run's calibration).
+package reference
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Shape is what the server does to each request.
+type Shape struct {
+	// Delay is every answer's wait.
+	Delay time.Duration
+	// Freeze, every Period, holds the requests that arrive during it until it ends; none when
+	// either is zero.
+	Freeze, Period time.Duration
+}
+
+// frozen is the share of the time the server is frozen.
+func (s Shape) frozen() float64 {
+	if s.Freeze <= 0 || s.Period <= 0 {
+		return 0
+	}
+	return float64(min(s.Freeze, s.Period)) / float64(s.Period)
+}
+
+// Quantile is the true latency at quantile q (0 < q < 1) of requests arriving evenly over whole
+// periods: the delay, and for the share f of them that arrive frozen a wait spread evenly from 0
+// to the freeze, so above 1-f the wait grows linearly: Freeze × (q − (1 − f)) / f.
+func (s Shape) Quantile(q float64) time.Duration {
+	f := s.frozen()
+	if f == 0 || q <= 1-f {
+		return s.Delay
+	}
+	return s.Delay + time.Duration(float64(s.Freeze)*(q-(1-f))/f)
+}
+
+// wait is how long a request arriving since after the server began waits before its answer.
+func (s Shape) wait(since time.Duration) time.Duration {
+	if s.frozen() == 0 {
+		return s.Delay
+	}
+	if phase := since % s.Period; phase < s.Freeze {
+		return s.Freeze - phase + s.Delay
+	}
+	return s.Delay
+}
+
+// Server is a running reference server.
+type Server struct {
+	srv *http.Server
+	url string
+}
+
+// Body is every answer's body.
+const Body = `{"ok":true}`
+
+// Start serves shape on a free loopback port until Close.
+func Start(shape Shape) (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t := time.NewTimer(shape.wait(time.Since(began)))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, Body)
+	})
+	s := &Server{srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}, url: "http://" + ln.Addr().String() + "/"}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			panic("reference: " + err.Error())
+		}
+	}()
+	return s, nil
+}
+
+// URL is the server's address.
+func (s *Server) URL() string { return s.url }
+
+// Close stops the server.
+func (s *Server) Close() error { return s.srv.Close() }

@@ -1,0 +1,289 @@
+package run
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/hostinfo"
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/reference"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/units"
+)
+
+// The limits a calibration's figures must hold (docs/results.md, "Calibration"): the bars the
+// project's own acceptance check (scripts/acceptance.sh) holds the instrument to.
+const (
+	CalibrationP50Limit  = 1500 * time.Microsecond
+	CalibrationP99Limit  = 5 * time.Millisecond
+	CalibrationRateLimit = 0.995
+)
+
+// The reference servers a calibration measures: a fixed delay, and the same delay with a
+// freeze of a tenth of each period, whose p99 (47 ms) lies in the frozen tail.
+var (
+	fixedDelay = reference.Shape{Delay: 2 * time.Millisecond}
+	freezing   = reference.Shape{Delay: 2 * time.Millisecond, Freeze: 50 * time.Millisecond, Period: 500 * time.Millisecond}
+)
+
+// CalibrationPhases is how long each reference is loaded: a warm-up, then whole periods of the
+// freeze measured.
+type CalibrationPhases struct {
+	Warmup, Duration time.Duration
+}
+
+// DefaultCalibration costs about 5 s a calibration: two references, 0.5 s warm-up and 2 s each.
+var DefaultCalibration = CalibrationPhases{Warmup: 500 * time.Millisecond, Duration: 2 * time.Second}
+
+// Calibration is the instrument's error measuring the reference servers: measured minus true,
+// the larger in size over the two.
+type Calibration struct {
+	// Where says where the reference servers ran.
+	Where              string
+	Rate               int
+	P50Error, P99Error time.Duration
+	// RateRatio is the lower of the two references' achieved over requested rate.
+	RateRatio   float64
+	OwnDelayP99 time.Duration
+	// Missed says which limits the figures missed; empty: within every one.
+	Missed []string
+}
+
+// Within says the figures held every limit.
+func (c Calibration) Within() bool { return len(c.Missed) == 0 }
+
+// String is the calibration in one line.
+func (c Calibration) String() string {
+	verdict := "within limits"
+	if !c.Within() {
+		verdict = "MISSED: " + strings.Join(c.Missed, "; ")
+	}
+	where := ""
+	if c.Where != "" {
+		where = " (reference " + c.Where + ")"
+	}
+	return fmt.Sprintf("p50 %+.3f ms, p99 %+.3f ms off the truth, %.2f%% of %d rps sent, own delay p99 %s%s: %s",
+		ms(c.P50Error), ms(c.P99Error), 100*c.RateRatio, c.Rate, units.Millis(c.OwnDelayP99), where, verdict)
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// stamp records c on row, with a warning when it missed its limits.
+func (c Calibration) stamp(row *results.Row) {
+	if !row.Loaded() {
+		return
+	}
+	row.Calibrated, row.CalibrationWithin = true, c.Within()
+	row.CalibrationP50Error, row.CalibrationP99Error = c.P50Error, c.P99Error
+	row.CalibrationRateRatio, row.CalibrationOwnDelayP99 = c.RateRatio, c.OwnDelayP99
+	if !c.Within() {
+		w := "calibration missed its limits: " + strings.Join(c.Missed, "; ")
+		if row.Warnings != "" {
+			w = row.Warnings + "; " + w
+		}
+		row.Warnings = w
+	}
+}
+
+// Calibrate measures the reference servers on loopback at rate for phases: in a helper process
+// pinned to targetCPUs, as a target is, started from exe (this binary's `iotbench reference`);
+// in this process when either is empty or the helper cannot start.
+func Calibrate(ctx context.Context, rate int, phases CalibrationPhases, exe string, targetCPUs []int) (Calibration, error) {
+	place := inProcess
+	if exe != "" && len(targetCPUs) > 0 {
+		place = pinnedHelper(exe, targetCPUs)
+	}
+	return calibrateAt(ctx, rate, phases, place)
+}
+
+// placement starts a reference server somewhere; stop ends it.
+type placement struct {
+	where string
+	start func(shape reference.Shape) (url string, stop func(), err error)
+}
+
+var inProcess = placement{where: "in this process", start: func(shape reference.Shape) (string, func(), error) {
+	srv, err := reference.Start(shape)
+	if err != nil {
+		return "", nil, err
+	}
+	return srv.URL(), func() { srv.Close() }, nil
+}}
+
+// pinnedHelper runs each reference server in `exe reference`, pinned to cpus.
+func pinnedHelper(exe string, cpus []int) placement {
+	return placement{where: "pinned to CPUs " + cpuset.Format(cpus) + ", the targets'", start: func(shape reference.Shape) (string, func(), error) {
+		cmd := exec.Command(exe, referenceArgs(shape, cpus)...)
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			return "", nil, err
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			return "", nil, err
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			return "", nil, err
+		}
+		stop := func() { stdin.Close(); cmd.Wait() }
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err != nil {
+			stop()
+			return "", nil, fmt.Errorf("the reference helper said nothing: %v %s", err, strings.TrimSpace(stderr.String()))
+		}
+		return strings.TrimSpace(line), stop, nil
+	}}
+}
+
+// referenceArgs are the arguments of `iotbench reference` serving shape pinned to cpus.
+func referenceArgs(shape reference.Shape, cpus []int) []string {
+	return []string{"reference", "--delay", shape.Delay.String(), "--freeze", shape.Freeze.String(), "--period", shape.Period.String(), "--cpus", cpuset.Format(cpus)}
+}
+
+// ServeReference is the hidden `iotbench reference`: pinned to cpus (none: not pinned), it
+// serves shape on loopback, writes its URL as a line to out, and serves until in is closed
+// (its parent, the calibrating run, is done with it or gone).
+func ServeReference(shape reference.Shape, cpus []int, in io.Reader, out io.Writer) error {
+	if len(cpus) > 0 {
+		if err := hostinfo.PinProcess(cpus); err != nil {
+			return fmt.Errorf("pinning the reference server to CPUs %s: %w", cpuset.Format(cpus), err)
+		}
+	}
+	srv, err := reference.Start(shape)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if _, err := fmt.Fprintln(out, srv.URL()); err != nil {
+		return err
+	}
+	if _, err := io.Copy(io.Discard, in); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		return err
+	}
+	return nil
+}
+
+// calibrateAt measures the reference servers, placed by place, at rate for phases; a helper
+// that cannot start leaves the calibration to this process, and says so.
+func calibrateAt(ctx context.Context, rate int, phases CalibrationPhases, place placement) (Calibration, error) {
+	c := Calibration{Where: place.where, Rate: rate, RateRatio: 1}
+	for _, shape := range []reference.Shape{fixedDelay, freezing} {
+		url, stop, err := place.start(shape)
+		if err != nil && place.where != inProcess.where {
+			c.Where = fmt.Sprintf("in this process: the helper %s failed: %v", place.where, err)
+			place = inProcess
+			url, stop, err = place.start(shape)
+		}
+		if err != nil {
+			return c, fmt.Errorf("starting the reference server: %w", err)
+		}
+		res, err := measureReference(ctx, url, shape, rate, phases)
+		stop()
+		if err != nil {
+			return c, err
+		}
+		c.P50Error = larger(c.P50Error, res.Latency.P50-shape.Quantile(0.50))
+		c.P99Error = larger(c.P99Error, res.Latency.P99-shape.Quantile(0.99))
+		c.RateRatio = min(c.RateRatio, res.AchievedRate()/float64(rate))
+		c.OwnDelayP99 = max(c.OwnDelayP99, res.OwnDelay.P99)
+		if res.Errors > 0 {
+			c.Missed = append(c.Missed, fmt.Sprintf("%d of %d requests to the reference failed", res.Errors, res.Requests))
+		}
+	}
+	c.judge()
+	return c, nil
+}
+
+// judge adds to Missed each limit the figures miss.
+func (c *Calibration) judge() {
+	if c.P50Error.Abs() > CalibrationP50Limit {
+		c.Missed = append(c.Missed, fmt.Sprintf("p50 off by %.3f ms (limit %s)", ms(c.P50Error), units.Millis(CalibrationP50Limit)))
+	}
+	if c.P99Error.Abs() > CalibrationP99Limit {
+		c.Missed = append(c.Missed, fmt.Sprintf("p99 off by %.3f ms (limit %s)", ms(c.P99Error), units.Millis(CalibrationP99Limit)))
+	}
+	if c.RateRatio < CalibrationRateLimit {
+		c.Missed = append(c.Missed, fmt.Sprintf("%.2f%% of the rate sent (limit %.1f%%)", 100*c.RateRatio, 100*CalibrationRateLimit))
+	}
+}
+
+// larger is whichever of a and b is the larger in size.
+func larger(a, b time.Duration) time.Duration {
+	if b.Abs() > a.Abs() {
+		return b
+	}
+	return a
+}
+
+func measureReference(ctx context.Context, url string, shape reference.Shape, rate int, phases CalibrationPhases) (load.Result, error) {
+	return load.Run(ctx, load.Config{
+		Request: load.Request{Method: "GET", URL: url}, Check: load.NewCheck(`"ok"`),
+		Model:  load.Model{Rate: rate, ExpectedLatency: shape.Quantile(1)},
+		Warmup: phases.Warmup, Duration: phases.Duration, Timeout: 5 * time.Second,
+	})
+}
+
+// calibrationRate is the rate a run's calibration loads the references at: the run's largest
+// open-loop rate, within what keeps it cheap and its p99 well sampled (1,000 answers or more).
+func calibrationRate(p *plan.Plan) int {
+	rate := 0
+	for _, c := range p.Cells {
+		rate = max(rate, c.Load.Model.Rate)
+	}
+	return min(max(rate, 500), 2000)
+}
+
+// calibrator runs a run's calibrations and stamps each row with the one before its cell.
+type calibrator struct {
+	log  io.Writer
+	rate int
+	cpus []int // the targets', where the reference runs; nil: in this process
+	run  func(ctx context.Context, rate int, targetCPUs []int) (Calibration, error)
+	// before is the calibration before the first cell; nil when it failed.
+	before *Calibration
+	// missed counts the calibrations that missed their limits.
+	missed int
+}
+
+// measure runs a calibration, when, and says what it found: loudly when it missed its limits.
+func (c *calibrator) measure(ctx context.Context, when string) {
+	cal, err := c.run(ctx, c.rate, c.cpus)
+	if err != nil {
+		if ctx.Err() == nil {
+			fmt.Fprintf(c.log, "calibration %s: not measured: %v\n", when, err)
+		}
+		return
+	}
+	if when == beforeFirst {
+		c.before = &cal
+	}
+	if cal.Within() {
+		fmt.Fprintf(c.log, "calibration %s: %s\n", when, cal)
+		return
+	}
+	c.missed++
+	fmt.Fprintf(c.log, "CALIBRATION %s MISSED ITS LIMITS: %s\n  the instrument measured a server of known latency wrongly on this machine now: its figures are suspect (rows marked calibration_within_limits=false)\n", strings.ToUpper(when), cal)
+}
+
+// The calibrations of a run.
+const (
+	beforeFirst = "before the first cell"
+	afterLast   = "after the last cell"
+)
+
+// stamp records the calibration before the first cell on row.
+func (c *calibrator) stamp(row *results.Row) {
+	if c.before != nil {
+		c.before.stamp(row)
+	}
+}

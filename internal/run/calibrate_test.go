@@ -1,0 +1,242 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/reference"
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+// Every loaded row of a run carries the calibration measured before its first cell, in the
+// file as in the outcome; the log shows it, and the one after the last cell.
+func TestEveryRowCarriesTheCalibration(t *testing.T) {
+	dir := t.TempDir()
+	e, connects := fakeEngine("b"), 0
+	fx := effects(e, &connects)
+	calls := 0
+	var placed [][]int
+	fx.Calibrate = func(ctx context.Context, rate int, cpus []int) (Calibration, error) {
+		calls++
+		placed = append(placed, cpus)
+		return knownCalibration(ctx, rate, cpus)
+	}
+	rs := New(fx)
+	defer rs.Close()
+	var log strings.Builder
+	out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, Out: filepath.Join(dir, "results"), Log: &log})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	rows, _, err := results.ReadFile(out.Path)
+	if err != nil || len(rows) != 4 {
+		t.Fatalf("%d rows (%v)", len(rows), err)
+	}
+	for i, row := range rows {
+		want := row.Loaded() // a cell never loaded measured nothing to calibrate
+		if row.Calibrated != want || want && (!row.CalibrationWithin || row.CalibrationP50Error != 120*time.Microsecond ||
+			row.CalibrationP99Error != -800*time.Microsecond || row.CalibrationRateRatio != 0.9991 || row.CalibrationOwnDelayP99 != 90*time.Microsecond) {
+			t.Errorf("%s trial %d (loaded %v): calibration %v within %v, %v %v %v %v", row.Target, row.Trial, row.Loaded(), row.Calibrated, row.CalibrationWithin,
+				row.CalibrationP50Error, row.CalibrationP99Error, row.CalibrationRateRatio, row.CalibrationOwnDelayP99)
+		}
+		if o := out.Rows[i]; o.Calibrated != row.Calibrated || o.CalibrationP99Error != row.CalibrationP99Error {
+			t.Errorf("outcome's row %d differs from the file's: %v %v", i, o.Calibrated, o.CalibrationP99Error)
+		}
+	}
+	if calls != 2 || out.CalibrationsMissed != 0 {
+		t.Errorf("%d calibrations, %d missed; want one before, one after, none missed", calls, out.CalibrationsMissed)
+	}
+	// Placed as the targets are: on their CPUs (the plan gives the last of the two).
+	for _, cpus := range placed {
+		if len(cpus) != 1 || cpus[0] != 1 {
+			t.Errorf("the reference was placed on CPUs %v, want the targets' [1]", cpus)
+		}
+	}
+	for _, line := range []string{
+		"calibration before the first cell: p50 +0.120 ms, p99 -0.800 ms off the truth, 99.91% of 500 rps sent, own delay p99 0.09 ms: within limits",
+		"calibration after the last cell: p50 +0.120 ms",
+	} {
+		if !strings.Contains(log.String(), line) {
+			t.Errorf("log lacks %q:\n%s", line, log.String())
+		}
+	}
+
+	// Skipped, nothing is calibrated and the columns stay empty.
+	calls = 0
+	out, err = rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, File: filepath.Join(dir, "skip.csv"), SkipCalibration: true, Log: &log})
+	if err != nil || calls != 0 {
+		t.Fatalf("%v, %d calibrations", err, calls)
+	}
+	for _, row := range out.Rows {
+		if row.Calibrated {
+			t.Errorf("%s trial %d: calibrated with the calibration skipped", row.Target, row.Trial)
+		}
+	}
+}
+
+// A calibration that misses its limits says so loudly, and its rows are marked.
+func TestAMissedCalibrationMarksTheRows(t *testing.T) {
+	dir := t.TempDir()
+	e, connects := fakeEngine(), 0
+	fx := effects(e, &connects)
+	fx.Calibrate = func(_ context.Context, rate int, _ []int) (Calibration, error) {
+		c := Calibration{Rate: rate, P50Error: 300 * time.Microsecond, P99Error: 5100 * time.Microsecond, RateRatio: 0.97}
+		c.judge()
+		return c, nil
+	}
+	rs := New(fx)
+	defer rs.Close()
+	var log strings.Builder
+	out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, File: filepath.Join(dir, "r.csv"), Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const missed = "calibration missed its limits: p99 off by 5.100 ms (limit 5.00 ms); 97.00% of the rate sent (limit 99.5%)"
+	for _, row := range out.Rows {
+		if !row.Calibrated || row.CalibrationWithin || !strings.Contains(row.Warnings, missed) {
+			t.Errorf("%s trial %d: calibrated %v within %v, warnings %q", row.Target, row.Trial, row.Calibrated, row.CalibrationWithin, row.Warnings)
+		}
+	}
+	if out.CalibrationsMissed != 2 || !strings.Contains(log.String(), "CALIBRATION BEFORE THE FIRST CELL MISSED ITS LIMITS: ") {
+		t.Errorf("%d missed; log:\n%s", out.CalibrationsMissed, log.String())
+	}
+}
+
+// A calibration that cannot be measured leaves the rows uncalibrated and the run going.
+func TestAFailedCalibrationIsALine(t *testing.T) {
+	dir := t.TempDir()
+	e, connects := fakeEngine(), 0
+	fx := effects(e, &connects)
+	fx.Calibrate = func(context.Context, int, []int) (Calibration, error) { return Calibration{}, errors.New("no port") }
+	rs := New(fx)
+	defer rs.Close()
+	var log strings.Builder
+	out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, File: filepath.Join(dir, "r.csv"), Log: &log})
+	if err != nil || len(out.Rows) != 4 || out.Rows[0].Calibrated {
+		t.Fatalf("%v, %d rows", err, len(out.Rows))
+	}
+	if !strings.Contains(log.String(), "calibration before the first cell: not measured: no port") {
+		t.Errorf("log:\n%s", log.String())
+	}
+}
+
+// The real calibration measures both references at the rate asked and judges what it found
+// (its figures depend on this machine: only their shape is checked).
+func TestCalibrateMeasuresTheReferences(t *testing.T) {
+	c, err := Calibrate(context.Background(), 500, CalibrationPhases{Duration: 500 * time.Millisecond}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rate != 500 || c.RateRatio <= 0 || c.RateRatio > 1.01 || c.OwnDelayP99 <= 0 || c.Where != "in this process" {
+		t.Errorf("%+v", c)
+	}
+	t.Log(c)
+}
+
+func TestCalibrationLimits(t *testing.T) {
+	for _, c := range []struct {
+		cal  Calibration
+		want string
+	}{
+		{Calibration{P50Error: -1500 * time.Microsecond, P99Error: 5 * time.Millisecond, RateRatio: 0.995}, ""},
+		{Calibration{P50Error: -1501 * time.Microsecond, RateRatio: 1}, "p50 off by -1.501 ms (limit 1.50 ms)"},
+		{Calibration{P99Error: -5100 * time.Microsecond, RateRatio: 0.9949}, "p99 off by -5.100 ms (limit 5.00 ms); 99.49% of the rate sent (limit 99.5%)"},
+	} {
+		c.cal.judge()
+		if got := strings.Join(c.cal.Missed, "; "); got != c.want || c.cal.Within() != (c.want == "") {
+			t.Errorf("%+v: missed %q, want %q", c.cal, got, c.want)
+		}
+	}
+}
+
+func TestCalibrationRate(t *testing.T) {
+	for _, c := range []struct {
+		rates []int
+		want  int
+	}{{nil, 500}, {[]int{50, 100}, 500}, {[]int{800}, 800}, {[]int{100, 20000}, 2000}} {
+		p := planOfRates(c.rates)
+		if got := calibrationRate(p); got != c.want {
+			t.Errorf("rates %v: %d, want %d", c.rates, got, c.want)
+		}
+	}
+}
+
+// planOfRates is a plan of one cell a rate (0: closed loop).
+func planOfRates(rates []int) *plan.Plan {
+	p := &plan.Plan{}
+	for _, r := range rates {
+		p.Cells = append(p.Cells, plan.Cell{Load: load.Config{Model: load.Model{Rate: r}}})
+	}
+	return p
+}
+
+// helperEnv makes this test binary the reference helper (TestMain), as `iotbench reference` is
+// in a run.
+const helperEnv = "IOTBENCH_TEST_REFERENCE_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		fs := flag.NewFlagSet("reference", flag.ExitOnError)
+		var shape reference.Shape
+		var cpus string
+		fs.DurationVar(&shape.Delay, "delay", 0, "")
+		fs.DurationVar(&shape.Freeze, "freeze", 0, "")
+		fs.DurationVar(&shape.Period, "period", 0, "")
+		fs.StringVar(&cpus, "cpus", "", "")
+		fs.Parse(os.Args[2:])
+		pinned, _ := cpuset.Parse(cpus, cpuset.MaxCPUs)
+		if err := ServeReference(shape, pinned, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// The pinned helper serves the reference from a process of its own, pinned to the CPUs given,
+// and ends when the calibration is done with it; one that cannot start leaves the calibration
+// to this process, which says so.
+func TestPinnedHelperServesTheReference(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Setenv(helperEnv, "1")
+	place := pinnedHelper(exe, []int{0})
+	url, stop, err := place.start(freezing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	stop()
+	if string(b) != reference.Body || place.where != "pinned to CPUs 0, the targets'" {
+		t.Errorf("answer %q from a helper %s", b, place.where)
+	}
+	if _, err := http.Get(url); err == nil {
+		t.Error("the helper still serves after stop")
+	}
+
+	c, err := calibrateAt(context.Background(), 500, CalibrationPhases{Duration: 200 * time.Millisecond}, pinnedHelper(filepath.Join(t.TempDir(), "missing"), []int{0}))
+	if err != nil || !strings.HasPrefix(c.Where, "in this process: the helper pinned to CPUs 0, the targets' failed: ") {
+		t.Errorf("%v, measured %q", err, c.Where)
+	}
+}
