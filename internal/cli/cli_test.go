@@ -44,6 +44,13 @@ func TestExitCodes(t *testing.T) {
 		io.WriteString(w, `{"id":1}`)
 	}))
 	defer healthy.Close()
+	// A slow service: the generator's own delay is allowed a share of its latency (10% of 200 ms),
+	// a margin that a busy CI machine under -race (7.7 ms seen at 50 ms) stays well inside.
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(200 * time.Millisecond)
+		io.WriteString(w, `{"id":1}`)
+	}))
+	defer slow.Close()
 	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		if n.Add(1)%10 < 3 {
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -63,7 +70,7 @@ func TestExitCodes(t *testing.T) {
 		wantRows int
 	}{
 		// Closed loop: its validity does not hang on this machine's scheduling, as an open loop's lag does.
-		{"valid ad-hoc run", []string{"run", "--url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--contains", `"id"`, "--calibration=false"}, ExitOK, "", 1},
+		{"valid ad-hoc run", []string{"run", "--url", slow.URL + "/x", "--connections", "4", "--duration", "2s", "--expected-latency", "250ms", "--contains", `"id"`, "--calibration=false"}, ExitOK, "", 1},
 		{"30% failing service", []string{"run", "--url", failing.URL + "/x", "--rate", "100", "--duration", "1s", "--calibration=false"}, ExitInvalid, "", 1},
 		// Two rounds decide nothing: the run completes, its verdict inconclusive.
 		{"paired, two rounds", []string{"run", "--url", healthy.URL + "/x", "--baseline-url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--trials", "2", "--contains", `"id"`, "--fail-on", "p50:+50%", "--calibration=false"}, ExitInconclusive, "inconclusive: 1 comparison(s) undecided", 4},

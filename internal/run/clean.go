@@ -31,7 +31,15 @@ func Clean(ctx context.Context, c Cleaner, all, dryRun bool, now time.Time, out 
 	for _, f := range found {
 		fmt.Fprintf(out, "%s %s\n", verb, f.Describe(now))
 	}
+	images := 0
+	for _, f := range found {
+		if f.Image {
+			images++
+		}
+	}
 	switch {
+	case images > 0:
+		fmt.Fprintf(out, "%d container(s) and %d image(s) %s\n", len(found)-images, images, done)
 	case len(found) > 0:
 		fmt.Fprintf(out, "%d container(s) %s\n", len(found), done)
 	case err == nil && all:
@@ -52,7 +60,11 @@ func removeLeftovers(ctx context.Context, c Cleaner, log io.Writer) {
 	found, err := c.RemoveLeftovers(ctx, container.Cleanup{})
 	now := time.Now()
 	for _, f := range found {
-		fmt.Fprintf(log, "removed a container left by an earlier run: %s\n", f.Describe(now))
+		what := "a container left by an earlier run"
+		if f.Image {
+			what = "an image of an earlier build"
+		}
+		fmt.Fprintf(log, "removed %s: %s\n", what, f.Describe(now))
 	}
 	if err != nil {
 		fmt.Fprintf(log, "warning: leftover containers of earlier runs: %v (`iotbench clean` retries)\n", err)

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/iotbench/iotbench/internal/bench"
@@ -37,21 +38,24 @@ func (rs *Runs) Verify(ctx context.Context, v Verification) (failed []string, to
 	if err != nil {
 		return nil, 0, err
 	}
+	// Planned before the engine is reached, so that a mistake in the flags or the file is found
+	// first; planned again on another host's CPUs when the engine is there.
+	p, err := plan.Targets(f, v.Targets, v.Overrides, allowed)
+	if err != nil {
+		return nil, 0, PlanError(err)
+	}
 	d, err := rs.connect(ctx, v.Engine, v.CABundle, v.Log)
 	if err != nil {
 		return nil, 0, err
 	}
 	if d.Remote() != "" {
-		// The targets' CPUs are the engine host's.
 		facts, err := d.Facts(ctx)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, fmt.Errorf("asking the engine at %s about its host: %w", d.Remote(), err)
 		}
-		allowed = allCPUs(facts.CPUs)
-	}
-	p, err := plan.Targets(f, v.Targets, v.Overrides, allowed)
-	if err != nil {
-		return nil, 0, PlanError(err)
+		if p, err = plan.Targets(f, v.Targets, v.Overrides, allCPUs(facts.CPUs)); err != nil {
+			return nil, 0, PlanError(err)
+		}
 	}
 	r := &bench.Runner{Lifecycle: d, Log: v.Log, RemoteHost: d.Remote()}
 	failed, err = r.Verify(ctx, p, verify.Contract(v.Payload))
