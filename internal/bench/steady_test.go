@@ -20,14 +20,7 @@ func TestGrowingDelayIsNotSteady(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 10-second phase")
 	}
-	var once sync.Once
-	var began time.Time
-	// 5 ms, then 10 ms more for every second since the first request: 100 ms more over the phase.
-	growing := func(w http.ResponseWriter, _ *http.Request) {
-		once.Do(func() { began = time.Now() })
-		time.Sleep(5*time.Millisecond + time.Since(began)/100)
-		io.WriteString(w, `{"id":1}`)
-	}
+	growing := growingDelay()
 	p := planFor("leaky")
 	p.Cells[0].Load.Model.Rate = 50
 	p.Cells[0].Load.Model.ExpectedLatency = 150 * time.Millisecond
@@ -51,13 +44,7 @@ func TestFindMaxStepNotSteadyFailsItsSLO(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 10-second step")
 	}
-	var once sync.Once
-	var began time.Time
-	growing := func(w http.ResponseWriter, _ *http.Request) {
-		once.Do(func() { began = time.Now() })
-		time.Sleep(5*time.Millisecond + time.Since(began)/100)
-		io.WriteString(w, `{"id":1}`)
-	}
+	growing := growingDelay()
 	p := planFor("leaky")
 	// The first step is what is judged: the search stops there.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -72,5 +59,17 @@ func TestFindMaxStepNotSteadyFailsItsSLO(t *testing.T) {
 	}
 	if len(rows) == 0 || rows[0].Valid || !strings.HasPrefix(rows[0].InvalidReason, "slo not met: not steady: ") || !strings.Contains(rows[0].InvalidReason, " rose ") {
 		t.Fatalf("%d step(s); the first: valid %v, reason %q; want it failed as not steady", len(rows), len(rows) > 0 && rows[0].Valid, rows[0].InvalidReason)
+	}
+}
+
+// growingDelay is a target whose service time grows through the phase: 5 ms, then 10 ms more for
+// every second since the first request (100 ms more over a 10-second phase).
+func growingDelay() http.HandlerFunc {
+	var once sync.Once
+	var began time.Time
+	return func(w http.ResponseWriter, _ *http.Request) {
+		once.Do(func() { began = time.Now() })
+		time.Sleep(5*time.Millisecond + time.Since(began)/100)
+		io.WriteString(w, `{"id":1}`)
 	}
 }

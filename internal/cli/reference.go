@@ -4,8 +4,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/cpuset"
-	"github.com/iotbench/iotbench/internal/reference"
 	"github.com/iotbench/iotbench/internal/run"
 	"github.com/spf13/cobra"
 )
@@ -14,7 +12,7 @@ import (
 // for a run's calibration, pinned where the run's targets run; it prints its URL and serves
 // until its stdin closes (run.ServeReference).
 func NewCmdReference(in io.Reader, s Streams) *cobra.Command {
-	var shape reference.Shape
+	var shape run.ReferenceShape
 	var cpus string
 	cmd := &cobra.Command{
 		Use:    "reference",
@@ -22,14 +20,7 @@ func NewCmdReference(in io.Reader, s Streams) *cobra.Command {
 		Hidden: true,
 		Args:   noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var pinned []int
-			if cpus != "" {
-				var err error
-				if pinned, err = cpuset.Parse(cpus, cpuset.MaxCPUs); err != nil {
-					return usagef("--cpus %s: %v", cpus, err)
-				}
-			}
-			return run.ServeReference(shape, pinned, in, s.Out)
+			return run.ServeReference(shape, cpus, in, s.Out)
 		},
 	}
 	f := cmd.Flags()

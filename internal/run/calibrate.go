@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
@@ -150,10 +151,21 @@ func referenceArgs(shape reference.Shape, cpus []int) []string {
 	return []string{"reference", "--delay", shape.Delay.String(), "--freeze", shape.Freeze.String(), "--period", shape.Period.String(), "--cpus", cpuset.Format(cpus)}
 }
 
-// ServeReference is the hidden `iotbench reference`: pinned to cpus (none: not pinned), it
-// serves shape on loopback, writes its URL as a line to out, and serves until in is closed
-// (its parent, the calibrating run, is done with it or gone).
-func ServeReference(shape reference.Shape, cpus []int, in io.Reader, out io.Writer) error {
+// ReferenceShape is what a reference server does to each request (reference.Shape).
+type ReferenceShape struct{ Delay, Freeze, Period time.Duration }
+
+// ServeReference is the hidden `iotbench reference`: pinned to the CPU list cpuList (empty: not
+// pinned), it serves shape on loopback, writes its URL as a line to out, and serves until in is
+// closed (its parent, the calibrating run, is done with it or gone).
+func ServeReference(s ReferenceShape, cpuList string, in io.Reader, out io.Writer) error {
+	var cpus []int
+	if cpuList != "" {
+		var err error
+		if cpus, err = cpuset.Parse(cpuList, cpuset.MaxCPUs); err != nil {
+			return exitcode.Usagef("--cpus %s: %v", cpuList, err)
+		}
+	}
+	shape := reference.Shape{Delay: s.Delay, Freeze: s.Freeze, Period: s.Period}
 	if len(cpus) > 0 {
 		if err := hostinfo.PinProcess(cpus); err != nil {
 			return fmt.Errorf("pinning the reference server to CPUs %s: %w", cpuset.Format(cpus), err)

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/reference"
@@ -189,15 +188,14 @@ const helperEnv = "IOTBENCH_TEST_REFERENCE_HELPER"
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
 		fs := flag.NewFlagSet("reference", flag.ExitOnError)
-		var shape reference.Shape
+		var shape ReferenceShape
 		var cpus string
 		fs.DurationVar(&shape.Delay, "delay", 0, "")
 		fs.DurationVar(&shape.Freeze, "freeze", 0, "")
 		fs.DurationVar(&shape.Period, "period", 0, "")
 		fs.StringVar(&cpus, "cpus", "", "")
 		fs.Parse(os.Args[2:])
-		pinned, _ := cpuset.Parse(cpus, cpuset.MaxCPUs)
-		if err := ServeReference(shape, pinned, os.Stdin, os.Stdout); err != nil {
+		if err := ServeReference(shape, cpus, os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
