@@ -47,8 +47,8 @@ func newTable(w io.Writer, header ...string) *tablewriter.Table {
 func writeScenario(w io.Writer, sc summary.Scenario) error {
 	rows := sc.Rows
 	first := rows[0]
-	fmt.Fprintf(w, "\n%s — %s, %s measured after %s warm-up; target cpuset %s, memory %s; generator cpuset %s%s\n",
-		termText(first.Scenario), loadModel(first), first.Duration, first.Warmup, termText(first.CPUSet), termText(first.Memory), termText(first.GeneratorCPUSet), termText(store(first)))
+	fmt.Fprintf(w, "\n%s — %s, %s measured after %s warm-up; %sgenerator cpuset %s%s\n",
+		termText(first.Scenario), loadModel(first), first.Duration, first.Warmup, termText(placement(first)), termText(first.GeneratorCPUSet), termText(store(first)))
 
 	t := newTable(w, "target", "trial", "throughput rps", "success", "p50", "p99", "p99.9", "generator delay p99", "valid")
 	for _, r := range rows {
@@ -111,16 +111,28 @@ func loadModel(r results.Row) string {
 
 // Summary is a one-line verdict for the end of a run.
 func Summary(rows []results.Row) string {
-	invalid := 0
+	cells, invalid := 0, 0
 	for _, r := range rows {
+		if !r.IsCell() {
+			continue // a stage's row is part of its cell's
+		}
+		cells++
 		if !r.Valid {
 			invalid++
 		}
 	}
 	if invalid == 0 {
-		return fmt.Sprintf("%d cell(s), all valid", len(rows))
+		return fmt.Sprintf("%d cell(s), all valid", cells)
 	}
-	return fmt.Sprintf("%d cell(s), %d invalid", len(rows), invalid)
+	return fmt.Sprintf("%d cell(s), %d invalid", cells, invalid)
+}
+
+// placement names the target's CPUs and memory; a service given by --url has none of ours.
+func placement(r results.Row) string {
+	if r.CPUSet == "" && r.Memory == "" {
+		return ""
+	}
+	return fmt.Sprintf("target cpuset %s, memory %s; ", r.CPUSet, r.Memory)
 }
 
 // store names a PostgreSQL server in the scenario's line; the embedded store goes unsaid.

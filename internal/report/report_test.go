@@ -36,6 +36,36 @@ func sixTrials() []results.Row {
 	return rows
 }
 
+// service is a row of a run against --url: no cpuset or memory of ours to name.
+func service() results.Row {
+	r := row("http://127.0.0.1:8080/", 1, 999.8, 61.7, true, "")
+	r.CPUSet, r.Memory = "", ""
+	return r
+}
+
+func TestSummaryCountsCells(t *testing.T) {
+	staged := func(stage int, valid bool) results.Row {
+		r := row("fastify", 1, 999, 60, valid, "")
+		r.Stage = stage
+		return r
+	}
+	cases := []struct {
+		name string
+		rows []results.Row
+		want string
+	}{
+		{"stages are part of their cell", []results.Row{staged(0, true), staged(1, true), staged(2, true)}, "1 cell(s), all valid"},
+		{"an invalid stage is not an invalid cell", []results.Row{staged(0, true), staged(1, false), staged(0, false)}, "2 cell(s), 1 invalid"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Summary(c.rows); got != c.want {
+				t.Errorf("Summary = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
 func TestGolden(t *testing.T) {
 	cases := map[string][]results.Row{
 		"three-trials": {
@@ -44,6 +74,7 @@ func TestGolden(t *testing.T) {
 			row("spring-mvc-virtual", 3, 1000.0, 56.9, true, ""), row("fastify", 3, 999.9, 60.2, true, ""),
 		},
 		"one-trial":         {row("fastify", 1, 999.8, 61.7, true, "")},
+		"service-by-url":    {service()},
 		"six-trials-ranked": sixTrials(),
 	}
 	for name, rows := range cases {

@@ -177,6 +177,9 @@ func (r Row) TransferPerSecond() float64 {
 // VerifyFailed reports whether the cell's target failed verification and was not loaded.
 func (r Row) VerifyFailed() bool { return strings.HasPrefix(r.InvalidReason, VerifyFailed+":") }
 
+// IsCell tells a cell's own row from the rows of its stages.
+func (r Row) IsCell() bool { return r.Stage == 0 }
+
 // Loaded reports whether load was sent in the cell: not when its target failed to build, start
 // or verify, or was skipped.
 func (r Row) Loaded() bool {

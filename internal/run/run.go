@@ -331,7 +331,7 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 func cellRows(rows []results.Row) int {
 	n := 0
 	for _, r := range rows {
-		if r.Stage == 0 {
+		if r.IsCell() {
 			n++
 		}
 	}
