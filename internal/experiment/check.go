@@ -81,8 +81,9 @@ type Figure struct {
 	// Invalid are the invalid loaded trials' rows; NotLoaded the reason no trial was loaded.
 	Invalid   []results.Row
 	NotLoaded string
-	// Disturbed counts the trials whose rows say other processes took CPU beside them.
-	Disturbed int
+	// Loaded counts the loaded trials; Disturbed those whose rows say other processes took CPU
+	// beside them.
+	Loaded, Disturbed int
 }
 
 // Valid is how many trials are valid.
@@ -116,6 +117,7 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 			}
 			continue
 		}
+		f.Loaded++
 		if disturbed(r) {
 			f.Disturbed++
 		}
@@ -386,7 +388,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 		}
 		switch {
 		case len(own) > 0:
-			reasons = append(reasons, fmt.Sprintf("%s invalid in %d of %d trials (%s)", f.Target, len(own), f.Trials(), brief(own[0].InvalidReason)))
+			reasons = append(reasons, fmt.Sprintf("%s invalid in %d of %d trials (%s)", f.Target, len(own), f.Loaded, brief(own[0].InvalidReason)))
 			fails = append(fails, f.Target)
 		case len(gen) > 0:
 			busy := 0.0
@@ -395,11 +397,11 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 			}
 			if busy >= saturated {
 				return Finding{Verdict: LargerHost, Measured: measured, Short: "the generator was saturated",
-					Why: fmt.Sprintf("%s: the generator fell behind with its CPUs %.0f%% busy: the figure is the generator's limit, not the target's", f.Target, busy),
+					Why:    fmt.Sprintf("%s: the generator fell behind with its CPUs %.0f%% busy: the figure is the generator's limit, not the target's", f.Target, busy),
 					Decide: fmt.Sprintf("a host with more CPUs for the generator (4 or more: `%s` gives it all but the targets')", reproduce)}, true
 			}
 			reasons = append(reasons, fmt.Sprintf("%s: the generator fell behind in %d of %d trials with its CPUs at most %.0f%% busy (%s)",
-				f.Target, len(gen), f.Trials(), busy, brief(gen[0].InvalidReason)))
+				f.Target, len(gen), f.Loaded, busy, brief(gen[0].InvalidReason)))
 			noisy = append(noisy, f.Target)
 		default:
 			short = append(short, fmt.Sprintf("%s %d", f.Target, f.Valid()))
@@ -413,7 +415,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	}
 	var short2 []string
 	if len(fails) > 0 {
-		short2 = append(short2, "invalid cells: "+strings.Join(fails, ", ")+" fail under this load")
+		short2 = append(short2, "invalid cells: "+strings.Join(fails, ", ")+" failing under this load")
 	}
 	if len(noisy) > 0 {
 		short2 = append(short2, "the generator fell behind (disturbed, not saturated)")
@@ -424,11 +426,15 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	var decide []string
 	others := slices.DeleteFunc(slices.Clone(c.Runs), func(n string) bool { return n == r.Name })
 	if len(fails) > 0 {
-		at := "a load every target holds"
+		at := "a run at a load every target holds decides it"
 		if len(others) > 0 {
-			at = "the claim's other runs (" + strings.Join(others, ", ") + ")"
+			at = "the claim's other runs (" + strings.Join(others, ", ") + ") decide it"
 		}
-		decide = append(decide, fmt.Sprintf("%s fail under this load, so it has no throughput of theirs to compare: %s decide it", strings.Join(fails, ", "), at))
+		verb := "fail"
+		if len(fails) == 1 {
+			verb = "fails"
+		}
+		decide = append(decide, fmt.Sprintf("%s %s under this load, which leaves no figure to compare: %s", strings.Join(fails, ", "), verb, at))
 	}
 	if len(noisy) > 0 {
 		decide = append(decide, "the generator was disturbed, not short of CPU: a rerun on a quiet host may decide it")

@@ -110,7 +110,7 @@ type Claim struct {
 	Quote string   `yaml:"quote"`
 	Runs  []string `yaml:"runs"`
 	// Note is iotbench's remark on the claim (its own table disagrees, …).
-	Note       string   `yaml:"note"`
+	Note string `yaml:"note"`
 	// Pair says which like-for-like comparison the claim is about (same app, two runtimes; same
 	// runtime, two drivers), as the source's rows make it.
 	Pair string `yaml:"pair"`

@@ -245,7 +245,8 @@ func hostText(cpu string) string {
 func writeExperiment(d *doc, e *Experiment, sf *scenario.File, runs map[string][]results.Row) {
 	d.anchor(e.Name)
 	d.heading(2, fmt.Sprintf("%s (`%s`)", e.Title, e.Name))
-	d.para("**Was it right?** " + answer(d, e, runs))
+	a := answer(d, e, runs)
+	d.para("**Was it right?** " + strings.ToUpper(a[:1]) + a[1:])
 	source := fmt.Sprintf("**Source:** %s.", e.Source)
 	if p := strings.TrimSpace(e.Published); p != "" {
 		source += " **Published:** " + p
@@ -265,12 +266,15 @@ func writeExperiment(d *doc, e *Experiment, sf *scenario.File, runs map[string][
 			}
 			rows = append(rows, []string{claim, "**" + verdictText(Overall(findings)) + "**", "", "", ""})
 			for _, f := range findings {
-				run := "the source's own figures"
-				if f.Run != "" {
+				run := "—"
+				switch {
+				case f.Run != "":
 					run = "`" + f.Run + "`"
+				case f.Verdict == Impossible:
+					run = "the source's own figures"
 				}
 				why := d.literal(f.Why)
-				if f.Decide != "" {
+				if f.Decide != "" && f.Decide != f.Why {
 					why += ". **Would decide it:** " + d.literal(f.Decide)
 				}
 				rows = append(rows, []string{"", run, verdictText(f.Verdict), d.literal(f.Measured), why})
@@ -422,20 +426,14 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 			fig = FigureOf(rows, t, m)
 			line = append(line, pub, fig.Text())
 		}
-		loaded := 0
-		for _, row := range rows {
-			if row.Target == t && row.Loaded() {
-				loaded++
-			}
-		}
-		valid := fmt.Sprintf("%d/%d", loaded-len(fig.Invalid), loaded)
+		valid := fmt.Sprintf("%d/%d", fig.Loaded-len(fig.Invalid), fig.Loaded)
 		switch {
 		case !slices.Contains(r.targetsIn(sf), t):
 			valid = "not in this run"
-		case loaded == 0 && fig.NotLoaded != "":
+		case fig.Loaded == 0 && fig.NotLoaded != "":
 			valid = "not loaded"
 			notes = append(notes, fmt.Sprintf("`%s`: %s", t, d.literal(fig.NotLoaded)))
-		case loaded == 0:
+		case fig.Loaded == 0:
 			valid = "not run"
 		case len(fig.Invalid) > 0:
 			notes = append(notes, fmt.Sprintf("`%s` trial %d: %s", t, fig.Invalid[0].Trial, d.literal(fig.Invalid[0].InvalidReason)))
