@@ -370,7 +370,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 				Decide: fmt.Sprintf("`%s` measures the missing cells", reproduce)}, true
 		}
 	}
-	// The estimate from every loaded trial, valid or not, is shown but never decides.
+	// The valid trials' estimate is shown but never decides.
 	measured := estimate(c, figs)
 	var reasons []string
 	var fails, noisy, short []string
@@ -445,23 +445,32 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	return Finding{Verdict: Inconclusive, Measured: measured, Why: strings.Join(reasons, "; "), Decide: strings.Join(decide, "; "), Short: strings.Join(short2, "; ")}, true
 }
 
-// estimate is what the loaded trials show, valid or not, marked as no verdict's basis.
+// estimate is what the valid trials show, marked as no verdict's basis; "—" when a target has
+// none (an invalid cell's figure is not the target's: a generator's limit, a failing target's).
 func estimate(c *Claim, figs []Figure) string {
 	for _, f := range figs {
-		if len(f.All) == 0 {
+		if len(f.Values) == 0 {
 			return "—"
 		}
 	}
 	if c.Ratio != nil {
-		return fmt.Sprintf("%s× (%s) — trials shown, not tested", factor(figs[0].Median/figs[1].Median), medians(figs))
+		return fmt.Sprintf("%s× (%s) — valid trials shown, not tested", factor(validMedian(figs[0])/validMedian(figs[1])), medians(figs))
 	}
-	return medians(figs) + " — trials shown, not tested"
+	return medians(figs) + " — valid trials shown, not tested"
+}
+
+// validMedian is the median of the valid trials; 0 when none is.
+func validMedian(f Figure) float64 {
+	if len(f.Values) == 0 {
+		return 0
+	}
+	return stats.Summarize(f.Values).Median
 }
 
 func medians(figs []Figure) string {
 	var parts []string
 	for _, f := range figs {
-		parts = append(parts, f.Target+" "+f.Metric.Format(f.Median))
+		parts = append(parts, f.Target+" "+f.Metric.Format(validMedian(f)))
 	}
 	if len(figs) == 2 {
 		return parts[0] + " / " + parts[1]

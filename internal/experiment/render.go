@@ -89,42 +89,42 @@ func answer(d *doc, e *Experiment, runs map[string][]results.Row) string {
 	for _, f := range findings {
 		switch f.Verdict {
 		case Impossible:
-			parts = append(parts, fmt.Sprintf("**%s**: %s", plain(f.Verdict), d.literal(f.Measured)))
+			parts = append(parts, fmt.Sprintf("**%s** — %s", plain(f.Verdict), d.literal(f.Measured)))
 		case Holds, Direction, DoesNotHold:
-			parts = append(parts, fmt.Sprintf("on `%s` **%s**: %s", f.Run, plain(f.Verdict), d.literal(f.Measured)))
+			parts = append(parts, fmt.Sprintf("on `%s`: **%s** — %s", f.Run, plain(f.Verdict), d.literal(f.Measured)))
 		default:
 			what := d.literal(f.Short)
 			if shown := trialsShown(head, f.Figures); shown != "" {
-				what += "; the trials show " + shown
+				what += "; the valid trials show " + shown
 			}
 			if f.Run == "" {
 				parts = append(parts, fmt.Sprintf("%s (%s)", plain(f.Verdict), what))
 				continue
 			}
-			parts = append(parts, fmt.Sprintf("on `%s` %s (%s)", f.Run, plain(f.Verdict), what))
+			parts = append(parts, fmt.Sprintf("on `%s`: %s (%s)", f.Run, plain(f.Verdict), what))
 		}
 	}
-	return fmt.Sprintf("its headline, %s, is %s. %s.", quote(head.Quote), strings.Join(parts, "; "), claimCounts(Check(e, runs)))
+	return fmt.Sprintf("its headline, %s: %s. %s.", quote(head.Quote), strings.Join(parts, "; "), claimCounts(Check(e, runs)))
 }
 
-// trialsShown is the one or two figures the loaded trials show for a claim: the two of a ratio,
-// a winner beside the best of the others; empty when a target has none.
+// trialsShown is the one or two figures the valid trials show for a claim: the two of a ratio,
+// a winner beside the best of the others; empty when a target has no valid trial.
 func trialsShown(c *Claim, figs []Figure) string {
 	for _, f := range figs {
-		if len(f.All) == 0 {
+		if len(f.Values) == 0 {
 			return ""
 		}
 	}
-	text := func(f Figure) string { return f.Target + " " + f.Metric.Format(f.Median) }
+	text := func(f Figure) string { return f.Target + " " + f.Metric.Format(validMedian(f)) }
 	switch {
 	case len(figs) < 2:
 		return ""
 	case c.Ratio != nil:
-		return fmt.Sprintf("%s / %s = %s×", text(figs[0]), text(figs[1]), factor(figs[0].Median/figs[1].Median))
+		return fmt.Sprintf("%s / %s = %s×", text(figs[0]), text(figs[1]), factor(validMedian(figs[0])/validMedian(figs[1])))
 	case c.Winner != nil:
 		best := figs[1]
 		for _, f := range figs[2:] {
-			if (f.Median > best.Median) == f.Metric.HigherIsBetter && f.Median != best.Median {
+			if (validMedian(f) > validMedian(best)) == f.Metric.HigherIsBetter && validMedian(f) != validMedian(best) {
 				best = f
 			}
 		}
