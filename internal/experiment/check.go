@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/results"
@@ -249,7 +250,7 @@ func bounds(e *Experiment, c *Claim) []string {
 		}
 		if inFlight := x * w / 1000; inFlight > float64(n) {
 			out = append(out, fmt.Sprintf("Little's law: “%s” at %s req/s and %s mean latency has %s requests in flight, on %s connections",
-				p.label(), count(x), msText(w), count(inFlight), count(float64(n))))
+				p.label(), number(x), msText(w), count(inFlight), count(float64(n))))
 		}
 	}
 	if b := c.Cores; b != nil {
@@ -259,7 +260,7 @@ func bounds(e *Experiment, c *Claim) []string {
 			x, y := of.Values["throughput_rps"], base.Values["throughput_rps"]
 			if limit := float64(b.Cores) * y; y > 0 && x > limit {
 				out = append(out, fmt.Sprintf("core count: %s req/s is %s× %s req/s on the same work, where %d cores give at most %d× (%s): %s× beyond it",
-					count(x), factor(x/y), count(y), b.Cores, b.Cores, b.Why, factor(x/limit)))
+					number(x), factor(x/y), number(y), b.Cores, b.Cores, b.Why, factor(x/limit)))
 			}
 		}
 	}
@@ -591,6 +592,14 @@ func factor(v float64) string {
 		return fmt.Sprintf("%.3g", v)
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// number is a published figure as plainly as it was written: 0.24, 247.32, 87,047.
+func number(v float64) string {
+	if v >= 1000 || v == math.Trunc(v) {
+		return count(v)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 // count is a whole number with thousands separators: 3,404.

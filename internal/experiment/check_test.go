@@ -136,7 +136,7 @@ func TestImpossibleAsPublished(t *testing.T) {
 		{"within Little's law", &Claim{Quote: "q", Runs: []string{"wrk"}, Tie: &Tie{Metric: "throughput_rps", Targets: []string{"b", "b2"}}}, ""},
 		{"a row's own connections", ratio("c", "b"), "has 150 requests in flight, on 100 connections"},
 		{"a winner rests on every row of its run", &Claim{Quote: "q", Runs: []string{"wrk"}, Winner: &Winner{Metric: "throughput_rps", Target: "b"}}, "3,404 requests in flight"},
-		{"the core count", cores, "3,970 req/s is 16× 247 req/s on the same work, where 8 cores give at most 8× (8 workers): 2.01× beyond it"},
+		{"the core count", cores, "3,970 req/s is 16× 247.32 req/s on the same work, where 8 cores give at most 8× (8 workers): 2.01× beyond it"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
