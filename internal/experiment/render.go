@@ -572,7 +572,7 @@ func (d *doc) table(header []string, rows [][]string) {
 	for _, r := range rows {
 		cells := make([]any, len(r))
 		for i, c := range r {
-			cells[i] = strings.ReplaceAll(c, "`", "")
+			cells[i] = strings.ReplaceAll(strings.ReplaceAll(c, "`", ""), "**", "")
 		}
 		_ = t.Append(cells...)
 	}
