@@ -68,7 +68,7 @@ type Run struct {
 	Trials      int            `yaml:"trials"`
 	Timeout     time.Duration  `yaml:"timeout"`
 	// NeedsCPUs is the fewest target CPUs the run means anything with (a cluster, a worker pool):
-	// on a host that cannot give them, it is not run and its claims cannot be tested here.
+	// on a host that cannot give them, it is not run and its claims need a larger host.
 	NeedsCPUs int `yaml:"needs_cpus"`
 	// FindMax, when set, searches each target's maximum sustainable rate instead of measuring at
 	// one rate (rate is where the search starts): a capacity question, as run --find-max asks it.
