@@ -219,3 +219,27 @@ func TestWriteIsGolden(t *testing.T) {
 		goldenFile(t, c.file, b.String())
 	}
 }
+
+// The first screen answers: the answers come before the verdict rule, and both before any table.
+func TestTheAnswersComeFirst(t *testing.T) {
+	sf := scenarios(t)
+	f, err := Load("testdata/valid.yaml", sf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := Measured{"first": {"published": join(trials("a", 190, 200, 210, 205), trials("b", 98, 100, 102, 101), trials("c", 50, 60, 70, 65))}}
+	var b strings.Builder
+	if err := Write(&b, Markdown, f, sf, f.Order, measured); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	answer := strings.Index(out, "- **[First](#first)** (seeds/000): its headline, “A is 2x B”: **impossible as published**")
+	legend := strings.Index(out, "## How to read a verdict")
+	table := strings.Index(out, "\n|")
+	if answer < 0 || legend < answer || table < legend {
+		t.Errorf("answer at %d, legend at %d, first table at %d; want them in that order:\n%s", answer, legend, table, out)
+	}
+	if !strings.Contains(out[:legend], "on `published`: **right** — 2.02× \\[1.86–2.14\\]") {
+		t.Errorf("the answer lacks the run's verdict and its figures:\n%s", out[:legend])
+	}
+}
