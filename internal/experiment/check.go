@@ -376,9 +376,6 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	var reasons []string
 	var fails, noisy, short []string
 	for _, f := range figs {
-		if f.Valid() >= MinTrials {
-			continue
-		}
 		var gen, own []results.Row
 		for _, row := range f.Invalid {
 			if strings.Contains(row.InvalidReason, "generator") {
@@ -386,6 +383,11 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 			} else {
 				own = append(own, row)
 			}
+		}
+		// A trial the generator spoiled is left out; one where the target itself failed is not:
+		// leaving it out would keep only the target's good trials.
+		if f.Valid() >= MinTrials && len(own) == 0 {
+			continue
 		}
 		switch {
 		case len(own) > 0:

@@ -70,6 +70,8 @@ func TestCheck(t *testing.T) {
 		{"three trials a side decide nothing", ratio(2), join(trials("a", 190, 200, 210), trials("b", 98, 100, 102)), Inconclusive, "the Mann–Whitney test needs 4 a side"},
 		{"no holds on an invalid cell", ratio(2), join(invalid(trials("a", 190, 200, 205, 210), 2, "success ratio 0.5 below 0.99"), b4), Inconclusive, "a invalid in 1 of 4 trials (success ratio 0.5 below 0.99)"},
 		{"no does-not-hold on an invalid cell", ratio(4.6), join(trials("a", 190, 200, 205, 210, 220), invalid(trials("b", 300, 310, 320, 330), 1, "success ratio 0.08 below 0.99")), Inconclusive, "fails under this load"},
+		{"a target failing in one trial of five is not decided on the other four", ratio(2), join(invalid(trials("a", 190, 200, 205, 210, 215), 5, "success ratio 0.9 below 0.99"), b4), Inconclusive, "a invalid in 1 of 5 trials"},
+		{"a trial the generator spoiled is left out", ratio(2), join(gen(trials("a", 190, 200, 205, 210, 500), 5, 30), b4), Holds, "lies in the 95% interval"},
 		{"a disturbed generator: a quiet rerun decides", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 23)), Inconclusive, "a rerun on a quiet host"},
 		{"a saturated generator needs a larger host", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 97)), LargerHost, "more CPUs for the generator"},
 		{"a run skipped for CPUs needs a larger host", ratio(2), append(trials("a", 200), skipped), LargerHost, "a host of 3 CPUs or more"},
