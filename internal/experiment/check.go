@@ -79,8 +79,9 @@ type Figure struct {
 	// (Range true); of All.
 	Lo, Hi float64
 	Range  bool
-	// Invalid are the invalid loaded trials' rows; NotLoaded the reason no trial was loaded.
-	Invalid   []results.Row
+	// Invalid are the invalid loaded trials' rows, Unsteady the valid ones whose measured phase
+	// was not steady; NotLoaded the reason no trial was loaded.
+	Invalid, Unsteady []results.Row
 	NotLoaded string
 	// Loaded counts the loaded trials; Disturbed those whose rows say other processes took CPU
 	// beside them.
@@ -129,7 +130,11 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 			continue
 		}
 		f.All = append(f.All, m.Value(r))
-		if r.Valid {
+		switch {
+		case r.Valid && r.NotSteady():
+			// A phase that drifted has no one level to compare: never a verdict's basis.
+			f.Unsteady = append(f.Unsteady, r)
+		case r.Valid:
 			f.Values = append(f.Values, m.Value(r))
 		}
 	}
@@ -374,7 +379,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	// The valid trials' estimate is shown but never decides.
 	measured := estimate(c, figs)
 	var reasons []string
-	var fails, noisy, short []string
+	var fails, noisy, short, unsteady []string
 	for _, f := range figs {
 		var gen, own []results.Row
 		for _, row := range f.Invalid {
@@ -388,6 +393,10 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 		// leaving it out would keep only the target's good trials.
 		if f.Valid() >= MinTrials && len(own) == 0 {
 			continue
+		}
+		if len(f.Unsteady) > 0 {
+			reasons = append(reasons, fmt.Sprintf("%s not steady in %d of %d trials (%s)", f.Target, len(f.Unsteady), f.Loaded, brief(steadyWarning(f.Unsteady[0]))))
+			unsteady = append(unsteady, f.Target)
 		}
 		switch {
 		case len(own) > 0:
@@ -406,7 +415,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 			reasons = append(reasons, fmt.Sprintf("%s: the generator fell behind in %d of %d trials with its CPUs at most %.0f%% busy (%s)",
 				f.Target, len(gen), f.Loaded, busy, brief(gen[0].InvalidReason)))
 			noisy = append(noisy, f.Target)
-		default:
+		case f.Valid() < MinTrials:
 			short = append(short, fmt.Sprintf("%s %d", f.Target, f.Valid()))
 		}
 	}
@@ -422,6 +431,9 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	}
 	if len(noisy) > 0 {
 		short2 = append(short2, "the generator fell behind (disturbed, not saturated)")
+	}
+	if len(unsteady) > 0 {
+		short2 = append(short2, "not steady: "+strings.Join(unsteady, ", "))
 	}
 	if len(short) > 0 {
 		short2 = append(short2, fmt.Sprintf("too few valid trials (%s; the test needs %d a side)", strings.Join(short, ", "), MinTrials))
@@ -442,10 +454,23 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	if len(noisy) > 0 {
 		decide = append(decide, "the generator was disturbed, not short of CPU: a rerun on a quiet host may decide it")
 	}
+	if len(unsteady) > 0 {
+		decide = append(decide, "a longer warm-up or measured phase, so that each trial reaches a steady state")
+	}
 	if len(short) > 0 || len(noisy) > 0 {
 		decide = append(decide, fmt.Sprintf("6 trials a side (`%s --trials 6`)", reproduce))
 	}
 	return Finding{Verdict: Inconclusive, Measured: measured, Why: strings.Join(reasons, "; "), Decide: strings.Join(decide, "; "), Short: strings.Join(short2, "; ")}, true
+}
+
+// steadyWarning is the row's warning of a phase that was not steady.
+func steadyWarning(r results.Row) string {
+	for _, w := range strings.Split(r.Warnings, "; ") {
+		if strings.HasPrefix(w, "not steady") {
+			return w
+		}
+	}
+	return "not steady"
 }
 
 // estimate is what the valid trials show, marked as no verdict's basis; "—" when a target has

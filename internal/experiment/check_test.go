@@ -37,6 +37,13 @@ func gen(rows []results.Row, n int, busy float64) []results.Row {
 	return rows
 }
 
+// unsteady marks trial n of rows as valid but not steady (schema 10's self-check).
+func unsteady(rows []results.Row, n int) []results.Row {
+	rows[n-1].SteadyJudged, rows[n-1].Steady = true, false
+	rows[n-1].Warnings = "not steady: p99 rose 1 ms per second over the measured phase"
+	return rows
+}
+
 func TestCheck(t *testing.T) {
 	ratio := func(published float64) *Claim {
 		return &Claim{Quote: "q", Runs: []string{"r"}, Ratio: &Ratio{Metric: "throughput_rps", Of: "a", To: "b", Published: published}}
@@ -72,6 +79,8 @@ func TestCheck(t *testing.T) {
 		{"no does-not-hold on an invalid cell", ratio(4.6), join(trials("a", 190, 200, 205, 210, 220), invalid(trials("b", 300, 310, 320, 330), 1, "success ratio 0.08 below 0.99")), Inconclusive, "fails under this load"},
 		{"a target failing in one trial of five is not decided on the other four", ratio(2), join(invalid(trials("a", 190, 200, 205, 210, 215), 5, "success ratio 0.9 below 0.99"), b4), Inconclusive, "a invalid in 1 of 5 trials"},
 		{"a trial the generator spoiled is left out", ratio(2), join(gen(trials("a", 190, 200, 205, 210, 500), 5, 30), b4), Holds, "lies in the 95% interval"},
+		{"a phase that was not steady is left out", ratio(2), join(unsteady(trials("a", 190, 200, 205, 210, 900), 5), b4), Holds, "lies in the 95% interval"},
+		{"too few steady trials decide nothing", ratio(2), join(unsteady(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "a not steady in 1 of 4 trials (not steady: p99 rose"},
 		{"a disturbed generator: a quiet rerun decides", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 23)), Inconclusive, "a rerun on a quiet host"},
 		{"a saturated generator needs a larger host", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 97)), LargerHost, "more CPUs for the generator"},
 		{"a run skipped for CPUs needs a larger host", ratio(2), append(trials("a", 200), skipped), LargerHost, "a host of 3 CPUs or more"},
