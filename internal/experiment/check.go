@@ -82,7 +82,7 @@ type Figure struct {
 	// Invalid are the invalid loaded trials' rows, Unsteady the valid ones whose measured phase
 	// was not steady; NotLoaded the reason no trial was loaded.
 	Invalid, Unsteady []results.Row
-	NotLoaded string
+	NotLoaded         string
 	// Loaded counts the loaded trials; Disturbed those whose rows say other processes took CPU
 	// beside them.
 	Loaded, Disturbed int
