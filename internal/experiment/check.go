@@ -362,7 +362,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 		switch {
 		case strings.Contains(f.NotLoaded, "target CPUs") && r.NeedsCPUs > 0:
 			return Finding{Verdict: LargerHost, Measured: "—", Why: strings.TrimPrefix(f.NotLoaded, results.Skipped+": "),
-				Short: fmt.Sprintf("the run needs %d target CPUs, this host gives 1", r.NeedsCPUs),
+				Short: fmt.Sprintf("the run needs %d target CPUs and a CPU for the generator; this host has fewer", r.NeedsCPUs),
 				Decide: fmt.Sprintf("a host of %d CPUs or more (%d for the targets, the rest for the generator): there `%s` gives every target of the run %d CPUs",
 					r.NeedsCPUs+1, r.NeedsCPUs, reproduce, r.NeedsCPUs)}, true
 		case f.NotLoaded != "":
@@ -410,7 +410,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 			if busy >= saturated {
 				return Finding{Verdict: LargerHost, Measured: measured, Short: "the generator was saturated",
 					Why:    fmt.Sprintf("%s: the generator fell behind with its CPUs %.0f%% busy: the figure is the generator's limit, not the target's", f.Target, busy),
-					Decide: fmt.Sprintf("a host with more CPUs for the generator (4 or more: `%s` gives it all but the targets')", reproduce)}, true
+					Decide: fmt.Sprintf("a host with more CPUs for the generator (3 or more: `%s` gives it every CPU but the targets')", reproduce)}, true
 			}
 			reasons = append(reasons, fmt.Sprintf("%s: the generator fell behind in %d of %d trials with its CPUs at most %.0f%% busy (%s)",
 				f.Target, len(gen), f.Loaded, busy, brief(gen[0].InvalidReason)))
