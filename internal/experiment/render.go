@@ -49,6 +49,11 @@ func Write(w io.Writer, format Format, f *File, sf *scenario.File, names []strin
 	for _, name := range names {
 		writeExperiment(d, f.Experiments[name], sf, measured[name])
 	}
+	if format == Text {
+		// A terminal shows no page above the claims: the rule follows them.
+		d.heading(2, "How to read a verdict")
+		d.para(Legend)
+	}
 	_, err := io.WriteString(w, d.String())
 	return err
 }
