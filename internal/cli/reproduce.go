@@ -42,14 +42,16 @@ func NewCmdReproduce(s Streams, runF func(context.Context, *ReproduceOptions) er
 		Use:   "reproduce NAME|all",
 		Short: "Redo a published experiment (experiments.yaml): its runs, then its claims checked",
 		Long: `Run every run of a published experiment (as published, and iotbench's corrected variants) and
-check each of its claims against the rows: holds, does not hold, inconclusive, or cannot be tested
-here (with the reason). "all" runs every experiment, in the file's order.
+check each of its claims against the source's own figures and the rows: holds, holds in direction
+not in size, does not hold, inconclusive (with what would decide it), impossible as published, or
+needs a larger host (docs/experiments.md states the rule of each). "all" runs every experiment, in
+the file's order.
 
 Each run writes <out>/<experiment>/<run>.csv. The command is resumable: run it again and it
 measures only the cells missing from those files (same seed and settings), so an interrupted
-experiment goes on where it stopped. A run that needs more target CPUs than this host can give
-(a cluster, a worker pool) is not run: its cells are recorded as skipped, in seconds, and its
-claims cannot be tested here.
+experiment goes on where it stopped. A run that needs N target CPUs (a cluster, a worker pool)
+gets the last N CPUs on a host of N+1 or more; on a smaller host it is not run: its cells are
+recorded as skipped, in seconds, and its claims need a larger host.
 
 iotbench claims prints the report again from the files, without running anything.`,
 		Example: `  iotbench list                                  # the experiments, with their sources

@@ -19,7 +19,7 @@ const (
 )
 
 // A run this host is too small for is recorded as skipped in seconds, without reaching the engine,
-// and its claims cannot be tested here; run again, it is already recorded.
+// and its claims need a larger host; run again, it is already recorded.
 func TestReproduceTooSmallAHostIsSkipped(t *testing.T) {
 	out := t.TempDir()
 	reached := false
@@ -44,7 +44,7 @@ func TestReproduceTooSmallAHostIsSkipped(t *testing.T) {
 	if reached {
 		t.Error("the engine was reached for a run this host cannot measure")
 	}
-	if !strings.Contains(stderr, "run big: cannot be tested here: needs 4 target CPUs; this host gives targets 1") {
+	if !strings.Contains(stderr, "run big: needs a larger host: needs 4 target CPUs; this host gives targets 1") {
 		t.Errorf("stderr does not say why:\n%s", stderr)
 	}
 	rows, _, err := results.ReadFile(filepath.Join(out, "second", "big.csv"))

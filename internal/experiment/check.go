@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/results"
@@ -11,61 +12,95 @@ import (
 	"github.com/iotbench/iotbench/internal/summary"
 )
 
-// Verdict is what a measurement says of a claim.
+// Verdict is what a measurement, or the source's own figures, say of a claim. The rule of each is
+// stated once for readers in Legend; Check enforces it.
 type Verdict string
 
 const (
-	Holds       Verdict = "holds"
+	// Holds: every cell valid, at least MinTrials valid trials a side, and the test at 95%
+	// confirms the claim (a ratio: the published factor inside the Mann–Whitney interval, which
+	// excludes 1 on its side; an order: each pair significant in the claimed direction; a tie:
+	// the interval within ±10%).
+	Holds Verdict = "holds"
+	// Direction: as Holds, but the published factor lies outside the interval on the same side
+	// of 1: the claimed direction is confirmed, its size is not.
+	Direction Verdict = "holds in direction, not in size"
+	// DoesNotHold: on the same footing, the test contradicts the claim: the interval excludes
+	// the published factor and does not confirm its direction; a pair is significant the other
+	// way; a tie's interval lies outside ±10%.
 	DoesNotHold Verdict = "does not hold"
-	// Inconclusive: measured, but the trials cannot tell (too few, too noisy), or the cells the
-	// claim rests on are invalid: a claim never holds on an invalid cell.
+	// Inconclusive: the cells are invalid, too few trials are valid, or the test cannot tell;
+	// the finding says what would decide it.
 	Inconclusive Verdict = "inconclusive"
-	// Untestable: this host, or iotbench, cannot measure what the claim is about (the reason says
-	// what is missing: CPUs for the target, a target, a generator that keeps up).
-	Untestable Verdict = "cannot be tested here"
-	// NotRun: the run holds no rows yet.
-	NotRun Verdict = "not run"
+	// Impossible: the source's own figures break Little's law or the core-count bound; decided
+	// from the source alone, on any host.
+	Impossible Verdict = "impossible as published"
+	// LargerHost: this host cannot give the run what it needs (target CPUs, a generator that is
+	// not saturated); the finding names the host that can, and the command.
+	LargerHost Verdict = "needs a larger host"
+	// NotMeasured: the run holds no rows, is not in experiments.yaml yet, or does not load a
+	// target of the claim.
+	NotMeasured Verdict = "not measured"
 )
 
-// Finding is one claim checked in one run.
+// MinTrials is the fewest valid trials a side on which a verdict of holds or does not hold can
+// rest: with 3 against 3 the two-sided Mann–Whitney test cannot reach p < 0.05 (its smallest p
+// is 2/20 = 0.1); with 4 against 4 it can (2/70 = 0.029).
+var MinTrials = stats.TrialsToDiffer(stats.DefaultAlpha)
+
+// saturated is the generator's share of its CPUs at which a generator that fell behind is taken
+// as short of capacity (a larger host decides) rather than disturbed (a quiet rerun decides).
+const saturated = 90.0
+
+// Finding is one claim checked in one run, or against the source's own figures (Run empty).
 type Finding struct {
 	Claim   *Claim
-	Run     string // empty for a claim that names none (untestable)
+	Run     string
 	Verdict Verdict
-	// Measured is what iotbench measured of the claim: a ratio with its interval, a ranking.
+	// Measured is what decides: the ratio with its interval and the two medians, an order, or
+	// the arithmetic of a bound.
 	Measured string
-	// Why explains the verdict.
-	Why string
+	// Why explains the verdict; Decide, for an undecided one, says what would decide it; Short
+	// is Why in a few words, for the answers.
+	Why, Decide, Short string
+	// Figures are the claim's targets' figures in the run (the claimed winner first).
+	Figures []Figure
 }
 
 // Figure is one target's metric over the trials of a run.
 type Figure struct {
 	Target string
 	Metric *Metric
-	// Values are the loaded trials' values; Valid counts the valid ones among them.
-	Values []float64
-	Valid  int
-	Median float64
+	// Values are the valid trials' values: the only ones a verdict rests on. All are every
+	// loaded trial's, valid or not, for the tables.
+	Values, All []float64
+	Median      float64
 	// Lo, Hi: the median's 95% interval from MinTrialsForCI trials on, else the trials' range
-	// (Range true).
+	// (Range true); of All.
 	Lo, Hi float64
 	Range  bool
-	// Invalid are the reasons of the loaded trials that are invalid; NotLoaded the reason no
-	// trial was loaded, when none was.
-	Invalid   []string
-	NotLoaded string
+	// Invalid are the invalid loaded trials' rows, Unsteady the valid ones whose measured phase
+	// was not steady; NotLoaded the reason no trial was loaded.
+	Invalid, Unsteady []results.Row
+	NotLoaded         string
+	// Loaded counts the loaded trials; Disturbed those whose rows say other processes took CPU
+	// beside them.
+	Loaded, Disturbed int
 }
 
-// Trials is how many trials the figure has.
-func (f Figure) Trials() int { return len(f.Values) }
+// Valid is how many trials are valid.
+func (f Figure) Valid() int { return len(f.Values) }
+
+// Trials is how many trials were loaded.
+func (f Figure) Trials() int { return len(f.All) }
 
 // Text is the median with its interval: "1,234 [1,100–1,300]", or "—" when nothing was measured.
 func (f Figure) Text() string {
-	if len(f.Values) == 0 {
+	if len(f.All) == 0 {
 		return "—"
 	}
 	m := f.Metric.Format
-	if len(f.Values) == 1 {
+	if len(f.All) == 1 {
 		return m(f.Median)
 	}
 	return fmt.Sprintf("%s [%s–%s]", m(f.Median), m(f.Lo), m(f.Hi))
@@ -84,55 +119,85 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 			}
 			continue
 		}
+		f.Loaded++
+		if disturbed(r) {
+			f.Disturbed++
+		}
+		if !r.Valid {
+			f.Invalid = append(f.Invalid, r)
+		}
 		if m.OfSuccesses && r.Successes == 0 {
-			f.Invalid = append(f.Invalid, fmt.Sprintf("trial %d: no successful answer: %s", r.Trial, r.InvalidReason))
 			continue
 		}
-		f.Values = append(f.Values, m.Value(r))
-		if r.Valid {
-			f.Valid++
-		} else {
-			f.Invalid = append(f.Invalid, fmt.Sprintf("trial %d: %s", r.Trial, r.InvalidReason))
+		f.All = append(f.All, m.Value(r))
+		switch {
+		case r.Valid && r.NotSteady():
+			// A phase that drifted has no one level to compare: never a verdict's basis.
+			f.Unsteady = append(f.Unsteady, r)
+		case r.Valid:
+			f.Values = append(f.Values, m.Value(r))
 		}
 	}
-	if len(f.Values) == 0 {
+	if len(f.All) == 0 {
 		return f
 	}
-	s := stats.Summarize(f.Values)
+	s := stats.Summarize(f.All)
 	f.Median = s.Median
-	if len(f.Values) >= stats.MinTrialsForCI && s.Finite() {
+	if len(f.All) >= stats.MinTrialsForCI && s.Finite() {
 		f.Lo, f.Hi = s.Lo, s.Hi
 	} else {
-		f.Lo, f.Hi, f.Range = slices.Min(f.Values), slices.Max(f.Values), true
-	}
-	if f.NotLoaded != "" && len(f.Values) > 0 {
-		f.Invalid = append(f.Invalid, f.NotLoaded)
+		f.Lo, f.Hi, f.Range = slices.Min(f.All), slices.Max(f.All), true
 	}
 	return f
 }
 
-// better compares a and b on their metric: 1 when a is better, -1 when b is, 0 when they cannot
-// be told apart. tested says the comparison was the Mann–Whitney test (enough trials a side);
-// otherwise it is whether the trials' ranges are apart, a weaker evidence.
-func better(a, b Figure) (order int, tested bool) {
-	return summary.Order(a.Values, b.Values, a.Metric.HigherIsBetter)
-}
+func disturbed(r results.Row) bool { return strings.Contains(r.Warnings, "disturbed") }
 
-// Check checks every claim of e in each of its runs; rows holds each run's rows by run name.
+// Check checks every claim of e: against the source's own figures (a finding only when they are
+// impossible), then in each of its runs; rows holds each run's rows by run name.
 func Check(e *Experiment, rows map[string][]results.Row) []Finding {
 	var out []Finding
 	for _, c := range e.Claims {
-		if c.Untestable != "" {
-			out = append(out, Finding{Claim: c, Verdict: Untestable, Measured: "—", Why: c.Untestable})
-			continue
-		}
-		for _, run := range c.Runs {
-			f := c.check(rows[run])
-			f.Claim, f.Run = c, run
-			out = append(out, f)
-		}
+		out = append(out, CheckClaim(e, c, rows)...)
 	}
 	return out
+}
+
+// CheckClaim is Check of one claim.
+func CheckClaim(e *Experiment, c *Claim, rows map[string][]results.Row) []Finding {
+	var out []Finding
+	if broken := bounds(e, c); len(broken) > 0 {
+		out = append(out, Finding{Claim: c, Verdict: Impossible, Measured: strings.Join(broken, "; "),
+			Why: "the source's own figures cannot all be true, on any host"})
+	}
+	if c.Untestable != "" {
+		return append(out, Finding{Claim: c, Verdict: Inconclusive, Measured: "—", Why: c.Untestable, Decide: c.Untestable})
+	}
+	for _, name := range c.Runs {
+		f := c.check(e, name, rows[name])
+		f.Claim, f.Run = c, name
+		if f.Short == "" {
+			f.Short = f.Why
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// Overall is a claim's one verdict from its findings: impossible as published when the source's
+// figures are; else, of the runs that decide it, the least favourable to the source (a claim
+// holds only where every deciding run agrees); else needs a larger host, inconclusive or not
+// measured, in that order.
+func Overall(findings []Finding) Verdict {
+	has := func(v Verdict) bool {
+		return slices.ContainsFunc(findings, func(f Finding) bool { return f.Verdict == v })
+	}
+	for _, v := range []Verdict{Impossible, DoesNotHold, Direction, Holds, LargerHost, Inconclusive} {
+		if has(v) {
+			return v
+		}
+	}
+	return NotMeasured
 }
 
 func (c *Claim) metric() *Metric {
@@ -147,121 +212,360 @@ func (c *Claim) metric() *Metric {
 	return MetricNamed(c.Tie.Metric)
 }
 
-// check checks the claim in one run's rows.
-func (c *Claim) check(rows []results.Row) Finding {
-	if len(rows) == 0 {
-		return Finding{Verdict: NotRun, Measured: "—", Why: "the run holds no rows"}
-	}
-	m := c.metric()
-	var targets []string
+// targets are the targets the claim names, in its order (a winner's first).
+func (c *Claim) targets() []string {
 	switch {
 	case c.Ratio != nil:
-		targets = []string{c.Ratio.Of, c.Ratio.To}
+		return []string{c.Ratio.Of, c.Ratio.To}
 	case c.Ranking != nil:
-		targets = c.Ranking.Order
+		return c.Ranking.Order
 	case c.Winner != nil:
-		targets = []string{c.Winner.Target}
-		for _, r := range rows {
-			if !slices.Contains(targets, r.Target) {
-				targets = append(targets, r.Target)
+		return append([]string{c.Winner.Target}, c.Winner.Over...)
+	case c.Tie != nil:
+		return c.Tie.Targets
+	}
+	return nil
+}
+
+// bounds are the source's figures the claim rests on that cannot be, with the arithmetic: a
+// closed loop of N connections completes at most N / (mean latency) requests a second (Little's
+// law: throughput × mean latency is the mean number in flight, never above N); a speed-up on the
+// same work is at most the ratio of the cores doing it.
+func bounds(e *Experiment, c *Claim) []string {
+	var out []string
+	targets := c.targets()
+	for _, p := range e.Rows {
+		if !slices.Contains(c.Runs, p.Run) {
+			continue
+		}
+		// A winner is claimed over every row of its run; the others over the rows they name.
+		if !slices.Contains(targets, p.Target) && (c.Winner == nil || len(c.Winner.Over) > 0) {
+			continue
+		}
+		n := p.Connections
+		if n == 0 {
+			if r := e.run(p.Run); r != nil {
+				n = r.Connections
 			}
 		}
-	case c.Tie != nil:
-		targets = c.Tie.Targets
+		x, okX := p.Values["throughput_rps"]
+		w, okW := p.Values["latency_mean_ms"]
+		if n == 0 || !okX || !okW {
+			continue
+		}
+		if inFlight := x * w / 1000; inFlight > float64(n) {
+			out = append(out, fmt.Sprintf("Little's law: “%s” at %s req/s and %s mean latency has %s requests in flight, on %s connections",
+				p.label(), number(x), msText(w), count(inFlight), count(float64(n))))
+		}
+	}
+	if b := c.Cores; b != nil {
+		run, baseRun := cmpOr(b.Run, first(c.Runs)), cmpOr(b.BaseRun, cmpOr(b.Run, first(c.Runs)))
+		of, base := e.published(run, b.Of), e.published(baseRun, b.Base)
+		if of != nil && base != nil {
+			x, y := of.Values["throughput_rps"], base.Values["throughput_rps"]
+			if limit := float64(b.Cores) * y; y > 0 && x > limit {
+				out = append(out, fmt.Sprintf("core count: %s req/s is %s× %s req/s on the same work, where %d cores give at most %d× (%s): %s× beyond it",
+					number(x), factor(x/y), number(y), b.Cores, b.Cores, b.Why, factor(x/limit)))
+			}
+		}
+	}
+	return out
+}
+
+func (p *PublishedRow) label() string {
+	if p.As != "" {
+		return p.As
+	}
+	return p.Target
+}
+
+func (e *Experiment) run(name string) *Run {
+	for _, r := range e.Runs {
+		if r.Name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+func (e *Experiment) published(run, target string) *PublishedRow {
+	for _, p := range e.Rows {
+		if p.Run == run && p.Target == target {
+			return p
+		}
+	}
+	return nil
+}
+
+func first(xs []string) string {
+	if len(xs) == 0 {
+		return ""
+	}
+	return xs[0]
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// check checks the claim in one run's rows.
+func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
+	reproduce := fmt.Sprintf("`iotbench reproduce %s`", e.Name)
+	r := e.run(run)
+	switch {
+	case r == nil:
+		return Finding{Verdict: NotMeasured, Measured: "—", Why: fmt.Sprintf("experiments.yaml has no run %q yet", run),
+			Decide: "the run, added to the experiment and measured"}
+	case len(rows) == 0:
+		return Finding{Verdict: NotMeasured, Measured: "—", Why: "the run holds no rows", Decide: reproduce + " measures it"}
+	}
+	m := c.metric()
+	targets := c.targets()
+	if c.Winner != nil && len(c.Winner.Over) == 0 {
+		for _, row := range rows {
+			if !slices.Contains(targets, row.Target) {
+				targets = append(targets, row.Target)
+			}
+		}
 	}
 	figs := make([]Figure, len(targets))
 	for i, t := range targets {
 		figs[i] = FigureOf(rows, t, m)
 	}
-	// What stops a verdict: a target never measured, a generator that fell behind.
-	for _, f := range figs {
-		switch {
-		case len(f.Values) > 0:
-		case len(f.Invalid) > 0: // loaded, but nothing measured of the metric: no successful answer
-			return Finding{Verdict: Inconclusive, Measured: "—", Why: fmt.Sprintf("%s has no value: %s", f.Target, f.Invalid[0])}
-		case f.NotLoaded != "":
-			return Finding{Verdict: Untestable, Measured: "—", Why: fmt.Sprintf("%s was not measured: %s", f.Target, f.NotLoaded)}
-		default:
-			return Finding{Verdict: Untestable, Measured: "—", Why: fmt.Sprintf("%s was not measured: no rows", f.Target)}
-		}
-	}
-	var measured string
-	var verdict Verdict
-	var why string
+	f, stop := undecidable(e, c, r, figs)
 	switch {
+	case stop:
 	case c.Ratio != nil:
-		measured, verdict, why = ratio(figs[0], figs[1], c.Ratio.Published)
+		f = ratio(figs[0], figs[1], c.Ratio.Published)
 	case c.Ranking != nil:
-		measured, verdict, why = ranking(figs)
+		f = order(figs, false)
 	case c.Winner != nil:
-		measured, verdict, why = winner(figs)
-	case c.Tie != nil:
-		measured, verdict, why = tie(figs)
+		f = order(figs, true)
+	default:
+		f = tie(figs)
 	}
-	// A claim never holds on an invalid cell. The generator's fault makes it untestable here (the
-	// target's figure is the generator's limit); the target's own failure leaves a contradiction
-	// standing, and makes anything else inconclusive.
-	var invalid []string
-	generator := false
+	f.Figures = figs
+	return f
+}
+
+// undecidable is the finding of a run that cannot decide the claim: a target not loaded (not in
+// the run, or skipped for want of CPUs), invalid cells, or too few valid trials for the test.
+func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool) {
+	reproduce := fmt.Sprintf("iotbench reproduce %s", e.Name)
 	for _, f := range figs {
-		if len(f.Invalid) == 0 {
+		if f.Trials() > 0 || len(f.Invalid) > 0 {
 			continue
 		}
-		for _, reason := range f.Invalid {
-			generator = generator || strings.Contains(reason, "generator")
+		switch {
+		case strings.Contains(f.NotLoaded, "target CPUs") && r.NeedsCPUs > 0:
+			return Finding{Verdict: LargerHost, Measured: "—", Why: strings.TrimPrefix(f.NotLoaded, results.Skipped+": "),
+				Short: fmt.Sprintf("the run needs %d target CPUs and a CPU for the generator; this host has fewer", r.NeedsCPUs),
+				Decide: fmt.Sprintf("a host of %d CPUs or more (%d for the targets, the rest for the generator): there `%s` gives every target of the run %d CPUs",
+					r.NeedsCPUs+1, r.NeedsCPUs, reproduce, r.NeedsCPUs)}, true
+		case f.NotLoaded != "":
+			return Finding{Verdict: Inconclusive, Measured: "—", Why: fmt.Sprintf("%s was not loaded: %s", f.Target, f.NotLoaded),
+				Decide: fmt.Sprintf("`%s` again, once %s starts and passes its checks", reproduce, f.Target)}, true
+		case !slices.Contains(r.Targets, f.Target) && len(r.Targets) > 0:
+			return Finding{Verdict: NotMeasured, Measured: "—", Why: fmt.Sprintf("%s is not a target of this run (experiments.yaml)", f.Target),
+				Decide: fmt.Sprintf("%s added to the run's targets and measured", f.Target)}, true
+		default:
+			return Finding{Verdict: NotMeasured, Measured: "—", Why: fmt.Sprintf("%s has no rows in this run", f.Target),
+				Decide: fmt.Sprintf("`%s` measures the missing cells", reproduce)}, true
 		}
-		invalid = append(invalid, fmt.Sprintf("%s %d of %d (%s)", f.Target, len(f.Invalid), len(f.Invalid)+f.Valid, brief(f.Invalid[0])))
 	}
-	if len(invalid) > 0 && (verdict != DoesNotHold || generator) {
-		if generator {
-			verdict = Untestable
-		} else {
-			verdict = Inconclusive
+	// The valid trials' estimate is shown but never decides.
+	measured := estimate(c, figs)
+	var reasons []string
+	var fails, noisy, short, unsteady []string
+	for _, f := range figs {
+		var gen, own []results.Row
+		for _, row := range f.Invalid {
+			if strings.Contains(row.InvalidReason, "generator") {
+				gen = append(gen, row)
+			} else {
+				own = append(own, row)
+			}
 		}
-		why = "measured on invalid cells: " + strings.Join(invalid, "; ")
-	} else if len(invalid) > 0 {
-		why += "; and on invalid cells: " + strings.Join(invalid, "; ")
+		// A trial the generator spoiled is left out; one where the target itself failed is not:
+		// leaving it out would keep only the target's good trials.
+		if f.Valid() >= MinTrials && len(own) == 0 {
+			continue
+		}
+		if len(f.Unsteady) > 0 {
+			reasons = append(reasons, fmt.Sprintf("%s not steady in %d of %d trials (%s)", f.Target, len(f.Unsteady), f.Loaded, brief(steadyWarning(f.Unsteady[0]))))
+			unsteady = append(unsteady, f.Target)
+		}
+		switch {
+		case len(own) > 0:
+			reasons = append(reasons, fmt.Sprintf("%s invalid in %d of %d trials (%s)", f.Target, len(own), f.Loaded, brief(own[0].InvalidReason)))
+			fails = append(fails, f.Target)
+		case len(gen) > 0:
+			busy := 0.0
+			for _, row := range gen {
+				busy = math.Max(busy, row.GeneratorCPUPercent)
+			}
+			if busy >= saturated {
+				return Finding{Verdict: LargerHost, Measured: measured, Short: "the generator was saturated",
+					Why:    fmt.Sprintf("%s: the generator fell behind with its CPUs %.0f%% busy: the figure is the generator's limit, not the target's", f.Target, busy),
+					Decide: fmt.Sprintf("a host with more CPUs for the generator (3 or more: `%s` gives it every CPU but the targets')", reproduce)}, true
+			}
+			reasons = append(reasons, fmt.Sprintf("%s: the generator fell behind in %d of %d trials with its CPUs at most %.0f%% busy (%s)",
+				f.Target, len(gen), f.Loaded, busy, brief(gen[0].InvalidReason)))
+			noisy = append(noisy, f.Target)
+		case f.Valid() < MinTrials:
+			short = append(short, fmt.Sprintf("%s %d", f.Target, f.Valid()))
+		}
 	}
-	return Finding{Verdict: verdict, Measured: measured, Why: why}
+	if len(reasons) == 0 && len(short) == 0 {
+		return Finding{}, false
+	}
+	if len(short) > 0 {
+		reasons = append(reasons, fmt.Sprintf("valid trials: %s; the Mann–Whitney test needs %d a side to reach p < 0.05", strings.Join(short, ", "), MinTrials))
+	}
+	var short2 []string
+	if len(fails) > 0 {
+		short2 = append(short2, "invalid cells: "+strings.Join(fails, ", ")+" failing under this load")
+	}
+	if len(noisy) > 0 {
+		short2 = append(short2, "the generator fell behind (disturbed, not saturated)")
+	}
+	if len(unsteady) > 0 {
+		short2 = append(short2, "not steady: "+strings.Join(unsteady, ", "))
+	}
+	if len(short) > 0 {
+		short2 = append(short2, fmt.Sprintf("too few valid trials (%s; the test needs %d a side)", strings.Join(short, ", "), MinTrials))
+	}
+	var decide []string
+	others := slices.DeleteFunc(slices.Clone(c.Runs), func(n string) bool { return n == r.Name })
+	if len(fails) > 0 {
+		at := "a run at a load every target holds decides it"
+		if len(others) > 0 {
+			at = "the claim's other runs (" + strings.Join(others, ", ") + ") decide it"
+		}
+		verb := "fail"
+		if len(fails) == 1 {
+			verb = "fails"
+		}
+		decide = append(decide, fmt.Sprintf("%s %s under this load, which leaves no figure to compare: %s", strings.Join(fails, ", "), verb, at))
+	}
+	if len(noisy) > 0 {
+		decide = append(decide, "the generator was disturbed, not short of CPU: a rerun on a quiet host may decide it")
+	}
+	if len(unsteady) > 0 {
+		decide = append(decide, "a longer warm-up or measured phase, so that each trial reaches a steady state")
+	}
+	if len(short) > 0 || len(noisy) > 0 {
+		decide = append(decide, fmt.Sprintf("6 trials a side (`%s --trials 6`)", reproduce))
+	}
+	return Finding{Verdict: Inconclusive, Measured: measured, Why: strings.Join(reasons, "; "), Decide: strings.Join(decide, "; "), Short: strings.Join(short2, "; ")}, true
 }
 
-// ratio checks "a is published × b".
-func ratio(a, b Figure, published float64) (string, Verdict, string) {
-	r := a.Median / b.Median
-	lo, hi := a.Lo/b.Hi, a.Hi/b.Lo
-	if b.Lo <= 0 {
-		hi = math.Inf(1)
+// steadyWarning is the row's warning of a phase that was not steady.
+func steadyWarning(r results.Row) string {
+	for _, w := range strings.Split(r.Warnings, "; ") {
+		if strings.HasPrefix(w, "not steady") {
+			return w
+		}
 	}
-	if b.Median == 0 {
-		r = math.Inf(1)
+	return "not steady"
+}
+
+// estimate is what the valid trials show, marked as no verdict's basis; "—" when a target has
+// none (an invalid cell's figure is not the target's: a generator's limit, a failing target's).
+func estimate(c *Claim, figs []Figure) string {
+	for _, f := range figs {
+		if len(f.Values) == 0 {
+			return "—"
+		}
 	}
-	kind := "95% interval"
-	if a.Range || b.Range {
-		kind = "range of the trials"
+	if c.Ratio != nil {
+		return fmt.Sprintf("%s× (%s) — valid trials shown, not tested", factor(validMedian(figs[0])/validMedian(figs[1])), medians(figs))
 	}
-	measured := fmt.Sprintf("%s× [%s–%s]", factor(r), factor(lo), factor(hi))
+	return medians(figs) + " — valid trials shown, not tested"
+}
+
+// validMedian is the median of the valid trials; 0 when none is.
+func validMedian(f Figure) float64 {
+	if len(f.Values) == 0 {
+		return 0
+	}
+	return stats.Summarize(f.Values).Median
+}
+
+func medians(figs []Figure) string {
+	var parts []string
+	for _, f := range figs {
+		parts = append(parts, f.Target+" "+f.Metric.Format(validMedian(f)))
+	}
+	if len(figs) == 2 {
+		return parts[0] + " / " + parts[1]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ratio checks "a is published × b" with the Mann–Whitney interval of a/b.
+func ratio(a, b Figure, published float64) Finding {
+	r := stats.RatioInterval(a.Values, b.Values, stats.Confidence)
+	measured := fmt.Sprintf("%s× [%s–%s] (%s)", factor(r.Estimate), factor(r.Lo), factor(r.Hi), validMedians(a, b))
+	inside := published >= r.Lo && published <= r.Hi
+	sameSide := (published > 1 && r.Lo > 1) || (published < 1 && r.Hi < 1)
+	p := factor(published) + "×"
 	switch {
-	case published >= lo && published <= hi && (published == 1 || lo > 1 || hi < 1):
-		return measured, Holds, fmt.Sprintf("%s× lies in the %s", factor(published), kind)
-	case published >= lo && published <= hi:
-		return measured, Inconclusive, fmt.Sprintf("the %s holds both %s× and 1×: the trials cannot tell", kind, factor(published))
-	case (published > 1 && lo > 1) || (published < 1 && hi < 1):
-		return measured, DoesNotHold, fmt.Sprintf("the direction holds, the size does not: %s× is outside the %s", factor(published), kind)
+	case inside && (sameSide || published == 1):
+		return Finding{Verdict: Holds, Measured: measured, Why: fmt.Sprintf("%s lies in the 95%% interval, which excludes 1×", p)}
+	case inside:
+		return Finding{Verdict: Inconclusive, Measured: measured, Why: fmt.Sprintf("the 95%% interval holds both %s and 1×", p),
+			Decide: "more trials a side (the interval narrows as their square root)"}
+	case sameSide:
+		return Finding{Verdict: Direction, Measured: measured, Why: fmt.Sprintf("published %s, measured %s×: the direction is significant, the size is outside the 95%% interval", p, factor(r.Estimate))}
 	}
-	return measured, DoesNotHold, fmt.Sprintf("%s× is outside the %s", factor(published), kind)
+	return Finding{Verdict: DoesNotHold, Measured: measured, Why: fmt.Sprintf("%s is outside the 95%% interval, which does not confirm its direction", p)}
 }
 
-func factor(v float64) string {
+// validMedians are the valid trials' medians of two figures.
+func validMedians(a, b Figure) string {
+	m := func(f Figure) string { return f.Target + " " + f.Metric.Format(stats.Summarize(f.Values).Median) }
+	return fmt.Sprintf("%s / %s, %d and %d valid trials", m(a), m(b), a.Valid(), b.Valid())
+}
+
+// order checks that each figure is better than the next (winner: the first than every other),
+// each pair by the Mann–Whitney test at 95%.
+func order(figs []Figure, winner bool) Finding {
+	var parts, wrong, unsure []string
+	for i := 1; i < len(figs); i++ {
+		a := figs[i-1]
+		if winner {
+			a = figs[0]
+		}
+		b := figs[i]
+		o, _ := summary.Order(a.Values, b.Values, a.Metric.HigherIsBetter)
+		if i == 1 {
+			parts = append(parts, a.Target+" "+a.Metric.Format(stats.Summarize(a.Values).Median))
+		}
+		parts = append(parts, relation(o)+" "+b.Target+" "+b.Metric.Format(stats.Summarize(b.Values).Median))
+		switch o {
+		case -1:
+			wrong = append(wrong, fmt.Sprintf("%s is better than %s", b.Target, a.Target))
+		case 0:
+			unsure = append(unsure, fmt.Sprintf("%s and %s", a.Target, b.Target))
+		}
+	}
+	measured := strings.Join(parts, " ")
 	switch {
-	case math.IsInf(v, 0) || math.IsNaN(v):
-		return "∞"
-	case v >= 10:
-		return fmt.Sprintf("%.0f", v)
+	case len(wrong) > 0:
+		return Finding{Verdict: DoesNotHold, Measured: measured, Why: strings.Join(wrong, "; ") + " (Mann–Whitney, 95%)"}
+	case len(unsure) > 0:
+		return Finding{Verdict: Inconclusive, Measured: measured,
+			Why:    "the test at 95% cannot tell apart " + strings.Join(unsure, "; "),
+			Decide: "more trials a side, or a quieter host"}
 	}
-	return fmt.Sprintf("%.2f", v)
+	return Finding{Verdict: Holds, Measured: measured, Why: "each claimed order significant (Mann–Whitney, 95%)"}
 }
 
-// relation writes a pair's order: ">" a better, "<" b better, "~" a tie.
+// relation writes a pair's order: ">" a better, "<" b better, "~" not told apart.
 func relation(order int) string {
 	switch order {
 	case 1:
@@ -272,89 +576,23 @@ func relation(order int) string {
 	return "~"
 }
 
-// ranking checks that each figure is better than the next.
-func ranking(figs []Figure) (string, Verdict, string) {
-	parts := []string{figs[0].Target + " " + figs[0].Metric.Format(figs[0].Median)}
-	verdict, untested := Holds, false
-	var wrong []string
-	for i := 1; i < len(figs); i++ {
-		o, tested := better(figs[i-1], figs[i])
-		parts = append(parts, relation(o), figs[i].Target+" "+figs[i].Metric.Format(figs[i].Median))
-		switch {
-		case o < 0:
-			verdict = DoesNotHold
-			wrong = append(wrong, fmt.Sprintf("%s is better than %s", figs[i].Target, figs[i-1].Target))
-		case o == 0 && tested:
-			verdict = DoesNotHold
-			wrong = append(wrong, fmt.Sprintf("%s and %s tie", figs[i-1].Target, figs[i].Target))
-		case o == 0:
-			untested = true
-			wrong = append(wrong, fmt.Sprintf("%s and %s overlap", figs[i-1].Target, figs[i].Target))
-		}
-	}
-	if verdict == Holds && untested {
-		verdict = Inconclusive
-	}
-	return strings.Join(parts, " "), verdict, rankingWhy(verdict, wrong)
-}
-
-func rankingWhy(v Verdict, wrong []string) string {
-	if v == Holds {
-		return "each is better than the next"
-	}
-	return strings.Join(wrong, "; ")
-}
-
-// winner checks that the first figure is better than each other.
-func winner(figs []Figure) (string, Verdict, string) {
-	best := figs[0]
-	parts := []string{best.Target + " " + best.Metric.Format(best.Median)}
-	verdict, untested := Holds, false
-	var wrong []string
-	for _, f := range figs[1:] {
-		o, tested := better(best, f)
-		parts = append(parts, fmt.Sprintf("%s %s %s", relation(o), f.Target, f.Metric.Format(f.Median)))
-		switch {
-		case o < 0:
-			verdict = DoesNotHold
-			wrong = append(wrong, fmt.Sprintf("%s is better", f.Target))
-		case o == 0 && tested:
-			verdict = DoesNotHold
-			wrong = append(wrong, fmt.Sprintf("%s ties with it", f.Target))
-		case o == 0:
-			untested = true
-			wrong = append(wrong, fmt.Sprintf("%s overlaps it", f.Target))
-		}
-	}
-	if verdict == Holds && untested {
-		verdict = Inconclusive
-	}
-	if verdict == Holds {
-		return strings.Join(parts, ", "), verdict, "better than every other target"
-	}
-	return strings.Join(parts, ", "), verdict, strings.Join(wrong, "; ")
-}
-
 // TieMargin is how far apart two figures may be and still tie: a claim of equal performance is
 // an equivalence, and no measurement shows two runtimes exactly equal.
 const TieMargin = 1.10
 
-// tie checks that every two figures are within TieMargin of each other: it holds when each pair's
-// ratio interval lies within the margin, does not hold when one lies wholly outside it.
-func tie(figs []Figure) (string, Verdict, string) {
+// tie checks that every two figures are within TieMargin: it holds when each pair's 95%
+// interval of the ratio lies within the margin, does not hold when one lies wholly outside it.
+func tie(figs []Figure) Finding {
 	var parts, apart, unsure []string
 	for i, f := range figs {
-		parts = append(parts, f.Target+" "+f.Metric.Format(f.Median))
+		parts = append(parts, f.Target+" "+f.Metric.Format(stats.Summarize(f.Values).Median))
 		for _, g := range figs[i+1:] {
-			lo, hi := f.Lo/g.Hi, f.Hi/g.Lo
-			if g.Lo <= 0 {
-				hi = math.Inf(1)
-			}
-			pair := fmt.Sprintf("%s/%s %s× [%s–%s]", f.Target, g.Target, factor(f.Median/g.Median), factor(lo), factor(hi))
+			r := stats.RatioInterval(f.Values, g.Values, stats.Confidence)
+			pair := fmt.Sprintf("%s/%s %s× [%s–%s]", f.Target, g.Target, factor(r.Estimate), factor(r.Lo), factor(r.Hi))
 			switch {
-			case lo > TieMargin || hi < 1/TieMargin:
+			case r.Lo > TieMargin || r.Hi < 1/TieMargin:
 				apart = append(apart, pair)
-			case lo < 1/TieMargin || hi > TieMargin:
+			case r.Lo < 1/TieMargin || r.Hi > TieMargin:
 				unsure = append(unsure, pair)
 			}
 		}
@@ -363,18 +601,62 @@ func tie(figs []Figure) (string, Verdict, string) {
 	margin := fmt.Sprintf("±%.0f%%", 100*(TieMargin-1))
 	switch {
 	case len(apart) > 0:
-		return measured, DoesNotHold, fmt.Sprintf("they differ by more than %s: %s", margin, strings.Join(apart, "; "))
+		return Finding{Verdict: DoesNotHold, Measured: measured, Why: fmt.Sprintf("they differ by more than %s (95%% interval): %s", margin, strings.Join(apart, "; "))}
 	case len(unsure) > 0:
-		return measured, Inconclusive, fmt.Sprintf("the interval reaches beyond %s: %s", margin, strings.Join(unsure, "; "))
+		return Finding{Verdict: Inconclusive, Measured: measured, Why: fmt.Sprintf("the 95%% interval reaches beyond %s: %s", margin, strings.Join(unsure, "; ")),
+			Decide: "more trials a side, or a quieter host"}
 	}
-	return measured, Holds, fmt.Sprintf("within %s of each other", margin)
+	return Finding{Verdict: Holds, Measured: measured, Why: fmt.Sprintf("within %s of each other (95%% interval)", margin)}
 }
 
-// brief is an invalid reason without its trial and details: "success ratio 0.9659 below 0.99".
-func brief(reason string) string {
-	if _, rest, ok := strings.Cut(reason, ": "); ok && strings.HasPrefix(reason, "trial ") {
-		reason = rest
+func factor(v float64) string {
+	switch {
+	case math.IsInf(v, 0) || math.IsNaN(v):
+		return "∞"
+	case v >= 10:
+		return count(v)
+	case v < 0.01 && v > 0:
+		return fmt.Sprintf("%.3g", v)
 	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// number is a published figure as plainly as it was written: 0.24, 247.32, 87,047.
+func number(v float64) string {
+	if v >= 1000 || v == math.Trunc(v) {
+		return count(v)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+// count is a whole number with thousands separators: 3,404.
+func count(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, ch := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(ch)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// msText is a published mean latency: "186 ms", "1.72 s".
+func msText(ms float64) string {
+	if ms >= 1000 {
+		return fmt.Sprintf("%.3g s", ms/1000)
+	}
+	return fmt.Sprintf("%.3g ms", ms)
+}
+
+// brief is an invalid reason without its details: "success ratio 0.9659 below 0.99".
+func brief(reason string) string {
 	if i := strings.Index(reason, " ("); i > 0 {
 		reason = reason[:i]
 	}

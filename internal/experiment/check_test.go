@@ -30,6 +30,20 @@ func join(groups ...[]results.Row) []results.Row {
 	return out
 }
 
+// gen marks trial n of rows as invalid because the generator fell behind with busy % of its CPUs.
+func gen(rows []results.Row, n int, busy float64) []results.Row {
+	rows = invalid(rows, n, "generator delayed requests: its own p99 delay 300ms exceeds 20ms")
+	rows[n-1].GeneratorCPUPercent = busy
+	return rows
+}
+
+// unsteady marks trial n of rows as valid but not steady (schema 10's self-check).
+func unsteady(rows []results.Row, n int) []results.Row {
+	rows[n-1].SteadyJudged, rows[n-1].Steady = true, false
+	rows[n-1].Warnings = "not steady: p99 rose 1 ms per second over the measured phase"
+	return rows
+}
+
 func TestCheck(t *testing.T) {
 	ratio := func(published float64) *Claim {
 		return &Claim{Quote: "q", Runs: []string{"r"}, Ratio: &Ratio{Metric: "throughput_rps", Of: "a", To: "b", Published: published}}
@@ -39,42 +53,55 @@ func TestCheck(t *testing.T) {
 	tied := &Claim{Quote: "q", Runs: []string{"r"}, Tie: &Tie{Metric: "throughput_rps", Targets: []string{"a", "b"}}}
 	lowLatency := &Claim{Quote: "q", Runs: []string{"r"}, Winner: &Winner{Metric: "latency_mean_ms", Target: "a"}}
 	skipped := results.Row{Target: "b", Trial: 1, InvalidReason: "skipped: needs 2 target CPUs; this host gives targets 1"}
+	a4, b4 := trials("a", 190, 200, 205, 210), trials("b", 98, 100, 101, 102)
+	latency := func(target string, ms ...float64) []results.Row {
+		var out []results.Row
+		for i, v := range ms {
+			out = append(out, results.Row{Target: target, Trial: i + 1, Valid: true, Successes: 9, LatencyMean: time.Duration(v * 1e6)})
+		}
+		return out
+	}
 
 	cases := []struct {
 		name  string
 		claim *Claim
 		rows  []results.Row
 		want  Verdict
-		why   string // a part of Why
+		why   string // a part of Why and Decide
 	}{
-		{"ratio in the range", ratio(2), join(trials("a", 190, 200, 210), trials("b", 98, 100, 102)), Holds, "lies in the range"},
-		{"ratio outside, same direction", ratio(4.6), join(trials("a", 190, 200, 210), trials("b", 98, 100, 102)), DoesNotHold, "the direction holds"},
-		{"ratio reversed", ratio(2), join(trials("a", 90, 100, 110), trials("b", 190, 200, 210)), DoesNotHold, "outside"},
-		{"ratio range holds 1 too", ratio(1.2), join(trials("a", 80, 100, 130), trials("b", 90, 100, 110)), Inconclusive, "cannot tell"},
-		{"a claim never holds on an invalid cell", ratio(2), join(invalid(trials("a", 190, 200, 210), 2, "success ratio 0.5 below 0.99"), trials("b", 98, 100, 102)), Inconclusive, "invalid cells: a 1 of 3 (success ratio 0.5 below 0.99)"},
-		{"the generator's fault is this host's", ratio(4.6), join(trials("a", 190, 200, 210), invalid(trials("b", 98, 100, 102), 1, "generator delayed requests")), Untestable, "generator delayed"},
-		{"contradicted even on invalid cells", ratio(4.6), join(invalid(trials("a", 190, 200, 210), 1, "success ratio 0.9"), trials("b", 98, 100, 102)), DoesNotHold, "and on invalid cells"},
-		{"a skipped target cannot be tested here", ratio(2), append(trials("a", 200), skipped), Untestable, "skipped: needs 2 target CPUs"},
-		{"no rows", ratio(2), nil, NotRun, "no rows"},
-		{"ranking holds, ranges apart", rank, join(trials("a", 300, 310), trials("b", 200, 210), trials("c", 100, 110)), Holds, "each is better"},
-		{"ranking reversed pair", rank, join(trials("a", 300, 310), trials("b", 100, 110), trials("c", 200, 210)), DoesNotHold, "c is better than b"},
-		{"ranking overlap with few trials", rank, join(trials("a", 300, 310), trials("b", 200, 305), trials("c", 100, 110)), Inconclusive, "a and b overlap"},
-		{"ranking tie with enough trials", rank, join(trials("a", 300, 301, 302, 303, 304), trials("b", 300, 301, 302, 303, 304), trials("c", 1, 2, 3, 4, 5)), DoesNotHold, "a and b tie"},
-		{"winner over every target of the run", win, join(trials("a", 300, 310), trials("b", 200, 210), trials("c", 100, 110)), Holds, "better than every"},
-		{"winner beaten", win, join(trials("a", 300, 310), trials("b", 400, 410), trials("c", 100, 110)), DoesNotHold, "b is better"},
-		{"a tie within the margin", tied, join(trials("a", 100, 102), trials("b", 97, 98)), Holds, "within ±10%"},
-		{"a tie refuted", tied, join(trials("a", 100, 101, 102), trials("b", 200, 201, 202)), DoesNotHold, "differ by more than ±10%"},
-		{"a tie too noisy to tell", tied, join(trials("a", 80, 120), trials("b", 100, 101)), Inconclusive, "beyond ±10%"},
-		{"lower latency is better", lowLatency, join(
-			[]results.Row{{Target: "a", Trial: 1, Valid: true, Successes: 9, LatencyMean: 5e6}, {Target: "a", Trial: 2, Valid: true, Successes: 9, LatencyMean: 6e6}},
-			[]results.Row{{Target: "b", Trial: 1, Valid: true, Successes: 9, LatencyMean: 50e6}, {Target: "b", Trial: 2, Valid: true, Successes: 9, LatencyMean: 60e6}}), Holds, "better than every"},
+		{"ratio in the interval", ratio(2), join(a4, b4), Holds, "lies in the 95% interval"},
+		{"ratio in direction, not in size", ratio(4.6), join(a4, b4), Direction, "published 4.60×, measured 2.02×"},
+		{"ratio reversed", ratio(2), join(trials("a", 90, 100, 105, 110), trials("b", 190, 200, 205, 210)), DoesNotHold, "does not confirm its direction"},
+		{"ratio: the interval holds 1 too", ratio(1.2), join(trials("a", 80, 100, 120, 130), trials("b", 90, 100, 105, 110)), Inconclusive, "holds both 1.20× and 1×"},
+		// 3 against 3 can never reach p < 0.05: however far apart, no verdict.
+		{"three trials a side decide nothing", ratio(2), join(trials("a", 190, 200, 210), trials("b", 98, 100, 102)), Inconclusive, "the Mann–Whitney test needs 4 a side"},
+		{"no holds on an invalid cell", ratio(2), join(invalid(trials("a", 190, 200, 205, 210), 2, "success ratio 0.5 below 0.99"), b4), Inconclusive, "a invalid in 1 of 4 trials (success ratio 0.5 below 0.99)"},
+		{"no does-not-hold on an invalid cell", ratio(4.6), join(trials("a", 190, 200, 205, 210, 220), invalid(trials("b", 300, 310, 320, 330), 1, "success ratio 0.08 below 0.99")), Inconclusive, "fails under this load"},
+		{"a target failing in one trial of five is not decided on the other four", ratio(2), join(invalid(trials("a", 190, 200, 205, 210, 215), 5, "success ratio 0.9 below 0.99"), b4), Inconclusive, "a invalid in 1 of 5 trials"},
+		{"a trial the generator spoiled is left out", ratio(2), join(gen(trials("a", 190, 200, 205, 210, 500), 5, 30), b4), Holds, "lies in the 95% interval"},
+		{"a phase that was not steady is left out", ratio(2), join(unsteady(trials("a", 190, 200, 205, 210, 900), 5), b4), Holds, "lies in the 95% interval"},
+		{"too few steady trials decide nothing", ratio(2), join(unsteady(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "a not steady in 1 of 4 trials (not steady: p99 rose"},
+		{"a disturbed generator: a quiet rerun decides", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 23)), Inconclusive, "a rerun on a quiet host"},
+		{"a saturated generator needs a larger host", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 97)), LargerHost, "more CPUs for the generator"},
+		{"a run skipped for CPUs needs a larger host", ratio(2), append(trials("a", 200), skipped), LargerHost, "a host of 3 CPUs or more"},
+		{"no rows", ratio(2), nil, NotMeasured, "the run holds no rows"},
+		{"ranking holds", rank, join(trials("a", 300, 301, 302, 303), trials("b", 200, 201, 202, 203), trials("c", 100, 101, 102, 103)), Holds, "each claimed order significant"},
+		{"ranking reversed pair", rank, join(trials("a", 300, 301, 302, 303), trials("b", 100, 101, 102, 103), trials("c", 200, 201, 202, 203)), DoesNotHold, "c is better than b"},
+		{"ranking: the test cannot tell", rank, join(trials("a", 300, 301, 302, 303), trials("b", 300, 301, 302, 303), trials("c", 1, 2, 3, 4)), Inconclusive, "cannot tell apart a and b"},
+		{"ranking on ranges apart but two trials", rank, join(trials("a", 300, 310), trials("b", 200, 210), trials("c", 100, 110)), Inconclusive, "valid trials: a 2, b 2, c 2"},
+		{"winner over every target of the run", win, join(trials("a", 300, 301, 302, 303), trials("b", 200, 201, 202, 203), trials("c", 100, 101, 102, 103)), Holds, "significant"},
+		{"winner beaten", win, join(trials("a", 300, 301, 302, 303), trials("b", 400, 401, 402, 403), trials("c", 100, 101, 102, 103)), DoesNotHold, "b is better than a"},
+		{"a tie within the margin", tied, join(trials("a", 100, 101, 102, 103), trials("b", 99, 100, 101, 102)), Holds, "within ±10%"},
+		{"a tie refuted", tied, join(trials("a", 100, 101, 102, 103), trials("b", 200, 201, 202, 203)), DoesNotHold, "differ by more than ±10%"},
+		{"a tie too noisy to tell", tied, join(trials("a", 80, 100, 120, 140), trials("b", 100, 101, 102, 103)), Inconclusive, "beyond ±10%"},
+		{"lower latency is better", lowLatency, join(latency("a", 5, 6, 7, 8), latency("b", 50, 60, 70, 80)), Holds, "significant"},
 		{"a latency of no answer is no value", lowLatency, join(
 			[]results.Row{{Target: "a", Trial: 1, InvalidReason: "success ratio 0.0000 below 0.99", Requests: 9}},
-			[]results.Row{{Target: "b", Trial: 1, Valid: true, Successes: 9, LatencyMean: 50e6}}), Inconclusive, "a has no value: trial 1: no successful answer"},
+			latency("b", 50, 60, 70, 80)), Inconclusive, "a invalid in 1 of 1 trials"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := &Experiment{Claims: []*Claim{c.claim}}
+			e := &Experiment{Name: "x", Claims: []*Claim{c.claim}, Runs: []*Run{{Name: "r", NeedsCPUs: 2}}}
 			var rows map[string][]results.Row
 			if c.rows != nil {
 				rows = map[string][]results.Row{"r": c.rows}
@@ -83,17 +110,95 @@ func TestCheck(t *testing.T) {
 			if len(got) != 1 {
 				t.Fatalf("%d findings, want 1", len(got))
 			}
-			if got[0].Verdict != c.want || !strings.Contains(got[0].Why, c.why) {
-				t.Errorf("verdict %q (%s; measured %s), want %q with %q", got[0].Verdict, got[0].Why, got[0].Measured, c.want, c.why)
+			text := got[0].Why + " / " + got[0].Decide
+			if got[0].Verdict != c.want || !strings.Contains(text, c.why) {
+				t.Errorf("verdict %q (%s; measured %s), want %q with %q", got[0].Verdict, text, got[0].Measured, c.want, c.why)
+			}
+			if got[0].Verdict == Inconclusive && got[0].Decide == "" {
+				t.Errorf("inconclusive without what would decide it: %s", got[0].Why)
 			}
 		})
+	}
+}
+
+// The source's own figures: Little's law and the core count decide a claim on any host, with the
+// arithmetic printed, whatever the runs measured.
+func TestImpossibleAsPublished(t *testing.T) {
+	e := &Experiment{Name: "x",
+		Runs: []*Run{{Name: "wrk", Connections: 2000}, {Name: "single", Connections: 2000}},
+		Rows: []*PublishedRow{
+			{Run: "wrk", Target: "a", As: "Stack A", Values: map[string]float64{"throughput_rps": 18303, "latency_mean_ms": 186}},
+			{Run: "wrk", Target: "b", Values: map[string]float64{"throughput_rps": 3970, "latency_mean_ms": 156}},
+			{Run: "single", Target: "b", Values: map[string]float64{"throughput_rps": 247.32}},
+			{Run: "wrk", Target: "c", Values: map[string]float64{"throughput_rps": 1000, "latency_mean_ms": 150}, Connections: 100},
+		},
+	}
+	ratio := func(of, to string) *Claim {
+		return &Claim{Quote: "q", Runs: []string{"wrk"}, Ratio: &Ratio{Metric: "throughput_rps", Of: of, To: to, Published: 2}}
+	}
+	cores := ratio("b", "a")
+	cores.Cores = &CoresBound{Run: "wrk", Of: "b", BaseRun: "single", Base: "b", Cores: 8, Why: "8 workers"}
+	cases := []struct {
+		name  string
+		claim *Claim
+		want  string // the arithmetic; empty: possible
+	}{
+		{"Little's law broken", ratio("a", "b"), "“Stack A” at 18,303 req/s and 186 ms mean latency has 3,404 requests in flight, on 2,000 connections"},
+		{"within Little's law", &Claim{Quote: "q", Runs: []string{"wrk"}, Tie: &Tie{Metric: "throughput_rps", Targets: []string{"b", "b2"}}}, ""},
+		{"a row's own connections", ratio("c", "b"), "has 150 requests in flight, on 100 connections"},
+		{"a winner rests on every row of its run", &Claim{Quote: "q", Runs: []string{"wrk"}, Winner: &Winner{Metric: "throughput_rps", Target: "b"}}, "3,404 requests in flight"},
+		{"the core count", cores, "3,970 req/s is 16× 247.32 req/s on the same work, where 8 cores give at most 8× (8 workers): 2.01× beyond it"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := CheckClaim(e, c.claim, nil)
+			impossible := len(got) > 0 && got[0].Verdict == Impossible
+			switch {
+			case c.want == "" && impossible:
+				t.Errorf("called impossible: %s", got[0].Measured)
+			case c.want != "" && (!impossible || !strings.Contains(got[0].Measured, c.want)):
+				t.Errorf("got %+v, want impossible with %q", got, c.want)
+			}
+			if c.want != "" && Overall(got) != Impossible {
+				t.Errorf("overall %q, want impossible as published", Overall(got))
+			}
+		})
+	}
+}
+
+// A claim's one verdict: impossible first, then the least favourable run that decides it.
+func TestOverall(t *testing.T) {
+	f := func(vs ...Verdict) []Finding {
+		var out []Finding
+		for _, v := range vs {
+			out = append(out, Finding{Verdict: v})
+		}
+		return out
+	}
+	cases := []struct {
+		in   []Finding
+		want Verdict
+	}{
+		{f(Holds, Holds), Holds},
+		{f(Holds, Direction), Direction},
+		{f(Holds, DoesNotHold), DoesNotHold},
+		{f(Inconclusive, Holds), Holds},
+		{f(Impossible, Holds), Impossible},
+		{f(Inconclusive, LargerHost), LargerHost},
+		{f(Inconclusive, NotMeasured), Inconclusive},
+		{f(NotMeasured), NotMeasured},
+	}
+	for _, c := range cases {
+		if got := Overall(c.in); got != c.want {
+			t.Errorf("Overall(%v) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }
 
 func TestUntestableClaimNeedsNoRows(t *testing.T) {
 	e := &Experiment{Claims: []*Claim{{Quote: "q", Untestable: "needs a driver"}}}
 	got := Check(e, nil)
-	if len(got) != 1 || got[0].Verdict != Untestable || got[0].Why != "needs a driver" {
+	if len(got) != 1 || got[0].Verdict != Inconclusive || got[0].Why != "needs a driver" {
 		t.Errorf("got %+v", got)
 	}
 }
@@ -105,7 +210,8 @@ func TestWriteIsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := join(trials("a", 190, 200, 210), invalid(trials("b", 98, 100, 102), 2, "success ratio 0.5 below 0.99"), trials("c", 50, 60, 70))
+	rows := join(trials("a", 190, 200, 210, 205), invalid(trials("b", 98, 100, 102, 101), 2, "success ratio 0.5 below 0.99"), trials("c", 50, 60, 70, 65))
+	rows[0].Warnings = "disturbed: other processes used 0.20 cores of CPUs 0-1, the generator's and the target's"
 	for i := range rows {
 		rows[i].HostCPU, rows[i].GitCommit, rows[i].Duration = "Test CPU, 2 cores", "abc123", 5e9
 		rows[i].StartedAt = time.Date(2026, 11, 23, 19, 0, i, 0, time.UTC)
@@ -122,5 +228,29 @@ func TestWriteIsGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 		goldenFile(t, c.file, b.String())
+	}
+}
+
+// The first screen answers: the answers come before the verdict rule, and both before any table.
+func TestTheAnswersComeFirst(t *testing.T) {
+	sf := scenarios(t)
+	f, err := Load("testdata/valid.yaml", sf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := Measured{"first": {"published": join(trials("a", 190, 200, 210, 205), trials("b", 98, 100, 102, 101), trials("c", 50, 60, 70, 65))}}
+	var b strings.Builder
+	if err := Write(&b, Markdown, f, sf, f.Order, measured); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	answer := strings.Index(out, "- **[First](#first)** (seeds/000): its headline, “A is 2x B”: **impossible as published**")
+	legend := strings.Index(out, "## How to read a verdict")
+	table := strings.Index(out, "\n|")
+	if answer < 0 || legend < answer || table < legend {
+		t.Errorf("answer at %d, legend at %d, first table at %d; want them in that order:\n%s", answer, legend, table, out)
+	}
+	if !strings.Contains(out[:legend], "on `published`: **right** — 2.02× \\[1.86–2.14\\]") {
+		t.Errorf("the answer lacks the run's verdict and its figures:\n%s", out[:legend])
 	}
 }

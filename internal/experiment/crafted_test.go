@@ -15,7 +15,7 @@ func TestCraftedReasonsAreQuotedLiterally(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reason := "success ratio 0.5\x1b[2K\r<img src=x onerror=alert(1)> **holds** | ~~does not hold~~"
+	reason := "success ratio 0.5\x1b[2K\r<img src=x onerror=alert(1)> **pwned** | ~~does not hold~~"
 	rows := join(trials("a", 190, 200, 210), invalid(trials("b", 98, 100, 102), 2, reason))
 	notLoaded := []results.Row{{Target: "a", Trial: 1, InvalidReason: "skipped: \x1b]8;;http://example.invalid\x1b\\<b>x</b>"}}
 	measured := Measured{"first": {"published": rows}, "second": {"big": notLoaded}}
@@ -25,7 +25,7 @@ func TestCraftedReasonsAreQuotedLiterally(t *testing.T) {
 		want   string
 	}{
 		{Text, []string{"\x1b", "\r"}, `success ratio 0.5\x1b[2K\r<img src=x onerror=alert(1)>`},
-		{Markdown, []string{"\x1b", "\r", "<img", "<b>", "**holds**", "~~does"}, `success ratio 0.5\\x1b\[2K\\r\<img src=x onerror=alert(1)\> \*\*holds\*\* \| \~\~does not hold\~\~`},
+		{Markdown, []string{"\x1b", "\r", "<img", "<b>", "**pwned**", "~~does"}, `success ratio 0.5\\x1b\[2K\\r\<img src=x onerror=alert(1)\> \*\*pwned\*\* \| \~\~does not hold\~\~`},
 	} {
 		var b strings.Builder
 		if err := Write(&b, c.format, f, sf, f.Order, measured); err != nil {

@@ -8,6 +8,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
@@ -67,7 +68,7 @@ type Run struct {
 	Trials      int            `yaml:"trials"`
 	Timeout     time.Duration  `yaml:"timeout"`
 	// NeedsCPUs is the fewest target CPUs the run means anything with (a cluster, a worker pool):
-	// on a host that cannot give them, it is not run and its claims cannot be tested here.
+	// on a host that cannot give them, it is not run and its claims need a larger host.
 	NeedsCPUs int `yaml:"needs_cpus"`
 	// FindMax, when set, searches each target's maximum sustainable rate instead of measuring at
 	// one rate (rate is where the search starts): a capacity question, as run --find-max asks it.
@@ -92,6 +93,12 @@ type PublishedRow struct {
 	Target string             `yaml:"target"`
 	As     string             `yaml:"as"`
 	Values map[string]float64 `yaml:"values"`
+	// AsWritten are figures as the source wrote them ("3.13MB", "1.72s"), shown instead of
+	// Values' numbers, which the checks use: a reader finds the source's own text.
+	AsWritten map[string]string `yaml:"as_written"`
+	// Connections is the source's closed loop for this row when the run's differs: Little's
+	// law bounds the row by it (Bound).
+	Connections int `yaml:"connections"`
 }
 
 // Claim is a sentence of the source and what it asserts, checked in each of Runs. Exactly one of
@@ -103,12 +110,31 @@ type Claim struct {
 	Quote string   `yaml:"quote"`
 	Runs  []string `yaml:"runs"`
 	// Note is iotbench's remark on the claim (its own table disagrees, …).
-	Note       string   `yaml:"note"`
+	Note string `yaml:"note"`
+	// Pair says which like-for-like comparison the claim is about (same app, two runtimes; same
+	// runtime, two drivers), as the source's rows make it.
+	Pair string `yaml:"pair"`
+	// Headline marks the claim the experiment's answer leads with (one per experiment).
+	Headline   bool     `yaml:"headline"`
 	Ratio      *Ratio   `yaml:"ratio"`
 	Ranking    *Ranking `yaml:"ranking"`
 	Winner     *Winner  `yaml:"winner"`
 	Tie        *Tie     `yaml:"tie"`
 	Untestable string   `yaml:"untestable"`
+	// Cores bounds the claim's speed-up by the cores the source's faster side had.
+	Cores *CoresBound `yaml:"cores"`
+}
+
+// CoresBound is the core-count bound of a speed-up on the same work: Of's published throughput
+// in Run cannot exceed Cores times Base's in BaseRun (a pool or a cluster adds cores, not speed).
+type CoresBound struct {
+	Run     string `yaml:"run"`
+	Of      string `yaml:"of"`
+	BaseRun string `yaml:"base_run"`
+	Base    string `yaml:"base"`
+	Cores   int    `yaml:"cores"`
+	// Why says where Cores comes from, in the source's words.
+	Why string `yaml:"why"`
 }
 
 // Ratio claims Of's metric is Published times To's ("4.6× faster": 4.6; "88% better": 1.88).
@@ -125,10 +151,11 @@ type Ranking struct {
 	Order  []string `yaml:"order"`
 }
 
-// Winner claims Target is better than every other target of the run on Metric.
+// Winner claims Target is better than every other target of Over on Metric (empty: of the run).
 type Winner struct {
-	Metric string `yaml:"metric"`
-	Target string `yaml:"target"`
+	Metric string   `yaml:"metric"`
+	Target string   `yaml:"target"`
+	Over   []string `yaml:"over"`
 }
 
 // Tie claims Targets do not differ on Metric ("a technical tie").
@@ -321,14 +348,22 @@ func (f *File) validate(sf *scenario.File) []lineError {
 			if row == nil {
 				continue
 			}
-			r := runs[row.Run]
+			// A target the run does not (yet) load is shown as not measured, not refused: the
+			// source's row stays on the page.
 			switch {
-			case r == nil:
+			case runs[row.Run] == nil:
 				add(row.Line, "%s: published row of %q: run %q is not a run of the experiment", what, row.Target, row.Run)
-			case !slices.Contains(r.targetsIn(sf), row.Target):
-				add(row.Line, "%s: published row: target %q is not a target of run %q", what, row.Target, row.Run)
+			case sf.Targets[row.Target] == nil:
+				add(row.Line, "%s: published row: unknown target %q (known: %s)", what, row.Target, strings.Join(sf.TargetOrder, ", "))
 			}
-			for m := range row.Values {
+			metrics := slices.Collect(maps.Keys(row.Values))
+			for m := range row.AsWritten {
+				if _, ok := row.Values[m]; !ok {
+					add(row.Line, "%s: published row of %q: as_written %q has no value: give it under values too (the checks use the number)", what, row.Target, m)
+				}
+			}
+			slices.Sort(metrics)
+			for _, m := range metrics {
 				if MetricNamed(m) == nil {
 					add(row.Line, "%s: published row of %q: unknown metric %q (known: %s)", what, row.Target, m, strings.Join(MetricNames(), ", "))
 				}
@@ -460,7 +495,7 @@ func (c *Claim) validate(what string, sf *scenario.File, runs map[string]*Run) [
 	}
 	if c.Winner != nil {
 		kinds++
-		metric, targets = c.Winner.Metric, []string{c.Winner.Target}
+		metric, targets = c.Winner.Metric, append([]string{c.Winner.Target}, c.Winner.Over...)
 	}
 	if c.Tie != nil {
 		kinds++
@@ -485,16 +520,16 @@ func (c *Claim) validate(what string, sf *scenario.File, runs map[string]*Run) [
 	if len(c.Runs) == 0 {
 		add("%s: claim %q: runs: name the runs it is checked in", what, c.Quote)
 	}
-	for _, name := range c.Runs {
-		r := runs[name]
-		if r == nil {
-			add("%s: claim %q: run %q is not a run of the experiment", what, c.Quote, name)
-			continue
+	// A run not (yet) in the experiment, or a target its run does not load, is reported as not
+	// measured, by name, on the page: a claim of the source is never dropped for want of a run.
+	for _, t := range targets {
+		if sf.Targets[t] == nil {
+			add("%s: claim %q: unknown target %q (known: %s)", what, c.Quote, t, strings.Join(sf.TargetOrder, ", "))
 		}
-		for _, t := range targets {
-			if !slices.Contains(r.targetsIn(sf), t) {
-				add("%s: claim %q: target %q is not a target of run %q", what, c.Quote, t, name)
-			}
+	}
+	if b := c.Cores; b != nil {
+		if b.Cores < 1 || b.Of == "" || b.Base == "" {
+			add("%s: claim %q: cores needs of, base and cores ≥ 1 (the faster side's cores)", what, c.Quote)
 		}
 	}
 	return errs

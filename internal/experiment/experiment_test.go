@@ -58,7 +58,8 @@ func TestValidFile(t *testing.T) {
 		{"timeout", first.Runs[0].Timeout, 2 * time.Second},
 		{"run targets default to the scenario's", strings.Join(first.Runs[0].targetsIn(scenarios(t)), ","), "a,b,c"},
 		{"needs_cpus", f.Experiments["second"].Runs[0].NeedsCPUs, 4},
-		{"published value", first.Rows[0].Values["latency_mean_ms"], 5.0},
+		{"published value", first.Rows[0].Values["latency_mean_ms"], 50.0},
+		{"as written", first.Rows[0].AsWritten["throughput_rps"], "50k/s"},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

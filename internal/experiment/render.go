@@ -24,30 +24,173 @@ const (
 // Measured is what a run of experiments produced: each experiment's rows by run name.
 type Measured map[string]map[string][]results.Row
 
-// Write reports the experiments named (in f's order) against measured: per experiment, its claims
-// with their verdicts, then each run's table beside the published figures, then what differs. The
-// text depends only on f, sf and measured, so that a page regenerates byte for byte from its files.
+// Write reports the experiments named (in f's order) against measured: first the answers (per
+// experiment, in plain words, whether the source was right, on which runs, with the figures that
+// show it), then the rule of each verdict, then per experiment its claims, each run's table
+// beside the published figures, and what differs. The text depends only on f, sf and measured,
+// so that a page regenerates byte for byte from its files.
 func Write(w io.Writer, format Format, f *File, sf *scenario.File, names []string, measured Measured) error {
 	d := &doc{format: format}
 	if format == Markdown {
 		d.heading(1, "The published experiments, reproduced")
+		var answers []string
+		for _, name := range names {
+			e := f.Experiments[name]
+			answers = append(answers, fmt.Sprintf("- **[%s](#%s)** (%s): %s", e.Title, name, e.Source, answer(d, e, measured[name])))
+		}
+		d.para(strings.Join(answers, "\n"))
 		d.para(header(measured))
+		d.heading(2, "How to read a verdict")
+		d.para(Legend)
 		if f.Intro != "" {
 			d.para(strings.TrimSpace(f.Intro))
 		}
-		var index []string
-		for _, name := range names {
-			e := f.Experiments[name]
-			index = append(index, fmt.Sprintf("- [%s](#%s) — %s", e.Title, name, verdictCounts(Check(e, measured[name]))))
-		}
-		d.para(strings.Join(index, "\n"))
 	}
 	for _, name := range names {
 		writeExperiment(d, f.Experiments[name], sf, measured[name])
 	}
+	if format == Text {
+		// A terminal shows no page above the claims: the rule follows them.
+		d.heading(2, "How to read a verdict")
+		d.para(Legend)
+	}
 	_, err := io.WriteString(w, d.String())
 	return err
 }
+
+// Legend is the rule of every verdict, as Check applies it: stated once, on the page.
+var Legend = strings.Join([]string{
+	fmt.Sprintf("A verdict of **holds** or **does not hold** rests only on valid cells (a target answering at least 99%% of its requests, "+
+		"a generator that kept up), at least %d valid trials a side, and a test at 95%% confidence: the two-sided Mann–Whitney test, "+
+		"and for a factor the interval of ratios it does not reject (with 3 trials against 3 no order of the trials reaches p < 0.05, "+
+		"so none is claimed). Ranges that overlap or not decide nothing. A trial where a target itself failed leaves the claim undecided in that run "+
+		"(its other trials would be only its good ones); a trial the generator spoiled, or whose measured phase was not steady, is left out.", MinTrials),
+	"",
+	"- ✅ **holds** — a factor: the published one lies in the 95% interval, which excludes 1 on its side; an order or a winner: each claimed pair significant that way; a tie: the interval within ±10%.",
+	"- ↗️ **holds in direction, not in size** — the direction is significant, the published factor lies outside the interval: both figures are given.",
+	"- ❌ **does not hold** — the interval excludes the published factor and does not confirm its direction; or a pair is significant the other way; or a tie's interval lies outside ±10%.",
+	"- ❔ **inconclusive** — invalid cells, fewer valid trials than the test needs, or a test that cannot tell; always with what would decide it (the claim's other run, more trials, a quiet rerun). Figures shown then are the trials', not a verdict.",
+	"- 🚫 **impossible as published** — the source's own figures break a bound, on any host: Little's law (a closed loop of N connections completes at most N ÷ mean latency requests a second) or the core count (a pool or a cluster on the same work is faster by at most its cores); the arithmetic is printed.",
+	"- 🖥️ **needs a larger host** — the run needs more target CPUs than this host gives, or its generator was saturated; with the CPUs needed and the command that runs it there.",
+	"- **not measured** — the run, or a target of it, has no rows (or is not in `experiments.yaml` yet).",
+	"",
+	"A claim's one verdict (in the answers and the counts): *impossible as published* when its figures are; else, of the runs that decide it, the least favourable to the source (it holds only where every deciding run agrees); else needs a larger host, inconclusive, not measured.",
+}, "\n")
+
+// answer is an experiment's answer in plain words: its headline claim's verdict with the
+// figures that show it, on which runs, then the count of its claims by verdict.
+func answer(d *doc, e *Experiment, runs map[string][]results.Row) string {
+	if len(e.Claims) == 0 {
+		return "no claims."
+	}
+	head := e.Claims[0]
+	for _, c := range e.Claims {
+		if c.Headline {
+			head = c
+			break
+		}
+	}
+	findings := CheckClaim(e, head, runs)
+	var parts []string
+	for _, f := range findings {
+		switch f.Verdict {
+		case Impossible:
+			parts = append(parts, fmt.Sprintf("**%s** — %s", plain(f.Verdict), d.literal(f.Measured)))
+		case Holds, Direction, DoesNotHold:
+			parts = append(parts, fmt.Sprintf("on `%s`: **%s** — %s", f.Run, plain(f.Verdict), d.literal(f.Measured)))
+		default:
+			what := d.literal(f.Short)
+			if shown := trialsShown(head, f.Figures); shown != "" {
+				what += "; the valid trials show " + shown
+			}
+			if f.Run == "" {
+				parts = append(parts, fmt.Sprintf("%s (%s)", plain(f.Verdict), what))
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("on `%s`: %s (%s)", f.Run, plain(f.Verdict), what))
+		}
+	}
+	return fmt.Sprintf("its headline, %s: %s. %s.", quote(head.Quote), strings.Join(parts, "; "), claimCounts(Check(e, runs)))
+}
+
+// trialsShown is the one or two figures the valid trials show for a claim: the two of a ratio,
+// a winner beside the best of the others; empty when a target has no valid trial.
+func trialsShown(c *Claim, figs []Figure) string {
+	for _, f := range figs {
+		if len(f.Values) == 0 {
+			return ""
+		}
+	}
+	text := func(f Figure) string { return f.Target + " " + f.Metric.Format(validMedian(f)) }
+	switch {
+	case len(figs) < 2:
+		return ""
+	case c.Ratio != nil:
+		return fmt.Sprintf("%s / %s = %s×", text(figs[0]), text(figs[1]), factor(validMedian(figs[0])/validMedian(figs[1])))
+	case c.Winner != nil:
+		best := figs[1]
+		for _, f := range figs[2:] {
+			if (validMedian(f) > validMedian(best)) == f.Metric.HigherIsBetter && validMedian(f) != validMedian(best) {
+				best = f
+			}
+		}
+		return text(figs[0]) + " against the best other, " + text(best)
+	}
+	var parts []string
+	for _, f := range figs {
+		parts = append(parts, text(f))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// plain is a verdict in the words of the question "was the source right?".
+func plain(v Verdict) string {
+	switch v {
+	case Holds:
+		return "right"
+	case Direction:
+		return "right in direction, wrong in size"
+	case DoesNotHold:
+		return "wrong"
+	case Impossible:
+		return "impossible as published"
+	case Inconclusive:
+		return "not decided"
+	case LargerHost:
+		return "not decided: needs a larger host"
+	}
+	return "not measured"
+}
+
+// claimCounts counts the claims of findings by their one verdict (Overall): "All 14 claims: 6
+// impossible as published, 8 inconclusive".
+func claimCounts(findings []Finding) string {
+	var order []*Claim
+	by := map[*Claim][]Finding{}
+	for _, f := range findings {
+		if _, ok := by[f.Claim]; !ok {
+			order = append(order, f.Claim)
+		}
+		by[f.Claim] = append(by[f.Claim], f)
+	}
+	counts := map[Verdict]int{}
+	for _, c := range order {
+		counts[Overall(by[c])]++
+	}
+	var parts []string
+	for _, v := range verdicts {
+		if n := counts[v]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, v))
+		}
+	}
+	if len(order) == 1 {
+		return "Its one claim: " + strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("All %d claims: %s", len(order), strings.Join(parts, ", "))
+}
+
+// verdicts in the order they are counted.
+var verdicts = []Verdict{Holds, Direction, DoesNotHold, Impossible, Inconclusive, LargerHost, NotMeasured}
 
 // header says where and when the run was measured, from the rows themselves.
 func header(measured Measured) string {
@@ -56,8 +199,8 @@ func header(measured Measured) string {
 	for _, runs := range measured {
 		for _, rows := range runs {
 			for _, r := range rows {
-				if r.HostCPU != "" && !slices.Contains(hosts, r.HostCPU) {
-					hosts = append(hosts, r.HostCPU)
+				if h := hostText(r.HostCPU); h != "" && !slices.Contains(hosts, h) {
+					hosts = append(hosts, h)
 				}
 				if r.GitCommit != "" && !slices.Contains(commits, r.GitCommit) {
 					commits = append(commits, r.GitCommit)
@@ -76,41 +219,40 @@ func header(measured Measured) string {
 	}
 	slices.Sort(hosts)
 	slices.Sort(commits)
-	return fmt.Sprintf("Generated by `make experiments-doc` from the run files in `docs/experiments/` (regenerate it: "+
-		"the same text, byte for byte). Measured %s to %s UTC on %s, iotbench %s. **A short run on a shared, noisy "+
-		"machine:** few trials of a few seconds each, other work running beside it; the verdicts say what "+
-		"such a run can tell, and the intervals are wide. Each experiment says how to run its full version.",
-		first.UTC().Format("2006-01-02 15:04"), last.UTC().Format("15:04"), strings.Join(hosts, "; "), strings.Join(commits, ", "))
-}
-
-// verdictCounts counts the verdicts of findings: "2 hold, 1 does not hold, 3 cannot be tested here".
-func verdictCounts(findings []Finding) string {
-	counts := map[Verdict]int{}
-	for _, f := range findings {
-		counts[f.Verdict]++
-	}
-	var parts []string
-	for _, v := range []Verdict{Holds, DoesNotHold, Inconclusive, Untestable, NotRun} {
-		if n := counts[v]; n > 0 {
-			word := string(v)
-			switch {
-			case v == Holds && n > 1:
-				word = "hold"
-			case v == DoesNotHold && n > 1:
-				word = "do not hold"
+	cells, disturbedCells := 0, 0
+	for _, runs := range measured {
+		for _, rows := range runs {
+			for _, r := range rows {
+				if r.Loaded() {
+					cells++
+					if disturbed(r) {
+						disturbedCells++
+					}
+				}
 			}
-			parts = append(parts, fmt.Sprintf("%d %s", n, word))
 		}
 	}
-	if len(parts) == 0 {
-		return "no claims"
+	return fmt.Sprintf("Generated by `make experiments-doc` from the run files in `docs/experiments/` (regenerate it: "+
+		"the same text, byte for byte). Measured %s to %s UTC on %s, iotbench %s; %d cells loaded, %d of them disturbed "+
+		"(other processes took CPU beside them: marked in the tables). Each experiment says how to run its full version.",
+		first.UTC().Format("2006-01-02 15:04"), last.UTC().Format("15:04"), strings.Join(hosts, "; "), strings.Join(commits, ", "),
+		cells, disturbedCells)
+}
+
+// hostText describes the host as the rows name it: "AMD EPYC ×2" is 2 vCPUs of an AMD EPYC.
+func hostText(cpu string) string {
+	model, n, ok := strings.Cut(cpu, " ×")
+	if !ok {
+		return cpu
 	}
-	return "claims: " + strings.Join(parts, ", ")
+	return fmt.Sprintf("%s vCPUs (%s)", n, model)
 }
 
 func writeExperiment(d *doc, e *Experiment, sf *scenario.File, runs map[string][]results.Row) {
 	d.anchor(e.Name)
 	d.heading(2, fmt.Sprintf("%s (`%s`)", e.Title, e.Name))
+	a := answer(d, e, runs)
+	d.para("**Was it right?** " + strings.ToUpper(a[:1]) + a[1:])
 	source := fmt.Sprintf("**Source:** %s.", e.Source)
 	if p := strings.TrimSpace(e.Published); p != "" {
 		source += " **Published:** " + p
@@ -119,18 +261,32 @@ func writeExperiment(d *doc, e *Experiment, sf *scenario.File, runs map[string][
 	d.para(fmt.Sprintf("**Full version:** `iotbench reproduce %s` runs %s as written in `experiments.yaml`, resumable. %s",
 		e.Name, plural(len(e.Runs), "run"), measuredAs(e, runs)))
 
-	findings := Check(e, runs)
-	if len(findings) > 0 {
+	if len(e.Claims) > 0 {
 		d.heading(3, "Claims")
 		rows := [][]string{}
-		for _, f := range findings {
-			run := f.Run
-			if run == "" {
-				run = "—"
+		for _, c := range e.Claims {
+			findings := CheckClaim(e, c, runs)
+			claim := quote(c.Quote) + note(c.Note)
+			if c.Pair != "" {
+				claim += " Pair: " + strings.TrimSpace(c.Pair) + "."
 			}
-			rows = append(rows, []string{quote(f.Claim.Quote), run, f.Measured, verdictText(f.Verdict), d.literal(f.Why) + note(f.Claim.Note)})
+			rows = append(rows, []string{claim, "**" + verdictText(Overall(findings)) + "**", "", "", ""})
+			for _, f := range findings {
+				run := "—"
+				switch {
+				case f.Run != "":
+					run = "`" + f.Run + "`"
+				case f.Verdict == Impossible:
+					run = "the source's own figures"
+				}
+				why := d.literal(f.Why)
+				if f.Decide != "" && f.Decide != f.Why {
+					why += ". **Would decide it:** " + d.literal(f.Decide)
+				}
+				rows = append(rows, []string{"", run, verdictText(f.Verdict), d.literal(f.Measured), why})
+			}
 		}
-		d.table([]string{"published claim", "run", "iotbench measured", "verdict", "why"}, rows)
+		d.table([]string{"published claim", "verdict / run", "run's verdict", "iotbench measured (valid trials), or the arithmetic", "why"}, rows)
 	}
 	for _, r := range e.Runs {
 		writeRun(d, e, r, sf, runs[r.Name])
@@ -158,12 +314,16 @@ func verdictText(v Verdict) string {
 	switch v {
 	case Holds:
 		return "✅ holds"
+	case Direction:
+		return "↗️ holds in direction, not in size"
 	case DoesNotHold:
 		return "❌ does not hold"
 	case Inconclusive:
 		return "❔ inconclusive"
-	case Untestable:
-		return "⛔ cannot be tested here"
+	case Impossible:
+		return "🚫 impossible as published"
+	case LargerHost:
+		return "🖥️ needs a larger host"
 	}
 	return string(v)
 }
@@ -235,9 +395,13 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 		metricNames = []string{"throughput_rps", "latency_p99_ms"}
 	}
 	published := map[string]*PublishedRow{}
+	targets := slices.Clone(r.targetsIn(sf))
 	for _, p := range e.Rows {
 		if p.Run == r.Name {
 			published[p.Target] = p
+			if !slices.Contains(targets, p.Target) {
+				targets = append(targets, p.Target)
+			}
 		}
 	}
 	header := []string{"target", "published as"}
@@ -248,7 +412,7 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 	header = append(header, "valid trials")
 	var table [][]string
 	var notes []string
-	for _, t := range r.targetsIn(sf) {
+	for _, t := range targets {
 		as := "—"
 		if p := published[t]; p != nil && p.As != "" {
 			as = p.As
@@ -259,22 +423,29 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 			m := MetricNamed(name)
 			pub := "—"
 			if p := published[t]; p != nil {
-				if v, ok := p.Values[name]; ok {
+				if v, ok := p.AsWritten[name]; ok {
+					pub = d.literal(v)
+				} else if v, ok := p.Values[name]; ok {
 					pub = m.Format(v)
 				}
 			}
 			fig = FigureOf(rows, t, m)
 			line = append(line, pub, fig.Text())
 		}
-		valid := fmt.Sprintf("%d/%d", fig.Valid, fig.Trials())
+		valid := fmt.Sprintf("%d/%d", fig.Loaded-len(fig.Invalid), fig.Loaded)
 		switch {
-		case fig.Trials() == 0 && fig.NotLoaded != "":
+		case !slices.Contains(r.targetsIn(sf), t):
+			valid = "not in this run"
+		case fig.Loaded == 0 && fig.NotLoaded != "":
 			valid = "not loaded"
 			notes = append(notes, fmt.Sprintf("`%s`: %s", t, d.literal(fig.NotLoaded)))
-		case fig.Trials() == 0:
+		case fig.Loaded == 0:
 			valid = "not run"
 		case len(fig.Invalid) > 0:
-			notes = append(notes, fmt.Sprintf("`%s` %s", t, d.literal(fig.Invalid[0])))
+			notes = append(notes, fmt.Sprintf("`%s` trial %d: %s", t, fig.Invalid[0].Trial, d.literal(fig.Invalid[0].InvalidReason)))
+		}
+		if fig.Disturbed > 0 {
+			valid += fmt.Sprintf(", ⚠️ %d disturbed", fig.Disturbed)
 		}
 		table = append(table, append(line, valid))
 	}
@@ -285,6 +456,19 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 			items = append(items, "- "+n)
 		}
 		d.para("Invalid or missing cells (the first reason of each target):\n" + strings.Join(items, "\n"))
+	}
+	var disturbedNotes []string
+	for _, row := range rows {
+		if row.Loaded() && disturbed(row) {
+			for _, w := range strings.Split(row.Warnings, "; ") {
+				if strings.HasPrefix(w, "disturbed") {
+					disturbedNotes = append(disturbedNotes, fmt.Sprintf("- `%s` trial %d: %s", row.Target, row.Trial, d.literal(w)))
+				}
+			}
+		}
+	}
+	if len(disturbedNotes) > 0 {
+		d.para("⚠️ Disturbed cells (other processes took CPU during the measured phase: measure them again on a quiet host):\n" + strings.Join(disturbedNotes, "\n"))
 	}
 }
 
@@ -394,7 +578,7 @@ func (d *doc) table(header []string, rows [][]string) {
 	for _, r := range rows {
 		cells := make([]any, len(r))
 		for i, c := range r {
-			cells[i] = strings.ReplaceAll(c, "`", "")
+			cells[i] = strings.ReplaceAll(strings.ReplaceAll(c, "`", ""), "**", "")
 		}
 		_ = t.Append(cells...)
 	}

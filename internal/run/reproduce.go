@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/experiment"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/scenario"
@@ -42,7 +44,7 @@ func (rs *Runs) Reproduce(ctx context.Context, rp Reproduction) error {
 	}
 	for _, name := range rp.Names {
 		for _, r := range rp.Experiments.Experiments[name].Runs {
-			if _, err := plan.Make(rp.Scenarios, r.Scenario, rp.overrides(r), allowed); err != nil {
+			if _, err := plan.Make(rp.Scenarios, r.Scenario, rp.overrides(r, allowed), allowed); err != nil {
 				return fmt.Errorf("experiment %s, run %s: %w", name, r.Name, PlanError(err))
 			}
 		}
@@ -52,7 +54,7 @@ func (rs *Runs) Reproduce(ctx context.Context, rp Reproduction) error {
 		fmt.Fprintf(rp.Log, "experiment %s: %s (%s)\n", name, e.Title, e.Source)
 		for _, r := range e.Runs {
 			s := Setup{
-				Scenario: &Scenario{File: rp.ScenariosPath, Name: r.Scenario, Overrides: rp.overrides(r)},
+				Scenario: &Scenario{File: rp.ScenariosPath, Name: r.Scenario, Overrides: rp.overrides(r, allowed)},
 				File:     experiment.RunPath(rp.Out, name, r.Name), NeedsCPUs: r.NeedsCPUs,
 				CABundle: rp.CABundle, Name: r.Name, Log: rp.Log,
 			}
@@ -78,9 +80,18 @@ func (rs *Runs) Reproduce(ctx context.Context, rp Reproduction) error {
 	return nil
 }
 
-// overrides are a run's settings over its scenario's, shortened by the reproduction's.
-func (rp Reproduction) overrides(r *experiment.Run) plan.Overrides {
+// overrides are a run's settings over its scenario's, shortened by the reproduction's. A run that
+// needs more target CPUs than the automatic split gives (a quarter of allowed) gets the last
+// NeedsCPUs of them when the host has one more for the generator and its scenario sets no cpuset:
+// so a host of NeedsCPUs+1 CPUs runs it, as the experiments' page says.
+func (rp Reproduction) overrides(r *experiment.Run, allowed []int) plan.Overrides {
 	over := plan.Overrides{Targets: r.Targets, Rate: r.Rate, Connections: r.Connections, Trials: r.Trials, Timeout: r.Timeout, Warmup: r.Warmup}
+	if s := rp.Scenarios.Scenarios[r.Scenario]; s != nil && s.CPUs == "" && r.NeedsCPUs > 0 && len(allowed) > r.NeedsCPUs {
+		if auto, _, err := plan.SplitCPUs(allowed, ""); err == nil && len(auto) < r.NeedsCPUs {
+			sorted := slices.Sorted(slices.Values(allowed))
+			over.CPUs = cpuset.Format(sorted[len(sorted)-r.NeedsCPUs:])
+		}
+	}
 	if r.Duration > 0 {
 		over.Duration = &r.Duration
 	}

@@ -165,7 +165,7 @@ func TestExecuteTooSmallAHost(t *testing.T) {
 			t.Errorf("%+v", row)
 		}
 	}
-	if !strings.Contains(log.String(), "  run big: cannot be tested here: needs 4 target CPUs") {
+	if !strings.Contains(log.String(), "  run big: needs a larger host: needs 4 target CPUs") {
 		t.Errorf("log:\n%s", log.String())
 	}
 }
