@@ -233,8 +233,8 @@ type Result struct {
 	Kind string `json:",omitempty"`
 	// Kinds are a mixed phase's figures by request, in Config.Kinds' order: each judged on its
 	// own, with the phase's own delay and in-flight peak; the whole is invalid when one is.
-	Kinds []Result `json:",omitempty"`
-	RequestedRate int // open loop
+	Kinds         []Result `json:",omitempty"`
+	RequestedRate int      // open loop
 	// Arrival is the open loop's arrival process (empty in closed loop).
 	Arrival Arrival `json:",omitempty"`
 	// Think is the closed loop's think time (zero: none).
