@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -431,16 +429,9 @@ func resources(f *scenario.File, settings scenario.Settings, where string, o Ove
 }
 
 func request(s *scenario.Scenario) (load.Request, error) {
-	r := load.Request{Method: s.Request.Method, Header: http.Header{}}
-	for k, v := range s.Request.Headers {
-		r.Header.Set(k, v)
-	}
-	if s.Request.BodyFile != "" {
-		body, err := os.ReadFile(s.Request.BodyFile)
-		if err != nil {
-			return r, fmt.Errorf("scenario %s: %w", s.Name, err)
-		}
-		r.Body = body
+	r, err := s.Request.Load()
+	if err != nil {
+		return r, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	return r, nil
 }
