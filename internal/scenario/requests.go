@@ -39,6 +39,8 @@ func (s *Scenario) checkRequests(node *yaml.Node, dir, what string) []lineError 
 	}
 	items := keyNode(node, "requests")
 	kinds := make([]load.Kind, 0, len(s.Requests))
+	kindsOK := true // each kind on its own: then the set is checked
+	m := load.Model{Rate: max(s.Load.Rate, 1), Connections: s.Load.Connections}
 	for i := range s.Requests {
 		r := &s.Requests[i]
 		item := (*yaml.Node)(nil)
@@ -98,14 +100,15 @@ func (s *Scenario) checkRequests(node *yaml.Node, dir, what string) []lineError 
 			}
 		}
 		k := load.Kind{Name: r.Name, Weight: r.Weight, Rate: r.Rate}
-		m := load.Model{Rate: max(s.Load.Rate, 1), Connections: s.Load.Connections}
-		if err := load.CheckKinds([]load.Kind{k}, m); err != nil && !strings.Contains(err.Error(), "no request takes a share") {
+		if keyLine(item, "rate") > 0 && r.Rate < 1 {
+			kindsOK = false // said above
+		} else if err := load.CheckKinds([]load.Kind{k}, m); err != nil && !strings.Contains(err.Error(), "no request takes a share") {
 			add(at("name"), "%s: %v", what, err)
+			kindsOK = false
 		}
 		kinds = append(kinds, k)
 	}
-	if len(errs) == 0 {
-		m := load.Model{Rate: max(s.Load.Rate, 1), Connections: s.Load.Connections}
+	if kindsOK {
 		if err := load.CheckKinds(kinds, m); err != nil {
 			add(listLine, "%s: requests: %v", what, err)
 		}
