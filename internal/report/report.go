@@ -103,10 +103,14 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 }
 
 func loadModel(r results.Row) string {
+	text := fmt.Sprintf("open loop at %d rps (at most %d in flight)", r.RequestedRPS, r.Connections)
 	if r.Mode == "closed" {
-		return fmt.Sprintf("closed loop, %d connections", r.Connections)
+		text = fmt.Sprintf("closed loop, %d connections", r.Connections)
 	}
-	return fmt.Sprintf("open loop at %d rps (at most %d in flight)", r.RequestedRPS, r.Connections)
+	if mix := summary.MixText(r.Streams, r.Request); mix != "" {
+		text += "; " + mix
+	}
+	return text
 }
 
 // Summary is a one-line verdict for the end of a run.
