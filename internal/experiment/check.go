@@ -111,6 +111,18 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 	return f
 }
 
+// RequestRows are the rows of a run that hold request's figures, a request of a mix (empty: the
+// cells' own rows, each the whole of its cell, not a stage's or a request's).
+func RequestRows(rows []results.Row, request string) []results.Row {
+	var out []results.Row
+	for _, r := range rows {
+		if r.Request == request && r.Stage == 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // better compares a and b on their metric: 1 when a is better, -1 when b is, 0 when they cannot
 // be told apart. tested says the comparison was the Mann–Whitney test (enough trials a side);
 // otherwise it is whether the trials' ranges are apart, a weaker evidence.
@@ -152,6 +164,7 @@ func (c *Claim) check(rows []results.Row) Finding {
 	if len(rows) == 0 {
 		return Finding{Verdict: NotRun, Measured: "—", Why: "the run holds no rows"}
 	}
+	rows = RequestRows(rows, c.Request)
 	m := c.metric()
 	var targets []string
 	switch {

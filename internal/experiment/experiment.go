@@ -103,7 +103,10 @@ type Claim struct {
 	Quote string   `yaml:"quote"`
 	Runs  []string `yaml:"runs"`
 	// Note is iotbench's remark on the claim (its own table disagrees, …).
-	Note       string   `yaml:"note"`
+	Note string `yaml:"note"`
+	// Request, in runs of a mix (a scenario with requests:), is the request whose figures the
+	// claim is about (its rows, results' request column); empty: the cells' whole.
+	Request    string   `yaml:"request"`
 	Ratio      *Ratio   `yaml:"ratio"`
 	Ranking    *Ranking `yaml:"ranking"`
 	Winner     *Winner  `yaml:"winner"`
@@ -495,6 +498,9 @@ func (c *Claim) validate(what string, sf *scenario.File, runs map[string]*Run) [
 			if !slices.Contains(r.targetsIn(sf), t) {
 				add("%s: claim %q: target %q is not a target of run %q", what, c.Quote, t, name)
 			}
+		}
+		if s := sf.Scenarios[r.Scenario]; c.Request != "" && s != nil && !slices.ContainsFunc(s.Requests, func(m scenario.MixRequest) bool { return m.Name == c.Request }) {
+			add("%s: claim %q: request %q is not one of scenario %q's requests", what, c.Quote, c.Request, r.Scenario)
 		}
 	}
 	return errs

@@ -130,3 +130,13 @@ func (s *Scenario) Kinds() ([]load.Kind, error) {
 	}
 	return out, nil
 }
+
+// Streams is the mix's layout as the results carry it (load.FormatKinds); empty for a scenario
+// of one request.
+func (s *Scenario) Streams() string {
+	kinds := make([]load.Kind, len(s.Requests))
+	for i, r := range s.Requests {
+		kinds[i] = load.Kind{Name: r.Name, Weight: r.Weight, Rate: r.Rate}
+	}
+	return load.FormatKinds(kinds)
+}
