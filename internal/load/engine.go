@@ -410,6 +410,9 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	receivedBefore := a.received.Load() // the warm-up's bytes are not the phase's
 	began := time.Now()
 	t.began = began
+	for _, k := range t.kinds {
+		k.began = began
+	}
 	t.seconds = timeline.NewRecorder(began, du, 2*cfg.Timeout+du)
 	t.seconds.InFlight = func() int64 { return a.started - a.completed }
 	defer t.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise

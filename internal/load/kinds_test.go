@@ -161,6 +161,10 @@ func TestOwnRateStreamKeepsItsRateAndItsLatencies(t *testing.T) {
 	if got := s.count("GET /slow"); got < 594 || got > 606 || heavy.Requests != int64(got) {
 		t.Errorf("the heavy stream sent %d (the server got %d), want 600 ±1%%", heavy.Requests, got)
 	}
+	// Throughput over the phase: about the probe's rate (a bound on counts, not on timing).
+	if tp := probe.Throughput(); tp < 40 || tp > 51 {
+		t.Errorf("the probe's throughput %.1f rps, want about 50", tp)
+	}
 	if probe.RequestedRate != 50 || heavy.RequestedRate != 300 || res.RequestedRate != 350 || probe.Scheduled != 100 {
 		t.Errorf("rates: probe %d, heavy %d, whole %d, probe scheduled %d; want 50, 300, 350, 100", probe.RequestedRate, heavy.RequestedRate, res.RequestedRate, probe.Scheduled)
 	}
