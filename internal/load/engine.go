@@ -495,7 +495,7 @@ func newTally(cfg Config, du time.Duration, schedule schedule) *tally {
 		}
 	}
 	if schedule != nil {
-		t.res.RequestedRate, t.res.ExpectedLatency = cfg.Model.Rate, cfg.Model.ExpectedLatency
+		t.res.RequestedRate, t.res.ExpectedLatency = cfg.Model.Rate+OwnRates(cfg.Kinds), cfg.Model.ExpectedLatency
 		t.res.Arrival = cfg.Model.ArrivalProcess()
 	} else {
 		t.res.Think = cfg.Model.Think

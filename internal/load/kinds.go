@@ -324,7 +324,6 @@ func (a *attacker) useKinds(reqs []Request, pick func() int) error {
 // kind's. The whole is invalid when a kind is, which it names.
 func kindResults(res *Result, cfg Config, tallies []*tally, scheduled []int64) {
 	res.Kinds = make([]Result, len(tallies))
-	res.RequestedRate = cfg.Model.Rate + OwnRates(cfg.Kinds)/max(cfg.Model.Share.Count, 1)
 	for i, t := range tallies {
 		r := t.result()
 		r.Kind = cfg.Kinds[i].Name
