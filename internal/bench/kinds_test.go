@@ -1,8 +1,12 @@
 package bench
 
 import (
+	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
@@ -49,5 +53,61 @@ func TestKindRows(t *testing.T) {
 	c.Load.Kinds = nil
 	if rows := kindRows(row, c, res); rows != nil {
 		t.Errorf("a cell of one request got %d request rows", len(rows))
+	}
+}
+
+// A mix through the runner: each request verified before load (a failing one named), then the
+// cell's row and one per request, the requests' counts adding up to the cell's.
+func TestMixIsRunAndVerified(t *testing.T) {
+	answer := func(body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			time.Sleep(5 * time.Millisecond)
+			io.WriteString(w, body)
+		}
+	}
+	for _, tc := range []struct {
+		name, bBody, want string
+	}{
+		{"every request passes", `{"ok":1}`, ""},
+		{"one request fails its check", `{"nope":1}`, results.VerifyFailed + ": request b: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mux := http.NewServeMux()
+			mux.HandleFunc("/a", answer(`{"id":1}`))
+			mux.HandleFunc("/b", answer(tc.bBody))
+			mux.HandleFunc("/p", answer(`{"up":1}`))
+			f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": mux.ServeHTTP}}
+			p := planFor("t")
+			p.Cells[0].Load.Check = load.Check{}
+			p.Cells[0].Load.Kinds = []load.Kind{
+				{Name: "a", Weight: 3, Request: load.Request{Method: "GET", URL: "/a"}, Check: load.NewCheck(`"id"`)},
+				{Name: "b", Weight: 1, Request: load.Request{Method: "GET", URL: "/b"}, Check: load.NewCheck(`"ok"`)},
+				{Name: "p", Rate: 20, Request: load.Request{Method: "GET", URL: "/p"}, Check: load.NewCheck(`"up"`)},
+			}
+			rows, _, _, err := run(t, f, p, context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want != "" {
+				if len(rows) != 1 || !strings.HasPrefix(rows[0].InvalidReason, tc.want) || rows[0].Requests != 0 {
+					t.Fatalf("%d rows, the first %q with %d requests; want one, %q, never loaded", len(rows), rows[0].InvalidReason, rows[0].Requests, tc.want)
+				}
+				return
+			}
+			if len(rows) != 4 {
+				t.Fatalf("%d rows, want the cell's and 3 requests'", len(rows))
+			}
+			whole, a, b, probe := rows[0], rows[1], rows[2], rows[3]
+			if whole.Request != "" || a.Scenario != "s.request-a" || probe.Request != "p" || whole.Streams != "a:3,b:1,p@20" || whole.RequestedRPS != 120 {
+				t.Errorf("rows %s/%q, %s, %s/%q; streams %s at %d rps", whole.Scenario, whole.Request, a.Scenario, probe.Scenario, probe.Request, whole.Streams, whole.RequestedRPS)
+			}
+			// Turns of a, b, a, a (or so): a is three times b, up to one turn's three.
+			if d := a.Requests - 3*b.Requests; a.Requests+b.Requests+probe.Requests != whole.Requests || b.Requests == 0 || d < -3 || d > 3 {
+				t.Errorf("requests: a %d, b %d, probe %d of %d; want a three times b, within a turn", a.Requests, b.Requests, probe.Requests, whole.Requests)
+			}
+			if a.Errors+b.Errors+probe.Errors != 0 {
+				t.Errorf("errors %d, %d, %d: %s", a.Errors, b.Errors, probe.Errors, whole.InvalidReason)
+			}
+		})
 	}
 }
