@@ -135,8 +135,8 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 			if err != nil {
 				return rows, err
 			}
-			// A cell of stages has a row for each stage after its own.
-			for _, row := range append([]results.Row{row}, stageRows(row, c, res)...) {
+			// A cell of stages has a row for each stage after its own, a mix one for each request.
+			for _, row := range slices.Concat([]results.Row{row}, stageRows(row, c, res), kindRows(row, c, res)) {
 				if err := r.Record(row); err != nil {
 					return rows, fmt.Errorf("recording %s trial %d: %w", c.Target, c.Trial, err)
 				}
@@ -209,7 +209,7 @@ func (r *Runner) resumed(p *plan.Plan, images built) (map[cellKey]bool, error) {
 	}
 	done := map[cellKey]bool{}
 	for _, row := range r.Resumed {
-		if row.Stage > 0 {
+		if row.Part() {
 			continue // recorded with its cell's row
 		}
 		k := rowKey(row)
@@ -360,7 +360,8 @@ func (r *Runner) Skip(p *plan.Plan, reason string) ([]results.Row, error) {
 func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
 	row := results.Row{
 		Scenario: c.Scenario, Target: c.Target, Trial: c.Trial, Mode: string(c.Load.Model.Mode()),
-		RequestedRPS: c.Load.Model.Rate, Arrival: string(c.Load.Model.ArrivalProcess()), Stages: load.FormatStages(c.Load.Model.Stages), Think: c.Load.Model.Think.String(), Connections: c.Load.Model.InFlightLimit(),
+		RequestedRPS: c.Load.Model.Rate + load.OwnRates(c.Load.Kinds), Arrival: string(c.Load.Model.ArrivalProcess()), Stages: load.FormatStages(c.Load.Model.Stages), Think: c.Load.Model.Think.String(), Connections: c.Load.InFlightLimit(),
+		Streams:  load.FormatKinds(c.Load.Kinds),
 		Duration: c.Load.Duration, Warmup: c.Load.Warmup, Timeout: c.Load.Timeout,
 		CPUSet: c.Spec.CPUSet, Memory: p.Memory, ImageID: images.ids[c.Build.Tag()],
 		Version: r.Meta.Version, GitCommit: r.Meta.Commit, HostCPU: r.Meta.HostCPU,

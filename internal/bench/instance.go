@@ -105,6 +105,7 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 // config is cfg aimed at the instance.
 func (in *instance) config(cfg load.Config) load.Config {
 	cfg.Request.URL, cfg.Request.Remote = in.ctr.URL()+in.c.Path, in.r.RemoteHost
+	aimKinds(&cfg, in.ctr.URL(), in.r.RemoteHost)
 	return cfg
 }
 
@@ -207,10 +208,11 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 			ph.unsteady = judgeSteady(row, res.Timeline)
 		}
 		ph.disturbed = m.disturbed
-		if ph.stored = rows.check(ctx, res.Successes, res.Errors); ph.stored != nil {
+		stored, failed := storing(cfg, res)
+		if ph.stored = rows.check(ctx, stored, failed); ph.stored != nil {
 			invalidate(row, "stored rows: "+ph.stored.Error())
 		}
-		if err := calls.check(res.Successes); err != nil {
+		if err := calls.check(calling(cfg, res)); err != nil {
 			invalidate(row, "downstream: "+err.Error())
 		}
 		row.DBRowsStored = rows.inDatabase()
@@ -334,6 +336,9 @@ func memorySize(b int64) string {
 // verifyCell sends the cell's request a few times before any load and checks the answers as
 // expected; when the work stores rows, /stats must have grown by one per request.
 func verifyCell(ctx context.Context, baseURL string, cfg load.Config, db container.Database) error {
+	if len(cfg.Kinds) > 0 {
+		return verifyKinds(ctx, baseURL, cfg, db)
+	}
 	rows := countRows(cfg.Check.StoresRows, baseURL, db)
 	if err := rows.start(ctx); err != nil {
 		return err

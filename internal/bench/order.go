@@ -3,6 +3,7 @@ package bench
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -88,6 +89,18 @@ func payloadSHA(c plan.Cell) string {
 	for _, want := range c.Load.Check.Contains {
 		h.Write([]byte("\ncontains: "))
 		h.Write([]byte(want))
+	}
+	// A mix's requests, each as the one request is; none for a cell of one, whose hash stays.
+	for _, k := range c.Load.Kinds {
+		h.Write([]byte("\nrequest " + k.Name + "\n" + k.Request.Method + "\n" + k.Request.URL + "\n"))
+		for _, name := range slices.Sorted(maps.Keys(k.Request.Header)) {
+			h.Write([]byte(name + ": " + strings.Join(k.Request.Header[name], ", ") + "\n"))
+		}
+		h.Write([]byte("\n"))
+		h.Write(k.Request.Body)
+		for _, want := range k.Check.Contains {
+			h.Write([]byte("\ncontains: " + want))
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -35,7 +35,11 @@ func NewCmdList(s Streams) *cobra.Command {
 				if name == f.DefaultScenario {
 					mark = "*"
 				}
-				fmt.Fprintf(s.Out, " %s %-16s %-6s %-20s %-16s %s [%s]\n", mark, name, sc.Request.Method, sc.Request.Path, model, sc.Description, strings.Join(sc.Targets, ","))
+				method, path := sc.Request.Method, sc.Request.Path
+				if sc.Mixed() {
+					method, path = "mix", sc.Streams()
+				}
+				fmt.Fprintf(s.Out, " %s %-16s %-6s %-20s %-16s %s [%s]\n", mark, name, method, path, model, sc.Description, strings.Join(sc.Targets, ","))
 			}
 			if err := listExperiments(s, f, experiments); err != nil {
 				return err

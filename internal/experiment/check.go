@@ -153,6 +153,18 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 
 func disturbed(r results.Row) bool { return strings.Contains(r.Warnings, "disturbed") }
 
+// RequestRows are the rows of a run that hold request's figures, a request of a mix (empty: the
+// cells' own rows, each the whole of its cell, not a stage's or a request's).
+func RequestRows(rows []results.Row, request string) []results.Row {
+	var out []results.Row
+	for _, r := range rows {
+		if r.Request == request && r.Stage == 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Check checks every claim of e: against the source's own figures (a finding only when they are
 // impossible), then in each of its runs; rows holds each run's rows by run name.
 func Check(e *Experiment, rows map[string][]results.Row) []Finding {
@@ -322,6 +334,7 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 	case len(rows) == 0:
 		return Finding{Verdict: NotMeasured, Measured: "—", Why: "the run holds no rows", Decide: reproduce + " measures it"}
 	}
+	rows = RequestRows(rows, c.Request)
 	m := c.metric()
 	targets := c.targets()
 	if c.Winner != nil && len(c.Winner.Over) == 0 {

@@ -115,7 +115,10 @@ type Claim struct {
 	// runtime, two drivers), as the source's rows make it.
 	Pair string `yaml:"pair"`
 	// Headline marks the claim the experiment's answer leads with (one per experiment).
-	Headline   bool     `yaml:"headline"`
+	Headline bool `yaml:"headline"`
+	// Request, in runs of a mix (a scenario with requests:), is the request whose figures the
+	// claim is about (its rows, results' request column); empty: the cells' whole.
+	Request    string   `yaml:"request"`
 	Ratio      *Ratio   `yaml:"ratio"`
 	Ranking    *Ranking `yaml:"ranking"`
 	Winner     *Winner  `yaml:"winner"`
@@ -530,6 +533,15 @@ func (c *Claim) validate(what string, sf *scenario.File, runs map[string]*Run) [
 	if b := c.Cores; b != nil {
 		if b.Cores < 1 || b.Of == "" || b.Base == "" {
 			add("%s: claim %q: cores needs of, base and cores ≥ 1 (the faster side's cores)", what, c.Quote)
+		}
+	}
+	for _, name := range c.Runs {
+		r := runs[name]
+		if r == nil || c.Request == "" {
+			continue
+		}
+		if s := sf.Scenarios[r.Scenario]; s != nil && !slices.ContainsFunc(s.Requests, func(m scenario.MixRequest) bool { return m.Name == c.Request }) {
+			add("%s: claim %q: request %q is not one of scenario %q's requests", what, c.Quote, c.Request, r.Scenario)
 		}
 	}
 	return errs

@@ -10,6 +10,7 @@ import (
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/scenario"
+	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/iotbench/iotbench/internal/texttab"
 )
 
@@ -341,7 +342,7 @@ func measuredAs(e *Experiment, runs map[string][]results.Row) string {
 	n := 0
 	for _, r := range e.Runs {
 		per := map[string]int{}
-		for _, row := range runs[r.Name] {
+		for _, row := range RequestRows(runs[r.Name], "") {
 			if row.Loaded() {
 				per[row.Target]++
 				durations[row.Duration] = true
@@ -389,6 +390,7 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 
 func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.Row) {
 	d.heading(3, fmt.Sprintf("Run `%s`: %s", r.Name, strings.TrimSpace(r.Note)))
+	rows = RequestRows(rows, "") // a mix's cells, each the whole
 	d.para(runSettings(r, sf, rows))
 	metricNames := e.Metrics
 	if len(metricNames) == 0 {
@@ -487,6 +489,9 @@ func runSettings(r *Run, sf *scenario.File, rows []results.Row) string {
 		load = fmt.Sprintf("open loop at %d rps", s.Load.Rate)
 	}
 	parts := []string{fmt.Sprintf("Scenario `%s`, %s", r.Scenario, load)}
+	if s != nil && s.Mixed() {
+		parts = append(parts, summary.MixText(s.Streams(), "")+" (the table holds the whole)")
+	}
 	if r.Timeout > 0 {
 		parts = append(parts, fmt.Sprintf("a %s timeout", scenario.FormatDuration(r.Timeout)))
 	}

@@ -67,9 +67,13 @@ type attacker struct {
 	wire   *wireRequest
 	target vegeta.Target
 	own    *ownDelay
+	// In a mix (kinds.go), each kind's request, and pick choosing the kind of each request
+	// released instead of the targeter; pick is nil otherwise.
+	kinds []*wireRequest
+	pick  func() int
 	// each is given every request's outcome; set by attack for its duration, so that the
 	// paths that end a request need not carry it.
-	each     func(r *vegeta.Result, start time.Time)
+	each     func(r *vegeta.Result, start time.Time, kind int)
 	res      vegeta.Result
 	errs     map[errKey]string
 	statuses map[int]string
@@ -120,10 +124,10 @@ func newAttacker(timeout time.Duration, keep int) (*attacker, error) {
 
 // attack releases requests from tr as p paces them, for du from began, keeping at most limit in
 // flight, and calls each with every request's outcome (the Result and its Body are valid during
-// the call only) and when the engine became responsible for it (own.start). It returns when every request released has ended: answered, failed or timed
+// the call only), when the engine became responsible for it (own.start) and its kind (0 but in a mix). It returns when every request released has ended: answered, failed or timed
 // out. own, when set, is given the generator's own share of each answer's latency. An error
 // means the attack could not go on: its context ended, or a target could not be sent.
-func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pacer, began time.Time, du time.Duration, limit int, own *ownDelay, each func(r *vegeta.Result, start time.Time)) error {
+func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pacer, began time.Time, du time.Duration, limit int, own *ownDelay, each func(r *vegeta.Result, start time.Time, kind int)) error {
 	// Locked, so that the timer slack set here applies wherever the goroutine blocks: the
 	// kernel may otherwise end an epoll wait up to 50 µs late, a request's worth at 20,000 rps.
 	runtime.LockOSThread()
@@ -207,10 +211,17 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 
 // release takes request seq from the targeter and sends it, or queues it for a connection.
 func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, now time.Time) error {
-	if err := tr(&a.target); err != nil {
+	if a.pick != nil {
+		w := a.kinds[a.pick()]
+		if w.addr != a.addr {
+			if err := a.connectTo(ctx, w.addr); err != nil {
+				return err
+			}
+		}
+		a.wire = w
+	} else if err := tr(&a.target); err != nil {
 		return fmt.Errorf("the targeter: %w", err)
-	}
-	if a.wire == nil || !a.wire.sameTarget(&a.target) {
+	} else if a.wire == nil || !a.wire.sameTarget(&a.target) {
 		w, err := encodeRequest(&a.target)
 		if err != nil {
 			return err

@@ -58,7 +58,7 @@ func sendN(t *testing.T, a *attacker, target vegeta.Target, n, conns int, own *o
 	t.Helper()
 	var out []vegeta.Result
 	err := a.attack(context.Background(), func(tg *vegeta.Target) error { *tg = target; return nil },
-		stopAfter(n), time.Now(), time.Minute, conns, own, func(r *vegeta.Result, _ time.Time) {
+		stopAfter(n), time.Now(), time.Minute, conns, own, func(r *vegeta.Result, _ time.Time, _ int) {
 			c := *r
 			c.Body = bytes.Clone(r.Body)
 			out = append(out, c)
@@ -301,7 +301,7 @@ func TestWaitingRequestTakesTheConnectionHandedBack(t *testing.T) {
 	a.slots[slot].wire = w
 	a.waiting.push(ticket{slot: slot, gen: a.slots[slot].gen})
 	a.dialing = 1 // and a dial under way for it
-	a.each = func(*vegeta.Result, time.Time) { t.Error("a result, for a request that was sent") }
+	a.each = func(*vegeta.Result, time.Time, int) { t.Error("a result, for a request that was sent") }
 	a.handBack(a.conns[0])
 	buf := make([]byte, 1024)
 	n, _ := unix.Read(fds[1], buf)

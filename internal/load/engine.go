@@ -147,8 +147,11 @@ type Progress struct {
 
 // Config is one measurement.
 type Config struct {
-	Request  Request
-	Check    Check
+	Request Request
+	Check   Check
+	// Kinds, when set, are the requests of a mix, each with its check, sent instead of Request
+	// and Check (kinds.go).
+	Kinds    []Kind
 	Model    Model
 	Warmup   time.Duration // load at the same model whose results are discarded
 	Duration time.Duration
@@ -188,6 +191,17 @@ func (c Config) validate() error {
 	if err := CheckArrival(c.Model.Arrival); err != nil {
 		return err
 	}
+	if err := CheckKinds(c.Kinds, c.Model); err != nil {
+		return err
+	}
+	for _, k := range c.Kinds {
+		if err := RequireLoopback(k.Request.URL, k.Request.Remote); err != nil {
+			return fmt.Errorf("request %s: %w", k.Name, err)
+		}
+	}
+	if len(c.Kinds) > 0 {
+		return nil
+	}
 	return RequireLoopback(c.Request.URL, c.Request.Remote)
 }
 
@@ -214,8 +228,13 @@ func RequireLoopback(raw, remote string) error {
 
 // Result is one measured phase. Requests = Successes + Errors; Timeouts are part of Errors.
 type Result struct {
-	Mode          Mode
-	RequestedRate int // open loop
+	Mode Mode
+	// Kind names the request of a mix whose figures these are (Kinds); empty for a phase's whole.
+	Kind string `json:",omitempty"`
+	// Kinds are a mixed phase's figures by request, in Config.Kinds' order: each judged on its
+	// own, with the phase's own delay and in-flight peak; the whole is invalid when one is.
+	Kinds         []Result `json:",omitempty"`
+	RequestedRate int      // open loop
 	// Arrival is the open loop's arrival process (empty in closed loop).
 	Arrival Arrival `json:",omitempty"`
 	// Think is the closed loop's think time (zero: none).
@@ -299,7 +318,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	keep := maxBody
-	if len(cfg.Check.Contains) == 0 {
+	if len(cfg.Check.Contains) == 0 && !kindsCheck(cfg.Kinds) {
 		keep = 0 // nothing to check: the answer is read to its end and dropped
 	}
 	// One attacker for the warm-up and the measured phase, so that connections opened while
@@ -362,13 +381,23 @@ const warmupSeed = 0x5741524d
 // own connections. seed picks a random arrival process's draws.
 func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, du time.Duration, seed uint64) (Result, error) {
 	progress := cfg.Progress
-	limit := cfg.Model.InFlightLimit()
+	limit := cfg.InFlightLimit()
 	var pace vegeta.Pacer = vegeta.ConstantPacer{} // zero value: as fast as the connections go (closed loop)
-	var schedule schedule
+	var schedule, main schedule
 	var users *thinker
 	if cfg.Model.Mode() == Open {
 		schedule = newSchedule(cfg.Model, seed)
-		pace = schedule
+		pace, main = schedule, schedule
+	}
+	mx := newMix(cfg, schedule, seed)
+	if mx != nil {
+		if mx.streams != nil {
+			schedule, pace = mx, mx
+		}
+		if err := a.useKinds(kindRequests(cfg.Kinds), mx.kind); err != nil {
+			return Result{}, err
+		}
+		defer func() { a.pick = nil }()
 	}
 	tgt := vegeta.Target{Method: cfg.Request.Method, URL: cfg.Request.URL, Body: cfg.Request.Body, Header: cfg.Request.Header}
 	targeter := func(t *vegeta.Target) error {
@@ -381,6 +410,9 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	receivedBefore := a.received.Load() // the warm-up's bytes are not the phase's
 	began := time.Now()
 	t.began = began
+	for _, k := range t.kinds {
+		k.began = began
+	}
 	t.seconds = timeline.NewRecorder(began, du, 2*cfg.Timeout+du)
 	t.seconds.InFlight = func() int64 { return a.started - a.completed }
 	defer t.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
@@ -390,8 +422,8 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 		pace = users
 	}
 	nextReport := time.Second
-	err := a.attack(ctx, targeter, pace, began, du, limit, own, func(r *vegeta.Result, start time.Time) {
-		t.add(r, start)
+	err := a.attack(ctx, targeter, pace, began, du, limit, own, func(r *vegeta.Result, start time.Time, kind int) {
+		t.add(r, start, kind)
 		if users != nil {
 			users.answered(r.Timestamp.Add(r.Latency))
 		}
@@ -406,7 +438,15 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 		return Result{}, err
 	}
 	res := t.result()
-	if schedule != nil {
+	var dueByKind []int64
+	switch {
+	case schedule != nil && mx != nil:
+		dueByKind = mx.scheduled(main, res.Requests, du, len(cfg.Kinds))
+		res.Scheduled = res.Requests
+		for _, n := range dueByKind {
+			res.Scheduled += n
+		}
+	case schedule != nil:
 		res.Scheduled = scheduled(schedule, res.Requests, du)
 	}
 	res.BytesReceived = a.received.Load() - receivedBefore
@@ -414,14 +454,20 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	res.Timeline = t.seconds.Finish(own.perSecond())
 	res.PeakInFlight = a.peak
 	res.Valid, res.InvalidReason = judge(res)
+	if mx != nil {
+		kindResults(&res, cfg, t.kinds, dueByKind)
+	}
 	return res, nil
 }
 
 // tally counts results as they arrive. add allocates nothing for a success or for an error already
 // seen, so that the generator's own bookkeeping makes no garbage per request.
 type tally struct {
-	res      Result
-	contains contains
+	res Result
+	// checks are each kind's Contains (one, but in a mix), kinds each kind's own tally (nil but
+	// in a mix).
+	checks   []contains
+	kinds    []*tally
 	lat, lag *latency.Recorder
 	began    time.Time
 	open     bool // requests are charged from when they were due
@@ -432,15 +478,24 @@ func newTally(cfg Config, du time.Duration, schedule schedule) *tally {
 	ceiling := 2*cfg.Timeout + du
 	t := &tally{
 		res: Result{
-			Mode: cfg.Model.Mode(), InFlightLimit: cfg.Model.InFlightLimit(), Duration: du,
+			Mode: cfg.Model.Mode(), InFlightLimit: cfg.InFlightLimit(), Duration: du,
 			Codes: map[int]int64{}, ErrorKinds: map[string]int64{},
 		},
-		contains: containsOf(cfg.Check.Contains),
-		lat:      latency.NewRecorder(ceiling), lag: latency.NewRecorder(ceiling),
+		checks: []contains{containsOf(cfg.Check.Contains)},
+		lat:    latency.NewRecorder(ceiling), lag: latency.NewRecorder(ceiling),
 		open: schedule != nil,
 	}
+	if len(cfg.Kinds) > 0 {
+		t.checks = t.checks[:0]
+		for _, k := range cfg.Kinds {
+			one := cfg
+			one.Kinds, one.Check = nil, k.Check
+			t.checks = append(t.checks, containsOf(k.Check.Contains))
+			t.kinds = append(t.kinds, newTally(one, du, schedule))
+		}
+	}
 	if schedule != nil {
-		t.res.RequestedRate, t.res.ExpectedLatency = cfg.Model.Rate, cfg.Model.ExpectedLatency
+		t.res.RequestedRate, t.res.ExpectedLatency = cfg.Model.Rate+OwnRates(cfg.Kinds), cfg.Model.ExpectedLatency
 		t.res.Arrival = cfg.Model.ArrivalProcess()
 	} else {
 		t.res.Think = cfg.Model.Think
@@ -448,9 +503,13 @@ func newTally(cfg Config, du time.Duration, schedule schedule) *tally {
 	return t
 }
 
-// add counts r, a request the engine was responsible for from start: when it was due in open
-// loop (its latency counts from there), when it was released in closed loop.
-func (t *tally) add(r *vegeta.Result, start time.Time) {
+// add counts r, a request of kind (0 but in a mix) the engine was responsible for from start:
+// when it was due in open loop (its latency counts from there), when it was released in closed
+// loop.
+func (t *tally) add(r *vegeta.Result, start time.Time, kind int) {
+	if t.kinds != nil {
+		t.kinds[kind].add(r, start, 0)
+	}
 	res := &t.res
 	res.Requests++
 	took := r.Latency
@@ -482,7 +541,7 @@ func (t *tally) add(r *vegeta.Result, start time.Time) {
 	case r.Code < 200 || r.Code > 299:
 		res.Errors++
 		outcome = timeline.Status
-	case !t.contains.pass(r.Body):
+	case !t.checks[kind].pass(r.Body):
 		res.Errors++
 		outcome = timeline.Check
 	default:

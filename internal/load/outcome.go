@@ -42,10 +42,10 @@ func (a *attacker) finish(c *conn) {
 	if code < 200 || code >= 400 { // as vegeta: an error, named by the status
 		a.res.Error = a.statusText(code)
 	}
-	start := r.start
+	start, kind := r.start, r.wire.kind
 	a.end(slot)
 	// The result first: its body is the connection's until the next request.
-	a.each(&a.res, start)
+	a.each(&a.res, start, kind)
 	if c.resp.close {
 		a.closeConn(c)
 		return
@@ -84,9 +84,9 @@ func (a *attacker) fail(slot int32, text string, now time.Time) {
 		Seq: r.seq, Timestamp: sent, Latency: now.Sub(sent), Error: text,
 		Method: r.wire.target.Method, URL: r.wire.target.URL,
 	}
-	start := r.start
+	start, kind := r.start, r.wire.kind
 	a.end(slot)
-	a.each(&a.res, start)
+	a.each(&a.res, start, kind)
 }
 
 // expire ends the requests, and the dials, whose time is up.

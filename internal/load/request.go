@@ -21,6 +21,7 @@ type wireRequest struct {
 	addr       string // host:port to connect to
 	head       bool   // a HEAD request: its answer has no body
 	replayable bool   // may be sent again when a reused connection turns out closed
+	kind       int    // the request's kind in a mix (Config.Kinds); 0 otherwise
 }
 
 // userAgent names the engine to the servers it loads, unless the request names another.

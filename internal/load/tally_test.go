@@ -21,8 +21,8 @@ func TestTallyAllocatesNothingPerResult(t *testing.T) {
 	timedOut := &vegeta.Result{Error: `Post "http://127.0.0.1:1/": ` + errTimeout.Error(), Timestamp: began.Add(time.Millisecond), Latency: time.Second}
 	for _, r := range []*vegeta.Result{ok, failed, timedOut} {
 		due := began.Add(time.Millisecond) // request 0's, at 1000 rps
-		tl.add(r, due)                     // the first of each kind creates its map entries
-		if allocs := testing.AllocsPerRun(1000, func() { tl.add(r, due) }); allocs != 0 {
+		tl.add(r, due, 0)                  // the first of each kind creates its map entries
+		if allocs := testing.AllocsPerRun(1000, func() { tl.add(r, due, 0) }); allocs != 0 {
 			t.Errorf("adding a result with code %d error %q allocates %.1f times, want 0", r.Code, r.Error, allocs)
 		}
 	}

@@ -72,6 +72,9 @@ type jsonSettings struct {
 	DB              string  `json:"db,omitempty"`
 	DBPoolSize      int     `json:"db_pool_size,omitempty"`
 	DBCPUSet        string  `json:"db_cpuset,omitempty"`
+	// A mix's layout and, in a request's scenario, its name (docs/results.md: streams, request).
+	Streams string `json:"streams,omitempty"`
+	Request string `json:"request,omitempty"`
 }
 
 type jsonEstimate struct {
@@ -165,7 +168,8 @@ func WriteJSON(w io.Writer, o *summary.Overview) error {
 		js := jsonScenario{Name: sc.Name, FindMax: sc.FindMax, Notes: nonNil(sc.Notes), Settings: jsonSettings{
 			Mode: s.Mode, RequestedRPS: s.RequestedRPS, Connections: s.Connections, DurationS: s.Duration.Seconds(),
 			WarmupS: s.Warmup.Seconds(), CPUSet: s.CPUSet, GeneratorCPUSet: s.GeneratorCPUSet, Memory: s.Memory,
-			Fingerprint: s.Fingerprint, Seed: s.Seed, DB: s.DB, DBPoolSize: s.DBPoolSize, DBCPUSet: s.DBCPUSet}}
+			Fingerprint: s.Fingerprint, Seed: s.Seed, DB: s.DB, DBPoolSize: s.DBPoolSize, DBCPUSet: s.DBCPUSet,
+			Streams: s.Streams, Request: s.Request}}
 		if sc.FindMax {
 			js.Question, js.SLO, js.Finding = sc.Question(), sc.SLO, sc.Finding()
 			for _, t := range sc.Targets {
@@ -327,6 +331,9 @@ func settingsText(sc summary.Scenario, esc func(string) string) string {
 		load = "find-max steps, open loop at rising rates"
 	case s.Mode == "closed":
 		load = fmt.Sprintf("closed loop, %d connections", s.Connections)
+	}
+	if mix := summary.MixText(s.Streams, s.Request); mix != "" {
+		load += "; " + esc(mix)
 	}
 	or := func(v, none string) string {
 		if v == "" {

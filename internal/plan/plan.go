@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -66,7 +64,8 @@ type Cell struct {
 	Round int
 	Build container.BuildSpec
 	Spec  container.Spec // Image is set once the build is done
-	// Path is appended to the started target's URL to make Load.Request.URL.
+	// Path is appended to the started target's URL to make Load.Request.URL; in a mix each
+	// kind's URL is its path, aimed the same way.
 	Path string
 	// Load.Check is the whole of what a good answer is: the engine applies its Contains,
 	// verification before load and the bench the rest.
@@ -220,6 +219,10 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
+	kinds, check, err := mix(s, model)
+	if err != nil {
+		return nil, err
+	}
 
 	p := &Plan{Name: s.Name, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory, postgresContext: postgresContext(f)}
 	// A payload sweep is planned once per size, each size a scenario of its own rows.
@@ -254,7 +257,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 					p.Cells = append(p.Cells, Cell{
 						Scenario: scenarioName, Size: size.Label, Target: t, Trial: trial, Build: b, Path: s.Request.Path, Spec: spec,
 						Load: load.Config{
-							Request: sized, Check: s.Check, Model: trialModel(model, trial),
+							Request: sized, Check: check, Kinds: kinds, Model: trialModel(model, trial),
 							Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: timeout,
 						},
 						DB: cellDB,
@@ -264,6 +267,29 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		}
 	}
 	return p, nil
+}
+
+// mix is s's requests as the load engine's kinds, checked against model (the command line may
+// have made it a closed loop), and the cell's check: the scenario's, or for a mix what the bench
+// holds of the whole (whether any request stores rows or calls downstream). Nil kinds for a
+// scenario of one request.
+func mix(s *scenario.Scenario, model load.Model) ([]load.Kind, load.Check, error) {
+	if !s.Mixed() {
+		return nil, s.Check, nil
+	}
+	kinds, err := s.Kinds()
+	if err != nil {
+		return nil, load.Check{}, err
+	}
+	if err := load.CheckKinds(kinds, model); err != nil {
+		return nil, load.Check{}, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	var check load.Check
+	for _, k := range kinds {
+		check.StoresRows = check.StoresRows || k.Check.StoresRows
+		check.CallsDownstream = check.CallsDownstream || k.Check.CallsDownstream
+	}
+	return kinds, check, nil
 }
 
 // stagesRate is the mean rate of stages, which their cell is judged by and reports as its
@@ -431,16 +457,9 @@ func resources(f *scenario.File, settings scenario.Settings, where string, o Ove
 }
 
 func request(s *scenario.Scenario) (load.Request, error) {
-	r := load.Request{Method: s.Request.Method, Header: http.Header{}}
-	for k, v := range s.Request.Headers {
-		r.Header.Set(k, v)
-	}
-	if s.Request.BodyFile != "" {
-		body, err := os.ReadFile(s.Request.BodyFile)
-		if err != nil {
-			return r, fmt.Errorf("scenario %s: %w", s.Name, err)
-		}
-		r.Body = body
+	r, err := s.Request.Load()
+	if err != nil {
+		return r, fmt.Errorf("scenario %s: %w", s.Name, err)
 	}
 	return r, nil
 }

@@ -47,8 +47,8 @@ func newTable(w io.Writer, header ...string) *tablewriter.Table {
 func writeScenario(w io.Writer, sc summary.Scenario) error {
 	rows := sc.Rows
 	first := rows[0]
-	fmt.Fprintf(w, "\n%s — %s, %s measured after %s warm-up; %sgenerator cpuset %s%s\n",
-		termText(first.Scenario), loadModel(first), first.Duration, first.Warmup, termText(placement(first)), termText(first.GeneratorCPUSet), termText(store(first)))
+	fmt.Fprintf(w, "\n%s — %s, %s measured after %s warm-up%s%s\n",
+		termText(first.Scenario), loadModel(first), first.Duration, first.Warmup, termText(placement(first)), termText(store(first)))
 
 	t := newTable(w, "target", "trial", "throughput rps", "success", "p50", "p99", "p99.9", "generator delay p99", "valid")
 	for _, r := range rows {
@@ -103,18 +103,22 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 }
 
 func loadModel(r results.Row) string {
+	text := fmt.Sprintf("open loop at %d rps (at most %d in flight)", r.RequestedRPS, r.Connections)
 	if r.Mode == "closed" {
-		return fmt.Sprintf("closed loop, %d connections", r.Connections)
+		text = fmt.Sprintf("closed loop, %d connections", r.Connections)
 	}
-	return fmt.Sprintf("open loop at %d rps (at most %d in flight)", r.RequestedRPS, r.Connections)
+	if mix := summary.MixText(r.Streams, r.Request); mix != "" {
+		text += "; " + mix
+	}
+	return text
 }
 
 // Summary is a one-line verdict for the end of a run.
 func Summary(rows []results.Row) string {
 	cells, invalid := 0, 0
 	for _, r := range rows {
-		if !r.IsCell() {
-			continue // a stage's row is part of its cell's
+		if r.Part() {
+			continue // a stage's or a request's row is part of its cell's
 		}
 		cells++
 		if !r.Valid {
@@ -127,12 +131,17 @@ func Summary(rows []results.Row) string {
 	return fmt.Sprintf("%d cell(s), %d invalid", cells, invalid)
 }
 
-// placement names the target's CPUs and memory; a service given by --url has none of ours.
+// placement names the target's CPUs and memory (a service given by --url has none of ours) and
+// the generator's CPUs, when known.
 func placement(r results.Row) string {
-	if r.CPUSet == "" && r.Memory == "" {
-		return ""
+	var s string
+	if r.CPUSet != "" || r.Memory != "" {
+		s += fmt.Sprintf("; target cpuset %s, memory %s", r.CPUSet, r.Memory)
 	}
-	return fmt.Sprintf("target cpuset %s, memory %s; ", r.CPUSet, r.Memory)
+	if r.GeneratorCPUSet != "" {
+		s += "; generator cpuset " + r.GeneratorCPUSet
+	}
+	return s
 }
 
 // store names a PostgreSQL server in the scenario's line; the embedded store goes unsaid.

@@ -38,6 +38,7 @@ func (r Row) FingerprintFields() []Field {
 		{"arrival", r.ArrivalProcess()},
 		{"stages", r.Stages},
 		{"think", r.Think},
+		{"streams", r.Streams},
 	}
 	// A timeout decides which slow answers are errors. Files before schema 7 did not record it
 	// (0): their fingerprints stay what they were.
@@ -76,6 +77,7 @@ var AddedSettings = map[string]string{
 	"arrival":    ArrivalUniform,
 	"stages":     "",
 	"think":      "",
+	"streams":    "",
 }
 
 // ArrivalUniform is the arrival process of every row older than the arrival column, and of

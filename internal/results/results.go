@@ -58,7 +58,12 @@ type Row struct {
 	Stages string
 	Stage  int
 	// Think is the closed loop's think time (load.Think's text: 100ms, exp:100ms); empty: none.
-	Think         string
+	Think string
+	// Streams is a mix's layout (load.FormatKinds: ingest:80,page:20,probe@50), in the cell's
+	// row and each request's; empty for a cell of one request. Request names a request's row
+	// (its scenario <scenario>.request-<name>); empty in the cell's row, its total.
+	Streams       string
+	Request       string
 	Connections   int // the generator's connection bound (closed loop: the connections)
 	PeakInFlight  int64
 	AchievedRPS   float64
@@ -176,9 +181,6 @@ func (r Row) TransferPerSecond() float64 {
 
 // VerifyFailed reports whether the cell's target failed verification and was not loaded.
 func (r Row) VerifyFailed() bool { return strings.HasPrefix(r.InvalidReason, VerifyFailed+":") }
-
-// IsCell tells a cell's own row from the rows of its stages.
-func (r Row) IsCell() bool { return r.Stage == 0 }
 
 // Loaded reports whether load was sent in the cell: not when its target failed to build, start
 // or verify, or was skipped.
@@ -357,7 +359,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -471,6 +473,8 @@ var columns = []column{
 	{"stages", str(func(r *Row) *string { return &r.Stages }), 9},
 	{"stage", integer(func(r *Row) *int { return &r.Stage }), 9},
 	{"think", str(func(r *Row) *string { return &r.Think }), 9},
+	{"streams", str(func(r *Row) *string { return &r.Streams }), 10},
+	{"request", str(func(r *Row) *string { return &r.Request }), 10},
 	{"steady", codec{func(r *Row) string {
 		if !r.SteadyJudged {
 			return ""
@@ -515,6 +519,9 @@ func calibration(c codec) codec {
 		return c.set(r, v)
 	}}
 }
+
+// Part says the row is a part of a cell's, recorded with it: a stage's or a request's of a mix.
+func (r Row) Part() bool { return r.Stage > 0 || r.Request != "" }
 
 // NotSteady says the row was judged and its measured phase was not in a steady state.
 func (r Row) NotSteady() bool { return r.SteadyJudged && !r.Steady }

@@ -407,6 +407,8 @@ func TestAddedSettingsKeepOlderFingerprints(t *testing.T) {
 				other.Stages = "30s:500,1m:500-5000"
 			case "think":
 				other.Think = "exp:100ms"
+			case "streams":
+				other.Streams = "ingest:80,page:20,probe@50"
 			default:
 				t.Fatalf("no case for the added setting %s: add one (its default %q)", name, def)
 			}

@@ -327,11 +327,11 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 	return out, nil
 }
 
-// cellRows counts the rows of cells among rows: not those of their stages.
+// cellRows counts the rows of cells among rows: not those of their stages or requests.
 func cellRows(rows []results.Row) int {
 	n := 0
 	for _, r := range rows {
-		if r.IsCell() {
+		if !r.Part() {
 			n++
 		}
 	}

@@ -388,6 +388,9 @@ func (f *File) validate(root *yaml.Node) []lineError {
 		errs = append(errs, checkSettings(&s.Settings, keyNode(root, "scenarios", name), what)...)
 		s.Settings = s.Settings.merged(defaults)
 		r := &s.Request
+		if given("requests") {
+			errs = append(errs, s.checkRequests(keyNode(root, "scenarios", name), dir, what)...)
+		}
 		if r.Method == "" {
 			r.Method = http.MethodGet
 		}
@@ -395,8 +398,8 @@ func (f *File) validate(root *yaml.Node) []lineError {
 		if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, r.Method) {
 			add(key("request", "method"), "%s: method %q is not one of GET, POST, PUT, PATCH, DELETE", what, r.Method)
 		}
-		if !strings.HasPrefix(r.Path, "/") {
-			add(key("request", "path"), "%s needs request.path, a path starting with / (e.g. /ingest)", what)
+		if !strings.HasPrefix(r.Path, "/") && !s.Mixed() {
+			add(key("request", "path"), "%s needs request.path, a path starting with / (e.g. /ingest), or requests: (several)", what)
 		}
 		if r.BodyFile != "" {
 			r.BodyFile = resolve(dir, r.BodyFile)

@@ -147,6 +147,18 @@ func FuzzParse(f *testing.F) {
 			if _, err := ParseMemory(s.Memory); err != nil || len(s.Targets) == 0 {
 				t.Fatalf("scenario %q accepted with memory %q, targets %v", name, s.Memory, s.Targets)
 			}
+			if s.Mixed() {
+				kinds := make([]load.Kind, len(s.Requests))
+				for i, r := range s.Requests {
+					if !strings.HasPrefix(r.Path, "/") {
+						t.Fatalf("scenario %q accepted with request path %q", name, r.Path)
+					}
+					kinds[i] = load.Kind{Name: r.Name, Weight: r.Weight, Rate: r.Rate}
+				}
+				if err := load.CheckKinds(kinds, load.Model{Rate: max(l.Rate, 1), Connections: l.Connections}); err != nil {
+					t.Fatalf("scenario %q accepted with %v", name, err)
+				}
+			}
 			for _, size := range s.Request.Sizes {
 				if size.Bytes <= 0 || size.Bytes > MaxBodySize {
 					t.Fatalf("scenario %q accepted with body size %d", name, size.Bytes)
@@ -183,5 +195,39 @@ scenarios:
 	l := f.Scenarios["s"].Load
 	if got := load.FormatStages(l.Staged); got != "30s:500,1m:500-5000,30s:5000" || l.Arrival != load.Poisson {
 		t.Errorf("stages %s, arrival %q; want 30s:500,1m:500-5000,30s:5000 and poisson", got, l.Arrival)
+	}
+}
+
+func TestRequestsAreRead(t *testing.T) {
+	doc := `
+targets:
+  t: {build: ctx/t, port: 9001}
+scenarios:
+  s:
+    requests:
+      - {name: ingest, method: post, path: /ingest, body_file: body.json, weight: 80, check: {json_fields: [id], stores_rows: true}}
+      - {name: page, path: /page, weight: 20}
+      - {name: probe, path: /health, rate: 50}
+    load: {rate: 100}
+    targets: [t]
+`
+	f, err := Parse("testdata/inline.yaml", []byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenarios["s"]
+	kinds, err := s.Kinds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := load.FormatKinds(kinds); got != "ingest:80,page:20,probe@50" || !s.Mixed() {
+		t.Fatalf("kinds %s, want ingest:80,page:20,probe@50", got)
+	}
+	in := kinds[0]
+	if in.Request.Method != "POST" || in.Request.URL != "/ingest" || len(in.Request.Body) == 0 || in.Check.ContentType != "application/json" || !in.Check.StoresRows {
+		t.Errorf("ingest: %s %s, %d bytes, check %+v; want POST /ingest, the body, a JSON check storing rows", in.Request.Method, in.Request.URL, len(in.Request.Body), in.Check)
+	}
+	if kinds[1].Request.Method != "GET" || kinds[1].Weight != 20 || kinds[2].Rate != 50 || kinds[2].Weight != 0 {
+		t.Errorf("page %+v, probe %+v", kinds[1], kinds[2])
 	}
 }

@@ -6,6 +6,8 @@ package scenario
 
 import (
 	"fmt"
+	"net/http"
+	"os"
 	"slices"
 	"time"
 
@@ -56,9 +58,12 @@ type Scenario struct {
 	Request     Request `yaml:"request"`
 	// Check is what a good answer is (load.Check: its Contains on every response, the rest
 	// verified before load).
-	Check    load.Check `yaml:"check"`
-	Load     LoadModel  `yaml:"load"`
-	Targets  []string   `yaml:"targets"`
+	Check load.Check `yaml:"check"`
+	// Requests, instead of Request and Check, send several requests in each cell: each a
+	// weighted share of Load, or a stream at its own rate beside it (requests.go).
+	Requests []MixRequest `yaml:"requests"`
+	Load     LoadModel    `yaml:"load"`
+	Targets  []string     `yaml:"targets"`
 	Settings `yaml:",inline"`
 }
 
@@ -73,6 +78,23 @@ type Request struct {
 	BodySizes []string      `yaml:"body_sizes"`
 	PadField  string        `yaml:"pad_field"`
 	Sizes     []PayloadSize `yaml:"-"`
+}
+
+// Load is the request as the load engine sends it, its body read and without its URL, which a
+// run sets for each target.
+func (r Request) Load() (load.Request, error) {
+	out := load.Request{Method: r.Method, Header: http.Header{}}
+	for k, v := range r.Headers {
+		out.Header.Set(k, v)
+	}
+	if r.BodyFile != "" {
+		body, err := os.ReadFile(r.BodyFile)
+		if err != nil {
+			return out, err
+		}
+		out.Body = body
+	}
+	return out, nil
 }
 
 // PayloadSize is one size of a payload sweep.

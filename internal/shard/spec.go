@@ -91,6 +91,9 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 	if count < 1 {
 		return nil, fmt.Errorf("%d generators: at least one is needed", count)
 	}
+	if len(cfg.Kinds) > 0 && count > 1 {
+		return nil, fmt.Errorf("a mix of requests (%s) runs on one generator: give --generators 1", load.FormatKinds(cfg.Kinds))
+	}
 	m := cfg.Model
 	rate, conns := m.Rate/count, m.Connections/count
 	stages, share := m.Stages, func(int) load.Share { return load.Share{} }

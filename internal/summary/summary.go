@@ -76,6 +76,9 @@ type Settings struct {
 	DB         string
 	DBPoolSize int
 	DBCPUSet   string
+	// Streams and Request are a mix's layout and, in a request's scenario, its name
+	// (results.Row's); empty for a cell of one request.
+	Streams, Request string
 }
 
 // Target is one target of a scenario over its trials.
@@ -270,6 +273,7 @@ func Build(sources []Source) (*Overview, error) {
 			Duration: first.Duration, Warmup: first.Warmup, CPUSet: first.CPUSet,
 			GeneratorCPUSet: first.GeneratorCPUSet, Memory: first.Memory, Fingerprint: first.Fingerprint(), Seed: first.Seed,
 			DB: first.DB, DBPoolSize: first.DBPoolSize, DBCPUSet: first.DBCPUSet,
+			Streams: first.Streams, Request: first.Request,
 		}}
 		targets := map[string]*Target{}
 		var names []string
