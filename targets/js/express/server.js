@@ -115,7 +115,7 @@ app.get('/page', async (req, res) => {
 
 app.post('/process-data', (req, res) => {
   const n = req.body?.n;
-  if (!Number.isInteger(n) || n < 1 || n > 35) throw new BadRequest('n must be an integer from 1 to 35');
+  if (!Number.isInteger(n) || n < 1 || n > 40) throw new BadRequest('n must be an integer from 1 to 40');
   res.json({ n, result: fib(n) });
 });
 

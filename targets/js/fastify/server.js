@@ -206,7 +206,7 @@ app.post(
       body: {
         type: 'object',
         required: ['n'],
-        properties: { n: { type: 'integer', minimum: 1, maximum: 35 } },
+        properties: { n: { type: 'integer', minimum: 1, maximum: 40 } },
       },
     },
   },
