@@ -100,7 +100,7 @@ func Contract(payload []byte) []Case {
 			return nil
 		}),
 		post("process-data fib(25)", "/process-data", []byte(`{"n":25}`), 200, fields(map[string]any{"n": 25.0, "result": 75025.0})),
-		post("process-data rejects 36", "/process-data", []byte(`{"n":36}`), 400, fields(nil, "error")),
+		post("process-data rejects 41", "/process-data", []byte(`{"n":41}`), 400, fields(nil, "error")),
 		get("enterprise", "/enterprise", 200, all(fields(map[string]any{"rows": 10.0, "bytes": 4096.0, "downstream": true}, "id", "cacheHit"), tookAtLeast(20*time.Millisecond))),
 		get("fanout", "/fanout", 200, all(fields(map[string]any{"tasks": 10.0, "waitedMs": 500.0}), tookAtLeast(50*time.Millisecond))),
 		// 3 requests × 10 sub-tasks on the default 10 workers: three rounds of 50 ms at least.

@@ -41,7 +41,7 @@ func TestChecksCatchWrongWork(t *testing.T) {
 		{"not JSON", "cpu", `primes`, "text/plain", 200, "want application/json"},
 		{"fib", "process-data fib(25)", `{"n":25,"result":75025}`, "application/json", 200, ""},
 		{"a page short of rows", "page", strings.Repeat(`<tr class="reading">x</tr>`, 49) + strings.Repeat(" ", 5000), "text/html", 200, "49 <tr"},
-		{"rejection without error field", "process-data rejects 36", `{}`, "application/json", 400, `no "error" field`},
+		{"rejection without error field", "process-data rejects 41", `{}`, "application/json", 400, `no "error" field`},
 		{"ingest that skipped its wait", "ingest", `{"id":1,"processingMs":1}`, "application/json", 200, "processingMs = 1"},
 	}
 	checks := map[string]Case{}

@@ -186,7 +186,7 @@ const routes = {
     POST: async (request) => {
       const { body } = await readJson(request);
       const n = body?.n;
-      if (!Number.isInteger(n) || n < 1 || n > 35) throw new HttpError(400, 'n must be an integer from 1 to 35');
+      if (!Number.isInteger(n) || n < 1 || n > 40) throw new HttpError(400, 'n must be an integer from 1 to 40');
       return Response.json({ n, result: fib(n) });
     },
   },

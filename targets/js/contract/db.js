@@ -39,7 +39,7 @@ export function openReadings(file = IN_MEMORY, options = {}) {
   if (url) return openPostgres(url, options);
   const driver = sqliteDriver();
   if (driver === 'sqlite3') {
-    if (!options.sqlite3) throw new Error('SQLITE_DRIVER=sqlite3: this app does not ship the sqlite3 package (nestjs does)');
+    if (!options.sqlite3) throw new Error('SQLITE_DRIVER=sqlite3: this app does not ship the sqlite3 package (nestjs, fastify and express do)');
     if (file !== IN_MEMORY) throw new Error('SQLITE_DRIVER=sqlite3 keeps the table in memory only: a shared file is node:sqlite\'s');
     return openSqlite3(options.sqlite3);
   }

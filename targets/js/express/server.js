@@ -8,7 +8,7 @@ import v8 from 'node:v8';
 
 import express from 'express';
 
-import { openReadings } from '../contract/db.js';
+import { openReadings, sqliteDriver } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
 import { fanOut } from '../contract/fanout.js';
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
@@ -21,7 +21,8 @@ const VIEWS = join(import.meta.dirname, '..', 'contract', 'views');
 
 // ---- database: node:sqlite in memory, or PostgreSQL (DATABASE_URL); the 50 seeds, statements
 // prepared once (contract/db.js). Its calls answer values or promises: every one is awaited. ----
-const readings = openReadings();
+// sqlite3 (express-sqlite3) is this app's own dependency, loaded only when chosen.
+const readings = openReadings(undefined, sqliteDriver() === 'sqlite3' ? { sqlite3: createRequire(import.meta.url)('sqlite3') } : {});
 await readings.ready;
 
 const cache = new Lru(1000);
@@ -34,6 +35,7 @@ const health = {
   threadModel: 'event-loop',
   availableProcessors: os.availableParallelism(),
   workers: 1,
+  database: process.env.DATABASE_URL ? 'pg' : sqliteDriver(),
   maxHeapBytes: v8.getHeapStatistics().heap_size_limit,
   gc: null,
 };
@@ -113,7 +115,7 @@ app.get('/page', async (req, res) => {
 
 app.post('/process-data', (req, res) => {
   const n = req.body?.n;
-  if (!Number.isInteger(n) || n < 1 || n > 35) throw new BadRequest('n must be an integer from 1 to 35');
+  if (!Number.isInteger(n) || n < 1 || n > 40) throw new BadRequest('n must be an integer from 1 to 40');
   res.json({ n, result: fib(n) });
 });
 

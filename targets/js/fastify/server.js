@@ -5,6 +5,7 @@
 // worker_threads pool (piscina); WORKER_POOL=off (node-blocking) names the same work on the event loop.
 // The contract is docs/contract.md at the root of the repository.
 import cluster from 'node:cluster';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -14,7 +15,7 @@ import fastifyView from '@fastify/view';
 import ejs from 'ejs';
 import Fastify from 'fastify';
 
-import { openReadings } from '../contract/db.js';
+import { openReadings, sqliteDriver } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
 import { fanOut } from '../contract/fanout.js';
 import { Lru, sleep, validateReading } from '../contract/work.js';
@@ -45,9 +46,11 @@ const POOL_THREAD_OLD_SPACE_MB = 64;
 
 // ---- database: node:sqlite in memory, or PostgreSQL (DATABASE_URL); under node-cluster this worker's
 // connection to the shared file, or its share of the pool, the primary having created the table ----
+// sqlite3 (fastify-sqlite3, fastify-bun-sqlite3) is this app's own dependency, loaded only when chosen.
 const readings = openReadings(process.env.DB_FILE || undefined, {
   create: !cluster.isWorker,
   share: cluster.isWorker ? Number(process.env.CLUSTER_WORKERS) : 1,
+  ...(sqliteDriver() === 'sqlite3' ? { sqlite3: createRequire(import.meta.url)('sqlite3') } : {}),
 });
 await readings.ready;
 
@@ -100,6 +103,8 @@ const health = {
   availableProcessors: os.availableParallelism(),
   // Processes or threads that serve requests (node-cluster), or that run the CPU work (node-workers).
   workers: cluster.isWorker ? Number(process.env.CLUSTER_WORKERS) : POOL_ON ? POOL_THREADS : 1,
+  // The store's driver (fastify and fastify-sqlite3 differ only in it): a run's record says which one.
+  database: process.env.DATABASE_URL ? 'pg' : sqliteDriver(),
   ...(cluster.isWorker && { worker: cluster.worker.id, pid: process.pid }),
   ...(WORKER_POOL && {
     pool: POOL_ON ? { threads: POOL_THREADS, maxQueue: POOL_MAX_QUEUE, maxOldGenerationMbPerThread: POOL_THREAD_OLD_SPACE_MB } : null,
@@ -201,7 +206,7 @@ app.post(
       body: {
         type: 'object',
         required: ['n'],
-        properties: { n: { type: 'integer', minimum: 1, maximum: 35 } },
+        properties: { n: { type: 'integer', minimum: 1, maximum: 40 } },
       },
     },
   },

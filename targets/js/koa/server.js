@@ -98,7 +98,7 @@ router.get('/page', async (ctx) => {
 
 router.post('/process-data', (ctx) => {
   const n = ctx.request.body?.n;
-  if (!Number.isInteger(n) || n < 1 || n > 35) ctx.throw(400, 'n must be an integer from 1 to 35');
+  if (!Number.isInteger(n) || n < 1 || n > 40) ctx.throw(400, 'n must be an integer from 1 to 40');
   ctx.body = { n, result: fib(n) };
 });
 

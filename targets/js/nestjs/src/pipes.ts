@@ -23,13 +23,13 @@ export class JsonObjectPipe implements PipeTransform<unknown, Record<string, unk
   }
 }
 
-/** /process-data: {"n": k} with k an integer from 1 to 35. */
+/** /process-data: {"n": k} with k an integer from 1 to 40. */
 @Injectable()
 export class FibInputPipe implements PipeTransform<unknown, number> {
   transform(body: unknown): number {
     const n = (body as { n?: unknown } | null | undefined)?.n;
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 35) {
-      throw new BadRequestException('n must be an integer from 1 to 35');
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 40) {
+      throw new BadRequestException('n must be an integer from 1 to 40');
     }
     return n;
   }

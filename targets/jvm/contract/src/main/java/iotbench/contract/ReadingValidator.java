@@ -85,11 +85,11 @@ public final class ReadingValidator {
         return node;
     }
 
-    /** The body of POST /process-data: {"n":k}, k an integer from 1 to 35. */
+    /** The body of POST /process-data: {"n":k}, k an integer from 1 to 40. */
     public int fibArgument(String body) {
         JsonNode n = parse(body).get("n");
-        if (n == null || !n.isIntegralNumber() || !n.canConvertToInt() || n.intValue() < 1 || n.intValue() > 35) {
-            throw new BadRequestException("n must be an integer from 1 to 35");
+        if (n == null || !n.isIntegralNumber() || !n.canConvertToInt() || n.intValue() < 1 || n.intValue() > 40) {
+            throw new BadRequestException("n must be an integer from 1 to 40");
         }
         return n.intValue();
     }

@@ -62,7 +62,7 @@ fun Route.workRoutes(store: Database, fanOut: FanOut) {
     post("/process-data") {
         val n = (Readings.parse(call.receiveText()) as? JsonObject)?.get("n") as? JsonPrimitive
         val k = n?.takeIf { Readings.isNumber(it) && Readings.isJsonInteger(it.content) }?.content?.toIntOrNull()
-        if (k == null || k < 1 || k > 35) throw BadRequest("n must be an integer from 1 to 35")
+        if (k == null || k < 1 || k > 40) throw BadRequest("n must be an integer from 1 to 40")
         call.respond(Fib(k, Work.fib(k)))
     }
 
