@@ -16,6 +16,7 @@ package load
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -67,6 +68,12 @@ type Request struct {
 	// Docker engine the run's targets are on (docs/scale.md); empty: loopback only. It travels
 	// with the request, never as process state, so that no run can widen another's.
 	Remote string
+	// TLS is the client configuration of an https:// URL (ClientTLS: the run's CA, resumption
+	// on or off); nil for http://. Not serialised: each process makes its own from the run's CA.
+	TLS *tls.Config `json:"-"`
+	// NewConnection sends every request on a new connection, closed after its answer: over TLS,
+	// a full handshake (or a resumed one) per request.
+	NewConnection bool `json:",omitempty"`
 }
 
 // Model is the load model: open loop at Rate requests per second, or closed loop over Connections.
@@ -188,7 +195,15 @@ func (c Config) validate() error {
 	if err := CheckArrival(c.Model.Arrival); err != nil {
 		return err
 	}
-	return RequireLoopback(c.Request.URL, c.Request.Remote)
+	if err := RequireLoopback(c.Request.URL, c.Request.Remote); err != nil {
+		return err
+	}
+	if u, _ := url.Parse(c.Request.URL); u.Scheme == "https" && c.Request.TLS == nil {
+		return fmt.Errorf("URL %q: https needs the run's CA (the request's TLS configuration)", c.Request.URL)
+	} else if u.Scheme == "http" && c.Request.TLS != nil {
+		return fmt.Errorf("URL %q: a TLS configuration for an http:// URL (use https://)", c.Request.URL)
+	}
+	return nil
 }
 
 // RequireLoopback refuses a URL whose host is not a loopback address, nor remote (the remote
@@ -199,8 +214,8 @@ func RequireLoopback(raw, remote string) error {
 	if err != nil {
 		return fmt.Errorf("invalid URL %q: %v", raw, err)
 	}
-	if u.Scheme != "http" {
-		return fmt.Errorf("URL %q: only http:// is supported", raw)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("URL %q: only http:// and https:// are supported", raw)
 	}
 	host := u.Hostname()
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
@@ -253,6 +268,11 @@ type Result struct {
 	// OwnDelay is the generator's own share of each answered request's latency (ownDelay):
 	// due (or started) until written, plus answer received by the kernel until read.
 	OwnDelay latency.Summary
+	// Connections is how the phase's connections were opened (TLS: the handshakes);
+	// FirstByte, the time from each answered request's start (as Latency's) until the kernel
+	// received the first bytes of its answer.
+	Connections Connections
+	FirstByte   latency.Summary
 
 	Valid         bool
 	InvalidReason string
@@ -309,6 +329,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	defer a.close()
+	if u, _ := url.Parse(cfg.Request.URL); cfg.Request.TLS != nil {
+		a.useTLS(cfg.Request.TLS, u.Hostname())
+	}
+	a.fresh = cfg.Request.NewConnection
 
 	var warm []timeline.Second
 	if warmCfg := warmup(cfg); warmCfg.Warmup > 0 {
@@ -385,6 +409,8 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	t.seconds.InFlight = func() int64 { return a.started - a.completed }
 	defer t.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
 	own := newOwnDelay(began, schedule, 2*cfg.Timeout+du)
+	a.stats = newConnStats(2*cfg.Timeout + du)
+	defer func() { a.stats = nil }()
 	if cfg.Model.Mode() == Closed && cfg.Model.Think.Mean > 0 {
 		users = newThinker(cfg.Model.Think, cfg.Model.Connections, seed, began, du)
 		pace = users
@@ -411,6 +437,7 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	}
 	res.BytesReceived = a.received.Load() - receivedBefore
 	res.OwnDelay = own.summary()
+	res.Connections, res.FirstByte = a.stats.result(&a.tls)
 	res.Timeline = t.seconds.Finish(own.perSecond())
 	res.PeakInFlight = a.peak
 	res.Valid, res.InvalidReason = judge(res)

@@ -328,7 +328,10 @@ func TestConfigErrors(t *testing.T) {
 		{"no model", func(c *Config) { c.Model.Rate = 0 }, "set a rate"},
 		{"no duration", func(c *Config) { c.Duration = 0 }, "duration"},
 		{"remote host", func(c *Config) { c.Request.URL = "http://10.0.0.1:8080/" }, "loopback only"},
-		{"https", func(c *Config) { c.Request.URL = "https://127.0.0.1/" }, "only http://"},
+		{"https without the run's CA", func(c *Config) { c.Request.URL = "https://127.0.0.1/" }, "https needs the run's CA"},
+		{"TLS for http", func(c *Config) { c.Request.TLS = ClientTLS(nil, false) }, "use https://"},
+		{"other scheme", func(c *Config) { c.Request.URL = "ftp://127.0.0.1/" }, "only http:// and https://"},
+		{"remote https", func(c *Config) { c.Request.URL = "https://10.0.0.1:8443/" }, "loopback only"},
 		{"unknown arrival", func(c *Config) { c.Model.Arrival = "bursty" }, `unknown arrival process "bursty"`},
 		{"arrival of a closed loop", func(c *Config) { c.Model.Rate, c.Model.Connections, c.Model.Arrival = 0, 4, Poisson }, "paces an open loop"},
 	}

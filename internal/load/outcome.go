@@ -31,7 +31,10 @@ func (a *attacker) finish(c *conn) {
 	if sent.IsZero() { // answered before it was all written
 		sent = r.taken
 	} else if a.own != nil && !c.arrival.IsZero() {
-		a.own.record(r.start, r.written, c.arrival, done)
+		a.own.record(r.start.Add(r.handshake), r.written, c.arrival, done)
+	}
+	if a.stats != nil && !c.first.IsZero() {
+		a.stats.firstByte.Record(c.first.Sub(r.start))
 	}
 	code := c.resp.code
 	a.res = vegeta.Result{
@@ -46,7 +49,7 @@ func (a *attacker) finish(c *conn) {
 	a.end(slot)
 	// The result first: its body is the connection's until the next request.
 	a.each(&a.res, start)
-	if c.resp.close {
+	if c.resp.close || a.fresh {
 		a.closeConn(c)
 		return
 	}

@@ -26,15 +26,15 @@ type wireRequest struct {
 // userAgent names the engine to the servers it loads, unless the request names another.
 const userAgent = "iotbench"
 
-// encodeRequest writes t out as an HTTP/1.1 request for a keep-alive connection. Only http://
-// URLs can be sent: the engine speaks neither TLS nor HTTP/2.
+// encodeRequest writes t out as an HTTP/1.1 request for a keep-alive connection, over TLS for
+// an https:// URL (the attacker's TLS configuration says how).
 func encodeRequest(t *vegeta.Target) (*wireRequest, error) {
 	u, err := url.Parse(t.URL)
 	if err != nil {
 		return nil, fmt.Errorf("target URL %q: %v", t.URL, err)
 	}
-	if u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("target URL %q: the load engine sends plain HTTP/1.1 only (http://host:port/path)", t.URL)
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("target URL %q: the load engine sends HTTP/1.1 to http://host:port/path or https://host:port/path", t.URL)
 	}
 	method := t.Method
 	if method == "" {
@@ -86,7 +86,7 @@ func encodeRequest(t *vegeta.Target) (*wireRequest, error) {
 
 	port := u.Port()
 	if port == "" {
-		port = "80"
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
 	_, key := t.Header["Idempotency-Key"]
 	_, xkey := t.Header["X-Idempotency-Key"]

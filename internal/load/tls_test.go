@@ -1,0 +1,176 @@
+package load
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// tlsServer is an in-process https server (TLS 1.3 and, when h2, HTTP/2 by ALPN) in front of h,
+// counting the handshakes it saw and how many of them were resumed.
+type tlsServer struct {
+	URL                string
+	roots              *x509.CertPool
+	handshakes, resume atomic.Int64
+	mu                 sync.Mutex
+	protos             map[string]int // the protocol of each request answered
+}
+
+func serveTLS(t testing.TB, h http.Handler, h2 bool) *tlsServer {
+	t.Helper()
+	ts := &tlsServer{protos: map[string]int{}}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ts.mu.Lock()
+		ts.protos[r.Proto]++
+		ts.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	srv.EnableHTTP2 = h2
+	srv.TLS = &tls.Config{MinVersion: tls.VersionTLS13, VerifyConnection: func(cs tls.ConnectionState) error {
+		ts.handshakes.Add(1)
+		if cs.DidResume {
+			ts.resume.Add(1)
+		}
+		return nil
+	}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	ts.URL = srv.URL
+	ts.roots = x509.NewCertPool()
+	ts.roots.AddCert(srv.Certificate())
+	return ts
+}
+
+func tlsConfig(ts *tlsServer, m Model, d time.Duration, resume bool) Config {
+	cfg := config(ts.URL, m, d)
+	cfg.Request.TLS = ClientTLS(ts.roots, resume)
+	return cfg
+}
+
+func TestHTTPSOpenLoopMeasuresServiceTime(t *testing.T) {
+	s := &stub{delay: 20 * time.Millisecond}
+	ts := serveTLS(t, s, false)
+	cfg := tlsConfig(ts, Model{Rate: 200, ExpectedLatency: 20 * time.Millisecond}, 2*time.Second, true)
+	cfg.Warmup = 500 * time.Millisecond // the connections' handshakes, slow under -race
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 400 || res.Successes != res.Requests {
+		t.Errorf("%d requests, %d successes; want 400 of each (peak %d of %d in flight, %d connections opened in %v, lag %v)", res.Requests, res.Successes, res.PeakInFlight, res.InFlightLimit, res.Connections.Opened, res.Connections.Connect, res.SendLag)
+	}
+	if res.Latency.P50 < 20*time.Millisecond || res.Latency.P50 > 60*time.Millisecond {
+		t.Errorf("p50 %v, want the server's 20 ms plus a little", res.Latency.P50)
+	}
+	if res.OwnDelay.Count != res.Requests || res.OwnDelay.P50 > 10*time.Millisecond {
+		t.Errorf("own delay: %d recorded, p50 %v; want one per request, far below the server's 20 ms", res.OwnDelay.Count, res.OwnDelay.P50)
+	}
+	if res.FirstByte.Count != res.Requests || res.FirstByte.P50 < 20*time.Millisecond || res.FirstByte.P50 > res.Latency.P99 {
+		t.Errorf("first byte: %d recorded, p50 %v; want one per request, within the latency", res.FirstByte.Count, res.FirstByte.P50)
+	}
+	c := res.Connections
+	if c.TLSVersion != "TLS 1.3" || !strings.HasPrefix(c.TLSCipher, "TLS_") {
+		t.Errorf("negotiated %q %q, want TLS 1.3 and a cipher", c.TLSVersion, c.TLSCipher)
+	}
+	if c.Connect.Count != c.Opened || c.Opened > 20 {
+		t.Errorf("%d connections opened, %d connect times; want a time for each, and few: the warm-up's serve the phase", c.Opened, c.Connect.Count)
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.protos["HTTP/1.1"] != int(s.hits.Load()) {
+		t.Errorf("the server saw %v, want HTTP/1.1 only", ts.protos)
+	}
+}
+
+func TestHTTPSClosedLoopKeepsConnections(t *testing.T) {
+	ts := serveTLS(t, &stub{}, false)
+	res, err := Run(context.Background(), tlsConfig(ts, Model{Connections: 4}, 500*time.Millisecond, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests < 100 || res.Successes != res.Requests {
+		t.Errorf("%d requests, %d successes; want many, all answered", res.Requests, res.Successes)
+	}
+	if got := ts.handshakes.Load(); got != 4 || res.Connections.Opened != 4 {
+		t.Errorf("%d handshakes at the server, %d connections opened; want one for each of 4 connections", got, res.Connections.Opened)
+	}
+}
+
+// A new connection per request: a handshake each, resumed when resumption is on, full when off.
+// Closed loop, so that each connection's handshake follows the last one's answer, which carried
+// its session ticket.
+func TestNewConnectionPerRequestHandshakes(t *testing.T) {
+	for _, resume := range []bool{true, false} {
+		ts := serveTLS(t, &stub{}, false)
+		cfg := tlsConfig(ts, Model{Connections: 2}, 500*time.Millisecond, resume)
+		cfg.Request.NewConnection = true
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := res.Connections
+		if res.Requests < 4 || res.Successes != res.Requests {
+			t.Fatalf("resume %v: %d requests, %d successes; want a few, all answered (errors %v)", resume, res.Requests, res.Successes, res.ErrorKinds)
+		}
+		if c.Opened != res.Requests || ts.handshakes.Load() != res.Requests || c.Connect.Count != res.Requests {
+			t.Errorf("resume %v: %d connections opened, %d connect times, %d handshakes at the server; want one per request (%d)", resume, c.Opened, c.Connect.Count, ts.handshakes.Load(), res.Requests)
+		}
+		// The first handshake of each connection has no ticket to resume yet.
+		if resume && (ts.resume.Load() < res.Requests-2 || c.Resumed != ts.resume.Load()) {
+			t.Errorf("resumption on: %d resumed at the server, %d counted, of %d; want all but the first two, the same", ts.resume.Load(), c.Resumed, res.Requests)
+		}
+		if !resume && (ts.resume.Load() != 0 || c.Resumed != 0) {
+			t.Errorf("resumption off: %d resumed at the server, %d counted; want none", ts.resume.Load(), c.Resumed)
+		}
+		if res.OwnDelay.Count != res.Requests {
+			t.Errorf("resume %v: %d own delays for %d requests", resume, res.OwnDelay.Count, res.Requests)
+		}
+	}
+}
+
+func TestHTTPSTimeouts(t *testing.T) {
+	ts := serveTLS(t, &stub{delay: 300 * time.Millisecond}, false)
+	cfg := tlsConfig(ts, Model{Rate: 20, ExpectedLatency: time.Millisecond}, 500*time.Millisecond, true)
+	cfg.Timeout = 100 * time.Millisecond
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests == 0 || res.Timeouts != res.Requests || res.Valid {
+		t.Errorf("%d requests, %d timeouts, valid %v; want every one timed out, invalid (errors %v)", res.Requests, res.Timeouts, res.Valid, res.ErrorKinds)
+	}
+}
+
+// A server whose certificate the run's CA did not sign fails every request with a reason.
+func TestHTTPSUntrustedServer(t *testing.T) {
+	ts := serveTLS(t, &stub{}, false)
+	cfg := tlsConfig(ts, Model{Rate: 20, ExpectedLatency: time.Millisecond}, 250*time.Millisecond, false)
+	cfg.Request.TLS = ClientTLS(x509.NewCertPool(), false)
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Successes != 0 || res.Errors != res.Requests || res.Requests == 0 {
+		t.Fatalf("%d requests, %d successes; want every one failed", res.Requests, res.Successes)
+	}
+	for kind := range res.ErrorKinds {
+		if !strings.Contains(kind, "certificate is not trusted") {
+			t.Errorf("error %q, want it to say the certificate is not trusted", kind)
+		}
+	}
+}
+
+func TestHTTPSNeedsItsConfiguration(t *testing.T) {
+	ts := serveTLS(t, &stub{}, false)
+	cfg := config(ts.URL, Model{Rate: 10}, time.Second)
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "https needs the run's CA") {
+		t.Errorf("https without a TLS configuration: %v", err)
+	}
+}
