@@ -68,11 +68,18 @@ type Request struct {
 	// Docker engine the run's targets are on (docs/scale.md); empty: loopback only. It travels
 	// with the request, never as process state, so that no run can widen another's.
 	Remote string
-	// TLS is the client configuration of an https:// URL (ClientTLS: the run's CA, resumption
-	// on or off); nil for http://. Not serialised: each process makes its own from the run's CA.
+	// Protocol is what the engine speaks (empty: HTTP1); the URL's scheme is its Scheme.
+	Protocol Protocol `json:",omitempty"`
+	// TLS carries the run's CA (RootCAs) for a protocol over TLS; the engine sets the rest (TLS
+	// 1.3, ALPN, the session cache). Not serialised: each process makes its own from the run's CA.
 	TLS *tls.Config `json:"-"`
+	// Resume keeps TLS session tickets, so that a new connection's handshake resumes a session;
+	// off, every handshake is full.
+	Resume bool `json:",omitempty"`
+	// Streams is how many requests an HTTP/2 connection carries at once (0: 1).
+	Streams int `json:",omitempty"`
 	// NewConnection sends every request on a new connection, closed after its answer: over TLS,
-	// a full handshake (or a resumed one) per request.
+	// a handshake per request.
 	NewConnection bool `json:",omitempty"`
 }
 
@@ -198,12 +205,7 @@ func (c Config) validate() error {
 	if err := RequireLoopback(c.Request.URL, c.Request.Remote); err != nil {
 		return err
 	}
-	if u, _ := url.Parse(c.Request.URL); u.Scheme == "https" && c.Request.TLS == nil {
-		return fmt.Errorf("URL %q: https needs the run's CA (the request's TLS configuration)", c.Request.URL)
-	} else if u.Scheme == "http" && c.Request.TLS != nil {
-		return fmt.Errorf("URL %q: a TLS configuration for an http:// URL (use https://)", c.Request.URL)
-	}
-	return nil
+	return checkRequest(c.Request)
 }
 
 // RequireLoopback refuses a URL whose host is not a loopback address, nor remote (the remote
@@ -329,8 +331,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	defer a.close()
-	if u, _ := url.Parse(cfg.Request.URL); cfg.Request.TLS != nil {
-		a.useTLS(cfg.Request.TLS, u.Hostname())
+	if req := cfg.Request; req.Protocol.TLS() {
+		u, _ := url.Parse(req.URL)
+		a.tls.conf = clientTLS(req.TLS, req.Protocol, req.Resume, u.Hostname())
 	}
 	a.fresh = cfg.Request.NewConnection
 

@@ -2,7 +2,6 @@ package load
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -24,17 +23,6 @@ import (
 // with nothing left to read returns a temporary net.Error, which crypto/tls passes up without
 // breaking the connection, so that the loop never blocks in it.
 
-// ClientTLS is the client configuration the engine speaks https with: TLS 1.3 only, the
-// server's certificate checked against roots (the run's own CA), and session tickets kept for
-// resumption when resume is set (else every connection makes a full handshake).
-func ClientTLS(roots *x509.CertPool, resume bool) *tls.Config {
-	c := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS13, NextProtos: []string{"http/1.1"}}
-	if resume {
-		c.ClientSessionCache = tls.NewLRUClientSessionCache(MaxInFlight)
-	}
-	return c
-}
-
 // handshakeID is the epoll data of the eventfd the helpers write when a handshake is done.
 const handshakeID = -2
 
@@ -44,9 +32,9 @@ type tlsState struct {
 	conf *tls.Config // nil: plaintext
 	// What the last handshake negotiated.
 	version, cipher uint16
-	wake int         // eventfd in the epoll set; 0 until the first handshake
-	mu   sync.Mutex
-	done []handshakeDone
+	wake            int // eventfd in the epoll set; 0 until the first handshake
+	mu              sync.Mutex
+	done            []handshakeDone
 	// The loop's own copy of done, swapped with it, so that neither allocates once warm.
 	taken []handshakeDone
 	// helpers running: the eventfd they write is closed only once they are done.
@@ -118,16 +106,6 @@ func (w *tlsWire) RemoteAddr() net.Addr               { return nil }
 func (w *tlsWire) SetDeadline(t time.Time) error      { return nil }
 func (w *tlsWire) SetReadDeadline(t time.Time) error  { return nil }
 func (w *tlsWire) SetWriteDeadline(t time.Time) error { return nil }
-
-// useTLS makes the attacker speak TLS with conf (nil: plaintext), its server name the target's
-// host when conf names none.
-func (a *attacker) useTLS(conf *tls.Config, host string) {
-	if conf != nil && conf.ServerName == "" {
-		conf = conf.Clone()
-		conf.ServerName = host
-	}
-	a.tls.conf = conf
-}
 
 // handshake hands c, connected, to a helper that makes its TLS handshake; c stays dialing, out
 // of the epoll set, until the loop takes it back (handshaken).

@@ -50,7 +50,7 @@ func serveTLS(t testing.TB, h http.Handler, h2 bool) *tlsServer {
 
 func tlsConfig(ts *tlsServer, m Model, d time.Duration, resume bool) Config {
 	cfg := config(ts.URL, m, d)
-	cfg.Request.TLS = ClientTLS(ts.roots, resume)
+	cfg.Request.Protocol, cfg.Request.TLS, cfg.Request.Resume = HTTPS, &tls.Config{RootCAs: ts.roots}, resume
 	return cfg
 }
 
@@ -152,7 +152,7 @@ func TestHTTPSTimeouts(t *testing.T) {
 func TestHTTPSUntrustedServer(t *testing.T) {
 	ts := serveTLS(t, &stub{}, false)
 	cfg := tlsConfig(ts, Model{Rate: 20, ExpectedLatency: time.Millisecond}, 250*time.Millisecond, false)
-	cfg.Request.TLS = ClientTLS(x509.NewCertPool(), false)
+	cfg.Request.TLS = &tls.Config{RootCAs: x509.NewCertPool()}
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +170,7 @@ func TestHTTPSUntrustedServer(t *testing.T) {
 func TestHTTPSNeedsItsConfiguration(t *testing.T) {
 	ts := serveTLS(t, &stub{}, false)
 	cfg := config(ts.URL, Model{Rate: 10}, time.Second)
+	cfg.Request.Protocol = HTTPS
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "https needs the run's CA") {
 		t.Errorf("https without a TLS configuration: %v", err)
 	}
