@@ -104,7 +104,7 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 
 // config is cfg aimed at the instance.
 func (in *instance) config(cfg load.Config) load.Config {
-	cfg.Request.URL, cfg.Request.Remote = in.ctr.URL()+in.c.Path, in.r.RemoteHost
+	cfg.Request.URL, cfg.Request.Remote = plan.TargetURL(in.ctr.URL(), cfg.Request.Protocol)+in.c.Path, in.r.RemoteHost
 	return cfg
 }
 
