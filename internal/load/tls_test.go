@@ -222,10 +222,11 @@ func rawTLSServer(t testing.TB) (string, *x509.CertPool) {
 	return "https://" + ln.Addr().String() + "/", roots
 }
 
-// The record layer in the loop allocates nothing per request: two closed-loop phases over kept
-// connections, of 1 s and 3 s; what the longer allocated more, per request more, is the engine's
-// cost per request (the relay's io.Copy buffers are its connections', allocated once).
-func TestHTTPSAllocatesNothingPerRequest(t *testing.T) {
+// The record layer in the loop allocates next to nothing per request: crypto/tls's own 24 bytes
+// per record read (an atLeastReader that escapes), on the engine's side and the relay's. Two
+// closed-loop phases over kept connections, of 1 s and 3 s; what the longer allocated more, per
+// request more, is the cost per request.
+func TestHTTPSAllocatesLittlePerRequest(t *testing.T) {
 	if raceDetector {
 		t.Skip("under -race sync.Pool drops crypto/tls's buffers at random: run without -race")
 	}
@@ -253,7 +254,7 @@ func TestHTTPSAllocatesNothingPerRequest(t *testing.T) {
 	}
 	perRequest := (long - short) / float64(n2-n1)
 	t.Logf("%.0f and %.0f bytes for %d and %d requests: %.1f bytes per request more", short, long, n1, n2, perRequest)
-	if perRequest > 16 {
-		t.Errorf("%.1f bytes allocated per request over TLS, want none (a few per second for the timeline)", perRequest)
+	if perRequest > 64 {
+		t.Errorf("%.1f bytes allocated per request over TLS, want crypto/tls's 24 or so per record read", perRequest)
 	}
 }
