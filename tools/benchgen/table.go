@@ -14,11 +14,13 @@ import (
 // floor: nginx and the kernel with nothing queued), ×wrk the throughput over wrk's at the same
 // number of connections, or over wrk's closed-loop throughput for open-loop steps.
 func printTable(w io.Writer, rows []row) {
-	var floor, wrk row
+	var floor, wrk, wrkTLS row
 	for _, r := range rows {
 		switch {
 		case r.isFloor:
 			floor = r
+		case r.isWrkReference && r.tls:
+			wrkTLS = r
 		case r.isWrkReference:
 			wrk = r
 		}
@@ -55,9 +57,12 @@ func printTable(w io.Writer, rows []row) {
 			heap = fmt.Sprintf("%.1f KB", r.allocated/1000)
 			own, sched, gcs = micros(r.ownP99), micros(r.schedP99), fmt.Sprint(r.gcs)
 		}
-		ratio := "—"
-		if r.client == "iotbench" && wrk.rps > 0 {
-			ratio = fmt.Sprintf("%.2f", r.rps/wrk.rps)
+		ratio, ref := "—", wrk
+		if r.tls {
+			ref = wrkTLS
+		}
+		if r.client == "iotbench" && ref.rps > 0 {
+			ratio = fmt.Sprintf("%.2f", r.rps/ref.rps)
 		}
 		p999 := "—" // wrk prints none
 		if r.p999 > 0 {
