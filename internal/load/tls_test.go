@@ -258,3 +258,71 @@ func TestHTTPSAllocatesLittlePerRequest(t *testing.T) {
 		t.Errorf("%.1f bytes allocated per request over TLS, want crypto/tls's 24 or so per record read", perRequest)
 	}
 }
+
+// A server that accepts connections and never answers their handshake: each request fails as a
+// timeout of its handshake, and the helpers end with the attack (closing the attacker waits for
+// them, so a helper left behind would hang the test).
+func TestHTTPSHandshakeTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	cfg := config("https://"+ln.Addr().String()+"/", Model{Rate: 20, ExpectedLatency: time.Millisecond}, 250*time.Millisecond)
+	cfg.Request.Protocol, cfg.Request.TLS = HTTPS, &tls.Config{RootCAs: x509.NewCertPool()}
+	cfg.Timeout = 200 * time.Millisecond
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests == 0 || res.Timeouts != res.Requests {
+		t.Errorf("%d requests, %d timeouts (errors %v); want every one timed out", res.Requests, res.Timeouts, res.ErrorKinds)
+	}
+}
+
+// A server that closes idle connections sooner than the next request comes: each closed
+// connection is seen closed (its close_notify read while idle) or the request is sent again on
+// a new one; none fails.
+func TestHTTPSServerClosesIdleConnections(t *testing.T) {
+	s := &stub{}
+	srv := httptest.NewUnstartedServer(s)
+	srv.Config.IdleTimeout = 50 * time.Millisecond
+	srv.TLS = &tls.Config{MinVersion: tls.VersionTLS13}
+	srv.StartTLS()
+	defer srv.Close()
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	cfg := config(srv.URL, Model{Rate: 10, ExpectedLatency: time.Millisecond}, time.Second)
+	cfg.Request.Protocol, cfg.Request.TLS = HTTPS, &tls.Config{RootCAs: roots}
+	cfg.Request.Method, cfg.Request.Body = http.MethodGet, nil // replayable
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 10 || res.Successes != 10 {
+		t.Errorf("%d requests, %d successes (errors %v); want 10 of each", res.Requests, res.Successes, res.ErrorKinds)
+	}
+	if res.Connections.Opened < 5 {
+		t.Errorf("%d connections opened; want about one per request, the server closing each while idle", res.Connections.Opened)
+	}
+}
