@@ -84,6 +84,9 @@ type attacker struct {
 	plain []byte
 	// fresh: every request takes a new connection (Request.NewConnection).
 	fresh bool
+	// h2streams: each connection speaks HTTP/2 with this many streams (h2.go); 0: HTTP/1.1.
+	h2streams int
+	h2scheme  string
 	// stats, when set, counts the phase's connections and first bytes.
 	stats *connStats
 
@@ -231,6 +234,11 @@ func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, 
 		}
 		if w.addr != a.addr {
 			if err := a.connectTo(ctx, w.addr); err != nil {
+				return err
+			}
+		}
+		if a.h2streams > 0 {
+			if err := encodeH2(w, a.h2scheme); err != nil {
 				return err
 			}
 		}

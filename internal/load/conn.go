@@ -42,6 +42,7 @@ type conn struct {
 
 	// Over TLS (tls.go): its connection and the pipe under it; whether a helper is making its
 	// handshake, since when, and when the handshake was done.
+	h2             *h2conn // HTTP/2 (h2.go): its streams; nil for HTTP/1.1
 	tls            *tls.Conn
 	wire           *tlsWire
 	handshaking    bool
@@ -136,6 +137,10 @@ func (a *attacker) dial(now time.Time) (string, error) {
 
 // handle is what epoll reported of c.
 func (a *attacker) handle(c *conn, events uint32) {
+	if c.h2 != nil {
+		a.h2handle(c, events)
+		return
+	}
 	switch c.state {
 	case dialing:
 		a.connected(c)
@@ -191,6 +196,10 @@ func (a *attacker) connected(c *conn) {
 	a.dialing--
 	a.dials = deleteConn(a.dials, c)
 	a.setOut(c, false)
+	if a.h2streams > 0 {
+		a.h2ready(c)
+		return
+	}
 	c.state = idle
 	a.handBack(c)
 }
@@ -227,6 +236,11 @@ func (a *attacker) nextWaiting() (int32, bool) {
 
 // send writes slot's request on c.
 func (a *attacker) send(c *conn, slot int32) {
+	if c.h2 != nil {
+		c.state = busy // taken from the idle list
+		a.h2send(c, slot)
+		return
+	}
 	r := &a.slots[slot]
 	r.c = c
 	c.state, c.slot = busy, slot

@@ -336,6 +336,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		a.tls.conf = clientTLS(req.TLS, req.Protocol, req.Resume, u.Hostname())
 	}
 	a.fresh = cfg.Request.NewConnection
+	if req := cfg.Request; req.Protocol.HTTP2() {
+		a.h2streams, a.h2scheme = max(req.Streams, 1), req.Protocol.Scheme()
+	}
 
 	var warm []timeline.Second
 	if warmCfg := warmup(cfg); warmCfg.Warmup > 0 {
@@ -390,6 +393,9 @@ const warmupSeed = 0x5741524d
 func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, du time.Duration, seed uint64) (Result, error) {
 	progress := cfg.Progress
 	limit := cfg.Model.InFlightLimit()
+	if cfg.Model.Mode() == Closed {
+		limit *= max(cfg.Request.Streams, 1) // each connection's streams in flight
+	}
 	var pace vegeta.Pacer = vegeta.ConstantPacer{} // zero value: as fast as the connections go (closed loop)
 	var schedule schedule
 	var users *thinker

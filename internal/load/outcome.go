@@ -105,10 +105,17 @@ func (a *attacker) expire(now time.Time) {
 			break
 		}
 		a.deadlines.pop()
-		if r.c != nil {
-			a.closeConn(r.c) // its answer may still come: it cannot carry another request
+		c := r.c
+		switch {
+		case c != nil && c.h2 != nil:
+			a.h2cancel(c, t.slot) // the stream only: the connection carries the others
+		case c != nil:
+			a.closeConn(c) // its answer may still come: it cannot carry another request
 		}
 		a.fail(t.slot, errTimeout.Error(), now)
+		if c != nil && c.h2 != nil && a.conns[c.id] == c {
+			a.h2after(c)
+		}
 	}
 	for i := 0; i < len(a.dials); {
 		if c := a.dials[i]; now.After(c.dialDeadline) {

@@ -77,8 +77,6 @@ func checkRequest(r Request) error {
 		return fmt.Errorf("%d streams per connection: give 1 to %d", r.Streams, MaxStreams)
 	case r.Streams > 0 && !p.HTTP2():
 		return fmt.Errorf("streams per connection are HTTP/2's (protocol h2 or h2c), not %s's", p)
-	case p.HTTP2():
-		return fmt.Errorf("protocol %s: the load engine does not speak HTTP/2 yet; use http1 or https", p)
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ type wireRequest struct {
 	addr       string // host:port to connect to
 	head       bool   // a HEAD request: its answer has no body
 	replayable bool   // may be sent again when a reused connection turns out closed
+	h2block    []byte // its HTTP/2 header block (h2.go), when the engine speaks HTTP/2
 }
 
 // userAgent names the engine to the servers it loads, unless the request names another.

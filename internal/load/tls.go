@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -186,7 +187,7 @@ func (a *attacker) handshaken() {
 		if d.err != nil {
 			a.closeConn(c)
 			if slot, ok := a.nextWaiting(); ok {
-				a.fail(slot, a.errText("tls handshake", handshakeError(d.err)), now)
+				a.fail(slot, a.errText("tls handshake", a.handshakeError(d.err)), now)
 			}
 			a.dialMore(now)
 			continue
@@ -194,12 +195,24 @@ func (a *attacker) handshaken() {
 		c.wire.a, c.wire.c = a, c
 		c.ready = d.ready
 		cs := c.tls.ConnectionState()
+		if a.h2streams > 0 && cs.NegotiatedProtocol != "h2" {
+			a.closeConn(c)
+			if slot, ok := a.nextWaiting(); ok {
+				a.fail(slot, a.errText("tls handshake", errNoH2), now)
+			}
+			a.dialMore(now)
+			continue
+		}
 		st.version, st.cipher = cs.Version, cs.CipherSuite
 		if a.stats != nil {
 			a.stats.opened(c, d.ready, cs.DidResume)
 		}
 		a.dialing--
 		a.dials = deleteConn(a.dials, c)
+		if a.h2streams > 0 {
+			a.h2ready(c)
+			continue
+		}
 		c.state = idle
 		a.handBack(c)
 	}
@@ -207,7 +220,13 @@ func (a *attacker) handshaken() {
 }
 
 // handshakeError is err as the results count it: one text per cause, whatever the connection.
-func handshakeError(err error) error {
+func (a *attacker) handshakeError(err error) error {
+	if strings.Contains(err.Error(), "no application protocol") { // the server's alert
+		if a.h2streams > 0 {
+			return errNoH2
+		}
+		return errNoHTTP11
+	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return errHandshakeTimeout
@@ -219,7 +238,11 @@ func handshakeError(err error) error {
 	return err
 }
 
-var errHandshakeTimeout = errors.New("timeout: no handshake within the request timeout")
+var (
+	errHandshakeTimeout = errors.New("timeout: no handshake within the request timeout")
+	errNoH2             = errors.New("the server did not agree to h2 by ALPN: it serves HTTP/1.1 only over TLS (use protocol https)")
+	errNoHTTP11         = errors.New("the server did not agree to http/1.1 by ALPN: it serves h2 only over TLS (use protocol h2)")
+)
 
 // seal encrypts c's request into its records, which become what is left to write of it.
 func (a *attacker) seal(c *conn) bool {
