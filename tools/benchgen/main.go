@@ -43,6 +43,8 @@ func main() {
 
 type options struct {
 	nginx, wrk, wrk2     string
+	h2load               string // empty: no h2 step
+	h2Streams            int
 	serverCPU, clientCPU int
 	step, warmup         time.Duration
 	rates                []int
@@ -68,6 +70,8 @@ func parseFlags() (options, error) {
 	tlsRates := "5000,10000,20000"
 	flag.StringVar(&o.nginx, "nginx", lookPath("nginx", "/usr/sbin/nginx"), "nginx binary")
 	flag.StringVar(&o.wrk, "wrk", lookPath("wrk", "/usr/bin/wrk"), "wrk binary")
+	flag.StringVar(&o.h2load, "h2load", lookPath("h2load", "/usr/bin/h2load"), "h2load binary (Debian's nghttp2-client); \"\": no h2 step")
+	flag.IntVar(&o.h2Streams, "h2-streams", 10, "streams of each connection in the h2 steps")
 	flag.StringVar(&o.wrk2, "wrk2", "", "wrk2 binary (github.com/giltene/wrk2, built by hand): when set, it runs open loop before the engine at each rate, with the connections of the closed-loop steps (each such step lasts 10 s more: wrk2's calibration)")
 	// The split iotbench run makes on this machine: the server on the last CPU, the client on the first.
 	flag.IntVar(&o.serverCPU, "server-cpu", cpus[len(cpus)-1], "CPU nginx is pinned to")
@@ -130,6 +134,9 @@ func run() int {
 	if o.wrk2 != "" {
 		bins = append(bins, o.wrk2)
 	}
+	if o.h2load != "" {
+		bins = append(bins, o.h2load)
+	}
 	for _, bin := range bins {
 		if _, err := os.Stat(bin); err != nil {
 			fmt.Fprintf(os.Stderr, "benchgen: %v: install Debian's nginx and wrk (scripts/bench-generator.sh does, as root)\n", err)
@@ -161,6 +168,11 @@ func run() int {
 		var tlsRows []row
 		tlsRows, err = measureTLS(ctx, o, srv)
 		rows = append(rows, tlsRows...)
+	}
+	if err == nil && o.h2load != "" {
+		var h2Rows []row
+		h2Rows, err = measureH2(ctx, o, srv)
+		rows = append(rows, h2Rows...)
 	}
 	if len(rows) > 0 {
 		fmt.Printf("generator benchmark, %s; nginx on CPU %d, client on CPU %d, %s per step; load average before %s, after %s\n",
@@ -228,6 +240,7 @@ type row struct {
 	isWrkReference bool // with tls, the reference of the https steps
 	isFloor        bool
 	tls            bool // a step over TLS (https)
+	h2             bool // a step in HTTP/2 (h2): with isWrkReference, h2load's
 	isEngine       bool
 	isOpen         bool
 }
@@ -478,7 +491,7 @@ func capacityOf(rows []row) load.Capacity {
 	var floor time.Duration
 	for _, r := range rows {
 		switch {
-		case r.tls:
+		case r.tls || r.h2:
 			continue // the capacity iotbench run warns by is plaintext's
 		case r.isFloor:
 			floor = r.p50

@@ -40,7 +40,7 @@ http {
     location / { default_type application/json; return 200 '%[3]s'; }
   }
   server {
-    listen 127.0.0.1:%[4]d ssl;
+    listen 127.0.0.1:%[4]d ssl http2;
     ssl_certificate %[1]s/cert.pem;
     ssl_certificate_key %[1]s/key.pem;
     ssl_protocols TLSv1.3;

@@ -14,11 +14,13 @@ import (
 // floor: nginx and the kernel with nothing queued), ×wrk the throughput over wrk's at the same
 // number of connections, or over wrk's closed-loop throughput for open-loop steps.
 func printTable(w io.Writer, rows []row) {
-	var floor, wrk, wrkTLS row
+	var floor, wrk, wrkTLS, h2load row
 	for _, r := range rows {
 		switch {
 		case r.isFloor:
 			floor = r
+		case r.isWrkReference && r.h2:
+			h2load = r
 		case r.isWrkReference && r.tls:
 			wrkTLS = r
 		case r.isWrkReference:
@@ -58,7 +60,10 @@ func printTable(w io.Writer, rows []row) {
 			own, sched, gcs = micros(r.ownP99), micros(r.schedP99), fmt.Sprint(r.gcs)
 		}
 		ratio, ref := "—", wrk
-		if r.tls {
+		switch {
+		case r.h2:
+			ref = h2load
+		case r.tls:
 			ref = wrkTLS
 		}
 		if r.client == "iotbench" && ref.rps > 0 {
