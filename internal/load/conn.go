@@ -86,7 +86,7 @@ func (a *attacker) connectTo(ctx context.Context, addr string) error {
 
 // dialMore opens connections for the requests waiting, a few at a time.
 func (a *attacker) dialMore(now time.Time) {
-	for a.dialing < a.dialCap() && a.dialing < a.waiting.len() && a.open < a.maxConns {
+	for a.dialing < a.dialCap() && a.dialing*a.perConn() < a.waiting.len() && a.open < a.maxConns {
 		if op, err := a.dial(now); err != nil {
 			// The oldest request waiting takes the error, as with net/http's Transport.
 			if slot, ok := a.nextWaiting(); ok {
@@ -202,6 +202,14 @@ func (a *attacker) connected(c *conn) {
 	}
 	c.state = idle
 	a.handBack(c)
+}
+
+// perConn is how many requests a connection being opened will carry at once.
+func (a *attacker) perConn() int {
+	if a.fresh {
+		return 1
+	}
+	return max(a.h2streams, 1)
 }
 
 // dialCap bounds the connections being opened at once: maxDialing, unless every request

@@ -225,7 +225,8 @@ func (a *attacker) h2send(c *conn, slot int32) {
 // h2place keeps c in the idle list while it can open a stream, out of it while it cannot.
 func (a *attacker) h2place(c *conn) {
 	h := c.h2
-	open := !h.goaway && h.active < h.maxStreams && h.nextID < 1<<31-2
+	// A new connection per request (fresh) carries one stream, ever.
+	open := !h.goaway && h.active < h.maxStreams && h.nextID < 1<<31-2 && !(a.fresh && h.nextID > 1)
 	switch {
 	case open && c.state != idle:
 		c.state = idle

@@ -162,3 +162,17 @@ func TestH2RefusedByALPN(t *testing.T) {
 		}
 	}
 }
+
+// A new connection per request in HTTP/2: one stream each, whatever the streams asked for.
+func TestH2CNewConnectionPerRequest(t *testing.T) {
+	url, n := serveH2C(t, &stub{})
+	cfg := config(url, Model{Rate: 50, ExpectedLatency: time.Millisecond}, 500*time.Millisecond)
+	cfg.Request.Protocol, cfg.Request.Streams, cfg.Request.NewConnection = H2C, 4, true
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests < 20 || res.Successes != res.Requests || res.Connections.Opened != res.Requests || n.conns.Load() != res.Requests {
+		t.Errorf("%d requests, %d successes, %d connections opened, %d at the server; want one connection per request", res.Requests, res.Successes, res.Connections.Opened, n.conns.Load())
+	}
+}
