@@ -205,7 +205,13 @@ func (c Config) validate() error {
 	if err := RequireLoopback(c.Request.URL, c.Request.Remote); err != nil {
 		return err
 	}
-	return checkRequest(c.Request)
+	if err := checkRequest(c.Request); err != nil {
+		return err
+	}
+	if n := c.Model.Connections * max(c.Request.Streams, 1); n > MaxInFlight {
+		return fmt.Errorf("%d connections × %d streams: %d requests in flight, over the %d the engine keeps", c.Model.Connections, c.Request.Streams, n, MaxInFlight)
+	}
+	return nil
 }
 
 // RequireLoopback refuses a URL whose host is not a loopback address, nor remote (the remote

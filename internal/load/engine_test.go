@@ -334,6 +334,9 @@ func TestConfigErrors(t *testing.T) {
 		{"TLS for http1", func(c *Config) { c.Request.TLS = &tls.Config{} }, "plaintext: no TLS settings"},
 		{"h3", func(c *Config) { c.Request.Protocol = "h3" }, `protocol "h3": HTTP/3 is not supported; use http1, https, h2 or h2c`},
 		{"streams for http1", func(c *Config) { c.Request.Streams = 4 }, "streams per connection are HTTP/2's"},
+		{"too many streams in flight", func(c *Config) {
+			c.Model.Rate, c.Model.Connections, c.Request.Protocol, c.Request.Streams = 0, 100, H2C, 101
+		}, "100 connections × 101 streams: 10100 requests in flight, over the 10000"},
 		{"other scheme", func(c *Config) { c.Request.URL = "ftp://127.0.0.1/" }, "only http:// and https://"},
 		{"remote https", func(c *Config) { c.Request.URL = "https://10.0.0.1:8443/" }, "loopback only"},
 		{"unknown arrival", func(c *Config) { c.Model.Arrival = "bursty" }, `unknown arrival process "bursty"`},
