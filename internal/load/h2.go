@@ -51,8 +51,12 @@ const (
 // h2conn is an HTTP/2 connection's state.
 type h2conn struct {
 	streams    []h2stream // a fixed set, each free or carrying a request
-	active     int        // streams carrying a request
-	maxStreams int        // the streams asked for, or fewer when the server allows fewer
+	free       []int32    // the free ones, by index
+	byID       map[uint32]int32
+	queued     []h2ref // the streams whose frames are in out
+	writing    []h2ref // those whose frames are in c.out
+	active     int     // streams carrying a request
+	maxStreams int     // the streams asked for, or fewer when the server allows fewer
 	nextID     uint32
 	out        []byte // frames not yet handed to the socket
 	sending    []byte // the buffer c.out is a part of (plaintext)
@@ -66,7 +70,14 @@ type h2conn struct {
 	unacked    int64
 }
 
+// h2ref names a stream by its index and id: a ref whose stream has moved on is stale.
+type h2ref struct {
+	i  int32
+	id uint32
+}
+
 type h2stream struct {
+	idx      int32
 	id       uint32
 	slot     int32 // -1: free
 	phase    uint8 // its frames are queued (0), being written (1), written (2)
@@ -78,9 +89,10 @@ type h2stream struct {
 
 // newH2 makes c an HTTP/2 connection of streams streams, its preface queued.
 func (a *attacker) newH2(c *conn, streams int) {
-	h := &h2conn{streams: make([]h2stream, streams), maxStreams: streams, nextID: 1}
+	h := &h2conn{streams: make([]h2stream, streams), maxStreams: streams, nextID: 1, byID: make(map[uint32]int32, streams)}
 	for i := range h.streams {
-		h.streams[i].slot = -1
+		h.streams[i].slot, h.streams[i].idx = -1, int32(i)
+		h.free = append(h.free, int32(streams-1-i))
 	}
 	h.dec = hpack.NewDecoder(4096, func(f hpack.HeaderField) {
 		if f.Name == ":status" {
@@ -196,13 +208,10 @@ func (a *attacker) h2send(c *conn, slot int32) {
 		r.handshake = max(c.ready.Sub(from), 0)
 	}
 	c.reused = true
-	var st *h2stream
-	for i := range h.streams {
-		if h.streams[i].slot < 0 {
-			st = &h.streams[i]
-			break
-		}
-	}
+	st := &h.streams[h.free[len(h.free)-1]]
+	h.free = h.free[:len(h.free)-1]
+	h.byID[h.nextID] = st.idx
+	h.queued = append(h.queued, h2ref{st.idx, h.nextID})
 	st.id, st.slot, st.phase, st.code, st.body, st.received, st.first = h.nextID, slot, 0, 0, st.body[:0], 0, time.Time{}
 	h.nextID += 2
 	h.active++
@@ -261,11 +270,13 @@ func (a *attacker) h2flush(c *conn) {
 			if len(h.out) == 0 {
 				break
 			}
-			for i := range h.streams {
-				if st := &h.streams[i]; st.slot >= 0 && st.phase == 0 {
+			for _, ref := range h.queued {
+				if st := h.ref(ref); st != nil {
 					st.phase = 1
+					h.writing = append(h.writing, ref)
 				}
 			}
+			h.queued = h.queued[:0]
 			if c.tls != nil {
 				c.wire.out = c.wire.out[:0]
 				if _, err := c.tls.Write(h.out); err != nil {
@@ -291,12 +302,13 @@ func (a *attacker) h2flush(c *conn) {
 		}
 		if c.out = c.out[n:]; len(c.out) == 0 {
 			now := time.Now()
-			for i := range h.streams {
-				if st := &h.streams[i]; st.slot >= 0 && st.phase == 1 {
+			for _, ref := range h.writing {
+				if st := h.ref(ref); st != nil {
 					st.phase = 2
 					a.slots[st.slot].written = now
 				}
 			}
+			h.writing = h.writing[:0]
 		}
 	}
 	a.setOut(c, false)
@@ -553,18 +565,27 @@ func (e h2ResetError) Error() string {
 
 // stream is the stream of c with id, nil when none carries a request.
 func (h *h2conn) stream(id uint32) *h2stream {
-	for i := range h.streams {
-		if st := &h.streams[i]; st.slot >= 0 && st.id == id {
-			return st
-		}
+	if i, ok := h.byID[id]; ok {
+		return &h.streams[i]
+	}
+	return nil
+}
+
+// ref is the stream ref names, nil when it has moved on.
+func (h *h2conn) ref(r h2ref) *h2stream {
+	if st := &h.streams[r.i]; st.slot >= 0 && st.id == r.id {
+		return st
 	}
 	return nil
 }
 
 // h2free frees st: its request is the caller's to end.
 func (a *attacker) h2free(c *conn, st *h2stream) {
+	h := c.h2
+	delete(h.byID, st.id)
 	st.slot = -1
-	c.h2.active--
+	h.free = append(h.free, st.idx)
+	h.active--
 }
 
 // h2after hands c's free streams to the requests waiting, or closes it when it is done with.
