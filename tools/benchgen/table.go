@@ -86,9 +86,13 @@ func printTable(w io.Writer, rows []row) {
 			}
 			valid = fmt.Sprintf("%s (%d)", label, len(notes))
 		}
+		p50, p99 := micros(r.p50), micros(r.p99)
+		if r.client == "h2load" { // it prints no percentiles
+			p50, p99, added50, added99 = "—", "—", "—", "—"
+		}
 		_ = t.Append(r.client, r.load, fmt.Sprintf("%.0f", r.rps), achieved,
 			fmt.Sprintf("%.0f%%", 100*r.clientCPU), perRequest(r.clientCPU, r.rps), fmt.Sprintf("%.0f%%", 100*r.serverCPU), others,
-			micros(r.p50), micros(r.p99), p999, added50, added99, own, lag, sched, gcs, heap, ratio, valid)
+			p50, p99, p999, added50, added99, own, lag, sched, gcs, heap, ratio, valid)
 	}
 	_ = t.Render()
 	for i, n := range notes {
