@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make bench-generator: iotbench's load generator against wrk, both against nginx on loopback
-# (docs/generator.md). Installs Debian's nginx and wrk when missing (as root), builds
+# (docs/generator.md), over TLS too, and against h2load in HTTP/2. Installs Debian's nginx, wrk
+# and nghttp2-client (h2load) when missing (as root), builds
 # tools/benchgen and runs it; arguments go to it (-step 10s for longer steps, -soak 10m for the
 # memory check, -h for the rest).
 set -euo pipefail
@@ -9,6 +10,7 @@ cd "$(dirname "$0")/.."
 missing=()
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 command -v wrk >/dev/null || missing+=(wrk)
+command -v h2load >/dev/null || missing+=(nghttp2-client)
 command -v taskset >/dev/null || missing+=(util-linux)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then

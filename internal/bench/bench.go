@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -369,6 +370,11 @@ func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
 		Seed: r.Seed, PayloadSHA: payloadSHA(c), GeneratorCPUSet: cpuset.Format(p.GeneratorCPUs),
 		Variant: c.Variant, Generators: max(1, r.Generators),
 	}
+	req := c.Load.Request
+	row.Protocol, row.H2Streams, row.NewConnection = string(req.Protocol.Or()), req.Streams, req.NewConnection
+	if req.Protocol.TLS() {
+		row.TLSResumption = strconv.FormatBool(req.Resume)
+	}
 	if c.DB.Kind != "" {
 		row.DB, row.DBPoolSize = c.DB.Kind, c.DB.PoolSize
 	}
@@ -537,6 +543,11 @@ func fill(row *results.Row, res load.Result) {
 	row.LatencyMean, row.LatencyP50, row.LatencyP90, row.LatencyP99, row.LatencyP999, row.LatencyMax = l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max
 	row.SendLagP99, row.SendLagMax = res.SendLag.P99, res.SendLag.Max
 	row.GeneratorDelayP99 = res.OwnDelay.P99
+	cs := res.Connections
+	row.TLSVersion, row.TLSCipher = cs.TLSVersion, cs.TLSCipher
+	row.ConnectionsOpened, row.HandshakesResumed = cs.Opened, cs.Resumed
+	row.ConnectMean, row.ConnectP99 = cs.Connect.Mean, cs.Connect.P99
+	row.FirstByteP50, row.FirstByteP99 = res.FirstByte.P50, res.FirstByte.P99
 	row.GeneratorClockOffset, row.GeneratorClockMeasured = res.ClockOffset, res.ClockMeasured
 	row.Valid, row.InvalidReason = res.Valid, res.InvalidReason
 }

@@ -104,8 +104,9 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 
 // config is cfg aimed at the instance.
 func (in *instance) config(cfg load.Config) load.Config {
-	cfg.Request.URL, cfg.Request.Remote = in.ctr.URL()+in.c.Path, in.r.RemoteHost
-	aimKinds(&cfg, in.ctr.URL(), in.r.RemoteHost)
+	base := plan.TargetURL(in.ctr.URL(), cfg.Request.Protocol)
+	cfg.Request.URL, cfg.Request.Remote = base+in.c.Path, in.r.RemoteHost
+	aimKinds(&cfg, base, in.r.RemoteHost)
 	return cfg
 }
 

@@ -28,18 +28,22 @@ type RunOptions struct {
 	Rate     int
 	Conns    int
 	Arrival  string
-	Stages   string
-	Think    string
-	Trials   int
-	Seed     int64
-	CPUs     string
-	Memory   string
-	DB       string
-	DBCPUs   string
-	DBPool   []int
-	Out      string
-	Resume   string
-	CABundle string
+	// Protocol, H2Streams and TLSResumption are how the generator speaks to the targets.
+	Protocol      string
+	H2Streams     int
+	TLSResumption bool
+	Stages        string
+	Think         string
+	Trials        int
+	Seed          int64
+	CPUs          string
+	Memory        string
+	DB            string
+	DBCPUs        string
+	DBPool        []int
+	Out           string
+	Resume        string
+	CABundle      string
 	// DockerHost is the engine the targets run on (a DOCKER_HOST value); empty: DOCKER_HOST's.
 	DockerHost string
 
@@ -221,6 +225,9 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.Stages, "stages", "", "open loop's rates over time instead of --rate, e.g. 30s:500,60s:500-5000,30s:5000")
 	f.StringVar(&o.Think, "think", "", "closed loop's pause between an answer and the next request: 100ms, or exp:100ms")
 	f.StringVar(&o.Arrival, "arrival", "", "open loop's arrival process: uniform or poisson (default: the scenario's, else uniform)")
+	f.StringVar(&o.Protocol, "protocol", "", "http1, https, h2 or h2c (default: the scenario's, else http1; https for an https:// --url)")
+	f.IntVar(&o.H2Streams, "h2-streams", 0, "h2 and h2c: requests each connection carries at once (default: the scenario's, else 1)")
+	f.BoolVar(&o.TLSResumption, "tls-resumption", false, "https and h2: resume TLS sessions on new connections (default: the scenario's, else off)")
 	f.IntVar(&o.Trials, "trials", 0, "trials per target, each in a fresh container (default: the scenario's)")
 	f.Int64Var(&o.Seed, "seed", 0, "seed of the targets' shuffled order; every row records it (default: a new one)")
 	f.StringVar(&o.CPUs, "cpus", "", "targets' cpuset, e.g. 1 or 2-3; the generator gets the others")
@@ -345,10 +352,20 @@ func (o *RunOptions) setup() (run.Setup, error) {
 	return s, nil
 }
 
+// protocol is the protocol settings the flags give.
+func (o *RunOptions) protocol() plan.Protocol {
+	p := plan.Protocol{Name: o.Protocol, H2Streams: o.H2Streams}
+	if o.set("tls-resumption") {
+		p.TLSResumption = &o.TLSResumption
+	}
+	return p
+}
+
 // overrides are the scenario's settings the flags replace: only those the user gave.
 func (o *RunOptions) overrides() plan.Overrides {
 	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Arrival: o.Arrival, Stages: o.Stages, Think: o.Think, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory,
 		DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool}
+	over.Protocol = o.protocol()
 	if o.set("duration") {
 		over.Duration = &o.Duration
 	}
@@ -386,7 +403,8 @@ func (o *RunOptions) service() (*run.Service, error) {
 	}
 	svc := &run.Service{URL: o.URL, Name: o.Name, Method: strings.ToUpper(o.Method), Header: http.Header{}, Contains: o.Contains,
 		Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency, Arrival: o.Arrival, Stages: o.Stages, Think: o.Think,
-		Warmup: o.Warmup, Duration: o.Duration, Timeout: o.Timeout, Trials: o.Trials, BaselineURL: o.BaselineURL, AA: o.AA}
+		Warmup: o.Warmup, Duration: o.Duration, Timeout: o.Timeout, Trials: o.Trials, BaselineURL: o.BaselineURL, AA: o.AA,
+		Protocol: o.protocol()}
 	for _, h := range o.Headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok {

@@ -45,6 +45,12 @@ func TestBadInputIsRefused(t *testing.T) {
 		"run " + url + "--rate 10 --timeout 50ms --expected-latency 100ms",
 		"run " + url + "--rate 10 --expected-latency 0s",
 		"run " + url + "--connections 4 --trials -1",
+		"run " + f + "--protocol h3",
+		"run " + f + "--h2-streams 8",
+		"run " + f + "--tls-resumption",
+		"run " + url + "--rate 10 --protocol https",
+		"run --url https://10.0.0.5:8443/x --rate 10",
+		"run --url https://127.0.0.1:1/x --rate 10 --protocol h2c",
 		"verify " + f + "--payload ../../payloads/iot-reading.json --cpus 0-4000000000",
 		"verify " + f + "--payload ../../payloads/iot-reading.json --targets ghost",
 	}

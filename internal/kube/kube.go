@@ -59,7 +59,7 @@ func Render(w io.Writer, c plan.Cell, l Layout) error {
 	}
 	name := "iotbench-" + c.Target
 	cfg := c.Load
-	cfg.Request.URL = fmt.Sprintf("http://%s:%d%s", name, c.Spec.Port, c.Path)
+	cfg.Request.URL = fmt.Sprintf("%s://%s:%d%s", cfg.Request.Protocol.Or().Scheme(), name, c.Spec.Port, c.Path)
 	specs, err := shard.Split(cfg, l.Generators)
 	if err != nil {
 		return err

@@ -83,6 +83,17 @@ type attacker struct {
 	iov       unix.Iovec
 	msg       unix.Msghdr
 
+	// TLS (tls.go): plain holds what was decrypted of an answer.
+	tls   tlsState
+	plain []byte
+	// fresh: every request takes a new connection (Request.NewConnection).
+	fresh bool
+	// h2streams: each connection speaks HTTP/2 with this many streams (h2.go); 0: HTTP/1.1.
+	h2streams int
+	h2scheme  string
+	// stats, when set, counts the phase's connections and first bytes.
+	stats *connStats
+
 	started, completed, peak int64
 }
 
@@ -95,6 +106,8 @@ type request struct {
 	c       *conn     // nil while it waits for a connection
 	retried bool
 	wire    *wireRequest
+	// handshake is how long it waited for its connection's TLS handshake, on a helper.
+	handshake time.Duration
 }
 
 type ticket struct {
@@ -112,8 +125,8 @@ func newAttacker(timeout time.Duration, keep int) (*attacker, error) {
 		timeout: timeout, keep: keep, ep: ep, wake: wake, pwait2: true,
 		events: make([]unix.EpollEvent, 256),
 		errs:   map[errKey]string{}, statuses: map[int]string{},
-		rbuf: make([]byte, 64<<10),
-		oob:  make([]byte, 64), // allocated, so aligned for the control message headers read from it
+		rbuf: make([]byte, 64<<10), plain: make([]byte, 16<<10),
+		oob: make([]byte, 64), // allocated, so aligned for the control message headers read from it
 	}
 	a.iov.Base = &a.rbuf[0]
 	a.msg.Iov = &a.iov
@@ -162,6 +175,10 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 			if ev.Fd == wakeID {
 				a.abort()
 				return ctx.Err()
+			}
+			if ev.Fd == handshakeID {
+				a.handshaken()
+				continue
 			}
 			c := a.conns[ev.Fd]
 			if c == nil || c.gen != ev.Pad {
@@ -228,6 +245,11 @@ func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, 
 		}
 		if w.addr != a.addr {
 			if err := a.connectTo(ctx, w.addr); err != nil {
+				return err
+			}
+		}
+		if a.h2streams > 0 {
+			if err := encodeH2(w, a.h2scheme); err != nil {
 				return err
 			}
 		}
@@ -301,6 +323,7 @@ func (a *attacker) abort() {
 // close releases everything the attacker holds.
 func (a *attacker) close() {
 	a.abort()
+	a.closeTLS()
 	unix.Close(a.ep)
 	unix.Close(a.wake)
 }

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"strconv"
@@ -35,7 +36,17 @@ type conn struct {
 	// arrival is when the kernel received the last bytes read (SO_TIMESTAMPNS); zero when not known.
 	arrival      time.Time
 	dialDeadline time.Time
-	wantOut      bool // EPOLLOUT is asked for: connecting, or a request only partly written
+	wantOut      bool      // EPOLLOUT is asked for: connecting, or a request only partly written
+	dialed       time.Time // when its dial began
+	first        time.Time // when the first bytes of its request's answer arrived; zero before
+
+	// Over TLS (tls.go): its connection and the pipe under it; whether a helper is making its
+	// handshake, since when, and when the handshake was done.
+	h2             *h2conn // HTTP/2 (h2.go): its streams; nil for HTTP/1.1
+	tls            *tls.Conn
+	wire           *tlsWire
+	handshaking    bool
+	hsBegan, ready time.Time
 }
 
 // connectTo makes addr the address connections are opened to. One address at a time: the
@@ -75,7 +86,7 @@ func (a *attacker) connectTo(ctx context.Context, addr string) error {
 
 // dialMore opens connections for the requests waiting, a few at a time.
 func (a *attacker) dialMore(now time.Time) {
-	for a.dialing < maxDialing && a.dialing < a.waiting.len() && a.open < a.maxConns {
+	for a.dialing < a.dialCap() && a.dialing*a.perConn() < a.waiting.len() && a.open < a.maxConns {
 		if op, err := a.dial(now); err != nil {
 			// The oldest request waiting takes the error, as with net/http's Transport.
 			if slot, ok := a.nextWaiting(); ok {
@@ -100,7 +111,7 @@ func (a *attacker) dial(now time.Time) (string, error) {
 		return "dial: connect", err
 	}
 	a.connGen++
-	c := &conn{fd: fd, gen: a.connGen, state: dialing, dialDeadline: now.Add(a.timeout), wantOut: true}
+	c := &conn{fd: fd, gen: a.connGen, state: dialing, dialed: now, dialDeadline: now.Add(a.timeout), wantOut: true}
 	c.resp.keep = a.keep
 	if n := len(a.freeIDs); n > 0 {
 		c.id = a.freeIDs[n-1]
@@ -126,12 +137,20 @@ func (a *attacker) dial(now time.Time) (string, error) {
 
 // handle is what epoll reported of c.
 func (a *attacker) handle(c *conn, events uint32) {
+	if c.h2 != nil {
+		a.h2handle(c, events)
+		return
+	}
 	switch c.state {
 	case dialing:
 		a.connected(c)
 	case idle:
 		// Nothing was asked of an idle connection: what arrives is its end (the server's
-		// keep-alive timeout) or bytes no request asked for. Either way it is done with.
+		// keep-alive timeout) or bytes no request asked for. Either way it is done with,
+		// unless it is TLS records that carry no data (session tickets).
+		if c.tls != nil && a.idleTLS(c) {
+			return
+		}
 		a.closeConn(c)
 	case busy:
 		if events&unix.EPOLLOUT != 0 && len(c.out) > 0 {
@@ -160,11 +179,46 @@ func (a *attacker) connected(c *conn) {
 		a.dialMore(now)
 		return
 	}
+	if a.tls.conf != nil {
+		if err := a.handshake(c); err != nil {
+			a.closeConn(c)
+			now := time.Now()
+			if slot, ok := a.nextWaiting(); ok {
+				a.fail(slot, a.errText("tls handshake", err), now)
+			}
+			a.dialMore(now)
+		}
+		return // dialing until its helper is done (handshaken)
+	}
+	if a.stats != nil {
+		a.stats.opened(c, time.Now(), false)
+	}
 	a.dialing--
 	a.dials = deleteConn(a.dials, c)
 	a.setOut(c, false)
+	if a.h2streams > 0 {
+		a.h2ready(c)
+		return
+	}
 	c.state = idle
 	a.handBack(c)
+}
+
+// perConn is how many requests a connection being opened will carry at once.
+func (a *attacker) perConn() int {
+	if a.fresh {
+		return 1
+	}
+	return max(a.h2streams, 1)
+}
+
+// dialCap bounds the connections being opened at once: maxDialing, unless every request
+// takes a new connection, when as many as requests wait may be.
+func (a *attacker) dialCap() int {
+	if a.fresh {
+		return a.maxConns
+	}
+	return maxDialing
 }
 
 // handBack gives c to the oldest request waiting, else keeps it idle.
@@ -190,12 +244,32 @@ func (a *attacker) nextWaiting() (int32, bool) {
 
 // send writes slot's request on c.
 func (a *attacker) send(c *conn, slot int32) {
+	if c.h2 != nil {
+		c.state = busy // taken from the idle list
+		a.h2send(c, slot)
+		return
+	}
 	r := &a.slots[slot]
 	r.c = c
 	c.state, c.slot = busy, slot
 	c.resp.reset(r.wire.head)
-	c.arrival = time.Time{}
+	c.arrival, c.first = time.Time{}, time.Time{}
 	c.out = r.wire.bytes
+	r.handshake = 0
+	if c.tls != nil {
+		if !c.reused {
+			// The helper's handshake is the connection's cost (Connect), not the generator's
+			// delay; the wait for the loop to take the connection back is.
+			from := r.start
+			if c.hsBegan.After(from) {
+				from = c.hsBegan
+			}
+			r.handshake = max(c.ready.Sub(from), 0)
+		}
+		if !a.seal(c) {
+			return
+		}
+	}
 	a.flush(c)
 }
 
@@ -223,6 +297,10 @@ func (a *attacker) flush(c *conn) {
 func (a *attacker) closeConn(c *conn) {
 	if a.conns[c.id] != c {
 		return // closed already
+	}
+	if c.handshaking {
+		// Its helper holds a duplicate of the socket: this ends the handshake now.
+		_ = unix.Shutdown(c.fd, unix.SHUT_RDWR)
 	}
 	unix.Close(c.fd) // which takes it out of the epoll set
 	a.conns[c.id] = nil

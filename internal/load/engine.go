@@ -16,6 +16,7 @@ package load
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -67,6 +68,19 @@ type Request struct {
 	// Docker engine the run's targets are on (docs/scale.md); empty: loopback only. It travels
 	// with the request, never as process state, so that no run can widen another's.
 	Remote string
+	// Protocol is what the engine speaks (empty: HTTP1); the URL's scheme is its Scheme.
+	Protocol Protocol `json:",omitempty"`
+	// TLS carries the run's CA (RootCAs) for a protocol over TLS; the engine sets the rest (TLS
+	// 1.3, ALPN, the session cache). Not serialised: each process makes its own from the run's CA.
+	TLS *tls.Config `json:"-"`
+	// Resume keeps TLS session tickets, so that a new connection's handshake resumes a session;
+	// off, every handshake is full.
+	Resume bool `json:",omitempty"`
+	// Streams is how many requests an HTTP/2 connection carries at once (0: 1).
+	Streams int `json:",omitempty"`
+	// NewConnection sends every request on a new connection, closed after its answer: over TLS,
+	// a handshake per request.
+	NewConnection bool `json:",omitempty"`
 }
 
 // Model is the load model: open loop at Rate requests per second, or closed loop over Connections.
@@ -199,10 +213,25 @@ func (c Config) validate() error {
 			return fmt.Errorf("request %s: %w", k.Name, err)
 		}
 	}
-	if len(c.Kinds) > 0 {
-		return nil
+	if len(c.Kinds) > 0 && c.Request.Protocol.HTTP2() {
+		return fmt.Errorf("a mix of requests speaks HTTP/1.1 (protocol http1 or https), not %s", c.Request.Protocol)
 	}
-	return RequireLoopback(c.Request.URL, c.Request.Remote)
+	if len(c.Kinds) == 0 {
+		if err := RequireLoopback(c.Request.URL, c.Request.Remote); err != nil {
+			return err
+		}
+	}
+	for _, u := range c.urls() {
+		r := c.Request
+		r.URL = u
+		if err := checkRequest(r); err != nil {
+			return err
+		}
+	}
+	if n := c.Model.Connections * max(c.Request.Streams, 1); n > MaxInFlight {
+		return fmt.Errorf("%d connections × %d streams: %d requests in flight, over the %d the engine keeps", c.Model.Connections, c.Request.Streams, n, MaxInFlight)
+	}
+	return nil
 }
 
 // RequireLoopback refuses a URL whose host is not a loopback address, nor remote (the remote
@@ -213,8 +242,8 @@ func RequireLoopback(raw, remote string) error {
 	if err != nil {
 		return fmt.Errorf("invalid URL %q: %v", raw, err)
 	}
-	if u.Scheme != "http" {
-		return fmt.Errorf("URL %q: only http:// is supported", raw)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("URL %q: only http:// and https:// are supported", raw)
 	}
 	host := u.Hostname()
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
@@ -272,6 +301,11 @@ type Result struct {
 	// OwnDelay is the generator's own share of each answered request's latency (ownDelay):
 	// due (or started) until written, plus answer received by the kernel until read.
 	OwnDelay latency.Summary
+	// Connections is how the phase's connections were opened (TLS: the handshakes);
+	// FirstByte, the time from each answered request's start (as Latency's) until the kernel
+	// received the first bytes of its answer.
+	Connections Connections
+	FirstByte   latency.Summary
 
 	Valid         bool
 	InvalidReason string
@@ -328,6 +362,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	defer a.close()
+	if req := cfg.Request; req.Protocol.TLS() {
+		u, _ := url.Parse(cfg.urls()[0])
+		a.tls.conf = clientTLS(req.TLS, req.Protocol, req.Resume, u.Hostname())
+	}
+	a.fresh = cfg.Request.NewConnection
+	if req := cfg.Request; req.Protocol.HTTP2() {
+		a.h2streams, a.h2scheme = max(req.Streams, 1), req.Protocol.Scheme()
+	}
 
 	var warm []timeline.Second
 	if warmCfg := warmup(cfg); warmCfg.Warmup > 0 {
@@ -344,6 +386,19 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res, err := attack(ctx, a, cfg, timeline.Measure, cfg.Duration, cfg.Model.Seed)
 	res.WarmupTimeline = warm
 	return res, err
+}
+
+// urls are the URLs the phase sends to: the request's, or each of a mix's (one connection pool,
+// one protocol: Request's settings apply to every one).
+func (c Config) urls() []string {
+	if len(c.Kinds) == 0 {
+		return []string{c.Request.URL}
+	}
+	out := make([]string, len(c.Kinds))
+	for i, k := range c.Kinds {
+		out[i] = k.Request.URL
+	}
+	return out
 }
 
 // NoRedirects is the CheckRedirect of every client that judges a target: a redirect is the answer,
@@ -382,6 +437,9 @@ const warmupSeed = 0x5741524d
 func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, du time.Duration, seed uint64) (Result, error) {
 	progress := cfg.Progress
 	limit := cfg.InFlightLimit()
+	if cfg.Model.Mode() == Closed {
+		limit *= max(cfg.Request.Streams, 1) // each connection's streams in flight
+	}
 	var pace vegeta.Pacer = vegeta.ConstantPacer{} // zero value: as fast as the connections go (closed loop)
 	var schedule, main schedule
 	var users *thinker
@@ -417,6 +475,8 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	t.seconds.InFlight = func() int64 { return a.started - a.completed }
 	defer t.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
 	own := newOwnDelay(began, schedule, 2*cfg.Timeout+du)
+	a.stats = newConnStats(2*cfg.Timeout + du)
+	defer func() { a.stats = nil }()
 	if cfg.Model.Mode() == Closed && cfg.Model.Think.Mean > 0 {
 		users = newThinker(cfg.Model.Think, cfg.Model.Connections, seed, began, du)
 		pace = users
@@ -451,6 +511,7 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	}
 	res.BytesReceived = a.received.Load() - receivedBefore
 	res.OwnDelay = own.summary()
+	res.Connections, res.FirstByte = a.stats.result(&a.tls)
 	res.Timeline = t.seconds.Finish(own.perSecond())
 	res.PeakInFlight = a.peak
 	res.Valid, res.InvalidReason = judge(res)

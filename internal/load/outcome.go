@@ -31,7 +31,10 @@ func (a *attacker) finish(c *conn) {
 	if sent.IsZero() { // answered before it was all written
 		sent = r.taken
 	} else if a.own != nil && !c.arrival.IsZero() {
-		a.own.record(r.start, r.written, c.arrival, done)
+		a.own.record(r.start.Add(r.handshake), r.written, c.arrival, done)
+	}
+	if a.stats != nil && !c.first.IsZero() {
+		a.stats.firstByte.Record(c.first.Sub(r.start))
 	}
 	code := c.resp.code
 	a.res = vegeta.Result{
@@ -46,7 +49,7 @@ func (a *attacker) finish(c *conn) {
 	a.end(slot)
 	// The result first: its body is the connection's until the next request.
 	a.each(&a.res, start, kind)
-	if c.resp.close {
+	if c.resp.close || a.fresh {
 		a.closeConn(c)
 		return
 	}
@@ -102,10 +105,17 @@ func (a *attacker) expire(now time.Time) {
 			break
 		}
 		a.deadlines.pop()
-		if r.c != nil {
-			a.closeConn(r.c) // its answer may still come: it cannot carry another request
+		c := r.c
+		switch {
+		case c != nil && c.h2 != nil:
+			a.h2cancel(c, t.slot) // the stream only: the connection carries the others
+		case c != nil:
+			a.closeConn(c) // its answer may still come: it cannot carry another request
 		}
 		a.fail(t.slot, errTimeout.Error(), now)
+		if c != nil && c.h2 != nil && a.conns[c.id] == c {
+			a.h2after(c)
+		}
 	}
 	for i := 0; i < len(a.dials); {
 		if c := a.dials[i]; now.After(c.dialDeadline) {

@@ -9,6 +9,10 @@ import (
 
 // read reads what arrived on c and parses it; a complete answer ends its request.
 func (a *attacker) read(c *conn) {
+	if c.tls != nil {
+		a.readTLS(c)
+		return
+	}
 	for {
 		n, at, err := a.recv(c.fd)
 		switch {
@@ -23,6 +27,7 @@ func (a *attacker) read(c *conn) {
 		if !at.IsZero() {
 			c.arrival = at
 		}
+		a.arrived(c)
 		a.received.Add(int64(n))
 		if n == 0 {
 			if err := c.resp.eof(); err != nil {

@@ -22,20 +22,21 @@ type wireRequest struct {
 	head       bool   // a HEAD request: its answer has no body
 	replayable bool   // may be sent again when a reused connection turns out closed
 	kind       int    // the request's kind in a mix (Config.Kinds); 0 otherwise
+	h2block    []byte // its HTTP/2 header block (h2.go), when the engine speaks HTTP/2
 }
 
 // userAgent names the engine to the servers it loads, unless the request names another.
 const userAgent = "iotbench"
 
-// encodeRequest writes t out as an HTTP/1.1 request for a keep-alive connection. Only http://
-// URLs can be sent: the engine speaks neither TLS nor HTTP/2.
+// encodeRequest writes t out as an HTTP/1.1 request for a keep-alive connection, over TLS for
+// an https:// URL (the attacker's TLS configuration says how).
 func encodeRequest(t *vegeta.Target) (*wireRequest, error) {
 	u, err := url.Parse(t.URL)
 	if err != nil {
 		return nil, fmt.Errorf("target URL %q: %v", t.URL, err)
 	}
-	if u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("target URL %q: the load engine sends plain HTTP/1.1 only (http://host:port/path)", t.URL)
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("target URL %q: the load engine sends HTTP/1.1 to http://host:port/path or https://host:port/path", t.URL)
 	}
 	method := t.Method
 	if method == "" {
@@ -87,7 +88,7 @@ func encodeRequest(t *vegeta.Target) (*wireRequest, error) {
 
 	port := u.Port()
 	if port == "" {
-		port = "80"
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
 	_, key := t.Header["Idempotency-Key"]
 	_, xkey := t.Header["X-Idempotency-Key"]

@@ -45,6 +45,8 @@ type Overrides struct {
 	DB     string
 	DBCPUs string
 	DBPool []int
+	// Protocol is how the generator speaks to the targets.
+	Protocol Protocol
 }
 
 // Cell is one measurement: a fresh container of Target, loaded as Load says.
@@ -219,6 +221,10 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
+	if err := o.Protocol.apply(&req, Protocol{Name: string(s.Protocol), H2Streams: s.H2Streams, TLSResumption: s.TLSResumption}); err != nil {
+		return nil, err
+	}
+	req.NewConnection = s.Load.NewConnection
 	kinds, check, err := mix(s, model)
 	if err != nil {
 		return nil, err
@@ -513,12 +519,21 @@ type AdHoc struct {
 	Stages string
 	// Think is the closed loop's think time (load.ParseThink).
 	Think string
+	// Protocol is how the generator speaks to the service; by default as URL's scheme says.
+	Protocol Protocol
 }
 
 // MakeAdHoc plans trials of one request against a running service. The service is not pinned
 // by iotbench: its CPUs are whatever it was started with.
 func MakeAdHoc(a AdHoc) (*Plan, error) {
 	if err := load.RequireLoopback(a.URL, ""); err != nil {
+		return nil, err
+	}
+	proto, err := urlProtocol(a.URL, a.Protocol)
+	if err != nil {
+		return nil, err
+	}
+	if err := proto.apply(&a.Request, Protocol{}); err != nil {
 		return nil, err
 	}
 	if a.Stages != "" {

@@ -15,7 +15,8 @@ type Field struct{ Name, Value string }
 // FingerprintFields are the settings that must be equal for two rows to be comparable, named as
 // their columns, in a fixed order: the load model and its numbers, how long it ran, what it sent,
 // the target's resources and image, its store (the database server's CPUs and image too), what
-// measured it on which CPU, and over how many generators. The cpusets themselves may differ; their sizes may not.
+// measured it on which CPU, over how many generators, and in which protocol (with its TLS and
+// HTTP/2 settings). The cpusets themselves may differ; their sizes may not.
 func (r Row) FingerprintFields() []Field {
 	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 	fields := []Field{
@@ -38,6 +39,10 @@ func (r Row) FingerprintFields() []Field {
 		{"arrival", r.ArrivalProcess()},
 		{"stages", r.Stages},
 		{"think", r.Think},
+		{"protocol", r.ProtocolName()},
+		{"tls_resumption", r.TLSResumption},
+		{"h2_streams", strconv.Itoa(r.H2Streams)},
+		{"new_connection", strconv.FormatBool(r.NewConnection)},
 		{"streams", r.Streams},
 	}
 	// A timeout decides which slow answers are errors. Files before schema 7 did not record it
@@ -77,7 +82,12 @@ var AddedSettings = map[string]string{
 	"arrival":    ArrivalUniform,
 	"stages":     "",
 	"think":      "",
-	"streams":    "",
+	// Plaintext HTTP/1.1, a connection kept for many requests: every row before the columns.
+	"protocol":       ProtocolHTTP1,
+	"tls_resumption": "",
+	"h2_streams":     "0",
+	"new_connection": "false",
+	"streams":        "",
 }
 
 // ArrivalUniform is the arrival process of every row older than the arrival column, and of

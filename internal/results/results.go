@@ -164,6 +164,47 @@ type Row struct {
 	// Warnings say why a valid row may still mislead (a busy generator, a runtime that sees other
 	// limits than it was given); "; "-separated.
 	Warnings string
+
+	// Protocol is what the generator spoke (load.Protocols); empty in rows older than the
+	// column, which spoke http1. TLSResumption is "true" or "false" over TLS, empty otherwise;
+	// H2Streams the streams of an HTTP/2 connection (0 otherwise); NewConnection, whether every
+	// request took a new connection.
+	Protocol      string
+	TLSResumption string
+	H2Streams     int
+	NewConnection bool
+	// What the TLS handshakes negotiated; empty in plaintext.
+	TLSVersion, TLSCipher string
+	// ConnectionsOpened over the measured phase (over TLS, each a handshake), of which
+	// HandshakesResumed resumed a TLS session; ConnectMean and ConnectP99, the time each took
+	// from its dial until it could carry a request (TCP connect and TLS handshake).
+	ConnectionsOpened, HandshakesResumed int64
+	ConnectMean, ConnectP99              time.Duration
+	// FirstByteP50 and FirstByteP99: from each answered request's start (as its latency's) until
+	// the first bytes of its answer arrived.
+	FirstByteP50, FirstByteP99 time.Duration
+}
+
+// ProtocolName is the row's protocol: http1 for rows older than the column.
+func (r Row) ProtocolName() string {
+	if r.Protocol == "" {
+		return ProtocolHTTP1
+	}
+	return r.Protocol
+}
+
+// ProtocolHTTP1 is plaintext HTTP/1.1, the protocol of every row before the protocol column.
+const ProtocolHTTP1 = "http1"
+
+// OverTLS says whether the row's protocol runs over TLS.
+func (r Row) OverTLS() bool { return r.Protocol == "https" || r.Protocol == "h2" }
+
+// HandshakesPerSecond is the TLS handshakes made per second of the measured phase; 0 in plaintext.
+func (r Row) HandshakesPerSecond() float64 {
+	if !r.OverTLS() || r.Duration <= 0 {
+		return 0
+	}
+	return float64(r.ConnectionsOpened) / r.Duration.Seconds()
 }
 
 // TransferPerSecond is BytesReceived per second of the span throughput_rps is counted over
@@ -502,6 +543,70 @@ var columns = []column{
 			r.CalibrationWithin = v == "true"
 			return nil
 		}}), 9},
+	{"protocol", codec{func(r *Row) string { return r.Protocol }, func(r *Row, v string) error {
+		switch v {
+		case "", "http1", "https", "h2", "h2c":
+			r.Protocol = v
+			return nil
+		}
+		return errors.New("http1, https, h2, h2c or empty")
+	}}, 10},
+	{"tls_resumption", codec{func(r *Row) string { return r.TLSResumption }, func(r *Row, v string) error {
+		if v != "" && v != "true" && v != "false" {
+			return errors.New("true, false or empty")
+		}
+		r.TLSResumption = v
+		return nil
+	}}, 10},
+	{"h2_streams", integer(func(r *Row) *int { return &r.H2Streams }), 10},
+	{"new_connection", codec{func(r *Row) string { return strconv.FormatBool(r.NewConnection) }, func(r *Row, v string) error {
+		if v != "true" && v != "false" {
+			return errors.New("true or false")
+		}
+		r.NewConnection = v == "true"
+		return nil
+	}}, 10},
+	{"tls_version", str(func(r *Row) *string { return &r.TLSVersion }), 10},
+	{"tls_cipher", str(func(r *Row) *string { return &r.TLSCipher }), 10},
+	{"connections_opened", integer(func(r *Row) *int64 { return &r.ConnectionsOpened }), 10},
+	// Derived from connections_opened and duration_s; read back only to be checked for shape.
+	{"handshakes_per_s", overTLS(codec{func(r *Row) string { return strconv.FormatFloat(r.HandshakesPerSecond(), 'f', 1, 64) },
+		func(r *Row, v string) error { _, err := finite(v); return err }}), 10},
+	{"handshakes_resumed", overTLS(integer(func(r *Row) *int64 { return &r.HandshakesResumed })), 10},
+	{"connect_mean_ms", connected(millis(func(r *Row) *time.Duration { return &r.ConnectMean })), 10},
+	{"connect_p99_ms", connected(millis(func(r *Row) *time.Duration { return &r.ConnectP99 })), 10},
+	{"ttfb_p50_ms", millis(func(r *Row) *time.Duration { return &r.FirstByteP50 }), 10},
+	{"ttfb_p99_ms", millis(func(r *Row) *time.Duration { return &r.FirstByteP99 }), 10},
+}
+
+// overTLS is a figure of a row over TLS: empty in plaintext.
+func overTLS(c codec) codec {
+	return codec{func(r *Row) string {
+		if !r.OverTLS() {
+			return ""
+		}
+		return c.get(r)
+	}, func(r *Row, v string) error {
+		if v == "" {
+			return nil
+		}
+		return c.set(r, v)
+	}}
+}
+
+// connected is a figure of the connections opened over the phase: empty where none were.
+func connected(c codec) codec {
+	return codec{func(r *Row) string {
+		if r.ConnectionsOpened == 0 {
+			return ""
+		}
+		return c.get(r)
+	}, func(r *Row, v string) error {
+		if v == "" {
+			return nil
+		}
+		return c.set(r, v)
+	}}
 }
 
 // calibration is a figure of the run's calibration: empty where none ran (skipped, older files).

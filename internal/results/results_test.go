@@ -407,6 +407,14 @@ func TestAddedSettingsKeepOlderFingerprints(t *testing.T) {
 				other.Stages = "30s:500,1m:500-5000"
 			case "think":
 				other.Think = "exp:100ms"
+			case "protocol":
+				atDefault.Protocol, other.Protocol = "http1", "https"
+			case "tls_resumption":
+				other.Protocol, other.TLSResumption = "https", "true"
+			case "h2_streams":
+				other.Protocol, other.H2Streams = "h2c", 10
+			case "new_connection":
+				other.NewConnection = true
 			case "streams":
 				other.Streams = "ingest:80,page:20,probe@50"
 			default:

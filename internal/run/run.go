@@ -123,6 +123,8 @@ type Service struct {
 	// BaselineURL, when set, is the baseline service, measured round by round beside URL.
 	BaselineURL string
 	AA          int
+	// Protocol is how the generator speaks to the service.
+	Protocol plan.Protocol
 }
 
 // adHoc is the plan's view of the service at url.
@@ -131,6 +133,7 @@ func (s *Service) adHoc(url, name string) plan.AdHoc {
 		URL: url, Name: name, Request: load.Request{Method: s.Method, Header: s.Header, Body: s.Body}, Check: load.NewCheck(s.Contains...),
 		Model:  load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: load.Arrival(s.Arrival)},
 		Warmup: s.Warmup, Duration: s.Duration, Timeout: s.Timeout, Trials: s.Trials, Stages: s.Stages, Think: s.Think,
+		Protocol: s.Protocol,
 	}
 }
 

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -268,7 +269,7 @@ func resolve(dir, path string) string {
 }
 
 // settingKeys are the keys of Settings, which defaults and scenarios share.
-var settingKeys = []string{"warmup", "duration", "trials", "cpus", "memory", "db", "db_cpus", "db_pool"}
+var settingKeys = []string{"warmup", "duration", "trials", "cpus", "memory", "db", "db_cpus", "db_pool", "protocol", "tls_resumption", "h2_streams"}
 
 // checkSettings checks the settings that node, a defaults or scenario mapping, gives, each at its
 // line, and records those lines in s. what prefixes each message ("defaults", `scenario "s"`).
@@ -303,6 +304,15 @@ func checkSettings(s *Settings, node *yaml.Node, what string) []lineError {
 			_, err = cpuset.Parse(s.DBCPUs, cpuset.MaxCPUs)
 		case "db_pool":
 			value, err = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(s.DBPool)), ", "), "[]"), CheckPoolSizes(s.DBPool)
+		case "protocol":
+			if err = load.CheckProtocol(s.Protocol); err != nil {
+				errs = append(errs, errorf(line, "%s: %v", what, err))
+				err = nil
+			}
+		case "tls_resumption":
+			continue // a boolean: the types checked it
+		case "h2_streams":
+			value, err = s.H2Streams, CheckStreams(s.H2Streams)
 		}
 		if err != nil {
 			errs = append(errs, errorf(line, "%s: %s %v: %v", what, key, value, err))
@@ -387,6 +397,16 @@ func (f *File) validate(root *yaml.Node) []lineError {
 		what := fmt.Sprintf("scenario %q", name)
 		errs = append(errs, checkSettings(&s.Settings, keyNode(root, "scenarios", name), what)...)
 		s.Settings = s.Settings.merged(defaults)
+		if p := s.Protocol.Or(); load.CheckProtocol(p) == nil {
+			// Where the setting was written: the scenario, else the defaults.
+			setAt := func(k string) int { return cmp.Or(s.Lines[k], line) }
+			if s.TLSResumption != nil && !p.TLS() {
+				add(setAt("tls_resumption"), "%s: tls_resumption belongs to a protocol over TLS (https, h2), not %s; drop it or set protocol", what, p)
+			}
+			if s.H2Streams > 0 && !p.HTTP2() {
+				add(setAt("h2_streams"), "%s: h2_streams belongs to HTTP/2 (h2, h2c), not %s; drop it or set protocol", what, p)
+			}
+		}
 		r := &s.Request
 		if given("requests") {
 			errs = append(errs, s.checkRequests(keyNode(root, "scenarios", name), dir, what)...)

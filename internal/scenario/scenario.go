@@ -119,6 +119,9 @@ type LoadModel struct {
 	// the parsed form.
 	Think    string     `yaml:"think"`
 	Thinking load.Think `yaml:"-"`
+	// NewConnection sends every request on a new connection (over TLS, a handshake each: the
+	// tls-handshake scenario).
+	NewConnection bool `yaml:"new_connection"`
 }
 
 // Settings can be given in defaults and overridden per scenario.
@@ -137,6 +140,14 @@ type Settings struct {
 	// DBPool sweeps the targets' connection-pool size: the scenario runs once per size, its rows
 	// named <scenario>.pool-<n>. Empty: the contract's DefaultPoolSize, and no suffix.
 	DBPool []int `yaml:"db_pool"`
+	// Protocol is what the generator speaks to the targets (load.Protocols); empty: http1.
+	Protocol load.Protocol `yaml:"protocol"`
+	// TLSResumption keeps TLS session tickets, so that a new connection resumes a session
+	// (protocols over TLS only); unset: off, every handshake full.
+	TLSResumption *bool `yaml:"tls_resumption"`
+	// H2Streams is how many requests an HTTP/2 connection carries at once (h2 and h2c only);
+	// 0: 1.
+	H2Streams int `yaml:"h2_streams"`
 
 	// Lines are where the file gives each setting (its key → line), in defaults or the scenario:
 	// a value refused later (a cpuset this machine lacks) is named where it was written.
@@ -190,6 +201,15 @@ func (s Settings) merged(d Settings) Settings {
 	if s.DBPool == nil {
 		s.DBPool = d.DBPool
 	}
+	if s.Protocol == "" {
+		s.Protocol = d.Protocol
+	}
+	if s.TLSResumption == nil {
+		s.TLSResumption = d.TLSResumption
+	}
+	if s.H2Streams == 0 {
+		s.H2Streams = d.H2Streams
+	}
 	return s
 }
 
@@ -204,6 +224,14 @@ const (
 )
 
 func ptr[T any](v T) *T { return &v }
+
+// CheckStreams checks an HTTP/2 connection's streams.
+func CheckStreams(n int) error {
+	if n < 1 || n > load.MaxStreams {
+		return fmt.Errorf("give 1 to %d streams per connection", load.MaxStreams)
+	}
+	return nil
+}
 
 // CheckDB checks a store's name.
 func CheckDB(db string) error {

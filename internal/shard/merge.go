@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -64,6 +65,13 @@ func Merge(parts []Part) (load.Result, error) {
 		}
 		res.SendLag = worse(res.SendLag, r.SendLag)
 		res.OwnDelay = worse(res.OwnDelay, r.OwnDelay)
+		// Connections and first bytes as own delays: the worse shard's, counted over all.
+		res.FirstByte = worse(res.FirstByte, r.FirstByte)
+		cs := &res.Connections
+		cs.Opened += r.Connections.Opened
+		cs.Resumed += r.Connections.Resumed
+		cs.Connect = worse(cs.Connect, r.Connections.Connect)
+		cs.TLSVersion, cs.TLSCipher = cmp.Or(cs.TLSVersion, r.Connections.TLSVersion), cmp.Or(cs.TLSCipher, r.Connections.TLSCipher)
 		res.Latency.Clamped += r.Latency.Clamped
 		if !r.Valid && res.Valid {
 			res.Valid, res.InvalidReason = false, p.Spec.Name()+": "+r.InvalidReason

@@ -43,9 +43,12 @@ func main() {
 
 type options struct {
 	nginx, wrk, wrk2     string
+	h2load               string // empty: no h2 step
+	h2Streams            int
 	serverCPU, clientCPU int
 	step, warmup         time.Duration
 	rates                []int
+	tlsRates             []int // open-loop rates of the https steps; none: no https step
 	conns                int
 	soak                 time.Duration
 	soakRate             int
@@ -64,8 +67,11 @@ func parseFlags() (options, error) {
 		return o, fmt.Errorf("benchgen needs 2 CPUs, one for nginx and one for the client; this process may use %v", cpus)
 	}
 	rates := "2000,5000,10000,15000,20000,30000,40000"
+	tlsRates := "5000,10000,20000"
 	flag.StringVar(&o.nginx, "nginx", lookPath("nginx", "/usr/sbin/nginx"), "nginx binary")
 	flag.StringVar(&o.wrk, "wrk", lookPath("wrk", "/usr/bin/wrk"), "wrk binary")
+	flag.StringVar(&o.h2load, "h2load", lookPath("h2load", "/usr/bin/h2load"), "h2load binary (Debian's nghttp2-client); \"\": no h2 step")
+	flag.IntVar(&o.h2Streams, "h2-streams", 10, "streams of each connection in the h2 steps")
 	flag.StringVar(&o.wrk2, "wrk2", "", "wrk2 binary (github.com/giltene/wrk2, built by hand): when set, it runs open loop before the engine at each rate, with the connections of the closed-loop steps (each such step lasts 10 s more: wrk2's calibration)")
 	// The split iotbench run makes on this machine: the server on the last CPU, the client on the first.
 	flag.IntVar(&o.serverCPU, "server-cpu", cpus[len(cpus)-1], "CPU nginx is pinned to")
@@ -73,6 +79,7 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.step, "step", 3*time.Second, "measured time of each step (whole seconds: wrk's unit)")
 	flag.DurationVar(&o.warmup, "warmup", time.Second, "engine warm-up before each step, discarded")
 	flag.StringVar(&rates, "rates", rates, "open-loop rates to try, comma-separated, rising")
+	flag.StringVar(&tlsRates, "tls-rates", tlsRates, "open-loop rates of the https steps (after wrk and the engine closed loop over TLS); \"\": no https step")
 	flag.IntVar(&o.conns, "connections", 64, "connections of the closed-loop steps")
 	flag.DurationVar(&o.soak, "soak", 0, "then run open loop this long and print resident memory every minute (10m: the memory check)")
 	flag.IntVar(&o.soakRate, "soak-rate", 0, "rate of the soak (default: half the highest rate sustained)")
@@ -86,6 +93,16 @@ func parseFlags() (options, error) {
 			return o, fmt.Errorf("-rates %q: want positive integers separated by commas", rates)
 		}
 		o.rates = append(o.rates, r)
+	}
+	for _, f := range strings.Split(tlsRates, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		r, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || r <= 0 {
+			return o, fmt.Errorf("-tls-rates %q: want positive integers separated by commas", tlsRates)
+		}
+		o.tlsRates = append(o.tlsRates, r)
 	}
 	switch {
 	case o.serverCPU == o.clientCPU:
@@ -117,6 +134,9 @@ func run() int {
 	if o.wrk2 != "" {
 		bins = append(bins, o.wrk2)
 	}
+	if o.h2load != "" {
+		bins = append(bins, o.h2load)
+	}
 	for _, bin := range bins {
 		if _, err := os.Stat(bin); err != nil {
 			fmt.Fprintf(os.Stderr, "benchgen: %v: install Debian's nginx and wrk (scripts/bench-generator.sh does, as root)\n", err)
@@ -144,6 +164,16 @@ func run() int {
 
 	loadBefore := loadAverage()
 	rows, err := measure(ctx, o, srv)
+	if err == nil && len(o.tlsRates) > 0 {
+		var tlsRows []row
+		tlsRows, err = measureTLS(ctx, o, srv)
+		rows = append(rows, tlsRows...)
+	}
+	if err == nil && o.h2load != "" {
+		var h2Rows []row
+		h2Rows, err = measureH2(ctx, o, srv)
+		rows = append(rows, h2Rows...)
+	}
 	if len(rows) > 0 {
 		fmt.Printf("generator benchmark, %s; nginx on CPU %d, client on CPU %d, %s per step; load average before %s, after %s\n",
 			hostinfo.CPUModel(), o.serverCPU, o.clientCPU, o.step, loadBefore, loadAverage())
@@ -207,8 +237,10 @@ type row struct {
 	valid          string
 	repeated       bool // failed while disturbed, and run again
 	isHalf         bool // open loop at half the capacity the steps before found
-	isWrkReference bool
+	isWrkReference bool // with tls, the reference of the https steps
 	isFloor        bool
+	tls            bool // a step over TLS (https)
+	h2             bool // a step in HTTP/2 (h2): with isWrkReference, h2load's
 	isEngine       bool
 	isOpen         bool
 }
@@ -262,7 +294,7 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 		models = append(models, load.Model{Rate: r, ExpectedLatency: time.Millisecond})
 	}
 	step := func(m load.Model) (row, error) {
-		e, err := runEngine(ctx, srv, m, []int{o.clientCPU, o.serverCPU}, o.warmup, o.step)
+		e, err := runEngine(ctx, srv, load.Request{Method: "GET", URL: srv.URL}, m, []int{o.clientCPU, o.serverCPU}, o.warmup, o.step)
 		if err != nil {
 			return row{}, err
 		}
@@ -274,7 +306,7 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 	}
 	for _, m := range models {
 		if o.wrk2 != "" && m.Mode() == load.Open {
-			r, err := wrk2Row(ctx, o, srv, m.Rate)
+			r, err := wrk2Row(ctx, o, srv, m.Rate, srv.URL)
 			if err != nil {
 				return rows, err
 			}
@@ -311,9 +343,9 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 }
 
 // wrk2Row runs wrk2 at rate, open loop, as the engine's step at that rate is run.
-func wrk2Row(ctx context.Context, o options, srv *nginx, rate int) (row, error) {
+func wrk2Row(ctx context.Context, o options, srv *nginx, rate int, url string) (row, error) {
 	before, watch := srv.cpu(), watchCPUs(o.clientCPU, o.serverCPU)
-	w, err := runWrk2(ctx, o.wrk2, o.clientCPU, o.conns, rate, o.step, srv.URL)
+	w, err := runWrk2(ctx, o.wrk2, o.clientCPU, o.conns, rate, o.step, url)
 	if err != nil {
 		return row{}, err
 	}
@@ -384,7 +416,7 @@ type engineResult struct {
 }
 
 // runEngine measures one load model with the engine, counting CPU over the measured phase only.
-func runEngine(ctx context.Context, srv *nginx, m load.Model, cpus []int, warmup, d time.Duration) (engineResult, error) {
+func runEngine(ctx context.Context, srv *nginx, req load.Request, m load.Model, cpus []int, warmup, d time.Duration) (engineResult, error) {
 	var e engineResult
 	var cpu0, server0 time.Duration
 	var watch cpuWatch
@@ -394,7 +426,7 @@ func runEngine(ctx context.Context, srv *nginx, m load.Model, cpus []int, warmup
 	// Each step starts from an empty heap, as a run's first cell does.
 	runtime.GC()
 	res, err := load.Run(ctx, load.Config{
-		Request:  load.Request{Method: "GET", URL: srv.URL},
+		Request:  req,
 		Check:    load.NewCheck(`"id"`),
 		Model:    m,
 		Warmup:   warmup,
@@ -459,6 +491,8 @@ func capacityOf(rows []row) load.Capacity {
 	var floor time.Duration
 	for _, r := range rows {
 		switch {
+		case r.tls || r.h2:
+			continue // the capacity iotbench run warns by is plaintext's
 		case r.isFloor:
 			floor = r.p50
 		case r.isEngine && !r.isOpen:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
@@ -38,15 +39,25 @@ http {
     listen 127.0.0.1:%[2]d;
     location / { default_type application/json; return 200 '%[3]s'; }
   }
+  server {
+    listen 127.0.0.1:%[4]d ssl http2;
+    ssl_certificate %[1]s/cert.pem;
+    ssl_certificate_key %[1]s/key.pem;
+    ssl_protocols TLSv1.3;
+    location / { default_type application/json; return 200 '%[3]s'; }
+  }
 }
 `
 
 // nginx is a server started by this program; stop ends it by its pid.
 type nginx struct {
-	cmd  *exec.Cmd
-	dir  string
-	URL  string
-	done chan struct{}
+	cmd *exec.Cmd
+	dir string
+	URL string
+	// TLSURL serves the same over TLS 1.3 with a certificate of a throwaway CA, which roots trusts.
+	TLSURL string
+	roots  *x509.CertPool
+	done   chan struct{}
 }
 
 // startNginx starts nginx pinned to cpu on a free loopback port and waits until it answers.
@@ -55,12 +66,21 @@ func startNginx(bin string, cpu int) (*nginx, error) {
 	if err != nil {
 		return nil, err
 	}
+	tlsPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "benchgen-nginx-")
 	if err != nil {
 		return nil, err
 	}
+	roots, err := makeCert(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, dir, port, body), 0o644); err != nil {
+	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, dir, port, body, tlsPort), 0o644); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -74,7 +94,7 @@ func startNginx(bin string, cpu int) (*nginx, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting nginx (%s): %v", bin, err)
 	}
-	n := &nginx{cmd: cmd, dir: dir, URL: fmt.Sprintf("http://127.0.0.1:%d/", port), done: make(chan struct{})}
+	n := &nginx{cmd: cmd, dir: dir, URL: fmt.Sprintf("http://127.0.0.1:%d/", port), TLSURL: fmt.Sprintf("https://127.0.0.1:%d/", tlsPort), roots: roots, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(n.done) }()
 	if err := n.waitReady(5 * time.Second); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))

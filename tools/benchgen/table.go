@@ -14,11 +14,15 @@ import (
 // floor: nginx and the kernel with nothing queued), ×wrk the throughput over wrk's at the same
 // number of connections, or over wrk's closed-loop throughput for open-loop steps.
 func printTable(w io.Writer, rows []row) {
-	var floor, wrk row
+	var floor, wrk, wrkTLS, h2load row
 	for _, r := range rows {
 		switch {
 		case r.isFloor:
 			floor = r
+		case r.isWrkReference && r.h2:
+			h2load = r
+		case r.isWrkReference && r.tls:
+			wrkTLS = r
 		case r.isWrkReference:
 			wrk = r
 		}
@@ -55,9 +59,15 @@ func printTable(w io.Writer, rows []row) {
 			heap = fmt.Sprintf("%.1f KB", r.allocated/1000)
 			own, sched, gcs = micros(r.ownP99), micros(r.schedP99), fmt.Sprint(r.gcs)
 		}
-		ratio := "—"
-		if r.client == "iotbench" && wrk.rps > 0 {
-			ratio = fmt.Sprintf("%.2f", r.rps/wrk.rps)
+		ratio, ref := "—", wrk
+		switch {
+		case r.h2:
+			ref = h2load
+		case r.tls:
+			ref = wrkTLS
+		}
+		if r.client == "iotbench" && ref.rps > 0 {
+			ratio = fmt.Sprintf("%.2f", r.rps/ref.rps)
 		}
 		p999 := "—" // wrk prints none
 		if r.p999 > 0 {
@@ -76,9 +86,13 @@ func printTable(w io.Writer, rows []row) {
 			}
 			valid = fmt.Sprintf("%s (%d)", label, len(notes))
 		}
+		p50, p99 := micros(r.p50), micros(r.p99)
+		if r.client == "h2load" { // it prints no percentiles
+			p50, p99, added50, added99 = "—", "—", "—", "—"
+		}
 		_ = t.Append(r.client, r.load, fmt.Sprintf("%.0f", r.rps), achieved,
 			fmt.Sprintf("%.0f%%", 100*r.clientCPU), perRequest(r.clientCPU, r.rps), fmt.Sprintf("%.0f%%", 100*r.serverCPU), others,
-			micros(r.p50), micros(r.p99), p999, added50, added99, own, lag, sched, gcs, heap, ratio, valid)
+			p50, p99, p999, added50, added99, own, lag, sched, gcs, heap, ratio, valid)
 	}
 	_ = t.Render()
 	for i, n := range notes {

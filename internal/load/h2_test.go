@@ -1,0 +1,178 @@
+package load
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
+)
+
+// h2cServer serves h in plaintext HTTP/2 (prior knowledge), counting its connections and the
+// most requests in flight at once.
+type h2Counts struct {
+	conns          atomic.Int64
+	mu             sync.Mutex
+	inFlight, most int
+	protos         map[string]int
+}
+
+func (n *h2Counts) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.mu.Lock()
+		n.inFlight++
+		n.most = max(n.most, n.inFlight)
+		n.protos[r.Proto]++
+		n.mu.Unlock()
+		h.ServeHTTP(w, r)
+		n.mu.Lock()
+		n.inFlight--
+		n.mu.Unlock()
+	})
+}
+
+func serveH2C(t testing.TB, h http.Handler) (string, *h2Counts) {
+	t.Helper()
+	n := &h2Counts{protos: map[string]int{}}
+	srv := httptest.NewUnstartedServer(h2c.NewHandler(n.wrap(h), &http2.Server{MaxConcurrentStreams: 100}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			n.conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv.URL, n
+}
+
+func TestH2COpenLoopMeasuresServiceTime(t *testing.T) {
+	s := &stub{delay: 20 * time.Millisecond}
+	url, n := serveH2C(t, s)
+	cfg := config(url, Model{Rate: 200, ExpectedLatency: 20 * time.Millisecond}, 2*time.Second)
+	cfg.Request.Protocol, cfg.Request.Streams = H2C, 10
+	cfg.Warmup = 300 * time.Millisecond
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests != 400 || res.Successes != res.Requests {
+		t.Fatalf("%d requests, %d successes (errors %v, codes %v); want 400 of each", res.Requests, res.Successes, res.ErrorKinds, res.Codes)
+	}
+	if res.Latency.P50 < 20*time.Millisecond || res.Latency.P50 > 60*time.Millisecond {
+		t.Errorf("p50 %v, want the server's 20 ms plus a little", res.Latency.P50)
+	}
+	if res.OwnDelay.Count != res.Requests || res.OwnDelay.P50 > 10*time.Millisecond {
+		t.Errorf("own delay: %d recorded, p50 %v; want one per request, far below the server's 20 ms", res.OwnDelay.Count, res.OwnDelay.P50)
+	}
+	if res.FirstByte.Count != res.Requests {
+		t.Errorf("%d first bytes for %d requests", res.FirstByte.Count, res.Requests)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.protos["HTTP/2.0"] != int(s.hits.Load()) {
+		t.Errorf("the server saw %v, want HTTP/2.0 only", n.protos)
+	}
+	// 200 rps × 20 ms: about 4 in flight, which 10 streams a connection carry on one or two.
+	if got := n.conns.Load(); got > 4 {
+		t.Errorf("%d connections for about 4 requests in flight on 10 streams each", got)
+	}
+}
+
+// Closed loop: each connection keeps its streams busy; the server sees connections × streams in
+// flight at once.
+func TestH2CClosedLoopFillsStreams(t *testing.T) {
+	s := &stub{delay: 10 * time.Millisecond}
+	url, n := serveH2C(t, s)
+	cfg := config(url, Model{Connections: 2}, time.Second)
+	cfg.Request.Protocol, cfg.Request.Streams = H2C, 8
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests < 100 || res.Successes != res.Requests {
+		t.Fatalf("%d requests, %d successes (errors %v); want many, all answered", res.Requests, res.Successes, res.ErrorKinds)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.most < 12 || n.most > 16 {
+		t.Errorf("at most %d requests in flight at the server, want about 2 connections × 8 streams", n.most)
+	}
+	if got := n.conns.Load(); got > 6 {
+		t.Errorf("%d connections, want about 2", got)
+	}
+}
+
+func TestH2CTimeouts(t *testing.T) {
+	url, _ := serveH2C(t, &stub{delay: 300 * time.Millisecond})
+	cfg := config(url, Model{Rate: 20, ExpectedLatency: time.Millisecond}, 500*time.Millisecond)
+	cfg.Request.Protocol, cfg.Request.Streams = H2C, 4
+	cfg.Timeout = 100 * time.Millisecond
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests == 0 || res.Timeouts != res.Requests {
+		t.Errorf("%d requests, %d timeouts (errors %v); want every one timed out", res.Requests, res.Timeouts, res.ErrorKinds)
+	}
+}
+
+func TestH2OverTLS(t *testing.T) {
+	s := &stub{delay: 5 * time.Millisecond}
+	ts := serveTLS(t, s, true)
+	cfg := tlsConfig(ts, Model{Rate: 100, ExpectedLatency: 5 * time.Millisecond}, time.Second, true)
+	cfg.Request.Protocol, cfg.Request.Streams = H2, 4
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests < 99 || res.Successes != res.Requests {
+		t.Fatalf("%d requests, %d successes (errors %v); want 100 of each", res.Requests, res.Successes, res.ErrorKinds)
+	}
+	if res.Connections.TLSVersion != "TLS 1.3" || res.OwnDelay.Count != res.Requests {
+		t.Errorf("version %q, %d own delays; want TLS 1.3, one per request", res.Connections.TLSVersion, res.OwnDelay.Count)
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.protos["HTTP/2.0"] != int(res.Requests) {
+		t.Errorf("the server saw %v, want HTTP/2.0 only", ts.protos)
+	}
+}
+
+// A server that does not agree to h2 by ALPN fails each request with a reason.
+func TestH2RefusedByALPN(t *testing.T) {
+	ts := serveTLS(t, &stub{}, false)
+	cfg := tlsConfig(ts, Model{Rate: 20, ExpectedLatency: time.Millisecond}, 250*time.Millisecond, false)
+	cfg.Request.Protocol = H2
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests == 0 || res.Errors != res.Requests {
+		t.Fatalf("%d requests, %d errors; want every one failed", res.Requests, res.Errors)
+	}
+	for kind := range res.ErrorKinds {
+		if kind != "tls handshake: "+errNoH2.Error() {
+			t.Errorf("error %q, want the ALPN refusal", kind)
+		}
+	}
+}
+
+// A new connection per request in HTTP/2: one stream each, whatever the streams asked for.
+func TestH2CNewConnectionPerRequest(t *testing.T) {
+	url, n := serveH2C(t, &stub{})
+	cfg := config(url, Model{Rate: 50, ExpectedLatency: time.Millisecond}, 500*time.Millisecond)
+	cfg.Request.Protocol, cfg.Request.Streams, cfg.Request.NewConnection = H2C, 4, true
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests < 20 || res.Successes != res.Requests || res.Connections.Opened != res.Requests || n.conns.Load() != res.Requests {
+		t.Errorf("%d requests, %d successes, %d connections opened, %d at the server; want one connection per request", res.Requests, res.Successes, res.Connections.Opened, n.conns.Load())
+	}
+}

@@ -1,0 +1,95 @@
+package plan
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/iotbench/iotbench/internal/golden"
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/scenario"
+)
+
+// The protocol and its settings are the scenario's (or its defaults'), the command line's when
+// given; settings of another protocol are refused, a protocol the engine does not speak too.
+func TestProtocolSettings(t *testing.T) {
+	f, err := scenario.Load("../scenario/testdata/protocol.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, off := true, false
+	for _, tc := range []struct {
+		scenario string
+		o        Protocol
+		want     load.Request
+	}{
+		{"plain", Protocol{}, load.Request{Protocol: load.HTTP1}},
+		{"tls", Protocol{}, load.Request{Protocol: load.HTTPS}},
+		{"tls", Protocol{TLSResumption: &on}, load.Request{Protocol: load.HTTPS, Resume: true}},
+		{"tls-handshake", Protocol{}, load.Request{Protocol: load.HTTPS, NewConnection: true}},
+		{"h2", Protocol{}, load.Request{Protocol: load.H2, Streams: 10, Resume: true}},
+		{"h2", Protocol{H2Streams: 3, TLSResumption: &off}, load.Request{Protocol: load.H2, Streams: 3}},
+		{"h2", Protocol{Name: "h2c"}, load.Request{Protocol: load.H2C, Streams: 10}},
+		{"h2", Protocol{Name: "http1"}, load.Request{Protocol: load.HTTP1}},
+		{"plain", Protocol{Name: "h2c", H2Streams: 100}, load.Request{Protocol: load.H2C, Streams: 100}},
+	} {
+		p, err := Make(f, tc.scenario, Overrides{Protocol: tc.o}, []int{0, 1})
+		if err != nil {
+			t.Errorf("%s %+v: %v", tc.scenario, tc.o, err)
+			continue
+		}
+		r := p.Cells[0].Load.Request
+		if r.Protocol != tc.want.Protocol || r.Streams != tc.want.Streams || r.Resume != tc.want.Resume || r.NewConnection != tc.want.NewConnection {
+			t.Errorf("%s %+v: protocol %s, %d streams, resume %v, new connections %v; want %+v", tc.scenario, tc.o, r.Protocol, r.Streams, r.Resume, r.NewConnection, tc.want)
+		}
+	}
+	if got := TargetURL("http://127.0.0.1:8080", load.H2) + "/x"; got != "https://127.0.0.1:8080/x" {
+		t.Errorf("h2's target URL %s", got)
+	}
+}
+
+func TestProtocolErrorsAreGolden(t *testing.T) {
+	f, err := scenario.Load("../scenario/testdata/protocol.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	var out []byte
+	for _, tc := range []struct {
+		scenario string
+		o        Protocol
+	}{
+		{"tls", Protocol{Name: "h3"}},
+		{"tls", Protocol{Name: "spdy"}},
+		{"tls", Protocol{H2Streams: 4}},
+		{"h2", Protocol{H2Streams: 5000}},
+		{"plain", Protocol{TLSResumption: &on}},
+	} {
+		_, err := Make(f, tc.scenario, Overrides{Protocol: tc.o}, []int{0, 1})
+		if err == nil {
+			t.Errorf("%s %+v: planned", tc.scenario, tc.o)
+			continue
+		}
+		out = append(out, err.Error()+"\n"...)
+	}
+	for _, tc := range []struct {
+		url string
+		o   Protocol
+	}{
+		{"https://10.1.2.3:8443/", Protocol{}},
+		{"http://127.0.0.1:8080/", Protocol{Name: "https"}},
+		{"https://127.0.0.1:8443/", Protocol{Name: "h2c"}},
+		{"http://127.0.0.1:8080/", Protocol{Name: "h3"}},
+	} {
+		_, err := MakeAdHoc(AdHoc{URL: tc.url, Protocol: tc.o, Model: load.Model{Rate: 1}})
+		if err == nil {
+			t.Errorf("--url %s %+v: planned", tc.url, tc.o)
+			continue
+		}
+		out = append(out, err.Error()+"\n"...)
+	}
+	golden.Check(t, filepath.Join("testdata", "protocol-errors.golden"), out)
+	p, err := MakeAdHoc(AdHoc{URL: "https://127.0.0.1:8443/x", Model: load.Model{Rate: 1}, Trials: 1})
+	if err != nil || p.Cells[0].Load.Request.Protocol != load.HTTPS {
+		t.Errorf("--url https://: %v, want https", err)
+	}
+}
