@@ -417,8 +417,6 @@ func (o *RunOptions) gate(findMax bool) (*run.Gate, error) {
 		return nil, nil
 	}
 	switch {
-	case findMax:
-		return nil, usagef("--find-max searches each target's maximum; a paired run measures at one load: drop --baseline/--baseline-url or --find-max")
 	case o.BaselineURL != "" && o.URL == "":
 		return nil, usagef("--baseline-url pairs with --url: give the candidate service's --url too (for scenario runs, --baseline DIR)")
 	case o.Baseline != "" && o.URL != "":
@@ -426,7 +424,7 @@ func (o *RunOptions) gate(findMax bool) (*run.Gate, error) {
 	case o.AA < 0:
 		return nil, usagef("--aa %d: give a number of A/A rounds, 0 or more", o.AA)
 	}
-	return run.NewGate(o.FailOn, o.Until, o.MaxTrials, run.DefaultAlpha, o.AllowInconclusive)
+	return run.NewGate(o.FailOn, o.Until, o.MaxTrials, run.DefaultAlpha, o.AllowInconclusive, findMax)
 }
 
 // findMax reads the --find-max flags; nil when the run measures at one rate.

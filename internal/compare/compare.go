@@ -139,6 +139,9 @@ type Cell struct {
 	// Search: the cell holds --find-max steps; it is compared on its searches' maxima, and its
 	// trials and valid trials count searches and those that found a maximum.
 	Search bool
+	// LeftOld and LeftNew count by reason the valid trials (maxima) of each file left out
+	// because the instrument cannot vouch for them (trust.go); they are not in OldValid, NewValid.
+	LeftOld, LeftNew map[string]int
 }
 
 // Name is "scenario/target".
@@ -259,16 +262,22 @@ func compareSearches(k key, oldRows, newRows []results.Row, old, new []summary.S
 			c.Refused = true
 		}
 	}
-	values := func(ss []summary.Search) []float64 {
+	c.LeftOld, c.LeftNew = map[string]int{}, map[string]int{}
+	values := func(ss []summary.Search, left map[string]int) []float64 {
 		var v []float64
 		for _, s := range ss {
-			if s.Max > 0 {
-				v = append(v, float64(s.Max))
+			if s.Max == 0 {
+				continue
 			}
+			if why := searchDistrusted(s); why != "" {
+				left[why]++
+				continue
+			}
+			v = append(v, float64(s.Max))
 		}
 		return v
 	}
-	a, b := values(old), values(new)
+	a, b := values(old, c.LeftOld), values(new, c.LeftNew)
 	c.OldValid, c.NewValid = len(a), len(b)
 	if c.Refused {
 		return c
@@ -318,7 +327,8 @@ func compareCell(k key, old, new []results.Row, o Options) Cell {
 			c.Refused = true
 		}
 	}
-	oldValid, newValid := valid(old), valid(new)
+	c.LeftOld, c.LeftNew = map[string]int{}, map[string]int{}
+	oldValid, newValid := trusted(old, c.LeftOld), trusted(new, c.LeftNew)
 	c.OldValid, c.NewValid = len(oldValid), len(newValid)
 	if c.Refused {
 		return c
