@@ -26,6 +26,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/iotbench/iotbench/internal/latency"
+	"github.com/iotbench/iotbench/internal/sampling"
 	"github.com/iotbench/iotbench/internal/timeline"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
@@ -253,6 +254,10 @@ type Result struct {
 	// OwnDelay is the generator's own share of each answered request's latency (ownDelay):
 	// due (or started) until written, plus answer received by the kernel until read.
 	OwnDelay latency.Summary
+	// Sends are the answered requests' send times counted in windows of about ten requests
+	// (arrivals.go), for the arrival check; zero in closed loop, with stages, and when shards
+	// measured the phase.
+	Sends sampling.Dispersion `json:",omitzero"`
 
 	Valid         bool
 	InvalidReason string
@@ -385,6 +390,7 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	t.seconds.InFlight = func() int64 { return a.started - a.completed }
 	defer t.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
 	own := newOwnDelay(began, schedule, 2*cfg.Timeout+du)
+	own.countSends(cfg.Model)
 	if cfg.Model.Mode() == Closed && cfg.Model.Think.Mean > 0 {
 		users = newThinker(cfg.Model.Think, cfg.Model.Connections, seed, began, du)
 		pace = users
@@ -411,6 +417,7 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	}
 	res.BytesReceived = a.received.Load() - receivedBefore
 	res.OwnDelay = own.summary()
+	res.Sends = own.sends.Dispersion(du)
 	res.Timeline = t.seconds.Finish(own.perSecond())
 	res.PeakInFlight = a.peak
 	res.Valid, res.InvalidReason = judge(res)
