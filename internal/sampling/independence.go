@@ -94,6 +94,11 @@ func tQuantile(df float64) float64 {
 // are then worth half their number or fewer (EffectiveN ≤ n/2 from r = 1/3 on).
 const CorrelatedR = 1.0 / 3
 
+// correlatedZ is the one-sided 1% point of the normal: independent samples' r spreads about 0
+// by 1/√n, so over a short phase (20 s: 19 seconds) r must also reach 2.33/√n (0.53) for the
+// correlation to be more than chance.
+const correlatedZ = 2.326
+
 // Independence is what the independence check found of a phase's per-second series.
 type Independence struct {
 	// Figure names the series judged: the one of the phase's per-second figures (p50, p99)
@@ -102,8 +107,11 @@ type Independence struct {
 	Interval
 }
 
-// Correlated says the seconds are worth half their number or fewer.
-func (in Independence) Correlated() bool { return !math.IsNaN(in.R) && in.R > CorrelatedR }
+// Correlated says the seconds are worth half their number or fewer, and that this is no chance
+// of a short phase: r over CorrelatedR and significantly above 0.
+func (in Independence) Correlated() bool {
+	return !math.IsNaN(in.R) && in.R > CorrelatedR && in.R > correlatedZ/math.Sqrt(float64(in.N))
+}
 
 // JudgeIndependence judges the per-second series by figure name, and keeps the most correlated
 // (figures in the order given; NaN where a series cannot be judged).

@@ -117,6 +117,22 @@ func TestIndependenceCheck(t *testing.T) {
 	if in.Correlated() || in.String() != "" {
 		t.Errorf("independent seconds judged correlated: %+v", in)
 	}
+	// Over a short phase, an r of 0.4 is within chance of independent seconds (2.33/√11 = 0.70):
+	// the interval widens, but no warning.
+	short := Independence{Figure: "p99", Interval: Interval{N: 11, R: 0.4}}
+	if short.Correlated() || (Independence{Interval: Interval{N: 100, R: 0.4}}).Correlated() == false {
+		t.Error("r 0.4 over 11 seconds judged correlated, or over 100 not")
+	}
+	// Of independent phases of 20 seconds, few are called correlated (1% expected, 5% allowed).
+	flagged := 0
+	for range 400 {
+		if JudgeIndependence([]string{"p50"}, [][]float64{ar1(rng, 19, 0, 50)}).Correlated() {
+			flagged++
+		}
+	}
+	if flagged > 20 {
+		t.Errorf("%d of 400 independent 19-second phases called correlated", flagged)
+	}
 	if in := JudgeIndependence([]string{"p50"}, [][]float64{{1, 1, 1, 1}}); !math.IsNaN(in.R) || in.Correlated() {
 		t.Errorf("a constant series judged: %+v", in)
 	}
