@@ -150,7 +150,8 @@ The flags in more detail:
   --think           each closed-loop connection pauses this long after its answer (exp:100ms: an
                     exponential of that mean); the cell is judged by Little's law's throughput
   --name            runs of the same name compare (default: the service's host:port)
-  --fail-on         default ` + compare.DefaultPairedGates + `
+  --fail-on         default ` + compare.DefaultPairedGates + `; with --find-max the maxima are
+                    gated, round by round: default ` + compare.DefaultPairedMaxGates + `
   --until           each named metric's 90% interval, up to --max-trials rounds
   --find-max        ramps from --rate, then bisects, once per trial; --resolution is a share of
                     the rate (10%) or rps (200)

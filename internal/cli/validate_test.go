@@ -45,6 +45,9 @@ func TestBadInputIsRefused(t *testing.T) {
 		"run " + url + "--rate 10 --timeout 50ms --expected-latency 100ms",
 		"run " + url + "--rate 10 --expected-latency 0s",
 		"run " + url + "--connections 4 --trials -1",
+		"run " + url + "--rate 10 --baseline-url http://127.0.0.1:2/x --find-max --fail-on p99:+10%",
+		"run " + url + "--rate 10 --baseline-url http://127.0.0.1:2/x --find-max --until max:±5%",
+		"run " + url + "--rate 10 --baseline-url http://127.0.0.1:2/x --fail-on max:-10%",
 		"verify " + f + "--payload ../../payloads/iot-reading.json --cpus 0-4000000000",
 		"verify " + f + "--payload ../../payloads/iot-reading.json --targets ghost",
 	}
