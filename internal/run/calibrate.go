@@ -262,6 +262,9 @@ func calibrationRate(p *plan.Plan) int {
 // its first search and after its last only: its steps are recorded with the target running.
 const CalibrateEvery = 20
 
+// calibrateEvery is CalibrateEvery, lowered by tests.
+var calibrateEvery = CalibrateEvery
+
 // calibrator runs a run's calibrations and stamps each row with the latest one measured before
 // the row is written.
 type calibrator struct {

@@ -282,7 +282,7 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 			// A long matrix is calibrated again between cells (no target running): the
 			// cell just finished is as near to that calibration as to the one before.
 			if s.FindMax == nil && row.Stage == 0 {
-				if cells++; cells%CalibrateEvery == 0 && cells < remaining {
+				if cells++; cells%calibrateEvery == 0 && cells < remaining {
 					cal.measure(ctx, afterCell(cells))
 				}
 			}
