@@ -12,9 +12,9 @@ import (
 
 // countSends starts counting the phase's sends when it runs at one open-loop rate: a closed
 // loop, or stages whose rate changes, have no one arrival process to test against.
-func (o *ownDelay) countSends(m Model) {
+func (o *ownDelay) countSends(m Model, du time.Duration) {
 	if o.schedule != nil && len(m.Stages) == 0 {
-		o.sends = sampling.NewCounts(m.Rate)
+		o.sends = sampling.NewCounts(m.Rate, du)
 	}
 }
 

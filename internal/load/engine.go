@@ -390,7 +390,7 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	t.seconds.InFlight = func() int64 { return a.started - a.completed }
 	defer t.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
 	own := newOwnDelay(began, schedule, 2*cfg.Timeout+du)
-	own.countSends(cfg.Model)
+	own.countSends(cfg.Model, du)
 	if cfg.Model.Mode() == Closed && cfg.Model.Think.Mean > 0 {
 		users = newThinker(cfg.Model.Think, cfg.Model.Connections, seed, began, du)
 		pace = users

@@ -30,13 +30,19 @@ const WindowRequests = 10
 // million.
 const MaxWindows = 1 << 16
 
-// NewCounts counts the sends of a phase at rate (requests per second); nil when rate is not
-// positive (closed loop, or stages whose rate changes: no one process to test against).
-func NewCounts(rate int) *Counts {
+// NewCounts counts the sends of a phase of du at rate (requests per second), its windows
+// allocated at once (none while the phase runs); nil when rate is not positive (closed loop, or
+// stages whose rate changes: no one process to test against).
+func NewCounts(rate int, du time.Duration) *Counts {
 	if rate <= 0 {
 		return nil
 	}
-	return &Counts{width: max(time.Duration(float64(time.Second)*WindowRequests/float64(rate)), time.Microsecond)}
+	c := &Counts{width: max(time.Duration(float64(time.Second)*WindowRequests/float64(rate)), time.Microsecond)}
+	for du/c.width >= MaxWindows {
+		c.width *= 2
+	}
+	c.counts = make([]uint32, 0, du/c.width+1)
+	return c
 }
 
 // Add counts a request sent at offset from the phase's start.

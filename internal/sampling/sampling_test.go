@@ -10,7 +10,7 @@ import (
 
 // sends counts a schedule of gaps (in units of the mean gap 1/rate) over a phase of du.
 func sends(rate int, du time.Duration, gap func() float64) Dispersion {
-	c := NewCounts(rate)
+	c := NewCounts(rate, du)
 	mean := float64(time.Second) / float64(rate)
 	for t := gap() * mean; t < float64(du); t += gap() * mean {
 		c.Add(time.Duration(t))
@@ -53,7 +53,16 @@ func TestArrivalCheck(t *testing.T) {
 			}
 		})
 	}
-	// Poisson's index is 1 at any rate; the counts keep their memory bounded by merging windows.
+	// Poisson's index is 1 at any rate; the counts keep their memory bounded, by wider windows
+	// for a long phase, by merging them for sends past the phase asked.
+	if c := NewCounts(40000, 10*time.Minute); cap(c.counts) > MaxWindows {
+		t.Errorf("%d windows for 10 minutes at 40,000 rps; want at most %d", cap(c.counts), MaxWindows)
+	}
+	late := NewCounts(1000, time.Second)
+	late.Add(time.Hour)
+	if len(late.counts) > MaxWindows {
+		t.Errorf("%d windows after a send an hour late", len(late.counts))
+	}
 	for _, rate := range []int{50, 1000, 40000} {
 		d := sends(rate, 30*time.Second, poisson)
 		// Four standard deviations of the index's sampling spread.
@@ -65,7 +74,7 @@ func TestArrivalCheck(t *testing.T) {
 	if c := JudgeArrivals("uniform", sends(10, 2*time.Second, even)); c.Judged {
 		t.Errorf("2 s at 10 rps judged: %+v", c)
 	}
-	if NewCounts(0) != nil || JudgeArrivals("poisson", (*Counts)(nil).Dispersion(time.Second)).Judged {
+	if NewCounts(0, time.Second) != nil || JudgeArrivals("poisson", (*Counts)(nil).Dispersion(time.Second)).Judged {
 		t.Error("a phase without a rate was judged")
 	}
 }
