@@ -280,18 +280,21 @@ type jsonPairedChange struct {
 }
 
 type jsonPairedCell struct {
-	Scenario    string             `json:"scenario"`
-	Target      string             `json:"target"`
-	BaseTrials  int                `json:"base_trials"`
-	BaseValid   int                `json:"base_valid"`
-	CandTrials  int                `json:"candidate_trials"`
-	CandValid   int                `json:"candidate_valid"`
-	AATrials    int                `json:"aa_trials"`
-	AAValid     int                `json:"aa_valid"`
-	Mismatches  []Mismatch         `json:"mismatches"`
-	Refused     bool               `json:"refused"`
-	NotRecorded []string           `json:"not_recorded"`
-	Changes     []jsonPairedChange `json:"changes"`
+	Scenario string `json:"scenario"`
+	Target   string `json:"target"`
+	FindMax  bool   `json:"find_max"`
+	// LeftOut counts by side and reason the valid trials (maxima) no verdict rests on.
+	LeftOut     map[string]map[string]int `json:"left_out"`
+	BaseTrials  int                       `json:"base_trials"`
+	BaseValid   int                       `json:"base_valid"`
+	CandTrials  int                       `json:"candidate_trials"`
+	CandValid   int                       `json:"candidate_valid"`
+	AATrials    int                       `json:"aa_trials"`
+	AAValid     int                       `json:"aa_valid"`
+	Mismatches  []Mismatch                `json:"mismatches"`
+	Refused     bool                      `json:"refused"`
+	NotRecorded []string                  `json:"not_recorded"`
+	Changes     []jsonPairedChange        `json:"changes"`
 }
 
 func writePairedJSON(w io.Writer, r PairedResult) error {
@@ -318,11 +321,14 @@ func writePairedJSON(w io.Writer, r PairedResult) error {
 		out.Gates = append(out.Gates, g.String())
 	}
 	for _, c := range r.Cells {
-		jc := jsonPairedCell{Scenario: c.Scenario, Target: c.Target, BaseTrials: c.BaseTrials, BaseValid: c.BaseValid,
+		jc := jsonPairedCell{Scenario: c.Scenario, Target: c.Target, FindMax: c.Search, LeftOut: c.LeftOut, BaseTrials: c.BaseTrials, BaseValid: c.BaseValid,
 			CandTrials: c.CandTrials, CandValid: c.CandValid, AATrials: c.AATrials, AAValid: c.AAValid,
 			Mismatches: slices.Clip(c.Mismatches), Refused: c.Refused, NotRecorded: nonNil(c.NotRecorded), Changes: []jsonPairedChange{}}
 		if jc.Mismatches == nil {
 			jc.Mismatches = []Mismatch{}
+		}
+		if jc.LeftOut == nil {
+			jc.LeftOut = map[string]map[string]int{}
 		}
 		for _, ch := range c.Changes {
 			jc.Changes = append(jc.Changes, jsonPairedChange{Metric: ch.Metric.Name, Unit: ch.Metric.Unit, Limit: ch.Gate.String(),
