@@ -169,6 +169,17 @@ func (r Result) Failures() []string {
 		if c.NoValidNew && len(r.Gates) > 0 {
 			out = append(out, fmt.Sprintf("%s: no valid trial in %s (%d in %s)", c.Name(), r.NewFile, c.OldValid, r.OldFile))
 		}
+		// A gate never passes on nothing: a side whose every valid trial was left out is no
+		// regression, and no pass either.
+		for _, side := range []struct {
+			file  string
+			valid int
+			left  map[string]int
+		}{{r.OldFile, c.OldValid, c.LeftOld}, {r.NewFile, c.NewValid, c.LeftNew}} {
+			if len(r.Gates) > 0 && !c.Refused && side.valid == 0 && len(side.left) > 0 {
+				out = append(out, fmt.Sprintf("%s: no trial of %s the instrument vouches for (%s): no verdict, so the gate does not pass; measure it again", c.Name(), side.file, leftOutText(side.left)))
+			}
+		}
 		for _, ch := range c.Changes {
 			if ch.Failed != nil {
 				out = append(out, fmt.Sprintf("%s: %s %s (p=%.3f) passes %s", c.Name(), ch.Metric.Name, formatPercent(ch.Percent), ch.Comparison.P, ch.Failed))
@@ -282,7 +293,7 @@ func compareSearches(k key, oldRows, newRows []results.Row, old, new []summary.S
 	if c.Refused {
 		return c
 	}
-	c.NoValidNew = len(b) == 0 && len(a) > 0
+	c.NoValidNew = len(b) == 0 && len(a) > 0 && len(c.LeftNew) == 0
 	if len(a) == 0 || len(b) == 0 {
 		return c
 	}
@@ -333,9 +344,9 @@ func compareCell(k key, old, new []results.Row, o Options) Cell {
 	if c.Refused {
 		return c
 	}
-	if len(newValid) == 0 && len(oldValid) > 0 {
-		c.NoValidNew = true
-	}
+	// A new file whose valid trials were all left out measured something the instrument cannot
+	// vouch for: untrusted (Failures), not a candidate without a valid trial.
+	c.NoValidNew = len(newValid) == 0 && len(oldValid) > 0 && len(c.LeftNew) == 0
 	if len(oldValid) == 0 || len(newValid) == 0 {
 		return c
 	}

@@ -62,9 +62,14 @@ func SelfChecks(rows []results.Row) []Check {
 func calibrationCheck(rows []results.Row) Check {
 	c := Check{Name: "calibration", Text: "not measured"}
 	var worst *results.Row
+	calibrated, missed := 0, 0
 	for i, r := range rows {
 		if !r.Calibrated {
 			continue
+		}
+		calibrated++
+		if !r.CalibrationWithin {
+			missed++
 		}
 		if worst == nil || (worst.CalibrationWithin && !r.CalibrationWithin) ||
 			(worst.CalibrationWithin == r.CalibrationWithin && abs(r.CalibrationP99Error) > abs(worst.CalibrationP99Error)) {
@@ -77,7 +82,7 @@ func calibrationCheck(rows []results.Row) Check {
 	c.Judged, c.OK = true, worst.CalibrationWithin
 	verdict := "within limits"
 	if !c.OK {
-		verdict = "MISSED its limits"
+		verdict = fmt.Sprintf("MISSED its limits for %d of %d rows; worst", missed, calibrated)
 	}
 	c.Text = fmt.Sprintf("%s (p50 %+.2f ms, p99 %+.2f ms off a known server, %.1f%% of its rate)", verdict,
 		ms(worst.CalibrationP50Error), ms(worst.CalibrationP99Error), 100*worst.CalibrationRateRatio)

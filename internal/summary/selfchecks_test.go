@@ -28,7 +28,7 @@ func TestSelfChecksAtAGlance(t *testing.T) {
 	}
 	checks := SelfChecks(rows)
 	for i, want := range []string{
-		"calibration ✗ MISSED its limits (p50 +0.12 ms, p99 +7.00 ms",
+		"calibration ✗ MISSED its limits for 1 of 5 rows; worst (p50 +0.12 ms, p99 +7.00 ms",
 		"steady ✗ 4 of 5 cells steady; not steady: t trial 2",
 		"arrivals ✗ 4 of 5 open-loop cells sent as intended; not as intended: t trial 3",
 		"seconds – not judged",
