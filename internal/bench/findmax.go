@@ -11,6 +11,7 @@ import (
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/timeline"
 	"github.com/iotbench/iotbench/internal/verify"
 )
 
@@ -52,7 +53,7 @@ func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxr
 	steps := map[string]int{}
 	cells := ordered(p.Cells, r.Seed)
 	for i, c := range cells {
-		fmt.Fprintf(r.Log, "[%d/%d] find-max · %s · %s · search %d\n", i+1, len(cells), c.Scenario, c.Target, c.Trial)
+		fmt.Fprintf(r.Log, "[%d/%d] find-max · %s · %s%s · search %d\n", i+1, len(cells), c.Scenario, c.Target, variantText(c.Variant), c.Trial)
 		res, err := r.findMax(ctx, p, c, images, m, steps)
 		if err != nil {
 			return out, err
@@ -64,7 +65,8 @@ func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxr
 
 // findMax runs one search; steps numbers the rows of each target.
 func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images built, m MaxSearch, steps map[string]int) (maxrate.Outcome, error) {
-	out := maxrate.Outcome{Target: c.Target, Search: c.Trial}
+	// A paired run's sides are searched apart, and named apart as the summary names them.
+	out := maxrate.Outcome{Target: timeline.SideTarget(c.Target, c.Variant), Search: c.Trial}
 	if c.Size != "" {
 		out.Target += " @ " + c.Size
 	}

@@ -207,6 +207,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		m.record(row, res)
 		if !ramps(cfg.Model.Stages) { // a ramp is not meant to be steady
 			ph.unsteady = judgeSteady(row, res.Timeline)
+			judgeSampling(row, res)
 		}
 		ph.disturbed = m.disturbed
 		stored, failed := storing(cfg, res)

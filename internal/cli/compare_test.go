@@ -29,6 +29,8 @@ func checkGolden(t *testing.T, path, got string) {
 // against 22 ms over 8 rounds, paired-same-aa one server against itself with 2 A/A rounds,
 // paired-20.3ms 20 ms against 20.3 ms over 4 rounds. io-embedded and io-postgres base-20ms as one target on its
 // embedded store and on PostgreSQL (p50 10% slower there), which compare refuses unless allowed.
+// paired-find-max is a paired --find-max run written by hand (8 rounds, the candidate's maxima
+// 30% lower, its round-5 search on a calibration that missed its limits).
 func TestCompareGolden(t *testing.T) {
 	cases := []struct{ name, args string }{
 		{"same-server", "base-20ms.csv again-20ms.csv"},
@@ -69,6 +71,9 @@ func TestCompareGolden(t *testing.T) {
 		{"paired-small-allowed", "--fail-on p50:+1% --allow-inconclusive paired-20.3ms.csv"},
 		{"paired-with-noise", "--noise 1 paired-20.3ms.csv"},
 		{"paired-beside-another", "base-20ms.csv paired-20.3ms.csv"},
+		{"paired-find-max", "paired-find-max.csv"},
+		{"paired-find-max-json", "--format json paired-find-max.csv"},
+		{"paired-find-max-row-gate", "--fail-on p99:+10% paired-find-max.csv"},
 		{"other-port", "single-20ms.csv other-port-30ms.csv"},
 		{"allow-inconclusive-two-files", "--allow-inconclusive base-20ms.csv again-20ms.csv"},
 		{"embedded-vs-postgres", "io-embedded.csv io-postgres.csv"},

@@ -154,7 +154,8 @@ The flags in more detail:
   --think           each closed-loop connection pauses this long after its answer (exp:100ms: an
                     exponential of that mean); the cell is judged by Little's law's throughput
   --name            runs of the same name compare (default: the service's host:port)
-  --fail-on         default ` + compare.DefaultPairedGates + `
+  --fail-on         default ` + compare.DefaultPairedGates + `; with --find-max the maxima are
+                    gated, round by round: default ` + compare.DefaultPairedMaxGates + `
   --until           each named metric's 90% interval, up to --max-trials rounds
   --find-max        ramps from --rate, then bisects, once per trial; --resolution is a share of
                     the rate (10%) or rps (200)
@@ -435,8 +436,6 @@ func (o *RunOptions) gate(findMax bool) (*run.Gate, error) {
 		return nil, nil
 	}
 	switch {
-	case findMax:
-		return nil, usagef("--find-max searches each target's maximum; a paired run measures at one load: drop --baseline/--baseline-url or --find-max")
 	case o.BaselineURL != "" && o.URL == "":
 		return nil, usagef("--baseline-url pairs with --url: give the candidate service's --url too (for scenario runs, --baseline DIR)")
 	case o.Baseline != "" && o.URL != "":
@@ -444,7 +443,7 @@ func (o *RunOptions) gate(findMax bool) (*run.Gate, error) {
 	case o.AA < 0:
 		return nil, usagef("--aa %d: give a number of A/A rounds, 0 or more", o.AA)
 	}
-	return run.NewGate(o.FailOn, o.Until, o.MaxTrials, run.DefaultAlpha, o.AllowInconclusive)
+	return run.NewGate(o.FailOn, o.Until, o.MaxTrials, run.DefaultAlpha, o.AllowInconclusive, findMax)
 }
 
 // findMax reads the --find-max flags; nil when the run measures at one rate.

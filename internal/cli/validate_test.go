@@ -51,6 +51,9 @@ func TestBadInputIsRefused(t *testing.T) {
 		"run " + url + "--rate 10 --protocol https",
 		"run --url https://10.0.0.5:8443/x --rate 10",
 		"run --url https://127.0.0.1:1/x --rate 10 --protocol h2c",
+		"run " + url + "--rate 10 --baseline-url http://127.0.0.1:2/x --find-max --fail-on p99:+10%",
+		"run " + url + "--rate 10 --baseline-url http://127.0.0.1:2/x --find-max --until max:±5%",
+		"run " + url + "--rate 10 --baseline-url http://127.0.0.1:2/x --fail-on max:-10%",
 		"verify " + f + "--payload ../../payloads/iot-reading.json --cpus 0-4000000000",
 		"verify " + f + "--payload ../../payloads/iot-reading.json --targets ghost",
 	}

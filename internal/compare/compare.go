@@ -139,6 +139,9 @@ type Cell struct {
 	// Search: the cell holds --find-max steps; it is compared on its searches' maxima, and its
 	// trials and valid trials count searches and those that found a maximum.
 	Search bool
+	// LeftOld and LeftNew count by reason the valid trials (maxima) of each file left out
+	// because the instrument cannot vouch for them (trust.go); they are not in OldValid, NewValid.
+	LeftOld, LeftNew map[string]int
 }
 
 // Name is "scenario/target".
@@ -165,6 +168,17 @@ func (r Result) Failures() []string {
 	for _, c := range r.Cells {
 		if c.NoValidNew && len(r.Gates) > 0 {
 			out = append(out, fmt.Sprintf("%s: no valid trial in %s (%d in %s)", c.Name(), r.NewFile, c.OldValid, r.OldFile))
+		}
+		// A gate never passes on nothing: a side whose every valid trial was left out is no
+		// regression, and no pass either.
+		for _, side := range []struct {
+			file  string
+			valid int
+			left  map[string]int
+		}{{r.OldFile, c.OldValid, c.LeftOld}, {r.NewFile, c.NewValid, c.LeftNew}} {
+			if len(r.Gates) > 0 && !c.Refused && side.valid == 0 && len(side.left) > 0 {
+				out = append(out, fmt.Sprintf("%s: no trial of %s the instrument vouches for (%s): no verdict, so the gate does not pass; measure it again", c.Name(), side.file, leftOutText(side.left)))
+			}
 		}
 		for _, ch := range c.Changes {
 			if ch.Failed != nil {
@@ -259,21 +273,27 @@ func compareSearches(k key, oldRows, newRows []results.Row, old, new []summary.S
 			c.Refused = true
 		}
 	}
-	values := func(ss []summary.Search) []float64 {
+	c.LeftOld, c.LeftNew = map[string]int{}, map[string]int{}
+	values := func(ss []summary.Search, left map[string]int) []float64 {
 		var v []float64
 		for _, s := range ss {
-			if s.Max > 0 {
-				v = append(v, float64(s.Max))
+			if s.Max == 0 {
+				continue
 			}
+			if why := searchDistrusted(s); why != "" {
+				left[why]++
+				continue
+			}
+			v = append(v, float64(s.Max))
 		}
 		return v
 	}
-	a, b := values(old), values(new)
+	a, b := values(old, c.LeftOld), values(new, c.LeftNew)
 	c.OldValid, c.NewValid = len(a), len(b)
 	if c.Refused {
 		return c
 	}
-	c.NoValidNew = len(b) == 0 && len(a) > 0
+	c.NoValidNew = len(b) == 0 && len(a) > 0 && len(c.LeftNew) == 0
 	if len(a) == 0 || len(b) == 0 {
 		return c
 	}
@@ -318,14 +338,15 @@ func compareCell(k key, old, new []results.Row, o Options) Cell {
 			c.Refused = true
 		}
 	}
-	oldValid, newValid := valid(old), valid(new)
+	c.LeftOld, c.LeftNew = map[string]int{}, map[string]int{}
+	oldValid, newValid := trusted(old, c.LeftOld), trusted(new, c.LeftNew)
 	c.OldValid, c.NewValid = len(oldValid), len(newValid)
 	if c.Refused {
 		return c
 	}
-	if len(newValid) == 0 && len(oldValid) > 0 {
-		c.NoValidNew = true
-	}
+	// A new file whose valid trials were all left out measured something the instrument cannot
+	// vouch for: untrusted (Failures), not a candidate without a valid trial.
+	c.NoValidNew = len(newValid) == 0 && len(oldValid) > 0 && len(c.LeftNew) == 0
 	if len(oldValid) == 0 || len(newValid) == 0 {
 		return c
 	}

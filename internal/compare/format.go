@@ -156,11 +156,20 @@ func (r Result) Notes() []string {
 		for _, side := range []struct {
 			file          string
 			valid, trials int
-		}{{r.OldFile, c.OldValid, c.OldTrials}, {r.NewFile, c.NewValid, c.NewTrials}} {
-			if side.valid < side.trials && c.Search {
-				notes = append(notes, fmt.Sprintf("%s: %d of %d searches in %s found no maximum; the maxima are those of the others", c.Name(), side.trials-side.valid, side.trials, side.file))
-			} else if side.valid < side.trials {
-				notes = append(notes, fmt.Sprintf("%s: %d of %d trials in %s are invalid; statistics use the valid ones only", c.Name(), side.trials-side.valid, side.trials, side.file))
+			left          map[string]int
+		}{{r.OldFile, c.OldValid, c.OldTrials, c.LeftOld}, {r.NewFile, c.NewValid, c.NewTrials, c.LeftNew}} {
+			left := side.left
+			what := "valid trials"
+			if c.Search {
+				what = "maxima"
+			}
+			if n := leftOutNote(c.Name(), what, "of "+side.file, left); n != "" {
+				notes = append(notes, n)
+			}
+			if invalid := side.trials - side.valid - sum(left); invalid > 0 && c.Search {
+				notes = append(notes, fmt.Sprintf("%s: %d of %d searches in %s found no maximum; the maxima are those of the others", c.Name(), invalid, side.trials, side.file))
+			} else if invalid > 0 {
+				notes = append(notes, fmt.Sprintf("%s: %d of %d trials in %s are invalid; statistics use the valid ones only", c.Name(), invalid, side.trials, side.file))
 			}
 		}
 		if c.Refused {
@@ -195,6 +204,14 @@ func (r Result) Notes() []string {
 		}
 	}
 	return notes
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 func gatesText(gates []Gate) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
+	"github.com/iotbench/iotbench/internal/summary"
 )
 
 // A paired run measures the baseline and the candidate of each target in the same rounds, back
@@ -50,6 +51,10 @@ const MinRounds = 6
 // DefaultPairedGates are the gates of a paired run given none: the figures a change to a
 // server most often moves, at limits a quiet machine can resolve in a dozen rounds.
 const DefaultPairedGates = "throughput:-5%,p50:+5%,p99:+10%,cpu-per-request:+10%,memory:+10%"
+
+// DefaultPairedMaxGates is the gate of a paired --find-max run given none: a maximum moves by
+// the search's resolution (10% by default), so a finer limit is rarely equivalent.
+const DefaultPairedMaxGates = "max:-10%"
 
 // PairedOptions say how to judge a paired run.
 type PairedOptions struct {
@@ -103,7 +108,13 @@ type PairedCell struct {
 	NoValidCandidate      bool
 	// Unmeasured is set when no candidate trial is valid because the generator was short (a
 	// busy machine): nothing is known, which is not a failure of the candidate.
-	Unmeasured              bool
+	Unmeasured bool
+	// Search: the cell holds --find-max searches, judged on their maxima round by round (a
+	// side's trials count its searches, its valid ones those that found a maximum).
+	Search bool
+	// LeftOut counts by reason the valid trials (searches) of each side left out of the verdicts
+	// because the instrument cannot vouch for them (trust.go).
+	LeftOut                 map[string]map[string]int
 	baseRows, candRows, aas []results.Row
 }
 
@@ -119,8 +130,6 @@ type PairedResult struct {
 	Rounds int // the most rounds of any cell
 	// Comparisons is the number of (cell, metric) tests adjusted together.
 	Comparisons int
-	// Searches are --find-max cells, not judged.
-	Searches []string
 	// Until says how an adaptive run ended; empty when it was not adaptive.
 	Until string
 }
@@ -129,6 +138,11 @@ type PairedResult struct {
 // generator's own reason, with no cause before it (a dead target) nor another after it.
 func generatorShort(reason string) bool {
 	return strings.HasPrefix(reason, "generator ") && (strings.HasSuffix(reason, load.GeneratorShort) || strings.HasSuffix(reason, load.GeneratorBehind))
+}
+
+// HasSearches reports whether rows hold --find-max steps.
+func HasSearches(rows []results.Row) bool {
+	return slices.ContainsFunc(rows, func(r results.Row) bool { return key{r.Scenario, r.Target}.isSearch() })
 }
 
 // IsPaired reports whether rows come from a paired run.
@@ -142,10 +156,10 @@ func AnalyzePaired(file string, rows []results.Row, o PairedOptions) PairedResul
 	order, by := group(rows)
 	for _, k := range order {
 		if k.isSearch() {
-			res.Searches = append(res.Searches, k.scenario+"/"+k.target)
+			res.Cells = append(res.Cells, pairedSearches(k, by[k], o))
 			continue
 		}
-		c := PairedCell{Scenario: k.scenario, Target: k.target}
+		c := PairedCell{Scenario: k.scenario, Target: k.target, LeftOut: map[string]map[string]int{}}
 		for _, r := range by[k] {
 			switch r.Variant {
 			case results.VariantBase:
@@ -199,33 +213,14 @@ func AnalyzePaired(file string, rows []results.Row, o PairedOptions) PairedResul
 	return res
 }
 
-// pairedChanges are a cell's gated metrics, pair by pair.
+// pairedChanges are a cell's gated metrics, pair by pair: the rounds whose baseline and
+// candidate are both valid and trusted.
 func pairedChanges(c PairedCell, o PairedOptions) ([]PairedChange, []string) {
-	type side struct{ base, cand *results.Row }
-	rounds := map[int]*side{}
-	var trials []int
-	at := func(trial int) *side {
-		if rounds[trial] == nil {
-			rounds[trial] = &side{}
-			trials = append(trials, trial)
-		}
-		return rounds[trial]
-	}
-	for i := range c.baseRows {
-		if c.baseRows[i].Valid {
-			at(c.baseRows[i].Trial).base = &c.baseRows[i]
-		}
-	}
-	for i := range c.candRows {
-		if c.candRows[i].Valid {
-			at(c.candRows[i].Trial).cand = &c.candRows[i]
-		}
-	}
-	slices.Sort(trials)
+	base, cand := trustedBy(c.baseRows, c.LeftOut, "baseline"), trustedBy(c.candRows, c.LeftOut, "candidate")
 	aa := map[int][2]*results.Row{}
 	for i := range c.aas {
 		r := &c.aas[i]
-		if !r.Valid {
+		if !r.Valid || distrusted(*r) != "" {
 			continue
 		}
 		p := aa[r.Trial]
@@ -236,18 +231,23 @@ func pairedChanges(c PairedCell, o PairedOptions) ([]PairedChange, []string) {
 		}
 		aa[r.Trial] = p
 	}
+	var trials []int
+	for t := range base {
+		if cand[t] != nil {
+			trials = append(trials, t)
+		}
+	}
+	slices.Sort(trials)
 	var out []PairedChange
 	var notRecorded []string
 	for _, g := range o.Gates {
 		m, _ := results.MetricNamed(g.Metric)
 		if !m.OfRows() {
-			continue // a search's maximum: a paired run's cells are at fixed rates
+			continue // a search's maximum: judged on the searches (pairedSearches)
 		}
 		var bs, cs []float64
 		for _, t := range trials {
-			if s := rounds[t]; s.base != nil && s.cand != nil {
-				bs, cs = append(bs, m.Value(*s.base)), append(cs, m.Value(*s.cand))
-			}
+			bs, cs = append(bs, m.Value(*base[t])), append(cs, m.Value(*cand[t]))
 		}
 		if len(bs) == 0 {
 			continue
@@ -256,42 +256,154 @@ func pairedChanges(c PairedCell, o PairedOptions) ([]PairedChange, []string) {
 			notRecorded = append(notRecorded, m.Name)
 			continue
 		}
-		ch := PairedChange{Metric: m, Gate: g, Rounds: len(bs), Base: stats.Summarize(valuesOf(m, c.baseRows)), Candidate: stats.Summarize(valuesOf(m, c.candRows)),
-			NoiseFloor: math.NaN(), Detectable: math.NaN()}
-		ch.diffs = logRatios(bs, cs)
-		shift := stats.ShiftInterval(ch.diffs, EquivalenceConfidence)
-		ch.Percent, ch.Lo, ch.Hi = pct(shift.Estimate), math.Inf(-1), math.Inf(1)
-		if shift.Finite() {
-			ch.Lo, ch.Hi = pct(shift.Lo), pct(shift.Hi)
-		}
-		ch.P = stats.SignedRankTest(ch.diffs, 0).TwoSided
-		limit := math.Abs(g.Percent) / 100
-		ch.PEquivalent = stats.Equivalence(ch.diffs, math.Log(1-math.Min(limit, 0.999)), math.Log(1+limit))
 		var a1, a2 []float64
 		for _, p := range aa {
 			if p[0] != nil && p[1] != nil {
 				a1, a2 = append(a1, m.Value(*p[0])), append(a2, m.Value(*p[1]))
 			}
 		}
-		ch.AARounds = len(a1)
-		if len(a1) >= 2 {
-			sd := stats.StdDev(logRatios(a1, a2))
-			ch.NoiseFloor = pct(sd)
-			// z(1 − alpha/2) + z(0.8): significant at alpha with 80% power.
-			ch.Detectable = pct((normalQuantile(1-o.Alpha/2) + normalQuantile(0.8)) * sd / math.Sqrt(float64(ch.Rounds)))
-		}
-		out = append(out, ch)
+		out = append(out, pairedChange(m, g, bs, cs, valuesOf(m, rowsOf(base)), valuesOf(m, rowsOf(cand)), a1, a2, o.Alpha))
 	}
 	return out, notRecorded
 }
 
-func valuesOf(m results.Metric, rows []results.Row) []float64 {
-	v := m.Of(valid(rows))
+// trustedBy are a side's valid rows a verdict may rest on, by trial; left counts the others
+// under the side's name.
+func trustedBy(rows []results.Row, left map[string]map[string]int, side string) map[int]*results.Row {
+	counts := map[string]int{}
+	kept := trusted(rows, counts)
+	if len(counts) > 0 {
+		left[side] = counts
+	}
+	out := map[int]*results.Row{}
+	for i := range kept {
+		out[kept[i].Trial] = &kept[i]
+	}
+	return out
+}
+
+func rowsOf(by map[int]*results.Row) []results.Row {
+	var out []results.Row
+	for _, r := range by {
+		out = append(out, *r)
+	}
+	return out
+}
+
+// pairedChange judges one gated metric from its per-round pairs (bs, cs), each side's values
+// for its medians, and the A/A control's pairs (a1, a2).
+func pairedChange(m results.Metric, g Gate, bs, cs, base, cand, a1, a2 []float64, alpha float64) PairedChange {
+	ch := PairedChange{Metric: m, Gate: g, Rounds: len(bs), Base: stats.Summarize(base), Candidate: stats.Summarize(cand),
+		NoiseFloor: math.NaN(), Detectable: math.NaN()}
+	ch.diffs = logRatios(bs, cs)
+	shift := stats.ShiftInterval(ch.diffs, EquivalenceConfidence)
+	ch.Percent, ch.Lo, ch.Hi = pct(shift.Estimate), math.Inf(-1), math.Inf(1)
+	if shift.Finite() {
+		ch.Lo, ch.Hi = pct(shift.Lo), pct(shift.Hi)
+	}
+	ch.P = stats.SignedRankTest(ch.diffs, 0).TwoSided
+	limit := math.Abs(g.Percent) / 100
+	ch.PEquivalent = stats.Equivalence(ch.diffs, math.Log(1-math.Min(limit, 0.999)), math.Log(1+limit))
+	ch.AARounds = len(a1)
+	if len(a1) >= 2 {
+		sd := stats.StdDev(logRatios(a1, a2))
+		ch.NoiseFloor = pct(sd)
+		// z(1 − alpha/2) + z(0.8): significant at alpha with 80% power.
+		ch.Detectable = pct((normalQuantile(1-alpha/2) + normalQuantile(0.8)) * sd / math.Sqrt(float64(ch.Rounds)))
+	}
+	return ch
+}
+
+// pairedSearches judges a --find-max cell of a paired run on its searches' maxima. Every round
+// searches the baseline and the candidate once each, in the plan's order, so a side's k-th
+// search is its search of round k: the rounds whose two searches both found a maximum (and
+// rest on a calibration within its limits) are the pairs tested, with the tests of any metric.
+func pairedSearches(k key, rows []results.Row, o PairedOptions) PairedCell {
+	c := PairedCell{Scenario: k.scenario, Target: k.target, Search: true, LeftOut: map[string]map[string]int{}}
+	bySide := map[string][]results.Row{}
+	for _, r := range rows {
+		bySide[r.Variant] = append(bySide[r.Variant], r)
+	}
+	c.baseRows, c.candRows = bySide[results.VariantBase], bySide[results.VariantCandidate]
+	c.aas = append(slices.Clone(bySide[results.VariantAA1]), bySide[results.VariantAA2]...)
+	if len(c.baseRows) > 0 && len(c.candRows) > 0 {
+		for _, m := range mismatches(c.baseRows, c.candRows, perStep...) {
+			c.Mismatches = append(c.Mismatches, m)
+			if m.Field != "image_id" && !slices.Contains(o.AllowMismatch, "*") && !slices.Contains(o.AllowMismatch, m.Field) {
+				c.Refused = true
+			}
+		}
+	}
+	// Each side's maxima by round (0: none, or not trusted), from the summary's reading of the steps.
+	found := map[string][]float64{}
+	for _, sc := range summary.FromRows(rows).Scenarios {
+		for _, t := range sc.Targets {
+			for _, s := range t.Searches {
+				side := s.Steps[0].Variant
+				v := float64(s.Max)
+				if why := searchDistrusted(s); why != "" && v > 0 {
+					if c.LeftOut[sideName[side]] == nil {
+						c.LeftOut[sideName[side]] = map[string]int{}
+					}
+					c.LeftOut[sideName[side]][why]++
+					v = 0
+				}
+				found[side] = append(found[side], v)
+			}
+		}
+	}
+	positive := func(xs []float64) []float64 {
+		var out []float64
+		for _, x := range xs {
+			if x > 0 {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	base, cand := found[results.VariantBase], found[results.VariantCandidate]
+	c.BaseTrials, c.BaseValid = len(base), len(positive(base))
+	c.CandTrials, c.CandValid = len(cand), len(positive(cand))
+	aa1, aa2 := found[results.VariantAA1], found[results.VariantAA2]
+	c.AATrials, c.AAValid = len(aa1)+len(aa2), len(positive(aa1))+len(positive(aa2))
+	// A candidate whose every search ended without a maximum, where the baseline found one, fails.
+	c.NoValidCandidate = c.CandValid == 0 && c.BaseValid > 0 && len(c.LeftOut["candidate"]) == 0
+	if c.Refused {
+		return c
+	}
+	var bs, cs, a1, a2 []float64
+	for i := range min(len(base), len(cand)) {
+		if base[i] > 0 && cand[i] > 0 {
+			bs, cs = append(bs, base[i]), append(cs, cand[i])
+		}
+	}
+	for i := range min(len(aa1), len(aa2)) {
+		if aa1[i] > 0 && aa2[i] > 0 {
+			a1, a2 = append(a1, aa1[i]), append(a2, aa2[i])
+		}
+	}
+	for _, g := range o.Gates {
+		m, _ := results.MetricNamed(g.Metric)
+		if m.OfRows() || len(bs) == 0 {
+			continue // a step's figures are at whatever rate the search tried: only the maxima compare
+		}
+		c.Changes = append(c.Changes, pairedChange(m, g, bs, cs, orNaN(positive(base)), orNaN(positive(cand)), a1, a2, o.Alpha))
+	}
+	return c
+}
+
+// sideName names a variant in the notes.
+var sideName = map[string]string{results.VariantBase: "baseline", results.VariantCandidate: "candidate",
+	results.VariantAA1: "A/A", results.VariantAA2: "A/A"}
+
+func orNaN(v []float64) []float64 {
 	if len(v) == 0 {
 		return []float64{math.NaN()}
 	}
 	return v
 }
+
+func valuesOf(m results.Metric, rows []results.Row) []float64 { return orNaN(m.Of(rows)) }
 
 // logRatios are ln(c/b) per round; where a value is not positive (a figure that can be 0), the
 // difference relative to the baseline's median instead.

@@ -135,8 +135,19 @@ func (r PairedResult) Notes() []string {
 			name          string
 			valid, trials int
 		}{{"baseline", c.BaseValid, c.BaseTrials}, {"candidate", c.CandValid, c.CandTrials}, {"A/A", c.AAValid, c.AATrials}} {
-			if side.valid < side.trials {
-				notes = append(notes, fmt.Sprintf("%s: %d of %d %s trials are invalid; their rounds are left out", c.Name(), side.trials-side.valid, side.trials, side.name))
+			what := "valid trials"
+			if c.Search {
+				what = "maxima"
+			}
+			left := c.LeftOut[side.name]
+			switch invalid := side.trials - side.valid - sum(left); {
+			case invalid > 0 && c.Search:
+				notes = append(notes, fmt.Sprintf("%s: %d of %d %s searches found no maximum; their rounds are left out", c.Name(), invalid, side.trials, side.name))
+			case invalid > 0:
+				notes = append(notes, fmt.Sprintf("%s: %d of %d %s trials are invalid; their rounds are left out", c.Name(), invalid, side.trials, side.name))
+			}
+			if n := leftOutNote(c.Name(), what, "of the "+side.name, left); n != "" {
+				notes = append(notes, n)
 			}
 		}
 		if len(c.NotRecorded) > 0 && len(c.Changes) > 0 {
@@ -159,8 +170,14 @@ func (r PairedResult) Notes() []string {
 			notes = append(notes, fmt.Sprintf("%s is compared although its sides differ in %s", c.Name(), strings.Join(fields, ", ")))
 		}
 	}
-	if len(r.Searches) > 0 {
-		notes = append(notes, fmt.Sprintf("not judged: %s, the steps of --find-max searches", strings.Join(r.Searches, ", ")))
+	var searches []string
+	for _, c := range r.Cells {
+		if c.Search && len(c.Changes) > 0 {
+			searches = append(searches, c.Name())
+		}
+	}
+	if len(searches) > 0 {
+		notes = append(notes, fmt.Sprintf("max: --find-max cells %s are judged on their searches' maxima, round by round (a side's k-th search is its search of round k), with the tests of any metric; a maximum moves by the search's resolution, so a limit finer than --resolution is rarely equivalent", strings.Join(searches, ", ")))
 	}
 	return notes
 }
@@ -263,18 +280,21 @@ type jsonPairedChange struct {
 }
 
 type jsonPairedCell struct {
-	Scenario    string             `json:"scenario"`
-	Target      string             `json:"target"`
-	BaseTrials  int                `json:"base_trials"`
-	BaseValid   int                `json:"base_valid"`
-	CandTrials  int                `json:"candidate_trials"`
-	CandValid   int                `json:"candidate_valid"`
-	AATrials    int                `json:"aa_trials"`
-	AAValid     int                `json:"aa_valid"`
-	Mismatches  []Mismatch         `json:"mismatches"`
-	Refused     bool               `json:"refused"`
-	NotRecorded []string           `json:"not_recorded"`
-	Changes     []jsonPairedChange `json:"changes"`
+	Scenario string `json:"scenario"`
+	Target   string `json:"target"`
+	FindMax  bool   `json:"find_max"`
+	// LeftOut counts by side and reason the valid trials (maxima) no verdict rests on.
+	LeftOut     map[string]map[string]int `json:"left_out"`
+	BaseTrials  int                       `json:"base_trials"`
+	BaseValid   int                       `json:"base_valid"`
+	CandTrials  int                       `json:"candidate_trials"`
+	CandValid   int                       `json:"candidate_valid"`
+	AATrials    int                       `json:"aa_trials"`
+	AAValid     int                       `json:"aa_valid"`
+	Mismatches  []Mismatch                `json:"mismatches"`
+	Refused     bool                      `json:"refused"`
+	NotRecorded []string                  `json:"not_recorded"`
+	Changes     []jsonPairedChange        `json:"changes"`
 }
 
 func writePairedJSON(w io.Writer, r PairedResult) error {
@@ -301,11 +321,14 @@ func writePairedJSON(w io.Writer, r PairedResult) error {
 		out.Gates = append(out.Gates, g.String())
 	}
 	for _, c := range r.Cells {
-		jc := jsonPairedCell{Scenario: c.Scenario, Target: c.Target, BaseTrials: c.BaseTrials, BaseValid: c.BaseValid,
+		jc := jsonPairedCell{Scenario: c.Scenario, Target: c.Target, FindMax: c.Search, LeftOut: c.LeftOut, BaseTrials: c.BaseTrials, BaseValid: c.BaseValid,
 			CandTrials: c.CandTrials, CandValid: c.CandValid, AATrials: c.AATrials, AAValid: c.AAValid,
 			Mismatches: slices.Clip(c.Mismatches), Refused: c.Refused, NotRecorded: nonNil(c.NotRecorded), Changes: []jsonPairedChange{}}
 		if jc.Mismatches == nil {
 			jc.Mismatches = []Mismatch{}
+		}
+		if jc.LeftOut == nil {
+			jc.LeftOut = map[string]map[string]int{}
 		}
 		for _, ch := range c.Changes {
 			jc.Changes = append(jc.Changes, jsonPairedChange{Metric: ch.Metric.Name, Unit: ch.Metric.Unit, Limit: ch.Gate.String(),

@@ -27,6 +27,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/iotbench/iotbench/internal/latency"
+	"github.com/iotbench/iotbench/internal/sampling"
 	"github.com/iotbench/iotbench/internal/timeline"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
@@ -306,6 +307,10 @@ type Result struct {
 	// received the first bytes of its answer.
 	Connections Connections
 	FirstByte   latency.Summary
+	// Sends are the answered requests' send times counted in windows of about ten requests
+	// (arrivals.go), for the arrival check; zero in closed loop, with stages, and when shards
+	// measured the phase.
+	Sends sampling.Dispersion `json:",omitzero"`
 
 	Valid         bool
 	InvalidReason string
@@ -477,6 +482,7 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	own := newOwnDelay(began, schedule, 2*cfg.Timeout+du)
 	a.stats = newConnStats(2*cfg.Timeout + du)
 	defer func() { a.stats = nil }()
+	own.countSends(cfg.Model, du)
 	if cfg.Model.Mode() == Closed && cfg.Model.Think.Mean > 0 {
 		users = newThinker(cfg.Model.Think, cfg.Model.Connections, seed, began, du)
 		pace = users
@@ -512,6 +518,7 @@ func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, 
 	res.BytesReceived = a.received.Load() - receivedBefore
 	res.OwnDelay = own.summary()
 	res.Connections, res.FirstByte = a.stats.result(&a.tls)
+	res.Sends = own.sends.Dispersion(du)
 	res.Timeline = t.seconds.Finish(own.perSecond())
 	res.PeakInFlight = a.peak
 	res.Valid, res.InvalidReason = judge(res)

@@ -76,6 +76,11 @@ func TestOpenLoopKeepsRateAndMeasuresServiceTime(t *testing.T) {
 	if res.Mode != Open || res.RequestedRate != 300 || res.Scheduled != 900 {
 		t.Errorf("mode %s rate %d, %d scheduled; want open at 300, 900 scheduled in 3 s", res.Mode, res.RequestedRate, res.Scheduled)
 	}
+	// The arrival check's counts: windows of about ten requests over the phase, holding every
+	// answered request sent within the windows counted (how they are spread is the machine's).
+	if w := res.Sends.Windows; w < 80 || w > 90 || res.Sends.Mean*float64(w) > float64(res.Successes) || res.Sends.Mean*float64(w) < 0.9*float64(res.Successes) {
+		t.Errorf("sends counted in %d windows of %.2f; want 3 s in windows of 10 requests at 300 rps, holding the %d answered", w, res.Sends.Mean, res.Successes)
+	}
 }
 
 // Poisson arrivals measured end to end: every request released reaches the server, each charged

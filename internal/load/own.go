@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/latency"
+	"github.com/iotbench/iotbench/internal/sampling"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
 
@@ -19,6 +20,7 @@ type ownDelay struct {
 
 	rec    *latency.Recorder
 	second *timeline.PerSecond
+	sends  *sampling.Counts // arrivals.go; nil: not counted
 }
 
 func newOwnDelay(began time.Time, schedule schedule, ceiling time.Duration) *ownDelay {
@@ -38,6 +40,7 @@ func (o *ownDelay) start(seq uint64, now time.Time) time.Time {
 // last bytes received by the kernel at arrival and read by the generator at now.
 func (o *ownDelay) record(start, written, arrival, now time.Time) {
 	d := max(written.Sub(start), 0) + max(now.Sub(arrival), 0)
+	o.sent(written)
 	o.rec.Record(d)
 	o.second.Add(now, d)
 }

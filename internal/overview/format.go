@@ -22,7 +22,7 @@ import (
 
 // SchemaVersion is the version of the JSON this package writes (docs/report.md documents it);
 // every document records it in "schema_version".
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Formats are the text forms Write knows: table is internal/report's terminal table, written by
 // the caller.
@@ -52,6 +52,9 @@ type jsonScenario struct {
 	SLO      string        `json:"slo,omitempty"`
 	Maxima   []jsonMaximum `json:"maxima,omitempty"`
 	Finding  string        `json:"finding,omitempty"`
+
+	// SelfChecks are the instrument's checks over the rows, at a glance (docs/selfcheck.md).
+	SelfChecks []summary.Check `json:"self_checks"`
 
 	Settings jsonSettings `json:"settings"`
 	Targets  []jsonTarget `json:"targets"`
@@ -165,7 +168,7 @@ func WriteJSON(w io.Writer, o *summary.Overview) error {
 		Host: jsonHost{CPU: o.Host.CPU, Kernel: o.Host.Kernel, Docker: o.Host.Docker, Version: o.Host.Version, Commit: o.Host.Commit}}
 	for _, sc := range o.Scenarios {
 		s := sc.Settings
-		js := jsonScenario{Name: sc.Name, FindMax: sc.FindMax, Notes: nonNil(sc.Notes), Settings: jsonSettings{
+		js := jsonScenario{Name: sc.Name, FindMax: sc.FindMax, Notes: nonNil(sc.Notes), SelfChecks: append([]summary.Check{}, sc.Checks...), Settings: jsonSettings{
 			Mode: s.Mode, RequestedRPS: s.RequestedRPS, Connections: s.Connections, DurationS: s.Duration.Seconds(),
 			WarmupS: s.Warmup.Seconds(), CPUSet: s.CPUSet, GeneratorCPUSet: s.GeneratorCPUSet, Memory: s.Memory,
 			Fingerprint: s.Fingerprint, Seed: s.Seed, DB: s.DB, DBPoolSize: s.DBPoolSize, DBCPUSet: s.DBCPUSet,
@@ -219,6 +222,9 @@ func WriteMarkdown(w io.Writer, o *summary.Overview) error {
 		fmt.Fprintf(&b, "### %s\n\n", mdText(sc.Name))
 		if sc.FindMax {
 			writeMaximaMarkdown(&b, sc)
+		}
+		if len(sc.Checks) > 0 {
+			fmt.Fprintf(&b, "%s\n\n", mdText(summary.ChecksText(sc.Checks)))
 		}
 		fmt.Fprintf(&b, "%s\n\n", settingsText(sc, mdText))
 		if sc.FindMax {

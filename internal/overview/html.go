@@ -23,7 +23,16 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct":      func(f float64) string { return fmt.Sprintf("%.2f%%", 100*f) },
 	"reason":   reason,
 	"settings": settingsLine,
-	"mib":      func(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) },
+	"checkClass": func(c summary.Check) string {
+		switch {
+		case !c.Judged:
+			return "none"
+		case c.OK:
+			return "ok"
+		}
+		return "failed"
+	},
+	"mib": func(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) },
 }).Parse(pageTemplate))
 
 type htmlScenario struct {

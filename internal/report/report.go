@@ -49,6 +49,9 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 	first := rows[0]
 	fmt.Fprintf(w, "\n%s — %s, %s measured after %s warm-up%s%s\n",
 		termText(first.Scenario), loadModel(first), first.Duration, first.Warmup, termText(placement(first)), termText(store(first)))
+	if len(sc.Checks) > 0 {
+		fmt.Fprintf(w, "%s\n", termText(summary.ChecksText(sc.Checks)))
+	}
 
 	t := newTable(w, "target", "trial", "throughput rps", "success", "p50", "p99", "p99.9", "generator delay p99", "valid")
 	for _, r := range rows {

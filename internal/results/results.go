@@ -161,6 +161,14 @@ type Row struct {
 	CalibrationP50Error, CalibrationP99Error time.Duration
 	CalibrationRateRatio                     float64
 	CalibrationOwnDelayP99                   time.Duration
+	// The sampling checks (internal/sampling): the achieved sends' dispersion index against
+	// the intended arrival process (ArrivalJudged: open loop at one rate, enough windows), and
+	// the lag-1 autocorrelation of the measured phase's most correlated per-second figure with
+	// the effective number of independent seconds it leaves (SecondsJudged).
+	ArrivalJudged, ArrivalAsIntended  bool
+	ArrivalDispersion                 float64
+	SecondsJudged, SecondsIndependent bool
+	SecondsLag1R, SecondsEffectiveN   float64
 	// Warnings say why a valid row may still mislead (a busy generator, a runtime that sees other
 	// limits than it was given); "; "-separated.
 	Warnings string
@@ -577,6 +585,11 @@ var columns = []column{
 	{"connect_p99_ms", connected(millis(func(r *Row) *time.Duration { return &r.ConnectP99 })), 10},
 	{"ttfb_p50_ms", millis(func(r *Row) *time.Duration { return &r.FirstByteP50 }), 10},
 	{"ttfb_p99_ms", millis(func(r *Row) *time.Duration { return &r.FirstByteP99 }), 10},
+	{"arrival_dispersion", judged(func(r *Row) *bool { return &r.ArrivalJudged }, float(3, func(r *Row) *float64 { return &r.ArrivalDispersion })), 10},
+	{"arrival_as_intended", judged(func(r *Row) *bool { return &r.ArrivalJudged }, boolean(func(r *Row) *bool { return &r.ArrivalAsIntended })), 10},
+	{"seconds_lag1_r", judged(func(r *Row) *bool { return &r.SecondsJudged }, float(3, func(r *Row) *float64 { return &r.SecondsLag1R })), 10},
+	{"seconds_effective_n", judged(func(r *Row) *bool { return &r.SecondsJudged }, float(1, func(r *Row) *float64 { return &r.SecondsEffectiveN })), 10},
+	{"seconds_independent", judged(func(r *Row) *bool { return &r.SecondsJudged }, boolean(func(r *Row) *bool { return &r.SecondsIndependent })), 10},
 }
 
 // overTLS is a figure of a row over TLS: empty in plaintext.
@@ -606,6 +619,33 @@ func connected(c codec) codec {
 			return nil
 		}
 		return c.set(r, v)
+	}}
+}
+
+// judged is a figure of a check that may not have run: empty where it did not (the flag false).
+func judged(flag func(*Row) *bool, c codec) codec {
+	return codec{func(r *Row) string {
+		if !*flag(r) {
+			return ""
+		}
+		return c.get(r)
+	}, func(r *Row, v string) error {
+		if v == "" {
+			return nil
+		}
+		*flag(r) = true
+		return c.set(r, v)
+	}}
+}
+
+// boolean is true or false.
+func boolean(f func(*Row) *bool) codec {
+	return codec{func(r *Row) string { return strconv.FormatBool(*f(r)) }, func(r *Row, v string) error {
+		if v != "true" && v != "false" {
+			return errors.New("true or false")
+		}
+		*f(r) = v == "true"
+		return nil
 	}}
 }
 

@@ -255,14 +255,25 @@ func calibrationRate(p *plan.Plan) int {
 	return min(max(rate, 500), 2000)
 }
 
-// calibrator runs a run's calibrations and stamps each row with the one before its cell.
+// CalibrateEvery is how many cells of a run at one load pass between calibrations: a matrix
+// longer than that is calibrated again after every CalibrateEvery-th cell, so that no row is
+// more than that many cells (15–20 minutes at the default phases) from a calibration. A
+// calibration costs about 5 s, 0.5% of those cells' time. A --find-max run is calibrated before
+// its first search and after its last only: its steps are recorded with the target running.
+const CalibrateEvery = 20
+
+// calibrateEvery is CalibrateEvery, lowered by tests.
+var calibrateEvery = CalibrateEvery
+
+// calibrator runs a run's calibrations and stamps each row with the latest one measured before
+// the row is written.
 type calibrator struct {
 	log  io.Writer
 	rate int
 	cpus []int // the targets', where the reference runs; nil: in this process
 	run  func(ctx context.Context, rate int, targetCPUs []int) (Calibration, error)
-	// before is the calibration before the first cell; nil when it failed.
-	before *Calibration
+	// latest is the latest calibration measured; nil when none was.
+	latest *Calibration
 	// missed counts the calibrations that missed their limits.
 	missed int
 }
@@ -276,8 +287,8 @@ func (c *calibrator) measure(ctx context.Context, when string) {
 		}
 		return
 	}
-	if when == beforeFirst {
-		c.before = &cal
+	if when != afterLast {
+		c.latest = &cal
 	}
 	if cal.Within() {
 		fmt.Fprintf(c.log, "calibration %s: %s\n", when, cal)
@@ -293,9 +304,12 @@ const (
 	afterLast   = "after the last cell"
 )
 
-// stamp records the calibration before the first cell on row.
+// stamp records the latest calibration on row.
 func (c *calibrator) stamp(row *results.Row) {
-	if c.before != nil {
-		c.before.stamp(row)
+	if c.latest != nil {
+		c.latest.stamp(row)
 	}
 }
+
+// afterCell is the calibration between cells, after the n-th.
+func afterCell(n int) string { return fmt.Sprintf("after cell %d", n) }

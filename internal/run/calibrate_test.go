@@ -238,3 +238,49 @@ func TestPinnedHelperServesTheReference(t *testing.T) {
 		t.Errorf("%v, measured %q", err, c.Where)
 	}
 }
+
+// A long matrix is calibrated again between cells: each row carries the latest calibration
+// measured before it was written, in the file as in the outcome, and a recalibration that
+// missed its limits marks the rows after it, and counts.
+func TestLongMatrixIsCalibratedAgain(t *testing.T) {
+	defer func(n int) { calibrateEvery = n }(calibrateEvery)
+	calibrateEvery = 2
+	dir := t.TempDir()
+	e, connects := fakeEngine(), 0
+	fx := effects(e, &connects)
+	calls := 0
+	fx.Calibrate = func(ctx context.Context, rate int, cpus []int) (Calibration, error) {
+		calls++
+		c, err := knownCalibration(ctx, rate, cpus)
+		c.P99Error = time.Duration(calls) * time.Millisecond
+		if calls == 2 {
+			c.Missed = []string{"p99 off by 2 ms (a test)"}
+		}
+		return c, err
+	}
+	rs := New(fx)
+	defer rs.Close()
+	var log strings.Builder
+	out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, Out: filepath.Join(dir, "results"), Log: &log})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	rows, _, err := results.ReadFile(out.Path)
+	if err != nil || len(rows) != 4 {
+		t.Fatalf("%d rows (%v)", len(rows), err)
+	}
+	// Cell 1 carries the calibration before it; cell 2 the one right after it (measured before
+	// its row was written); cells 3 and 4 that one too. None after the last cell but the final one.
+	want := []time.Duration{1, 2, 2, 2}
+	for i, row := range rows {
+		if row.CalibrationP99Error != want[i]*time.Millisecond || row.CalibrationWithin != (want[i] == 1) {
+			t.Errorf("row %d: calibration p99 error %v within %v; want %v ms", i+1, row.CalibrationP99Error, row.CalibrationWithin, want[i])
+		}
+		if o := out.Rows[i]; o.CalibrationP99Error != row.CalibrationP99Error || o.CalibrationWithin != row.CalibrationWithin {
+			t.Errorf("outcome's row %d differs from the file's", i+1)
+		}
+	}
+	if calls != 3 || out.CalibrationsMissed != 1 || !strings.Contains(log.String(), "CALIBRATION AFTER CELL 2 MISSED ITS LIMITS") {
+		t.Errorf("%d calibrations, %d missed; want 3, 1 (after cell 2); log:\n%s", calls, out.CalibrationsMissed, log.String())
+	}
+}

@@ -28,18 +28,28 @@ type Gate struct {
 	AllowInconclusive bool
 }
 
-// ParseGates are --fail-on's gates, or the default ones of a paired run.
-func ParseGates(failOn string) ([]compare.Gate, error) {
+// ParseGates are --fail-on's gates, or the default ones of a paired run; findMax says the run
+// searches maxima, which are all its gates may judge (a step's figures are at whatever rate the
+// search tried).
+func ParseGates(failOn string, findMax bool) ([]compare.Gate, error) {
 	if failOn == "" {
 		failOn = compare.DefaultPairedGates
+		if findMax {
+			failOn = compare.DefaultPairedMaxGates
+		}
 	}
 	gates, err := compare.ParseGates(failOn)
 	if err != nil {
 		return nil, exitcode.With(exitcode.Usage, err)
 	}
 	for _, g := range gates {
-		if g.Percent == 0 {
+		switch {
+		case g.Percent == 0:
 			return nil, exitcode.Usagef("--fail-on %s: a paired run tests equivalence within ±limit: give a limit above 0", g)
+		case findMax && g.Metric != "max":
+			return nil, exitcode.Usagef("--fail-on %s: a --find-max run is judged on its maxima, its steps being at whatever rate the search tried: gate max (e.g. %s)", g, compare.DefaultPairedMaxGates)
+		case !findMax && g.Metric == "max":
+			return nil, exitcode.Usagef("--fail-on %s: max is a --find-max run's figure; this run measures at one load", g)
 		}
 	}
 	return gates, nil
@@ -47,14 +57,17 @@ func ParseGates(failOn string) ([]compare.Gate, error) {
 
 // NewGate checks a paired run's settings: until (empty: none) must name gated metrics, and
 // maxTrials leave room to settle anything.
-func NewGate(failOn, until string, maxTrials int, alpha float64, allowInconclusive bool) (*Gate, error) {
-	gates, err := ParseGates(failOn)
+func NewGate(failOn, until string, maxTrials int, alpha float64, allowInconclusive, findMax bool) (*Gate, error) {
+	gates, err := ParseGates(failOn, findMax)
 	if err != nil {
 		return nil, err
 	}
 	g := &Gate{Gates: gates, MaxTrials: maxTrials, Alpha: alpha, AllowInconclusive: allowInconclusive}
 	if until == "" {
 		return g, nil
+	}
+	if findMax {
+		return nil, exitcode.Usagef("--until adds rounds of cells at one load; a --find-max run's rounds are searches: give --trials instead")
 	}
 	if g.Until, err = compare.ParseUntil(until); err != nil {
 		return nil, exitcode.Usagef("--until %v", err)

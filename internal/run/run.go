@@ -270,6 +270,8 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 		r.More = s.Gate.more(s.Log, p)
 	}
 	announce(s.Log, s, p, f)
+	// recorded are the rows as written (calibration stamped), in the order they were.
+	var recorded []results.Row
 	if !s.SkipCalibration {
 		cal := &calibrator{log: s.Log, rate: calibrationRate(p), run: rs.Effects.Calibrate}
 		// Placed as a target is: on the targets' CPUs of this machine. A remote engine's
@@ -278,30 +280,47 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 			cal.cpus = p.TargetCPUs
 		}
 		cal.measure(ctx, beforeFirst)
-		record := r.Record
+		record, cells, remaining := r.Record, 0, len(p.Cells)-cellRows(f.resumed)
 		r.Record = func(row results.Row) error {
+			// A long matrix is calibrated again between cells (no target running): the
+			// cell just finished is as near to that calibration as to the one before.
+			if s.FindMax == nil && row.Stage == 0 {
+				if cells++; cells%calibrateEvery == 0 && cells < remaining {
+					cal.measure(ctx, afterCell(cells))
+				}
+			}
 			cal.stamp(&row)
-			return record(row)
+			if err := record(row); err != nil {
+				return err
+			}
+			recorded = append(recorded, row)
+			return nil
 		}
 		// The rows are written as their cells finish: the calibration after the last cell is
-		// in the log and the outcome, and the rows carry the one before them.
+		// in the log and the outcome, and the rows carry the latest one before them.
 		defer func() {
 			if ctx.Err() == nil {
 				cal.measure(ctx, afterLast)
 			}
 			out.CalibrationsMissed = cal.missed
 		}()
-		defer func() {
-			for i := len(f.resumed); i < len(out.Rows); i++ {
-				cal.stamp(&out.Rows[i])
-			}
-		}()
+	}
+	// asWritten are rows as the file holds them: the engine's rows, stamped on their way.
+	asWritten := func(rows []results.Row) []results.Row {
+		if len(recorded) == len(rows) {
+			return recorded
+		}
+		return rows
 	}
 
 	if s.FindMax != nil {
 		found, rows, err := findMax(ctx, r, p, s.FindMax)
-		out.Found, out.Rows = found, append(out.Rows, rows...)
+		out.Found, out.Rows = found, append(out.Rows, asWritten(rows)...)
 		out.Interrupted = errors.Is(err, context.Canceled)
+		if err == nil && p.Paired {
+			res := s.Gate.analyze(f.path, out.Rows)
+			out.Paired = &res
+		}
 		return out, err
 	}
 	rows, err := r.Run(ctx, p)
@@ -312,7 +331,7 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 		}
 		return nil, exitcode.Usagef("--resume %s: %v: run it with the flags that started it, or start a new run", s.Resume, re)
 	}
-	out.Rows = append(out.Rows, rows...)
+	out.Rows = append(out.Rows, asWritten(rows)...)
 	out.Interrupted = errors.Is(err, context.Canceled)
 	if out.Interrupted && s.File == "" {
 		fmt.Fprintf(s.Log, "interrupted: %d of %d cell(s) recorded in %s; the same command with --resume %s measures the rest\n", cellRows(out.Rows), len(p.Cells), f.path, f.path)

@@ -57,6 +57,8 @@ type Scenario struct {
 	RankedBy results.Metric
 	Unranked []string
 	Notes    []string
+	// Checks are the instrument's self-checks over the rows, at a glance.
+	Checks []Check
 }
 
 // Settings are what the scenario's cells were measured with (from its first row).
@@ -328,6 +330,7 @@ func Build(sources []Source) (*Overview, error) {
 			rankTargets(&sc)
 		}
 		sc.Notes = append(sc.Notes, CalibrationNotes(sc.Rows)...)
+		sc.Checks = SelfChecks(sc.Rows)
 		o.Scenarios = append(o.Scenarios, sc)
 	}
 	return o, nil

@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/sampling"
+	"github.com/iotbench/iotbench/internal/timeline"
+)
+
+// seconds is a phase's timeline whose per-second p50 and p99 (ms) are p50s and twice them.
+func seconds(p50s ...float64) []timeline.Second {
+	out := make([]timeline.Second, len(p50s))
+	for i, p := range p50s {
+		d := time.Duration(p * float64(time.Millisecond))
+		out[i] = timeline.Second{Index: i, Successes: 100, P50: d, P99: 2 * d}
+	}
+	return out
+}
+
+// TestSamplingChecksOnTheRow: each check's figures land in the row's columns, and a failed one
+// adds a warning saying what it means for the figures.
+func TestSamplingChecksOnTheRow(t *testing.T) {
+	// Alternating seconds: independent (r < 0); a slow swing over several seconds: correlated.
+	independent := seconds(10, 12, 9, 11, 10, 13, 9, 11, 10, 12, 9, 11, 10, 12)
+	swinging := seconds(10, 11, 12, 13, 14, 13, 12, 11, 10, 11, 12, 13, 14, 13, 12, 11, 10)
+	for _, c := range []struct {
+		name        string
+		res         load.Result
+		arrival     bool // judged, as intended
+		independent bool
+		warns       []string
+	}{
+		{"as intended, independent", load.Result{Mode: load.Open, Arrival: load.Uniform, Sends: sampling.Dispersion{Windows: 200, Mean: 10, Variance: 0.3}, Timeline: independent},
+			true, true, nil},
+		{"poisson sends on a uniform schedule, correlated seconds", load.Result{Mode: load.Open, Arrival: load.Uniform, Sends: sampling.Dispersion{Windows: 200, Mean: 10, Variance: 10}, Timeline: swinging},
+			false, false, []string{"arrivals not as intended: the sends came in clumps (dispersion 1.00", "seconds not independent: the per-second p50 follows the second before it", "worth about"}},
+		{"closed loop", load.Result{Mode: load.Closed, Timeline: independent}, false, true, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var row results.Row
+			judgeSampling(&row, c.res)
+			if c.res.Mode == load.Open && (!row.ArrivalJudged || row.ArrivalAsIntended != c.arrival) {
+				t.Errorf("arrival judged %v, as intended %v; want judged, %v", row.ArrivalJudged, row.ArrivalAsIntended, c.arrival)
+			}
+			if c.res.Mode == load.Closed && row.ArrivalJudged {
+				t.Error("a closed loop's arrivals judged")
+			}
+			if !row.SecondsJudged || row.SecondsIndependent != c.independent || (c.independent && row.SecondsEffectiveN < float64(len(c.res.Timeline)-1)) {
+				t.Errorf("seconds judged %v, independent %v, r %.2f, n_eff %.1f; want independent %v", row.SecondsJudged, row.SecondsIndependent, row.SecondsLag1R, row.SecondsEffectiveN, c.independent)
+			}
+			for _, w := range c.warns {
+				if !strings.Contains(row.Warnings, w) {
+					t.Errorf("warnings %q lack %q", row.Warnings, w)
+				}
+			}
+			if c.warns == nil && row.Warnings != "" {
+				t.Errorf("warnings %q; want none", row.Warnings)
+			}
+		})
+	}
+	// Too few seconds: not judged.
+	var row results.Row
+	judgeSampling(&row, load.Result{Mode: load.Closed, Timeline: seconds(1, 2, 3)})
+	if row.SecondsJudged {
+		t.Error("3 seconds judged")
+	}
+}

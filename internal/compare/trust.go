@@ -1,0 +1,87 @@
+package compare
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/summary"
+)
+
+// A verdict never rests on a figure the instrument cannot vouch for: a row whose measured phase
+// was not in a steady state (its figures moved through the phase: no one level describes it), or
+// whose run's calibration, the one nearest the row, missed its limits (the instrument was off that
+// day by more than it promises). Such rows are left out of compare and of the paired gate as an
+// invalid trial is, and the notes say how many and why (docs/selfcheck.md).
+
+// Distrust reasons, as the notes name them.
+const (
+	distrustNotSteady   = "not steady"
+	distrustCalibration = "calibration missed its limits"
+)
+
+// distrusted says why a valid row's figures carry no verdict; empty when they may.
+func distrusted(r results.Row) string {
+	switch {
+	case r.NotSteady():
+		return distrustNotSteady
+	case r.Calibrated && !r.CalibrationWithin:
+		return distrustCalibration
+	}
+	return ""
+}
+
+// searchDistrusted says why a search's maximum carries no verdict: a step whose calibration
+// missed its limits (a step that was not steady already failed its SLO, so no maximum rests on it).
+func searchDistrusted(s summary.Search) string {
+	for _, r := range s.Steps {
+		if why := distrusted(r); why == distrustCalibration {
+			return why
+		}
+	}
+	return ""
+}
+
+// trusted are the valid rows a verdict may rest on; left counts the others by reason.
+func trusted(rows []results.Row, left map[string]int) []results.Row {
+	var out []results.Row
+	for _, r := range rows {
+		if !r.Valid {
+			continue
+		}
+		if why := distrusted(r); why != "" {
+			left[why]++
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// leftOutText says which valid trials of a cell were left out and why: "2 not steady, 1
+// calibration missed its limits"; empty when none.
+func leftOutText(left map[string]int) string {
+	var parts []string
+	for _, why := range []string{distrustNotSteady, distrustCalibration} {
+		if n := left[why]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, why))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// leftOutNote is the note of a cell some of whose valid trials (or searches) were left out;
+// where says of which side ("in old.csv", "of the candidate"); empty when none were.
+func leftOutNote(name, what, where string, left map[string]int) string {
+	if len(left) == 0 {
+		return ""
+	}
+	var why []string
+	if left[distrustNotSteady] > 0 {
+		why = append(why, "a phase that was not steady has no one level to compare")
+	}
+	if left[distrustCalibration] > 0 {
+		why = append(why, "the run's calibration says the instrument was off by more than its limits")
+	}
+	return fmt.Sprintf("%s: %s left out %s (%s), so that no verdict rests on them: %s", name, what, where, leftOutText(left), strings.Join(why, "; "))
+}

@@ -1,0 +1,139 @@
+package summary
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+// Check is one of the instrument's self-checks over a scenario's rows, at a glance: its name,
+// whether every row it judged passed, and what it found in a few words (docs/selfcheck.md).
+type Check struct {
+	Name string `json:"name"`
+	// Judged is false when no row was judged (a check older than the file, or skipped).
+	Judged bool   `json:"judged"`
+	OK     bool   `json:"ok"`
+	Text   string `json:"text"`
+}
+
+// Mark is the check's sign: ✓ passed, ✗ failed, – not judged.
+func (c Check) Mark() string {
+	switch {
+	case !c.Judged:
+		return "–"
+	case c.OK:
+		return "✓"
+	}
+	return "✗"
+}
+
+// String is the check in one phrase: "steady ✓ 12 of 12 cells".
+func (c Check) String() string { return c.Name + " " + c.Mark() + " " + c.Text }
+
+// SelfChecks are the self-checks of rows: the calibration, the steady state, the arrivals and
+// the independence of the seconds; none when no row was judged by any (files older than the
+// checks).
+func SelfChecks(rows []results.Row) []Check {
+	var loaded []results.Row
+	for _, r := range rows {
+		if r.Loaded() && r.Stage == 0 {
+			loaded = append(loaded, r)
+		}
+	}
+	checks := []Check{
+		calibrationCheck(loaded),
+		rowCheck("steady", loaded, "cells steady", "not steady",
+			func(r results.Row) (bool, bool) { return r.SteadyJudged, r.Steady }),
+		rowCheck("arrivals", loaded, "open-loop cells sent as intended", "not as intended",
+			func(r results.Row) (bool, bool) { return r.ArrivalJudged, r.ArrivalAsIntended }),
+		rowCheck("seconds", loaded, "cells' seconds independent", "correlated",
+			func(r results.Row) (bool, bool) { return r.SecondsJudged, r.SecondsIndependent }),
+	}
+	for _, c := range checks {
+		if c.Judged {
+			return checks
+		}
+	}
+	return nil
+}
+
+// calibrationCheck is the worst calibration the rows carry.
+func calibrationCheck(rows []results.Row) Check {
+	c := Check{Name: "calibration", Text: "not measured"}
+	var worst *results.Row
+	calibrated, missed := 0, 0
+	for i, r := range rows {
+		if !r.Calibrated {
+			continue
+		}
+		calibrated++
+		if !r.CalibrationWithin {
+			missed++
+		}
+		if worst == nil || (worst.CalibrationWithin && !r.CalibrationWithin) ||
+			(worst.CalibrationWithin == r.CalibrationWithin && abs(r.CalibrationP99Error) > abs(worst.CalibrationP99Error)) {
+			worst = &rows[i]
+		}
+	}
+	if worst == nil {
+		return c
+	}
+	c.Judged, c.OK = true, worst.CalibrationWithin
+	verdict := "within limits"
+	if !c.OK {
+		verdict = fmt.Sprintf("MISSED its limits for %d of %d rows; worst", missed, calibrated)
+	}
+	c.Text = fmt.Sprintf("%s (p50 %+.2f ms, p99 %+.2f ms off a known server, %.1f%% of its rate)", verdict,
+		ms(worst.CalibrationP50Error), ms(worst.CalibrationP99Error), 100*worst.CalibrationRateRatio)
+	return c
+}
+
+func abs[T ~int64](x T) T {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// rowCheck counts the rows a check judged and passed, naming up to three that failed.
+func rowCheck(name string, rows []results.Row, passed, failed string, of func(results.Row) (judged, ok bool)) Check {
+	c := Check{Name: name, Text: "not judged"}
+	n, ok := 0, 0
+	var bad []string
+	for _, r := range rows {
+		judged, pass := of(r)
+		if !judged {
+			continue
+		}
+		n++
+		if pass {
+			ok++
+		} else if len(bad) < 3 {
+			bad = append(bad, fmt.Sprintf("%s trial %d", nameOf(r), r.Trial))
+		}
+	}
+	if n == 0 {
+		return c
+	}
+	c.Judged, c.OK = true, ok == n
+	c.Text = fmt.Sprintf("%d of %d %s", ok, n, passed)
+	if len(bad) > 0 {
+		more := ""
+		if n-ok > len(bad) {
+			more = ", …"
+		}
+		c.Text += fmt.Sprintf("; %s: %s%s", failed, strings.Join(bad, ", "), more)
+	}
+	return c
+}
+
+// ChecksText is the self-checks in one line, as every format writes them: "self-checks:
+// calibration ✓ within limits (…) · steady ✓ 12 of 12 cells steady · …".
+func ChecksText(checks []Check) string {
+	parts := make([]string, len(checks))
+	for i, c := range checks {
+		parts[i] = c.String()
+	}
+	return "self-checks: " + strings.Join(parts, " · ")
+}

@@ -1,0 +1,46 @@
+package summary
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+func TestSelfChecksAtAGlance(t *testing.T) {
+	row := func(trial int) results.Row {
+		return results.Row{Scenario: "s", Target: "t", Trial: trial, Valid: true, Requests: 100, Successes: 100, ThroughputRPS: 100,
+			SteadyJudged: true, Steady: true, ArrivalJudged: true, ArrivalAsIntended: true, SecondsJudged: true, SecondsIndependent: true,
+			Calibrated: true, CalibrationWithin: true, CalibrationP50Error: 120 * time.Microsecond, CalibrationP99Error: -800 * time.Microsecond, CalibrationRateRatio: 0.999}
+	}
+	rows := []results.Row{row(1), row(2), row(3), row(4), row(5)}
+	got := ChecksText(SelfChecks(rows))
+	if want := "self-checks: calibration ✓ within limits (p50 +0.12 ms, p99 -0.80 ms off a known server, 99.9% of its rate) · steady ✓ 5 of 5 cells steady · arrivals ✓ 5 of 5 open-loop cells sent as intended · seconds ✓ 5 of 5 cells' seconds independent"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+
+	rows[1].Steady = false
+	rows[2].ArrivalAsIntended = false
+	rows[3].CalibrationWithin, rows[3].CalibrationP99Error = false, 7*time.Millisecond
+	for i := range rows {
+		rows[i].SecondsJudged = false
+	}
+	checks := SelfChecks(rows)
+	for i, want := range []string{
+		"calibration ✗ MISSED its limits for 1 of 5 rows; worst (p50 +0.12 ms, p99 +7.00 ms",
+		"steady ✗ 4 of 5 cells steady; not steady: t trial 2",
+		"arrivals ✗ 4 of 5 open-loop cells sent as intended; not as intended: t trial 3",
+		"seconds – not judged",
+	} {
+		if !strings.HasPrefix(checks[i].String(), want) {
+			t.Errorf("check %d: %q; want it to start %q", i, checks[i], want)
+		}
+	}
+
+	// A file older than the checks: nothing to show.
+	old := results.Row{Scenario: "s", Target: "t", Trial: 1, Valid: true, Requests: 1, Successes: 1}
+	if c := SelfChecks([]results.Row{old}); c != nil {
+		t.Errorf("an older file's checks: %v; want none", c)
+	}
+}
