@@ -5,6 +5,7 @@ package verify
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/safetext"
+	"github.com/iotbench/iotbench/internal/tlscert"
 )
 
 // Case is one request and what its answer must be.
@@ -120,9 +122,57 @@ func together(c Case, n int, lastAfter time.Duration) Case {
 	return c
 }
 
-// Run performs cases in order against baseURL and returns one Result per check.
+// Run performs cases in order against baseURL in clear HTTP/1.1 and returns one Result per check.
 func Run(ctx context.Context, baseURL string, cases []Case) []Result {
+	return run1(ctx, newClient(30*time.Second), baseURL, cases)
+}
+
+// RunOver performs cases as Run does, speaking protocol (tlscert.Protocols) and nothing else: over
+// TLS 1.3 trusting set's CA alone, HTTP/2 by ALPN or with prior knowledge. Every answer must have
+// come in that protocol. It fails only on a protocol it cannot speak.
+func RunOver(ctx context.Context, baseURL, protocol string, set *tlscert.Set, cases []Case) ([]Result, error) {
+	t, err := tlscert.Transport(protocol, set)
+	if err != nil {
+		return nil, err
+	}
+	defer t.CloseIdleConnections()
 	hc := newClient(30 * time.Second)
+	hc.Transport = &expectProto{rt: t, protocol: protocol}
+	return run1(ctx, hc, baseURL, cases), nil
+}
+
+// expectProto fails an answer that did not come in protocol: a client that speaks one protocol
+// could only be answered in another by a mistake of its own, which this keeps from passing.
+type expectProto struct {
+	rt       http.RoundTripper
+	protocol string
+}
+
+func (e *expectProto) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := e.rt.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	major := 1
+	if e.protocol == tlscert.H2 || e.protocol == tlscert.H2C {
+		major = 2
+	}
+	switch {
+	case res.ProtoMajor != major:
+		err = fmt.Errorf("answered in %s, want HTTP/%d (%s)", res.Proto, major, e.protocol)
+	case tlscert.TLS(e.protocol) && (res.TLS == nil || res.TLS.Version != tls.VersionTLS13):
+		err = fmt.Errorf("answered outside TLS 1.3 (%s)", e.protocol)
+	case !tlscert.TLS(e.protocol) && res.TLS != nil:
+		err = fmt.Errorf("answered over TLS, want clear text (%s)", e.protocol)
+	}
+	if err != nil {
+		res.Body.Close()
+		return nil, err
+	}
+	return res, nil
+}
+
+func run1(ctx context.Context, hc *http.Client, baseURL string, cases []Case) []Result {
 	out := make([]Result, len(cases))
 	for i, c := range cases {
 		var err error
