@@ -124,7 +124,8 @@ func together(c Case, n int, lastAfter time.Duration) Case {
 
 // Run performs cases in order against baseURL in clear HTTP/1.1 and returns one Result per check.
 func Run(ctx context.Context, baseURL string, cases []Case) []Result {
-	return run1(ctx, newClient(30*time.Second), baseURL, cases)
+	res, _ := RunOver(ctx, baseURL, tlscert.HTTP1, nil, cases) // http1 needs no certificates
+	return res
 }
 
 // RunOver performs cases as Run does, speaking protocol (tlscert.Protocols) and nothing else: over
