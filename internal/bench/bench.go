@@ -281,59 +281,6 @@ func (r *Runner) build(ctx context.Context, p *plan.Plan) (built, error) {
 	return b, nil
 }
 
-// Verify starts each target of p in turn and checks it against the contract. It returns the
-// names of the targets that failed.
-func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case) ([]string, error) {
-	images, err := r.build(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	var failed []string
-	for i, c := range p.Cells {
-		fmt.Fprintf(r.Log, "[%d/%d] verifying %s\n", i+1, len(p.Cells), c.Target)
-		if reason := images.failure(c); reason != "" {
-			fmt.Fprintf(r.Log, "  FAIL %s\n", reason)
-			failed = append(failed, c.Target)
-			continue
-		}
-		in, nl, err := r.start(ctx, p, c, images, false)
-		if err != nil {
-			return failed, err
-		}
-		if nl != nil {
-			fmt.Fprintf(r.Log, "  FAIL %s\n", nl.reason)
-			failed = append(failed, c.Target)
-			continue
-		}
-		ok := true
-		for _, res := range verify.Run(ctx, in.ctr.URL(), cases) {
-			if res.Err != nil {
-				ok = false
-				fmt.Fprintf(r.Log, "  FAIL %s: %v\n", res.Case, res.Err)
-			} else {
-				fmt.Fprintf(r.Log, "  ok   %s\n", res.Case)
-			}
-		}
-		if in.db != nil {
-			if err := in.sameRows(ctx); err != nil {
-				ok = false
-				fmt.Fprintf(r.Log, "  FAIL the rows are in the database server: %v\n", err)
-			} else {
-				fmt.Fprintf(r.Log, "  ok   the rows are in the database server: /stats counts what PostgreSQL counts\n")
-			}
-		}
-		if !ok {
-			failed = append(failed, c.Target)
-			fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", in.ctr.Logs(context.WithoutCancel(ctx), 20))
-		}
-		in.remove(ctx)
-		if ctx.Err() != nil {
-			return failed, ctx.Err()
-		}
-	}
-	return failed, nil
-}
-
 // Skip records each cell of p that r.Resumed does not hold as not loaded, for reason (a run this
 // host is too small for), without building or starting anything. The rows are built as every
 // other row is, so they carry the run's settings.

@@ -38,8 +38,10 @@ func NewCmdVerify(s Streams, runF func(context.Context, *VerifyOptions) error) *
 		Short: "Check targets against every endpoint of the contract (docs/contract.md)",
 		Long: `Build and start each target in turn, as a run would, and check every endpoint of the contract
 with the exact values it fixes (Monte Carlo, matrix trace, primes, fib, page rows, stored rows…).
-A target that passes does the same work as the others. Exit status 1 when any target fails.
-With --docker-host, the targets run on that engine, as run's do.`,
+A target that passes does the same work as the others. Each target is checked over every protocol
+its image declares (http1, https, h2, h2c: docs/protocols.md), in a fresh container each, with
+certificates made for this run. Exit status 1 when any target fails.
+With --docker-host, the targets run on that engine, as run's do (over clear-text protocols only).`,
 		Example: "  iotbench verify\n  iotbench verify --targets spring-mvc-platform,fastify\n  iotbench verify --db postgres   # every target on PostgreSQL: its rows counted in the server too\n  iotbench verify --docker-host ssh://bench@10.0.0.2",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

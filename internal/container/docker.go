@@ -7,6 +7,7 @@ package container
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/safetext"
+	"github.com/iotbench/iotbench/internal/tlscert"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	ctypes "github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -117,6 +119,11 @@ type Spec struct {
 	// Service is the base URL of a service iotbench did not start (Running); empty for a
 	// container.
 	Service string
+	// Protocol is what the target serves on Port (tlscert.HTTP1 when empty), told by env
+	// tlscert.EnvProtocol; TLSDir holds the run's certificates (tlscert.New), mounted read-only
+	// at tlscert.MountDir when set. A TLS protocol needs TLSDir.
+	Protocol string
+	TLSDir   string
 }
 
 // Instance is a started target.
@@ -268,7 +275,14 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 	if err := portFree(d.bindAddress(), s.Port); err != nil {
 		return nil, fmt.Errorf("target %s: %w", s.Target, err)
 	}
+	hc, err := d.protocolClient(s)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", s.Target, err)
+	}
 	env := []string{"PORT=" + strconv.Itoa(s.Port), "BIND_ADDRESS=" + d.bindAddress()}
+	if s.Protocol != "" && s.Protocol != tlscert.HTTP1 {
+		env = append(env, tlscert.EnvProtocol+"="+s.Protocol)
+	}
 	for k, v := range s.Env {
 		env = append(env, k+"="+v)
 	}
@@ -288,7 +302,7 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the %s container: %w", s.Target, err)
 	}
-	inst := &dockerInstance{d: d, id: created.ID, url: "http://" + net.JoinHostPort(d.bindAddress(), strconv.Itoa(s.Port))}
+	inst := &dockerInstance{d: d, id: created.ID, url: tlscert.Scheme(s.Protocol) + "://" + net.JoinHostPort(d.bindAddress(), strconv.Itoa(s.Port)), hc: hc}
 	begin := time.Now()
 	if _, err := d.c.ContainerStart(cctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		inst.Remove(context.WithoutCancel(ctx))
@@ -350,7 +364,45 @@ func (d *Docker) hostConfig(s Spec) *ctypes.HostConfig {
 		// noexec: Netty's native transport is loaded from the image, not extracted here
 		// (targets/jvm/README.md).
 		Tmpfs: map[string]string{TmpfsPath: tmp},
+		Binds: tlsBinds(s),
 	}
+}
+
+// tlsBinds mounts the run's certificates where every target looks for them, read-only.
+func tlsBinds(s Spec) []string {
+	if s.TLSDir == "" {
+		return nil
+	}
+	return []string{s.TLSDir + ":" + tlscert.MountDir + ":ro"}
+}
+
+// protocolClient is the health client of a target serving s.Protocol. The certificates are a
+// folder on this machine: an engine on another host cannot mount them.
+func (d *Docker) protocolClient(s Spec) (*http.Client, error) {
+	hc := healthClient()
+	p := cmp.Or(s.Protocol, tlscert.HTTP1)
+	if p == tlscert.HTTP1 {
+		return hc, nil
+	}
+	var set *tlscert.Set
+	if tlscert.TLS(p) {
+		if s.TLSDir == "" {
+			return nil, fmt.Errorf("protocol %s needs the run's certificates, and none were made", p)
+		}
+		if d.remote != "" {
+			return nil, fmt.Errorf("protocol %s: the run's certificates are on this machine, and the engine on %s cannot mount them; run it on the local engine", p, d.remote)
+		}
+		var err error
+		if set, err = tlscert.Load(s.TLSDir); err != nil {
+			return nil, err
+		}
+	}
+	t, err := tlscert.Transport(p, set)
+	if err != nil {
+		return nil, err
+	}
+	hc.Transport = t
+	return hc, nil
 }
 
 // TmpfsPath is the one writable folder of a target: the rest of its filesystem is read-only.
@@ -391,6 +443,7 @@ type dockerInstance struct {
 	startup   time.Duration
 	imageSize int64
 	cg        *resources.Cgroup // nil when it could not be found
+	hc        *http.Client      // asks for the health endpoint in the target's protocol
 	watch     *engineWatch      // nil until the target is healthy
 }
 
@@ -455,7 +508,7 @@ func (i *dockerInstance) Fate(ctx context.Context) (Fate, error) {
 
 func (i *dockerInstance) waitHealthy(ctx context.Context, s Spec) error {
 	deadline := time.Now().Add(s.StartupTimeout)
-	hc := healthClient()
+	hc := i.hc
 	for {
 		if body, ok := get(ctx, hc, i.url+s.Health); ok {
 			i.health = body

@@ -5,6 +5,7 @@ package verify
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/safetext"
+	"github.com/iotbench/iotbench/internal/tlscert"
 )
 
 // Case is one request and what its answer must be.
@@ -27,7 +29,7 @@ type Case struct {
 	Path   string
 	Body   []byte
 	Status int
-	// Expect inspects a successful answer; took is the request's duration.
+	// Expect inspects a successful answer; took is the request's duration. Nil: the status alone.
 	Expect func(a answer) error
 	// Together > 1 sends the request that many times at once, each answer checked by Expect, and
 	// requires the last of them to come no sooner than LastAfter: how a check sees that work queues
@@ -120,9 +122,58 @@ func together(c Case, n int, lastAfter time.Duration) Case {
 	return c
 }
 
-// Run performs cases in order against baseURL and returns one Result per check.
+// Run performs cases in order against baseURL in clear HTTP/1.1 and returns one Result per check.
 func Run(ctx context.Context, baseURL string, cases []Case) []Result {
+	res, _ := RunOver(ctx, baseURL, tlscert.HTTP1, nil, cases) // http1 needs no certificates
+	return res
+}
+
+// RunOver performs cases as Run does, speaking protocol (tlscert.Protocols) and nothing else: over
+// TLS 1.3 trusting set's CA alone, HTTP/2 by ALPN or with prior knowledge. Every answer must have
+// come in that protocol. It fails only on a protocol it cannot speak.
+func RunOver(ctx context.Context, baseURL, protocol string, set *tlscert.Set, cases []Case) ([]Result, error) {
+	t, err := tlscert.Transport(protocol, set)
+	if err != nil {
+		return nil, err
+	}
+	defer t.CloseIdleConnections()
 	hc := newClient(30 * time.Second)
+	hc.Transport = &expectProto{rt: t, protocol: protocol}
+	return run1(ctx, hc, baseURL, cases), nil
+}
+
+// expectProto fails an answer that did not come in protocol: a client that speaks one protocol
+// could only be answered in another by a mistake of its own, which this keeps from passing.
+type expectProto struct {
+	rt       http.RoundTripper
+	protocol string
+}
+
+func (e *expectProto) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := e.rt.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	major := 1
+	if e.protocol == tlscert.H2 || e.protocol == tlscert.H2C {
+		major = 2
+	}
+	switch {
+	case res.ProtoMajor != major:
+		err = fmt.Errorf("answered in %s, want HTTP/%d (%s)", res.Proto, major, e.protocol)
+	case tlscert.TLS(e.protocol) && (res.TLS == nil || res.TLS.Version != tls.VersionTLS13):
+		err = fmt.Errorf("answered outside TLS 1.3 (%s)", e.protocol)
+	case !tlscert.TLS(e.protocol) && res.TLS != nil:
+		err = fmt.Errorf("answered over TLS, want clear text (%s)", e.protocol)
+	}
+	if err != nil {
+		res.Body.Close()
+		return nil, err
+	}
+	return res, nil
+}
+
+func run1(ctx context.Context, hc *http.Client, baseURL string, cases []Case) []Result {
 	out := make([]Result, len(cases))
 	for i, c := range cases {
 		var err error
@@ -189,6 +240,9 @@ func run(ctx context.Context, hc *http.Client, baseURL string, c Case, begin tim
 		}
 	} else if c.Path != "/page" {
 		return a.took, fmt.Errorf("%s %s: Content-Type %q, want application/json", c.Method, c.Path, a.ctype)
+	}
+	if c.Expect == nil {
+		return a.took, nil
 	}
 	if err := c.Expect(a); err != nil {
 		return a.took, fmt.Errorf("%s %s: %w (body %s)", c.Method, c.Path, err, excerpt(body))

@@ -2,6 +2,7 @@
 // PostgreSQL client (Bun.SQL) when DATABASE_URL is set. No framework, no dependencies. One process,
 // one event loop. The contract is docs/contract.md.
 import { SQL as PostgresClient } from 'bun';
+import { constants as cryptoConstants } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import {
 } from '../contract/readings.js';
 import { openSqlite } from '../contract/db.js';
 import { fanOut } from '../contract/fanout.js';
+import { isTls, servedProtocol, TLS_DIR } from '../contract/protocol.js';
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
@@ -228,7 +230,17 @@ const routes = {
   '/stats': { GET: async () => Response.json({ rows: await store.count() }) },
 };
 
+// Bun.serve speaks HTTP/1.1 alone, over TLS (BoringSSL) when given a certificate: no h2 (README.md).
+// Its tls options have no minVersion: TLS 1.3 only is OpenSSL's option flags, which Bun takes.
+const PROTOCOL = servedProtocol(['http1', 'https']);
+const { SSL_OP_NO_TLSv1, SSL_OP_NO_TLSv1_1, SSL_OP_NO_TLSv1_2 } = cryptoConstants;
+const tls = isTls(PROTOCOL) && {
+  cert: Bun.file(`${TLS_DIR}/cert.pem`),
+  key: Bun.file(`${TLS_DIR}/key.pem`),
+  secureOptions: SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1 | SSL_OP_NO_TLSv1_2,
+};
 const server = Bun.serve({
+  ...(tls && { tls }),
   hostname: BIND_ADDRESS,
   port: PORT,
   development: false,
@@ -255,4 +267,4 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
   });
 }
 
-console.log(`bun-native on bun ${Bun.version} listening on ${server.hostname}:${server.port} (started in ${Math.round(performance.now())} ms)`);
+console.log(`bun-native on bun ${Bun.version} serving ${PROTOCOL} on ${server.hostname}:${server.port} (started in ${Math.round(performance.now())} ms)`);

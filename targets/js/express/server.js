@@ -11,6 +11,7 @@ import express from 'express';
 import { openReadings, sqliteDriver } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
 import { fanOut } from '../contract/fanout.js';
+import { nodeServer, servedProtocol } from '../contract/protocol.js';
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
@@ -147,9 +148,12 @@ app.use((err, req, res, next) => {
 });
 
 // ---- start and stop ----
-const server = app.listen(PORT, BIND_ADDRESS, (error) => {
-  if (error) throw error;
-  console.log(`express on node ${process.versions.node} listening on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
+// Express runs on node:http and node:https only: its request and response extend node:http's
+// classes, which node:http2's compatibility API does not provide, so it has no h2 (README.md).
+const PROTOCOL = servedProtocol(['http1', 'https']);
+const server = nodeServer(PROTOCOL, app);
+server.listen(PORT, BIND_ADDRESS, () => {
+  console.log(`express on node ${process.versions.node} serving ${PROTOCOL} on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
 });
 // Idle keep-alive connections stay open 65 s (Node's own default is 5 s): the load generator
 // reuses its connections across pauses between phases. Node never closes a connection after

@@ -18,6 +18,7 @@ import Fastify from 'fastify';
 import { openReadings, sqliteDriver } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
 import { fanOut } from '../contract/fanout.js';
+import { fastifyProtocolOptions, servedProtocol } from '../contract/protocol.js';
 import { Lru, sleep, validateReading } from '../contract/work.js';
 import * as tasks from './tasks.js';
 
@@ -115,7 +116,10 @@ const health = {
 };
 
 // ---- the app ----
+// Fastify serves every protocol itself, on Node's (and Bun's) node:https and node:http2.
+const PROTOCOL = servedProtocol(['http1', 'https', 'h2', 'h2c']);
 const app = Fastify({
+  ...fastifyProtocolOptions(PROTOCOL),
   logger: false,
   // Idle keep-alive connections stay open 65 s (Node's own default is 5 s): the load generator
   // reuses its connections across pauses between phases. Node never closes a connection after
@@ -239,4 +243,4 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
 
 await app.listen({ port: PORT, host: BIND_ADDRESS });
 const who = cluster.isWorker ? `worker ${cluster.worker.id}: ` : '';
-console.log(`${who}fastify ${app.version} on ${health.runtime} ${health.version} (${threadModel}) listening on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
+console.log(`${who}fastify ${app.version} on ${health.runtime} ${health.version} (${threadModel}) serving ${PROTOCOL} on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);

@@ -14,6 +14,7 @@ import Koa from 'koa';
 import { openReadings } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
 import { fanOut } from '../contract/fanout.js';
+import { nodeServer, servedProtocol } from '../contract/protocol.js';
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
@@ -145,8 +146,12 @@ app.use(views(VIEWS, { extension: 'pug', options: { cache: true } }));
 app.use(router.routes());
 
 // ---- start and stop ----
-const server = app.listen(PORT, BIND_ADDRESS, () => {
-  console.log(`koa on node ${process.versions.node} listening on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
+// app.callback() is a request listener for node:http, node:https and node:http2 alike (Koa's docs:
+// "the same application" on several servers); app.listen is node:http's shorthand.
+const PROTOCOL = servedProtocol(['http1', 'https', 'h2', 'h2c']);
+const server = nodeServer(PROTOCOL, app.callback());
+server.listen(PORT, BIND_ADDRESS, () => {
+  console.log(`koa on node ${process.versions.node} serving ${PROTOCOL} on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
 });
 // Idle keep-alive connections stay open 65 s (Node's own default is 5 s): the load generator
 // reuses its connections across pauses between phases. Node never closes a connection after

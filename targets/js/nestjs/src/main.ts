@@ -8,6 +8,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import ejs from 'ejs';
 
+import { fastifyProtocolOptions, servedProtocol } from '../../contract/protocol.js';
 import { AppModule } from './app.module';
 import { ErrorFilter } from './error.filter';
 import { ReadingsService } from './readings.service';
@@ -16,8 +17,12 @@ const PORT = Number(process.env.PORT ?? 8080);
 // The address it listens on: loopback, unless a run on a remote Docker engine names that host's (docs/scale.md).
 const BIND_ADDRESS = process.env.BIND_ADDRESS || '127.0.0.1';
 
+// The Fastify adapter serves every protocol as Fastify does (node:https, node:http2).
+const PROTOCOL = servedProtocol(['http1', 'https', 'h2', 'h2c']);
+
 async function main(): Promise<void> {
   const adapter = new FastifyAdapter({
+    ...(fastifyProtocolOptions(PROTOCOL) as object),
     logger: false,
     // Idle keep-alive connections stay open 65 s (Node's own default is 5 s): the load generator
     // reuses its connections across pauses between phases. No limit on requests per connection.
@@ -54,7 +59,7 @@ async function main(): Promise<void> {
   await app.get(ReadingsService).readings.ready;
   await app.listen(PORT, BIND_ADDRESS);
   const runtime = process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`;
-  console.log(`nestjs on ${runtime} listening on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
+  console.log(`nestjs on ${runtime} serving ${PROTOCOL} on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
 }
 
 main().catch((error: unknown) => {

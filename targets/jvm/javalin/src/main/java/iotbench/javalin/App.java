@@ -11,9 +11,12 @@ import com.zaxxer.hikari.HikariDataSource;
 import gg.jte.ContentType;
 import gg.jte.TemplateEngine;
 import io.javalin.Javalin;
+import io.javalin.community.ssl.SslPlugin;
+import io.javalin.community.ssl.TlsConfig;
 import iotbench.contract.BadRequestException;
 import iotbench.contract.DatabaseSettings;
 import iotbench.contract.FanOut;
+import iotbench.contract.Protocol;
 import iotbench.contract.ReadingStore;
 import iotbench.contract.ReadingValidator;
 import iotbench.contract.StandardReading;
@@ -40,6 +43,7 @@ public final class App {
 
     public static void main(String[] args) throws Exception {
         int port = Integer.parseInt(env("PORT", "8080"));
+        Protocol protocol = Protocol.fromEnv(Protocol.all());
         boolean virtualThreads = Boolean.parseBoolean(env("JAVALIN_VIRTUAL_THREADS", "false"));
         URI downstreamUri = URI.create(env("DOWNSTREAM_URL", "http://" + HOST + ":" + port + "/downstream"));
 
@@ -89,13 +93,32 @@ public final class App {
             // Javalin's own connector, plus a visible idle timeout. Jetty 11 has no max-requests-per-connection
             // limit; persistent connections are on (the default, stated).
             config.jetty.modifyHttpConfiguration(httpConfig -> httpConfig.setPersistentConnectionsEnabled(true));
-            config.jetty.addConnector((server, httpConfig) -> {
-                ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(httpConfig));
-                connector.setHost(HOST);
-                connector.setPort(port);
-                connector.setIdleTimeout(IDLE_TIMEOUT_MS);
-                return connector;
-            });
+            if (protocol == Protocol.HTTP1) {
+                config.jetty.addConnector((server, httpConfig) -> {
+                    ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(httpConfig));
+                    connector.setHost(HOST);
+                    connector.setPort(port);
+                    connector.setIdleTimeout(IDLE_TIMEOUT_MS);
+                    return connector;
+                });
+            } else {
+                // Every other protocol through Javalin's SSL plugin, as Javalin's docs configure TLS and HTTP/2:
+                // one connector on the port, TLS (JSSE) with Mozilla's "modern" profile (TLS 1.3 only) and ALPN
+                // h2 for h2, or HTTP/2 in clear text for h2c; the same idle timeout.
+                config.registerPlugin(new SslPlugin(ssl -> {
+                    ssl.host = HOST;
+                    ssl.secure = protocol.tls();
+                    ssl.insecure = !protocol.tls();
+                    ssl.securePort = port;
+                    ssl.insecurePort = port;
+                    ssl.http2 = protocol.http2();
+                    if (protocol.tls()) {
+                        ssl.pemFromPath(Protocol.CERT.toString(), Protocol.KEY.toString());
+                        ssl.tlsConfig = TlsConfig.MODERN;
+                    }
+                    ssl.configConnectors(connector -> connector.setIdleTimeout(IDLE_TIMEOUT_MS));
+                }));
+            }
         });
 
         app.get("/health", health::health);

@@ -9,11 +9,13 @@ import io.ktor.server.application.ApplicationStopped
 import io.ktor.server.application.install
 import io.ktor.server.engine.connector
 import io.ktor.server.engine.embeddedServer
+import io.ktor.server.engine.sslConnector
 import io.ktor.server.netty.Netty
 import io.ktor.server.plugins.contentnegotiation.ContentNegotiation
 import io.ktor.server.routing.routing
 import io.netty.channel.epoll.Epoll
 import iotbench.contract.FanOut
+import iotbench.contract.Protocol
 import kotlinx.serialization.Serializable
 
 /** The Netty engine's thread groups as configured (Ktor's defaults), reported by /health. */
@@ -39,11 +41,26 @@ fun main() {
     val fanOut = FanOut.fromEnv()
 
     lateinit var engineInfo: EngineInfo
+    val protocol = Protocol.fromEnv(Protocol.all())
+    val bindAddress = System.getenv("BIND_ADDRESS") ?: "127.0.0.1"
     embeddedServer(Netty, configure = {
-        connector {
-            host = System.getenv("BIND_ADDRESS") ?: "127.0.0.1"
-            this.port = port
+        // Netty serves every protocol itself, as Ktor's docs configure it: sslConnector (JSSE, TLS 1.3 only)
+        // with ALPN h2 when HTTP/2 is on, or a plain connector with h2c (prior knowledge or upgrade).
+        if (protocol.tls()) {
+            val password = "iotbench".toCharArray() // the key store is in memory only
+            sslConnector(Protocol.keyStore(password), "iotbench", { password }, { password }) {
+                host = bindAddress
+                this.port = port
+                enabledProtocols = listOf(Protocol.TLS_VERSION)
+            }
+        } else {
+            connector {
+                host = bindAddress
+                this.port = port
+            }
         }
+        enableHttp2 = protocol.http2()
+        enableH2c = protocol == Protocol.H2C
         // Thread groups, runningLimit, timeouts: Ktor's defaults, on purpose (README.md, "Tuning").
         // connectionGroupSize = workerGroupSize = availableProcessors / 2 + 1, callGroupSize = availableProcessors.
         engineInfo = EngineInfo(

@@ -2,6 +2,7 @@ package iotbench.springmvc;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import iotbench.contract.FanOut;
+import iotbench.contract.Protocol;
 import iotbench.contract.ReadingValidator;
 import iotbench.contract.StandardReading;
 import org.springframework.boot.SpringApplication;
@@ -11,7 +12,10 @@ import org.springframework.context.annotation.Bean;
 @SpringBootApplication
 public class Application {
     public static void main(String[] args) {
-        SpringApplication.run(Application.class, args);
+        // Tomcat serves every protocol itself: JSSE for TLS 1.3, its own HTTP/2 (ALPN, or h2c).
+        SpringApplication app = new SpringApplication(Application.class);
+        app.setDefaultProperties(Protocol.fromEnv(Protocol.all()).springBootProperties());
+        app.run(args);
     }
 
     /** The contract's validator on Boot's ObjectMapper, the one that also writes the answers. */

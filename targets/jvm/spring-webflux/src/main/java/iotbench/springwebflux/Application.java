@@ -2,6 +2,7 @@ package iotbench.springwebflux;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import iotbench.contract.FanOut;
+import iotbench.contract.Protocol;
 import iotbench.contract.ReadingValidator;
 import iotbench.contract.StandardReading;
 import org.springframework.boot.SpringApplication;
@@ -30,7 +31,11 @@ public class Application {
         // request arrives, so it is dispatched at once instead of buffered.
         setDefault(LAST_FLUSH_WHEN_NO_READ, "true");
 
-        SpringApplication.run(Application.class, args);
+        // Reactor Netty serves every protocol itself: TLS 1.3 on the JDK's SSLEngine, its own HTTP/2 (ALPN, or
+        // h2c with prior knowledge).
+        SpringApplication app = new SpringApplication(Application.class);
+        app.setDefaultProperties(Protocol.fromEnv(Protocol.all()).springBootProperties());
+        app.run(args);
     }
 
     /** The contract's validator on Boot's ObjectMapper, the one that also writes the answers. */

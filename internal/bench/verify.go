@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/downstream"
+	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/tlscert"
+	"github.com/iotbench/iotbench/internal/verify"
+)
+
+// Verify starts each target of p in turn and checks it against the contract, once over each
+// protocol its image declares (container.LabelProtocols), in a fresh container each time. It
+// returns the names of the targets that failed over any of them.
+func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case) ([]string, error) {
+	images, err := r.build(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	certs := &runCerts{}
+	defer certs.remove()
+	var failed []string
+	for i, c := range p.Cells {
+		fmt.Fprintf(r.Log, "[%d/%d] verifying %s\n", i+1, len(p.Cells), c.Target)
+		if reason := images.failure(c); reason != "" {
+			fmt.Fprintf(r.Log, "  FAIL %s\n", reason)
+			failed = append(failed, c.Target)
+			continue
+		}
+		protocols := []string{tlscert.HTTP1}
+		if o, ok := r.Lifecycle.(container.Offerer); ok {
+			if protocols, err = o.Protocols(ctx, images.ids[c.Build.Tag()]); err != nil {
+				fmt.Fprintf(r.Log, "  FAIL %v\n", err)
+				failed = append(failed, c.Target)
+				continue
+			}
+		}
+		ok := true
+		for _, protocol := range protocols {
+			pass, err := r.verifyOver(ctx, p, c, images, protocol, certs, cases, len(protocols) > 1)
+			if err != nil {
+				return failed, err
+			}
+			ok = ok && pass
+		}
+		if !ok {
+			failed = append(failed, c.Target)
+		}
+	}
+	return failed, nil
+}
+
+// verifyOver starts c's target serving protocol and checks the contract over it; err is only
+// cancellation.
+func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, images built, protocol string, certs *runCerts, cases []verify.Case, say bool) (bool, error) {
+	if say {
+		fmt.Fprintf(r.Log, "  over %s\n", protocol)
+	}
+	var set *tlscert.Set
+	if tlscert.TLS(protocol) {
+		if r.RemoteHost != "" {
+			fmt.Fprintf(r.Log, "  skipped %s: the run's certificates are on this machine, which the engine on %s cannot mount\n", protocol, r.RemoteHost)
+			return true, nil
+		}
+		var err error
+		if set, err = certs.get(); err != nil {
+			fmt.Fprintf(r.Log, "  FAIL %v\n", err)
+			return false, nil
+		}
+		c.Spec.TLSDir = set.Dir
+	}
+	c.Spec.Protocol = protocol
+	if protocol != tlscert.HTTP1 && c.Spec.Env["DOWNSTREAM_URL"] == "" {
+		// A target's default downstream is itself in clear HTTP/1.1 (docs/contract.md), which a
+		// port serving another protocol does not answer: /enterprise calls iotbench's instead.
+		s, err := downstream.Start(downstream.Delay)
+		if err != nil {
+			fmt.Fprintf(r.Log, "  FAIL starting the downstream service: %v\n", err)
+			return false, nil
+		}
+		defer s.Close()
+		c.Spec.Env = maps.Clone(c.Spec.Env)
+		if c.Spec.Env == nil {
+			c.Spec.Env = map[string]string{}
+		}
+		c.Spec.Env["DOWNSTREAM_URL"] = s.URL()
+	}
+	in, nl, err := r.start(ctx, p, c, images, false)
+	if err != nil {
+		return false, err
+	}
+	if nl != nil {
+		fmt.Fprintf(r.Log, "  FAIL %s\n", nl.reason)
+		return false, nil
+	}
+	ok := true
+	res, err := verify.RunOver(ctx, in.ctr.URL(), protocol, set, cases)
+	if err != nil {
+		ok = false
+		fmt.Fprintf(r.Log, "  FAIL %v\n", err)
+	}
+	for _, res := range res {
+		if res.Err != nil {
+			ok = false
+			fmt.Fprintf(r.Log, "  FAIL %s: %v\n", res.Case, res.Err)
+		} else {
+			fmt.Fprintf(r.Log, "  ok   %s\n", res.Case)
+		}
+	}
+	if in.db != nil {
+		if err := in.sameRows(ctx); err != nil {
+			ok = false
+			fmt.Fprintf(r.Log, "  FAIL the rows are in the database server: %v\n", err)
+		} else {
+			fmt.Fprintf(r.Log, "  ok   the rows are in the database server: /stats counts what PostgreSQL counts\n")
+		}
+	}
+	if !ok {
+		fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", in.ctr.Logs(context.WithoutCancel(ctx), 20))
+	}
+	in.remove(ctx)
+	return ok, ctx.Err()
+}
+
+// runCerts makes the run's certificates when a protocol first needs them, into a folder only
+// this user can enter, and removes them when the run ends.
+type runCerts struct {
+	parent string
+	set    *tlscert.Set
+}
+
+func (rc *runCerts) get() (*tlscert.Set, error) {
+	if rc.set != nil {
+		return rc.set, nil
+	}
+	dir, err := os.MkdirTemp("", "iotbench-tls-")
+	if err != nil {
+		return nil, fmt.Errorf("making the run's certificates: %w", err)
+	}
+	set, err := tlscert.New(filepath.Join(dir, "tls"), time.Now())
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	rc.parent, rc.set = dir, set
+	return set, nil
+}
+
+func (rc *runCerts) remove() {
+	if rc.parent != "" {
+		os.RemoveAll(rc.parent)
+	}
+}

@@ -1,0 +1,97 @@
+package bench
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/tlscert"
+	"github.com/iotbench/iotbench/internal/verify"
+)
+
+// protocolLifecycle serves each start in the protocol its spec asks for, as a target reading
+// IOTBENCH_PROTOCOL and the mounted certificates would, but only those in serves: asked for
+// another, it answers in clear HTTP/1.1 as a target ignoring the env would.
+type protocolLifecycle struct {
+	fakeLifecycle
+	declared, serves []string
+	specs            []container.Spec
+}
+
+func (f *protocolLifecycle) Protocols(context.Context, string) ([]string, error) {
+	return f.declared, nil
+}
+
+func (f *protocolLifecycle) Start(_ context.Context, s container.Spec) (container.Instance, error) {
+	f.specs = append(f.specs, s)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"UP"}`)
+	}))
+	switch p := s.Protocol; {
+	case !slices.Contains(f.serves, p) || p == tlscert.HTTP1:
+		srv.Start()
+	case p == tlscert.H2C:
+		var ps http.Protocols
+		ps.SetUnencryptedHTTP2(true)
+		srv.Config.Protocols = &ps
+		srv.Start()
+	default:
+		cert, err := tls.LoadX509KeyPair(filepath.Join(s.TLSDir, tlscert.CertFile), filepath.Join(s.TLSDir, tlscert.KeyFile))
+		if err != nil {
+			return nil, err
+		}
+		srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		srv.EnableHTTP2 = p == tlscert.H2
+		srv.StartTLS()
+	}
+	return &fakeInstance{srv: srv, f: &f.fakeLifecycle}, nil
+}
+
+func TestVerifyOverEachDeclaredProtocol(t *testing.T) {
+	health := []verify.Case{{Name: "health", Method: http.MethodGet, Path: "/health", Status: 200}}
+	all := []string{tlscert.HTTP1, tlscert.HTTPS, tlscert.H2, tlscert.H2C}
+	for _, c := range []struct {
+		name             string
+		declared, serves []string
+		fails            bool
+	}{
+		{"serves all it declares", all, all, false},
+		{"declares h2 it does not serve", all, []string{tlscert.HTTP1, tlscert.HTTPS}, true},
+		{"declares nothing: clear HTTP/1.1 alone", nil, nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := &protocolLifecycle{declared: c.declared, serves: c.serves}
+			if f.declared == nil {
+				f.declared = []string{tlscert.HTTP1}
+			}
+			var log strings.Builder
+			r := &Runner{Lifecycle: f, Log: &log}
+			failed, err := r.Verify(context.Background(), planFor("t"), health)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(failed) == 1) != c.fails {
+				t.Fatalf("failed %v, want failing %v; log:\n%s", failed, c.fails, log.String())
+			}
+			if len(f.specs) != len(f.declared) || f.removed != len(f.declared) {
+				t.Errorf("%d started, %d removed, want one each per declared protocol", len(f.specs), f.removed)
+			}
+			for i, s := range f.specs {
+				if s.Protocol != f.declared[i] || (s.TLSDir != "") != tlscert.TLS(s.Protocol) {
+					t.Errorf("start %d: protocol %q, certificates %q", i, s.Protocol, s.TLSDir)
+				}
+				if (s.Env["DOWNSTREAM_URL"] != "") != (s.Protocol != tlscert.HTTP1) {
+					t.Errorf("start %d (%s): DOWNSTREAM_URL %q: want iotbench's own downstream service exactly when not http1", i, s.Protocol, s.Env["DOWNSTREAM_URL"])
+				}
+			}
+		})
+	}
+}
