@@ -30,7 +30,7 @@ func (a *attacker) finish(c *conn) {
 	sent := r.written
 	if sent.IsZero() { // answered before it was all written
 		sent = r.taken
-	} else if a.own != nil && !c.arrival.IsZero() {
+	} else if a.own != nil && !c.arrival.IsZero() && !r.expired {
 		a.own.record(r.start, r.written, c.arrival, done)
 	}
 	code := c.resp.code
@@ -42,10 +42,17 @@ func (a *attacker) finish(c *conn) {
 	if code < 200 || code >= 400 { // as vegeta: an error, named by the status
 		a.res.Error = a.statusText(code)
 	}
-	start := r.start
+	start, expired := r.start, r.expired
 	a.end(slot)
 	// The result first: its body is the connection's until the next request.
-	a.each(&a.res, start)
+	if expired {
+		a.lingering--
+		if a.late != nil {
+			a.late(&a.res)
+		}
+	} else {
+		a.each(&a.res, start)
+	}
 	if c.resp.close {
 		a.closeConn(c)
 		return
@@ -64,6 +71,12 @@ func (a *attacker) broken(c *conn, op string, err error) {
 	retry := c.reused && !c.resp.started() && closed && r.wire.replayable && !r.retried
 	a.closeConn(c)
 	now := time.Now()
+	if r.expired { // counted as a timeout already
+		a.lingering--
+		a.end(slot)
+		a.dialMore(now)
+		return
+	}
 	if retry {
 		r.retried, r.c, r.written = true, nil, time.Time{}
 		a.waiting.pushFront(ticket{slot: slot, gen: r.gen})
@@ -89,6 +102,36 @@ func (a *attacker) fail(slot int32, text string, now time.Time) {
 	a.each(&a.res, start)
 }
 
+// timedOut counts slot's request as a timeout and keeps it on its connection for its answer, as
+// wrk does: the connection carries nothing else until the answer comes, or the attack ends.
+func (a *attacker) timedOut(slot int32, now time.Time) {
+	r := &a.slots[slot]
+	sent := r.written
+	if sent.IsZero() {
+		sent = r.taken
+	}
+	a.res = vegeta.Result{
+		Seq: r.seq, Timestamp: sent, Latency: now.Sub(sent), Error: errTimeout.Error(),
+		Method: r.wire.target.Method, URL: r.wire.target.URL,
+	}
+	r.expired = true
+	a.lingering++
+	a.each(&a.res, r.start)
+}
+
+// dropLingering ends the requests still waiting for an answer past their timeout when the attack
+// ends (each counted as a timeout already), closing their connections: an answer would come
+// to the next request on them.
+func (a *attacker) dropLingering() {
+	for slot := range a.slots {
+		if r := &a.slots[slot]; r.expired && r.c != nil {
+			a.closeConn(r.c)
+			a.end(int32(slot))
+		}
+	}
+	a.lingering = 0
+}
+
 // expire ends the requests, and the dials, whose time is up.
 func (a *attacker) expire(now time.Time) {
 	for a.deadlines.len() > 0 {
@@ -102,6 +145,10 @@ func (a *attacker) expire(now time.Time) {
 			break
 		}
 		a.deadlines.pop()
+		if r.c != nil && a.keepLate {
+			a.timedOut(t.slot, now)
+			continue
+		}
 		if r.c != nil {
 			a.closeConn(r.c) // its answer may still come: it cannot carry another request
 		}

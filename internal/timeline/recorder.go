@@ -170,6 +170,18 @@ func (r *Recorder) Last() Second {
 	return s
 }
 
+// Closed is how many seconds have closed.
+func (r *Recorder) Closed() int { return r.open }
+
+// Second is closed second i, with its percentiles when they have been taken.
+func (r *Recorder) Second(i int) Second {
+	s := r.seconds[i]
+	if r.closer != nil {
+		r.closer.fill(&s)
+	}
+	return s
+}
+
 // Finish closes the phase: it returns every second up to the last one something happened in,
 // with the generator's own delay per second (ownDelayP99[i] for second i) where measured.
 // The Recorder is done with: a second call returns nil.
