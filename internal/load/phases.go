@@ -15,10 +15,11 @@ import (
 // boundary plus when the measured phase's schedule says of its own request i - first.
 type phases struct {
 	warm, measure       vegeta.Pacer
-	warmDue, measureDue schedule // open loop; nil in closed loop
+	warmDue, measureDue schedule      // open loop; nil in closed loop
 	at                  time.Duration // the boundary, from the start; negative while warming up
 	first               uint64        // the requests released before the boundary
 	du                  time.Duration
+	promised            uint64 // 1 + the measured request the pacer last said a wait for
 }
 
 var _ vegeta.Pacer = (*phases)(nil)
@@ -27,21 +28,26 @@ var _ vegeta.Pacer = (*phases)(nil)
 func (p *phases) begin(at time.Duration, first uint64) { p.at, p.first = at, first }
 
 // Pace implements vegeta.Pacer. The warm-up never ends by itself (its runner moves the
-// boundary); the measured phase ends with its last request due within du.
+// boundary); the measured phase ends after du, with its last request due within du. As vegeta's
+// attacker: a request the pacer was asked about within du is sent when it is due, even after du;
+// one the generator comes to only after du, late, is not.
 func (p *phases) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 	if p.at < 0 {
 		wait, _ := p.warm.Pace(elapsed, hits)
 		return wait, false
 	}
 	e, i := elapsed-p.at, hits-p.first
-	wait, end := p.measure.Pace(e, i)
-	switch {
-	case end:
+	if e > p.du && p.promised != i+1 {
 		return 0, true
-	case p.measureDue != nil: // a request asked about within du is sent when due, even after du
-		return wait, p.measureDue.due(i) > p.du
 	}
-	return wait, e+wait > p.du
+	wait, end := p.measure.Pace(e, i)
+	if end || p.measureDue != nil && p.measureDue.due(i) > p.du {
+		return 0, true
+	}
+	if wait > 0 {
+		p.promised = i + 1
+	}
+	return wait, false
 }
 
 // Rate implements vegeta.Pacer.
