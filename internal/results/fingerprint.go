@@ -44,7 +44,8 @@ func (r Row) FingerprintFields() []Field {
 	if r.Timeout > 0 {
 		fields = append(fields, Field{"timeout_s", secs(r.Timeout)})
 	}
-	return fields
+	// With a warm-up until steady, warmup_s is its maximum; how long it took is no setting.
+	return append(fields, Field{"warmup_auto", strconv.FormatBool(r.WarmupAuto)}, Field{"compat", r.Compat})
 }
 
 // Store is the row's db. Rows of started targets written before the column (schema 5 and older)
@@ -71,11 +72,13 @@ func (r Row) PoolSize() int {
 // fingerprint and a run at the default still compares with them. A new setting (an arrival
 // process, stages, a protocol, a warm-up mode) is added to FingerprintFields and here.
 var AddedSettings = map[string]string{
-	"timeout_s":  "0",
-	"generators": "1",
-	"arrival":    ArrivalUniform,
-	"stages":     "",
-	"think":      "",
+	"timeout_s":   "0",
+	"generators":  "1",
+	"arrival":     ArrivalUniform,
+	"stages":      "",
+	"think":       "",
+	"warmup_auto": "false",
+	"compat":      "",
 }
 
 // ArrivalUniform is the arrival process of every row older than the arrival column, and of

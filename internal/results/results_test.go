@@ -407,6 +407,11 @@ func TestAddedSettingsKeepOlderFingerprints(t *testing.T) {
 				other.Stages = "30s:500,1m:500-5000"
 			case "think":
 				other.Think = "exp:100ms"
+			case "warmup_auto":
+				other.WarmupAuto = true
+				atDefault.WarmupTaken, other.WarmupTaken = 17*time.Second, 17*time.Second // measured, no setting
+			case "compat":
+				other.Compat = CompatWrk
 			default:
 				t.Fatalf("no case for the added setting %s: add one (its default %q)", name, def)
 			}

@@ -80,7 +80,10 @@ func (rs *Runs) Reproduce(ctx context.Context, rp Reproduction) error {
 
 // overrides are a run's settings over its scenario's, shortened by the reproduction's.
 func (rp Reproduction) overrides(r *experiment.Run) plan.Overrides {
-	over := plan.Overrides{Targets: r.Targets, Rate: r.Rate, Connections: r.Connections, Trials: r.Trials, Timeout: r.Timeout, Warmup: r.Warmup}
+	over := plan.Overrides{Targets: r.Targets, Rate: r.Rate, Connections: r.Connections, Trials: r.Trials, Timeout: r.Timeout, Compat: r.Compat}
+	if r.Warmup != nil {
+		over.Warmup = &r.Warmup.Warmup
+	}
 	if r.Duration > 0 {
 		over.Duration = &r.Duration
 	}
