@@ -361,7 +361,8 @@ func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
 	row := results.Row{
 		Scenario: c.Scenario, Target: c.Target, Trial: c.Trial, Mode: string(c.Load.Model.Mode()),
 		RequestedRPS: c.Load.Model.Rate, Arrival: string(c.Load.Model.ArrivalProcess()), Stages: load.FormatStages(c.Load.Model.Stages), Think: c.Load.Model.Think.String(), Connections: c.Load.Model.InFlightLimit(),
-		Duration: c.Load.Duration, Warmup: c.Load.Warmup, Timeout: c.Load.Timeout,
+		Duration: c.Load.Duration, Warmup: c.Load.Warmup, WarmupAuto: c.Load.WarmupAuto, WarmupTaken: c.Load.Warmup, Timeout: c.Load.Timeout,
+		Compat: string(c.Load.Compat),
 		CPUSet: c.Spec.CPUSet, Memory: p.Memory, ImageID: images.ids[c.Build.Tag()],
 		Version: r.Meta.Version, GitCommit: r.Meta.Commit, HostCPU: r.Meta.HostCPU,
 		Kernel: r.Meta.Kernel, DockerVersion: r.Meta.DockerVersion, StartedAt: time.Now(),
@@ -538,6 +539,11 @@ func fill(row *results.Row, res load.Result) {
 	row.GeneratorDelayP99 = res.OwnDelay.P99
 	row.GeneratorClockOffset, row.GeneratorClockMeasured = res.ClockOffset, res.ClockMeasured
 	row.Valid, row.InvalidReason = res.Valid, res.InvalidReason
+	row.WarmupTaken = res.Warmed
+	if w := res.Wrk; w != nil {
+		row.WrkRPS, row.WrkTransferPerSecond = w.RequestsPerSecond(res.Duration), w.TransferPerSecond(res.Duration)
+		row.WrkTimeouts, row.WrkNon2xx3xx, row.WrkLatencyMean = w.Timeouts, w.Status, w.MeanLatency()
+	}
 }
 
 // invalidate marks row invalid for reason, after any reason it already has.

@@ -202,12 +202,16 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		invalidate(row, "load failed: "+err.Error())
 	} else {
 		ph.res = res
+		if !measuredFrom.IsZero() {
+			row.StartedAt = measuredFrom // a warm-up until steady lasts what it lasts
+		}
 		m.record(row, res)
 		if !ramps(cfg.Model.Stages) { // a ramp is not meant to be steady
 			ph.unsteady = judgeSteady(row, res.Timeline)
 		}
 		ph.disturbed = m.disturbed
-		if ph.stored = rows.check(ctx, res.Successes, res.Errors); ph.stored != nil {
+		// The warm-up's requests in flight at the boundary may store their rows after it.
+		if ph.stored = rows.check(ctx, res.Successes, res.Errors+res.WarmupInFlight); ph.stored != nil {
 			invalidate(row, "stored rows: "+ph.stored.Error())
 		}
 		if err := calls.check(res.Successes); err != nil {

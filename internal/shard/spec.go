@@ -61,7 +61,10 @@ type Spec struct {
 	Think            load.Think `json:",omitzero"`
 	ExpectedLatency  time.Duration
 	Warmup, Duration time.Duration
-	Timeout          time.Duration
+	// WarmupAuto ends each shard's warm-up when its own figures are steady (Warmup at most).
+	WarmupAuto bool `json:",omitempty"`
+	Timeout    time.Duration
+	Compat     load.Compat `json:",omitempty"`
 }
 
 // message is one line of the protocol, either way: a Spec to the shard; "warm" from it; any
@@ -117,7 +120,7 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 			Method: cfg.Request.Method, URL: cfg.Request.URL, Header: cfg.Request.Header, Body: cfg.Request.Body,
 			Contains: cfg.Check.Contains, Rate: rate, Connections: conns, ExpectedLatency: m.ExpectedLatency,
 			Arrival: m.Arrival, Seed: shardSeed(m.Seed, i), Stages: stages, Share: share(i), Think: m.Think,
-			Warmup: cfg.Warmup, Duration: cfg.Duration, Timeout: cfg.Timeout,
+			Warmup: cfg.Warmup, WarmupAuto: cfg.WarmupAuto, Duration: cfg.Duration, Timeout: cfg.Timeout, Compat: cfg.Compat,
 		}
 	}
 	return specs, nil
@@ -144,9 +147,11 @@ func (s Spec) config() load.Config {
 		Check:   load.NewCheck(s.Contains...),
 		Model: load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: s.Arrival, Seed: s.Seed,
 			Stages: s.Stages, Share: s.Share, Think: s.Think},
-		Warmup:   s.Warmup,
-		Duration: s.Duration,
-		Timeout:  s.Timeout,
+		Warmup:     s.Warmup,
+		WarmupAuto: s.WarmupAuto,
+		Duration:   s.Duration,
+		Timeout:    s.Timeout,
+		Compat:     s.Compat,
 	}
 }
 
