@@ -168,15 +168,22 @@ func (r *runner) tick(now time.Time, hits uint64) (time.Time, time.Duration) {
 		if !r.cfg.WarmupAuto {
 			return now, r.cfg.Warmup - elapsed
 		}
-		// Each second once the next has closed too: its percentiles are taken by then.
-		for closed := r.warm.seconds.Closed(); len(r.warmSeconds) < closed-1; {
-			r.warmSeconds = append(r.warmSeconds, r.warm.seconds.Second(len(r.warmSeconds)))
-		}
-		if !SteadyWarmup(r.warmSeconds) {
+		// Each second once the next has closed too: its percentiles are taken by then. Judged
+		// once a second, not once a turn of the loop.
+		closed := r.warm.seconds.Closed()
+		if len(r.warmSeconds) >= closed-1 || !r.judge(closed) {
 			return now, min(r.cfg.Warmup-elapsed, time.Second/4)
 		}
 	}
 	return r.begin(hits), -1
+}
+
+// judge takes the warm-up's seconds up to the one before closed, and says whether they are steady.
+func (r *runner) judge(closed int) bool {
+	for len(r.warmSeconds) < closed-1 {
+		r.warmSeconds = append(r.warmSeconds, r.warm.seconds.Second(len(r.warmSeconds)))
+	}
+	return SteadyWarmup(r.warmSeconds)
 }
 
 // begin puts the boundary here, after hits requests: the measured phase starts.
