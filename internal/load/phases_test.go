@@ -94,20 +94,24 @@ func TestWrkCompatCountsALateAnswerOnItsConnection(t *testing.T) {
 	}
 }
 
-// queueServer serves one request at a time, each for service; the others wait their turn.
+// queueServer serves one request at a time, each for service, the others waiting their turn;
+// or, parallel, each at once.
 type queueServer struct {
-	mu      sync.Mutex
-	service time.Duration
-	inside  atomic.Int64 // requests received and not yet answered
+	mu       sync.Mutex
+	service  time.Duration
+	parallel bool
+	inside   atomic.Int64 // requests received and not yet answered
 }
 
 func (q *queueServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q.inside.Add(1)
 	defer q.inside.Add(-1)
 	_, _ = io.Copy(io.Discard, r.Body)
-	q.mu.Lock()
+	if !q.parallel {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+	}
 	time.Sleep(q.service)
-	q.mu.Unlock()
 	io.WriteString(w, `{"id":1}`)
 }
 
@@ -117,8 +121,8 @@ func (q *queueServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestLoadGoesOnAcrossTheBoundary(t *testing.T) {
 	for _, m := range []Model{{Connections: 8}, {Rate: 100, ExpectedLatency: 200 * time.Millisecond}} {
 		q := &queueServer{service: 5 * time.Millisecond}
-		if m.Mode() == Open {
-			q.service = 8 * time.Millisecond // 80% busy: a queue of a few
+		if m.Mode() == Open { // 10 in flight at 100 rps (Little's law)
+			q.service, q.parallel = 100*time.Millisecond, true
 		}
 		srv := httptest.NewServer(q)
 		t.Cleanup(srv.Close)
