@@ -30,11 +30,17 @@ func newOwnDelay(began time.Time, schedule schedule, ceiling time.Duration) *own
 	return &ownDelay{began: began, schedule: schedule, ceiling: ceiling, rec: latency.NewRecorder(ceiling), second: timeline.NewPerSecond(began, ceiling)}
 }
 
-// measureFrom starts the measured phase's own delays at boundary; it returns them.
-func (o *ownDelay) measureFrom(boundary time.Time) *ownDelay {
+// prepareMeasure makes the measured phase's own delays, started by measureFrom: made ahead,
+// so that the measured phase's first requests do not wait for it.
+func (o *ownDelay) prepareMeasure() {
+	o.measure = &ownDelay{ceiling: o.ceiling, rec: latency.NewRecorder(o.ceiling), second: timeline.NewPerSecond(time.Time{}, o.ceiling)}
+}
+
+// measureFrom starts the measured phase's own delays at boundary.
+func (o *ownDelay) measureFrom(boundary time.Time) {
 	o.boundary = boundary
-	o.measure = &ownDelay{began: boundary, ceiling: o.ceiling, rec: latency.NewRecorder(o.ceiling), second: timeline.NewPerSecond(boundary, o.ceiling)}
-	return o.measure
+	o.measure.began = boundary
+	o.measure.second.StartAt(boundary)
 }
 
 // start is when the generator became responsible for request seq, released at now: its due
@@ -49,7 +55,7 @@ func (o *ownDelay) start(seq uint64, now time.Time) time.Time {
 // record adds a request answered: responsible from start, written at written, its answer's
 // last bytes received by the kernel at arrival and read by the generator at now.
 func (o *ownDelay) record(start, written, arrival, now time.Time) {
-	if o.measure != nil && !start.Before(o.boundary) {
+	if !o.boundary.IsZero() && !start.Before(o.boundary) {
 		o = o.measure
 	}
 	d := max(written.Sub(start), 0) + max(now.Sub(arrival), 0)

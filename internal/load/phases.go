@@ -80,6 +80,7 @@ type runner struct {
 	warm, measure *tally
 	own           *ownDelay
 	boundary      time.Time // zero while warming up
+	started       bool      // the measured phase has begun (at boundary)
 	end           time.Time // the measured phase's: boundary + Duration
 	warmSeconds   []timeline.Second
 	received      int64 // a.received at the boundary
@@ -130,26 +131,32 @@ func (r *runner) run(ctx context.Context, a *attacker) (Result, error) {
 		}
 	}
 	r.a = a
-	r.began = time.Now()
+	// Made before the clock starts: a histogram takes time to make.
 	ceiling := 2*cfg.Timeout + cfg.Duration
-	r.own = newOwnDelay(r.began, r.schedule, ceiling)
-	if r.users != nil {
-		r.users.began = r.began
-	}
+	r.own = newOwnDelay(time.Time{}, r.schedule, ceiling)
 	if cfg.Warmup > 0 {
-		r.warm = newTally(cfg, cfg.Warmup, r.schedule, r.began)
-		r.warm.seconds = timeline.NewRecorder(r.began, cfg.Warmup, ceiling)
+		r.warm = newTally(cfg, cfg.Warmup, r.schedule, time.Time{})
+		r.warm.seconds = timeline.NewRecorder(time.Time{}, cfg.Warmup, ceiling)
 		r.warm.seconds.InFlight = r.inFlightNow
 		defer r.warm.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
+	}
+	r.prepare()
+	defer r.measure.seconds.Finish(nil)
+	r.began = time.Now()
+	r.own.began = r.began
+	r.own.second.StartAt(r.began)
+	if r.warm != nil {
+		r.warm.began = r.began
+		r.warm.seconds.StartAt(r.began)
+	}
+	if r.users != nil {
+		r.users.began = r.began
 	}
 	h := hooks{own: r.own, each: r.each, tick: r.tick}
 	if r.wrk != nil {
 		h.late = r.late
 	}
 	err := a.attack(ctx, targeter, r.pace, r.began, cfg.Model.InFlightLimit(), h)
-	if r.measure != nil {
-		defer r.measure.seconds.Finish(nil)
-	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -160,7 +167,7 @@ func (r *runner) inFlightNow() int64 { return r.a.started - r.a.completed }
 
 // tick moves the boundary when the warm-up is over; it says when to ask again.
 func (r *runner) tick(now time.Time, hits uint64) (time.Time, time.Duration) {
-	if !r.boundary.IsZero() {
+	if r.started {
 		return now, -1
 	}
 	elapsed := now.Sub(r.began)
@@ -186,6 +193,19 @@ func (r *runner) judge(closed int) bool {
 	return SteadyWarmup(r.warmSeconds)
 }
 
+// prepare makes what the measured phase counts into, ahead of it: a histogram takes time to make.
+func (r *runner) prepare() {
+	cfg := r.cfg
+	var measureSchedule schedule
+	if r.schedule != nil {
+		measureSchedule = r.pace.measureDue
+	}
+	r.measure = newTally(cfg, cfg.Duration, measureSchedule, time.Time{})
+	r.measure.seconds = timeline.NewRecorder(time.Time{}, cfg.Duration, 2*cfg.Timeout+cfg.Duration)
+	r.measure.seconds.InFlight = r.inFlightNow
+	r.own.prepareMeasure()
+}
+
 // begin puts the boundary here, after hits requests: the measured phase starts.
 func (r *runner) begin(hits uint64) time.Time {
 	cfg := r.cfg
@@ -202,14 +222,10 @@ func (r *runner) begin(hits uint64) time.Time {
 	if r.users != nil {
 		r.users.rebase(at, cfg.Duration)
 	}
-	var measureSchedule schedule
-	if r.schedule != nil {
-		measureSchedule = r.pace.measureDue
-	}
-	r.measure = newTally(cfg, cfg.Duration, measureSchedule, now)
-	r.measure.seconds = timeline.NewRecorder(now, cfg.Duration, 2*cfg.Timeout+cfg.Duration)
-	r.measure.seconds.InFlight = r.inFlightNow
+	r.measure.began = now
+	r.measure.seconds.StartAt(now)
 	r.own.measureFrom(now)
+	r.started = true
 	r.nextReport = 0
 	return now
 }
@@ -217,7 +233,7 @@ func (r *runner) begin(hits uint64) time.Time {
 // each counts a request in the phase it belongs to.
 func (r *runner) each(res *vegeta.Result, start time.Time) {
 	t, phase, du := r.warm, timeline.Warmup, r.cfg.Warmup
-	if r.measure != nil && !start.Before(r.boundary) {
+	if r.started && !start.Before(r.boundary) {
 		t, phase, du = r.measure, timeline.Measure, r.cfg.Duration
 	}
 	t.add(res, start)
@@ -228,7 +244,7 @@ func (r *runner) each(res *vegeta.Result, start time.Time) {
 		r.users.answered(res.Timestamp.Add(res.Latency))
 	}
 	if r.cfg.Progress != nil {
-		if el := time.Since(t.began); el >= r.nextReport && (phase == timeline.Measure || r.measure == nil) {
+		if el := time.Since(t.began); el >= r.nextReport && (phase == timeline.Measure || !r.started) {
 			r.cfg.Progress(Progress{Phase: phase, Elapsed: el, Duration: du, Completed: t.res.Requests, Failures: t.res.Errors, Last: t.seconds.Last()})
 			r.nextReport = el.Truncate(time.Second) + time.Second
 		}
