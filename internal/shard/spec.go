@@ -94,6 +94,11 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 	if count < 1 {
 		return nil, fmt.Errorf("%d generators: at least one is needed", count)
 	}
+	if cfg.WarmupAuto && count > 1 {
+		// Each shard would judge its own share, and the first steady would hold its load at the
+		// common start until the last is.
+		return nil, fmt.Errorf("a warm-up until steady is judged on one generator's figures: give a fixed warm-up (e.g. --warmup 30s) with %d generators", count)
+	}
 	m := cfg.Model
 	rate, conns := m.Rate/count, m.Connections/count
 	stages, share := m.Stages, func(int) load.Share { return load.Share{} }
