@@ -403,7 +403,7 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 		return row, load.Result{}, nil
 	}
 	defer in.remove(ctx)
-	fmt.Fprintf(r.Log, "  warm-up %s, then %s measured\n", c.Load.Warmup, c.Load.Duration)
+	fmt.Fprintf(r.Log, "  warm-up %s, then %s measured\n", load.Warmup{Length: c.Load.Warmup, Auto: c.Load.WarmupAuto}, c.Load.Duration)
 
 	cfg := c.Load
 	every := r.ProgressEvery
@@ -539,7 +539,7 @@ func fill(row *results.Row, res load.Result) {
 	row.GeneratorDelayP99 = res.OwnDelay.P99
 	row.GeneratorClockOffset, row.GeneratorClockMeasured = res.ClockOffset, res.ClockMeasured
 	row.Valid, row.InvalidReason = res.Valid, res.InvalidReason
-	row.WarmupTaken = res.Warmed
+	row.WarmupTaken = res.Warmed.Round(time.Millisecond) // as the column keeps it
 	if w := res.Wrk; w != nil {
 		row.WrkRPS, row.WrkTransferPerSecond = w.RequestsPerSecond(res.Duration), w.TransferPerSecond(res.Duration)
 		row.WrkTimeouts, row.WrkNon2xx3xx, row.WrkLatencyMean = w.Timeouts, w.Status, w.MeanLatency()

@@ -276,7 +276,9 @@ func (r *runner) result() Result {
 	if r.warm != nil {
 		res.WarmupTimeline = r.warm.seconds.Finish(r.own.perSecond())
 	}
-	res.Warmed = r.boundary.Sub(r.began)
+	if r.warm != nil {
+		res.Warmed = r.boundary.Sub(r.began)
+	}
 	res.WarmupInFlight = r.inFlight
 	res.PeakInFlight = r.a.peak
 	if r.wrk != nil {
