@@ -10,7 +10,7 @@ LDFLAGS := -X $(PKG)/internal/hostinfo.Version=$(VERSION) -X $(PKG)/internal/hos
 # one sentence (2 searches a target: about 15 minutes on a quiet machine), each target in the
 # scenario's 1 GiB (the embedded store keeps the latest 50,000 readings: docs/contract.md). ARGS
 # replaces it with any run, e.g. make run ARGS="--scenario io-heavy --trials 5"
-RUN_DEFAULT := --scenario io-heavy --targets spring-mvc-virtual,fastify,bun-native --find-max --trials 2 --step 4s --warmup 10s --resolution 20%
+RUN_DEFAULT := --scenario io-heavy --targets spring-mvc-virtual,fastify,bun-native --find-max --trials 2 --step 4s --warmup auto --resolution 20%
 ARGS    ?=
 # DOCKER=0 lets `make unit` skip the tests that need a Docker engine (for a machine without one);
 # by default they fail when no engine answers, so that `make test` never passes without them.

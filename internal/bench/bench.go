@@ -310,7 +310,8 @@ func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
 		Scenario: c.Scenario, Target: c.Target, Trial: c.Trial, Mode: string(c.Load.Model.Mode()),
 		RequestedRPS: c.Load.Model.Rate + load.OwnRates(c.Load.Kinds), Arrival: string(c.Load.Model.ArrivalProcess()), Stages: load.FormatStages(c.Load.Model.Stages), Think: c.Load.Model.Think.String(), Connections: c.Load.InFlightLimit(),
 		Streams:  load.FormatKinds(c.Load.Kinds),
-		Duration: c.Load.Duration, Warmup: c.Load.Warmup, Timeout: c.Load.Timeout,
+		Duration: c.Load.Duration, Warmup: c.Load.Warmup, WarmupAuto: c.Load.WarmupAuto, WarmupTaken: c.Load.Warmup, Timeout: c.Load.Timeout,
+		Compat: string(c.Load.Compat),
 		CPUSet: c.Spec.CPUSet, Memory: p.Memory, ImageID: images.ids[c.Build.Tag()],
 		Version: r.Meta.Version, GitCommit: r.Meta.Commit, HostCPU: r.Meta.HostCPU,
 		Kernel: r.Meta.Kernel, DockerVersion: r.Meta.DockerVersion, StartedAt: time.Now(),
@@ -356,7 +357,7 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 		return row, load.Result{}, nil
 	}
 	defer in.remove(ctx)
-	fmt.Fprintf(r.Log, "  warm-up %s, then %s measured\n", c.Load.Warmup, c.Load.Duration)
+	fmt.Fprintf(r.Log, "  warm-up %s, then %s measured\n", load.Warmup{Length: c.Load.Warmup, Auto: c.Load.WarmupAuto}, c.Load.Duration)
 
 	cfg := c.Load
 	every := r.ProgressEvery
@@ -497,6 +498,11 @@ func fill(row *results.Row, res load.Result) {
 	row.FirstByteP50, row.FirstByteP99 = res.FirstByte.P50, res.FirstByte.P99
 	row.GeneratorClockOffset, row.GeneratorClockMeasured = res.ClockOffset, res.ClockMeasured
 	row.Valid, row.InvalidReason = res.Valid, res.InvalidReason
+	row.WarmupTaken = res.Warmed.Round(time.Millisecond) // as the column keeps it
+	if w := res.Wrk; w != nil {
+		row.WrkRPS, row.WrkTransferPerSecond = w.RequestsPerSecond(res.Duration), w.TransferPerSecond(res.Duration)
+		row.WrkTimeouts, row.WrkNon2xx3xx, row.WrkLatencyMean = w.Timeouts, w.Status, w.MeanLatency()
+	}
 }
 
 // invalidate marks row invalid for reason, after any reason it already has.

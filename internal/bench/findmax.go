@@ -100,9 +100,19 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 	}
 	defer in.remove(ctx)
 	if c.Load.Warmup > 0 {
-		fmt.Fprintf(r.Log, "  warm-up %s at %d rps\n", c.Load.Warmup, m.Search.Start)
-		if _, err := load.Run(ctx, in.config(stepConfig(c.Load, m.Search.Start, c.Load.Warmup))); err != nil {
+		warm := stepConfig(c.Load, m.Search.Start, c.Load.Warmup)
+		if c.Load.WarmupAuto { // until steady, then a second measured and dropped
+			warm.Warmup, warm.WarmupAuto, warm.Duration = c.Load.Warmup, true, time.Second
+			fmt.Fprintf(r.Log, "  warm-up until steady (at most %s) at %d rps\n", c.Load.Warmup, m.Search.Start)
+		} else {
+			fmt.Fprintf(r.Log, "  warm-up %s at %d rps\n", c.Load.Warmup, m.Search.Start)
+		}
+		res, err := load.Run(ctx, in.config(warm))
+		if err != nil {
 			return out, err
+		}
+		if c.Load.WarmupAuto {
+			fmt.Fprintf(r.Log, "  warmed up in %s\n", res.Warmed.Round(time.Second))
 		}
 	}
 	ran := 0
@@ -229,7 +239,7 @@ func answers(ctx context.Context, url string) bool {
 func stepConfig(base load.Config, rate int, du time.Duration) load.Config {
 	cfg := base
 	cfg.Model = load.Model{Rate: rate, ExpectedLatency: base.Model.ExpectedLatency}
-	cfg.Warmup, cfg.Duration = 0, du
+	cfg.Warmup, cfg.WarmupAuto, cfg.Duration = 0, false, du
 	cfg.Measuring, cfg.Progress = nil, nil
 	return cfg
 }

@@ -204,14 +204,18 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		invalidate(row, "load failed: "+err.Error())
 	} else {
 		ph.res = res
+		if !measuredFrom.IsZero() {
+			row.StartedAt = measuredFrom // a warm-up until steady lasts what it lasts
+		}
 		m.record(row, res)
 		if !ramps(cfg.Model.Stages) { // a ramp is not meant to be steady
 			ph.unsteady = judgeSteady(row, res.Timeline)
 			judgeSampling(row, res)
 		}
 		ph.disturbed = m.disturbed
+		// The warm-up's requests in flight at the boundary may store their rows after it.
 		stored, failed := storing(cfg, res)
-		if ph.stored = rows.check(ctx, stored, failed); ph.stored != nil {
+		if ph.stored = rows.check(ctx, stored, failed+res.WarmupInFlight); ph.stored != nil {
 			invalidate(row, "stored rows: "+ph.stored.Error())
 		}
 		if err := calls.check(calling(cfg, res)); err != nil {

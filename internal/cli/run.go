@@ -10,6 +10,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/history"
+	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/run"
 	"github.com/spf13/cobra"
@@ -24,7 +25,8 @@ type RunOptions struct {
 	Scenario string
 	Targets  []string
 	Duration time.Duration
-	Warmup   time.Duration
+	Warmup   load.Warmup
+	Compat   string
 	Rate     int
 	Conns    int
 	Arrival  string
@@ -220,7 +222,8 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.Scenario, "scenario", "", "scenario to run (default: the file's default_scenario)")
 	f.StringSliceVar(&o.Targets, "targets", nil, "targets to run, comma-separated (default: the scenario's)")
 	f.DurationVar(&o.Duration, "duration", 0, "measured phase per cell (default: the scenario's)")
-	f.DurationVar(&o.Warmup, "warmup", 0, "discarded warm-up before each measurement (default: the scenario's)")
+	f.Var(&o.Warmup, "warmup", "discarded warm-up before each measurement: 10s, or auto (until steady, at most 60s), auto:90s (default: the scenario's)")
+	f.StringVar(&o.Compat, "compat", "", "count as another tool does, beside iotbench's own figures: wrk")
 	f.IntVar(&o.Rate, "rate", 0, "open loop: requests per second (default: the scenario's)")
 	f.IntVar(&o.Conns, "connections", 0, "closed loop: connections sending back to back, instead of a rate")
 	f.StringVar(&o.Stages, "stages", "", "open loop's rates over time instead of --rate, e.g. 30s:500,60s:500-5000,30s:5000")
@@ -365,7 +368,7 @@ func (o *RunOptions) protocol() plan.Protocol {
 // overrides are the scenario's settings the flags replace: only those the user gave.
 func (o *RunOptions) overrides() plan.Overrides {
 	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Arrival: o.Arrival, Stages: o.Stages, Think: o.Think, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory,
-		DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool}
+		DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool, Compat: load.Compat(o.Compat)}
 	over.Protocol = o.protocol()
 	if o.set("duration") {
 		over.Duration = &o.Duration
@@ -404,7 +407,7 @@ func (o *RunOptions) service() (*run.Service, error) {
 	}
 	svc := &run.Service{URL: o.URL, Name: o.Name, Method: strings.ToUpper(o.Method), Header: http.Header{}, Contains: o.Contains,
 		Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency, Arrival: o.Arrival, Stages: o.Stages, Think: o.Think,
-		Warmup: o.Warmup, Duration: o.Duration, Timeout: o.Timeout, Trials: o.Trials, BaselineURL: o.BaselineURL, AA: o.AA,
+		Warmup: o.Warmup, Duration: o.Duration, Timeout: o.Timeout, Trials: o.Trials, BaselineURL: o.BaselineURL, AA: o.AA, Compat: load.Compat(o.Compat),
 		Protocol: o.protocol()}
 	for _, h := range o.Headers {
 		k, v, ok := strings.Cut(h, ":")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/iotbench/iotbench/internal/exitcode"
+	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/run"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
@@ -72,7 +73,8 @@ func (o *RunOptions) validate() error {
 			return scenario.CheckTrials(o.AA)
 		}},
 		{"duration", d(o.Duration), func() error { return scenario.CheckPhase(o.Duration) }},
-		{"warmup", d(o.Warmup), func() error { return scenario.CheckWarmup(o.Warmup) }},
+		{"warmup", o.Warmup.String(), func() error { return scenario.CheckWarmup(o.Warmup.Length) }},
+		{"compat", o.Compat, func() error { return load.CheckCompat(load.Compat(o.Compat)) }},
 		{"step", d(o.Step), func() error { return scenario.CheckPhase(o.Step) }},
 		{"expected-latency", d(o.ExpectedLatency), func() error { return scenario.CheckWait(o.ExpectedLatency) }},
 		{"timeout", d(o.Timeout), func() error { return scenario.CheckWait(o.Timeout) }},

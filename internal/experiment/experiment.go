@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/scenario"
@@ -59,14 +60,16 @@ type Run struct {
 	Name     string `yaml:"name"`
 	Scenario string `yaml:"scenario"`
 	// Note says what the run is: as published, or what it corrects.
-	Note        string         `yaml:"note"`
-	Targets     []string       `yaml:"targets"`
-	Rate        int            `yaml:"rate"`
-	Connections int            `yaml:"connections"`
-	Duration    time.Duration  `yaml:"duration"`
-	Warmup      *time.Duration `yaml:"warmup"`
-	Trials      int            `yaml:"trials"`
-	Timeout     time.Duration  `yaml:"timeout"`
+	Note        string           `yaml:"note"`
+	Targets     []string         `yaml:"targets"`
+	Rate        int              `yaml:"rate"`
+	Connections int              `yaml:"connections"`
+	Duration    time.Duration    `yaml:"duration"`
+	Warmup      *scenario.Warmup `yaml:"warmup"`
+	Trials      int              `yaml:"trials"`
+	Timeout     time.Duration    `yaml:"timeout"`
+	// Compat counts requests as the source's tool did (load.Compat: wrk), besides iotbench's own figures.
+	Compat load.Compat `yaml:"compat"`
 	// NeedsCPUs is the fewest target CPUs the run means anything with (a cluster, a worker pool):
 	// on a host that cannot give them, it is not run and its claims need a larger host.
 	NeedsCPUs int `yaml:"needs_cpus"`
@@ -412,7 +415,8 @@ func (r *Run) validate(what string, sf *scenario.File, seen map[string]*Run) []l
 		{r.Connections != 0, fmt.Sprintf("connections %d", r.Connections), func() error { return scenario.CheckConnections(r.Connections) }},
 		{r.Trials != 0, fmt.Sprintf("trials %d", r.Trials), func() error { return scenario.CheckTrials(r.Trials) }},
 		{r.Duration != 0, "duration " + d(r.Duration), func() error { return scenario.CheckPhase(r.Duration) }},
-		{r.Warmup != nil, "warmup", func() error { return scenario.CheckWarmup(*r.Warmup) }},
+		{r.Warmup != nil, "warmup", func() error { return scenario.CheckWarmup(r.Warmup.Length) }},
+		{r.Compat != "", "compat " + string(r.Compat), func() error { return load.CheckCompat(r.Compat) }},
 		{r.Timeout != 0, "timeout " + d(r.Timeout), func() error { return scenario.CheckWait(r.Timeout) }},
 	}
 	for _, c := range checks {

@@ -54,7 +54,7 @@ func TestValidFile(t *testing.T) {
 		{"run line", first.Runs[1].Line, 10},
 		{"claim line", first.Claims[2].Line, 16},
 		{"row line", first.Rows[0].Line, 12},
-		{"warm-up 0 kept", *first.Runs[0].Warmup, time.Duration(0)},
+		{"warm-up 0 kept", first.Runs[0].Warmup.Length, time.Duration(0)},
 		{"timeout", first.Runs[0].Timeout, 2 * time.Second},
 		{"run targets default to the scenario's", strings.Join(first.Runs[0].targetsIn(scenarios(t)), ","), "a,b,c"},
 		{"needs_cpus", f.Experiments["second"].Runs[0].NeedsCPUs, 4},

@@ -30,6 +30,11 @@ import (
 type attacker struct {
 	timeout time.Duration // each request's: from when it was released until its answer is read
 	keep    int           // body bytes kept for the check
+	// keepLate keeps a request past its timeout on its connection (wrk's way, Compat Wrk): it
+	// counts as a timeout when its time is up, and its answer, when it comes, goes to hooks.late.
+	keepLate bool
+	// lingering counts the requests past their timeout still waiting for their answer.
+	lingering int64
 	// received counts the bytes read from every connection (heads and bodies, failed answers
 	// too), as wrk's Transfer/sec does; the engine reads it across a measured phase.
 	received atomic.Int64
@@ -66,14 +71,11 @@ type attacker struct {
 
 	wire   *wireRequest
 	target vegeta.Target
-	own    *ownDelay
 	// In a mix (kinds.go), each kind's request, and pick choosing the kind of each request
 	// released instead of the targeter; pick is nil otherwise.
 	kinds []*wireRequest
 	pick  func() int
-	// each is given every request's outcome; set by attack for its duration, so that the
-	// paths that end a request need not carry it.
-	each     func(r *vegeta.Result, start time.Time, kind int)
+	hooks
 	res      vegeta.Result
 	errs     map[errKey]string
 	statuses map[int]string
@@ -97,6 +99,22 @@ type attacker struct {
 	started, completed, peak int64
 }
 
+// hooks are what an attack tells of its requests, set by attack for its duration, so that the
+// paths that end a request need not carry them.
+type hooks struct {
+	// own, when set, is given the generator's own share of each answer's latency.
+	own *ownDelay
+	// each is given every request's outcome (the Result and its Body are valid during the call
+	// only), when the engine became responsible for it (own.start) and its kind (0 but in a mix).
+	each func(r *vegeta.Result, start time.Time, kind int)
+	// late, with keepLate, is given the answer of a request that had timed out.
+	late func(r *vegeta.Result)
+	// tick, when set, is called once per turn of the loop before requests are released, with
+	// the requests released so far; it returns the time to go on with (later than now when it
+	// waited) and how long until it wants to be called again (negative: no wish).
+	tick func(now time.Time, hits uint64) (time.Time, time.Duration)
+}
+
 type request struct {
 	gen     int32
 	seq     uint64
@@ -105,6 +123,7 @@ type request struct {
 	written time.Time // when its last byte was written; zero before
 	c       *conn     // nil while it waits for a connection
 	retried bool
+	expired bool // timed out, kept on its connection for its answer (keepLate)
 	wire    *wireRequest
 	// handshake is how long it waited for its connection's TLS handshake, on a helper.
 	handshake time.Duration
@@ -115,14 +134,14 @@ type ticket struct {
 	deadline  time.Time
 }
 
-func newAttacker(timeout time.Duration, keep int) (*attacker, error) {
+func newAttacker(timeout time.Duration, keep int, keepLate bool) (*attacker, error) {
 	keepStamping()
 	ep, wake, err := openEpoll()
 	if err != nil {
 		return nil, err
 	}
 	a := &attacker{
-		timeout: timeout, keep: keep, ep: ep, wake: wake, pwait2: true,
+		timeout: timeout, keep: keep, keepLate: keepLate, ep: ep, wake: wake, pwait2: true,
 		events: make([]unix.EpollEvent, 256),
 		errs:   map[errKey]string{}, statuses: map[int]string{},
 		rbuf: make([]byte, 64<<10), plain: make([]byte, 16<<10),
@@ -135,12 +154,12 @@ func newAttacker(timeout time.Duration, keep int) (*attacker, error) {
 	return a, nil
 }
 
-// attack releases requests from tr as p paces them, for du from began, keeping at most limit in
-// flight, and calls each with every request's outcome (the Result and its Body are valid during
-// the call only), when the engine became responsible for it (own.start) and its kind (0 but in a mix). It returns when every request released has ended: answered, failed or timed
-// out. own, when set, is given the generator's own share of each answer's latency. An error
-// means the attack could not go on: its context ended, or a target could not be sent.
-func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pacer, began time.Time, du time.Duration, limit int, own *ownDelay, each func(r *vegeta.Result, start time.Time, kind int)) error {
+// attack releases requests from tr as p paces them (from began, until p says the end), keeping at
+// most limit in flight, and tells h of every request. It returns when every request released has
+// ended: answered, failed or timed out (with keepLate, a request past its timeout still unanswered
+// then is dropped: it was counted as a timeout). An error means the attack could not go on: its
+// context ended, or a target could not be sent.
+func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pacer, began time.Time, limit int, h hooks) error {
 	// Locked, so that the timer slack set here applies wherever the goroutine blocks: the
 	// kernel may otherwise end an epoll wait up to 50 µs late, a request's worth at 20,000 rps.
 	runtime.LockOSThread()
@@ -148,19 +167,14 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	defer unix.Prctl(unix.PR_SET_TIMERSLACK, 0, 0, 0, 0) // the thread's default again
 
-	a.drainWake()
-	stop := context.AfterFunc(ctx, func() {
-		var one = [8]byte{1}
-		_, _ = unix.Write(a.wake, one[:])
-	})
-	defer stop()
+	defer a.watch(ctx)()
 
-	a.own, a.each, a.maxConns = own, each, limit
-	a.started, a.completed, a.peak = 0, 0, 0
-	defer func() { a.own, a.each = nil, nil }()
+	a.hooks, a.maxConns = h, limit
+	a.started, a.completed, a.peak, a.lingering = 0, 0, 0, 0
+	defer func() { a.hooks = hooks{} }()
 
 	var hits uint64
-	stopped, promised := false, false
+	stopped := false
 	// The first wait only polls: an idle connection the server closed since the last attack
 	// is found closed before any request is sent on it.
 	timeout := time.Duration(0)
@@ -189,23 +203,20 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 
 		now := time.Now()
 		a.expire(now)
+		tick := time.Duration(-1)
+		if a.tick != nil {
+			now, tick = a.tick(now, hits)
+		}
 		// Release what is due.
 		next := time.Duration(-1)
 		for !stopped && a.started-a.completed < int64(limit) {
-			// As vegeta's attacker: a request the pacer was asked about within du is sent,
-			// when it is due, even after du (the last one of a phase is due at its end).
-			elapsed := now.Sub(began)
-			if !promised && elapsed > du {
-				stopped = true
-				break
-			}
-			wait, end := p.Pace(elapsed, hits)
+			wait, end := p.Pace(now.Sub(began), hits)
 			if end {
 				stopped = true
 				break
 			}
 			if wait > 0 {
-				next, promised = wait, true
+				next = wait
 				break
 			}
 			if err := a.release(ctx, tr, hits, now); err != nil {
@@ -213,21 +224,33 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 				return err
 			}
 			hits++
-			promised = false
 		}
-		if stopped && a.started == a.completed {
+		if stopped && a.started-a.completed == a.lingering {
+			a.dropLingering()
 			a.endDials()
 			return nil
 		}
 		timeout = a.untilDeadline(now)
-		if next >= 0 && (timeout < 0 || next < timeout) {
-			timeout = next
+		for _, t := range [...]time.Duration{next, tick} {
+			if t >= 0 && (timeout < 0 || t < timeout) {
+				timeout = t
+			}
 		}
 	}
 }
 
-// release takes request seq from the targeter and sends it, or queues it for a connection.
-func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, now time.Time) error {
+// watch makes the end of ctx wake the loop, until the function it returns is called.
+func (a *attacker) watch(ctx context.Context) func() bool {
+	a.drainWake()
+	return context.AfterFunc(ctx, func() {
+		var one = [8]byte{1}
+		_, _ = unix.Write(a.wake, one[:])
+	})
+}
+
+// prepare takes the next request: a mix's kind, or the targeter's target, encoded once for as
+// long as it stays the same.
+func (a *attacker) prepare(ctx context.Context, tr vegeta.Targeter) error {
 	if a.pick != nil {
 		w := a.kinds[a.pick()]
 		if w.addr != a.addr {
@@ -255,9 +278,17 @@ func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, 
 		}
 		a.wire = w
 	}
+	return nil
+}
+
+// release takes request seq from the targeter and sends it, or queues it for a connection.
+func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, now time.Time) error {
+	if err := a.prepare(ctx, tr); err != nil {
+		return err
+	}
 	slot := a.takeSlot()
 	r := &a.slots[slot]
-	r.seq, r.taken, r.start, r.written, r.c, r.retried, r.wire = seq, now, now, time.Time{}, nil, false, a.wire
+	r.seq, r.taken, r.start, r.written, r.c, r.retried, r.expired, r.wire = seq, now, now, time.Time{}, nil, false, false, a.wire
 	if a.own != nil {
 		r.start = a.own.start(seq, now)
 	}

@@ -44,7 +44,7 @@ func (n stopAfter) Rate(time.Duration) float64 { return 0 }
 
 func newTestAttacker(t *testing.T, timeout time.Duration) *attacker {
 	t.Helper()
-	a, err := newAttacker(timeout, maxBody)
+	a, err := newAttacker(timeout, maxBody, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,14 +58,14 @@ func sendN(t *testing.T, a *attacker, target vegeta.Target, n, conns int, own *o
 	t.Helper()
 	var out []vegeta.Result
 	err := a.attack(context.Background(), func(tg *vegeta.Target) error { *tg = target; return nil },
-		stopAfter(n), time.Now(), time.Minute, conns, own, func(r *vegeta.Result, _ time.Time, _ int) {
+		stopAfter(n), time.Now(), conns, hooks{own: own, each: func(r *vegeta.Result, _ time.Time, _ int) {
 			c := *r
 			c.Body = bytes.Clone(r.Body)
 			out = append(out, c)
 			if each != nil {
 				each(r)
 			}
-		})
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

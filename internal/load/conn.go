@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"golang.org/x/sys/unix"
 )
 
@@ -16,6 +17,11 @@ import (
 // net/http's Transport does. Dialing one connection per waiting request instead turned every
 // hiccup of a few milliseconds at 10,000 rps into a storm of handshakes (docs/generator.md).
 const maxDialing = 4
+
+// maxPredialing bounds the connections opened at once before a closed loop starts: enough that
+// thousands open in a blink, few enough not to overflow a server's accept queue (a JVM's
+// default backlog is 50 to 100), whose dropped handshakes would wait a second to be tried again.
+const maxPredialing = 64
 
 type connState uint8
 
@@ -82,6 +88,48 @@ func (a *attacker) connectTo(ctx context.Context, addr string) error {
 	}
 	a.addr = addr
 	return nil
+}
+
+// predial opens n connections to tr's target before a closed loop starts, as wrk does, so that
+// neither its measured phase nor the generator's own delay pays for the handshakes. Each is tried
+// once: one that fails or is not open within the request timeout is left to the load, which
+// opens connections as requests need them and counts the failures.
+func (a *attacker) predial(ctx context.Context, tr vegeta.Targeter, n int) error {
+	if err := a.prepare(ctx, tr); err != nil {
+		return err
+	}
+	defer a.watch(ctx)()
+	a.maxConns = n
+	for tries := 0; ; {
+		now := time.Now()
+		for a.dialing < maxPredialing && tries < n && a.open < n {
+			tries++
+			_, _ = a.dial(now) // a socket refused is a connection less; the load will say why
+		}
+		if a.dialing == 0 {
+			return nil
+		}
+		k, err := a.wait(a.untilDeadline(now))
+		if err != nil {
+			a.closeConns()
+			return err
+		}
+		for i := range k {
+			ev := a.events[i]
+			if ev.Fd == wakeID {
+				a.closeConns()
+				return ctx.Err()
+			}
+			if ev.Fd == handshakeID {
+				a.handshaken()
+				continue
+			}
+			if c := a.conns[ev.Fd]; c != nil && c.gen == ev.Pad {
+				a.handle(c, ev.Events)
+			}
+		}
+		a.expire(time.Now())
+	}
 }
 
 // dialMore opens connections for the requests waiting, a few at a time.

@@ -25,6 +25,7 @@ type Connections struct {
 // connStats counts a phase's connections and the time to each answer's first byte, from the
 // loop's goroutine.
 type connStats struct {
+	from      time.Time // the phase's start: requests started before are not its own
 	res       Connections
 	connect   *latency.Recorder
 	firstByte *latency.Recorder
@@ -32,6 +33,14 @@ type connStats struct {
 
 func newConnStats(ceiling time.Duration) *connStats {
 	return &connStats{connect: latency.NewRecorder(ceiling), firstByte: latency.NewRecorder(ceiling)}
+}
+
+// firstByteOf records the time to first byte of a request that started at start, first byte at
+// first, when it is the phase's.
+func (s *connStats) firstByteOf(start, first time.Time) {
+	if !first.IsZero() && !start.Before(s.from) {
+		s.firstByte.Record(first.Sub(start))
+	}
 }
 
 // opened counts c, ready to carry requests at ready; resumed, whether its TLS session was.

@@ -166,15 +166,38 @@ type Config struct {
 	Check   Check
 	// Kinds, when set, are the requests of a mix, each with its check, sent instead of Request
 	// and Check (kinds.go).
-	Kinds    []Kind
-	Model    Model
-	Warmup   time.Duration // load at the same model whose results are discarded
-	Duration time.Duration
-	Timeout  time.Duration // per request
+	Kinds []Kind
+	Model Model
+	// Warmup is the load at the same model, before the measured phase, whose results are
+	// discarded; with WarmupAuto, the most it may last.
+	Warmup time.Duration
+	// WarmupAuto ends the warm-up as soon as its per-second figures are steady (SteadyWarmup).
+	WarmupAuto bool
+	Duration   time.Duration
+	Timeout    time.Duration // per request
+	// Compat counts requests as another tool does, besides the engine's own figures.
+	Compat   Compat
 	Progress func(Progress)
-	// Measuring, when set, is called once between the warm-up and the measured phase, with no
-	// request in flight: what is observed over the measured phase alone starts there.
+	// Measuring, when set, is called once as the measured phase begins, from the engine's loop
+	// (requests of the warm-up may be in flight; the measured phase begins when it returns):
+	// what is observed over the measured phase alone starts there. Keep it short: the load
+	// waits for it.
 	Measuring func()
+}
+
+// Compat names a tool whose semantics a run reproduces; empty: iotbench's own.
+type Compat string
+
+// Wrk counts a request past its timeout as wrk does: a timeout, its connection kept for the
+// answer, which wrk still counts in its Requests/sec (Result.Wrk).
+const Wrk Compat = "wrk"
+
+// CheckCompat refuses a name that is no compat mode; empty is iotbench's own.
+func CheckCompat(c Compat) error {
+	if c == "" || c == Wrk {
+		return nil
+	}
+	return fmt.Errorf("unknown compat mode %q: use wrk, or leave it out for iotbench's own semantics", c)
 }
 
 func (c Config) validate() error {
@@ -228,6 +251,15 @@ func (c Config) validate() error {
 		if err := checkRequest(r); err != nil {
 			return err
 		}
+	}
+	if err := CheckCompat(c.Compat); err != nil {
+		return err
+	}
+	if c.Compat == Wrk && c.Request.Protocol.HTTP2() {
+		return fmt.Errorf("compat wrk counts as wrk does over HTTP/1.1 (protocol http1 or https), not %s", c.Request.Protocol)
+	}
+	if c.WarmupAuto && c.Warmup <= 0 {
+		return errors.New("warm-up until steady needs a maximum above 0")
 	}
 	if n := c.Model.Connections * max(c.Request.Streams, 1); n > MaxInFlight {
 		return fmt.Errorf("%d connections × %d streams: %d requests in flight, over the %d the engine keeps", c.Model.Connections, c.Request.Streams, n, MaxInFlight)
@@ -297,6 +329,13 @@ type Result struct {
 	Latencies *hdrhistogram.Histogram
 	// Timeline is the phase second by second; WarmupTimeline the warm-up's, when there was one.
 	Timeline, WarmupTimeline []timeline.Second
+	// Warmed is how long the warm-up lasted (with WarmupAuto, until steady or its maximum).
+	Warmed time.Duration `json:",omitempty"`
+	// WarmupInFlight is how many requests of the warm-up were in flight as the measured phase
+	// began: the load went on across the boundary. Their answers are the warm-up's.
+	WarmupInFlight int64 `json:",omitempty"`
+	// Wrk is what wrk would have printed of the measured phase (Compat Wrk); nil otherwise.
+	Wrk *WrkFigures `json:",omitempty"`
 	// SendLag is how late each request left against the open loop's schedule.
 	SendLag latency.Summary
 	// OwnDelay is the generator's own share of each answered request's latency (ownDelay):
@@ -350,8 +389,9 @@ func (r Result) SuccessRatio() float64 {
 	return float64(r.Successes) / float64(r.Requests)
 }
 
-// Run warms up, then measures. It returns an error only when the measurement could not run at all
-// (bad config, cancelled); a measurement that ran but cannot be trusted is a Result with Valid false.
+// Run warms up, then measures, as one continuous load (runner). It returns an error only when the
+// measurement could not run at all (bad config, cancelled); a measurement that ran but cannot be
+// trusted is a Result with Valid false.
 func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := cfg.validate(); err != nil {
 		return Result{}, err
@@ -360,9 +400,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if len(cfg.Check.Contains) == 0 && !kindsCheck(cfg.Kinds) {
 		keep = 0 // nothing to check: the answer is read to its end and dropped
 	}
-	// One attacker for the warm-up and the measured phase, so that connections opened while
-	// warming up serve the measurement.
-	a, err := newAttacker(cfg.Timeout, keep)
+	a, err := newAttacker(cfg.Timeout, keep, cfg.Compat == Wrk)
 	if err != nil {
 		return Result{}, err
 	}
@@ -375,22 +413,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if req := cfg.Request; req.Protocol.HTTP2() {
 		a.h2streams, a.h2scheme = max(req.Streams, 1), req.Protocol.Scheme()
 	}
-
-	var warm []timeline.Second
-	if warmCfg := warmup(cfg); warmCfg.Warmup > 0 {
-		// Its own draws: the measured phase's arrivals do not depend on whether there was a warm-up.
-		res, err := attack(ctx, a, warmCfg, timeline.Warmup, cfg.Warmup, cfg.Model.Seed^warmupSeed)
-		if err != nil {
-			return Result{}, err
-		}
-		warm = res.Timeline
-	}
-	if cfg.Measuring != nil {
-		cfg.Measuring()
-	}
-	res, err := attack(ctx, a, cfg, timeline.Measure, cfg.Duration, cfg.Model.Seed)
-	res.WarmupTimeline = warm
-	return res, err
+	return newRunner(cfg).run(ctx, a)
 }
 
 // urls are the URLs the phase sends to: the request's, or each of a mix's (one connection pool,
@@ -437,97 +460,6 @@ func scheduled(s schedule, released int64, du time.Duration) int64 {
 // warmupSeed sets the warm-up's draws apart from the measured phase's.
 const warmupSeed = 0x5741524d
 
-// attack runs one phase on a: vegeta's seam (a targeter, a pacer, results) over the engine's
-// own connections. seed picks a random arrival process's draws.
-func attack(ctx context.Context, a *attacker, cfg Config, phase timeline.Phase, du time.Duration, seed uint64) (Result, error) {
-	progress := cfg.Progress
-	limit := cfg.InFlightLimit()
-	if cfg.Model.Mode() == Closed {
-		limit *= max(cfg.Request.Streams, 1) // each connection's streams in flight
-	}
-	var pace vegeta.Pacer = vegeta.ConstantPacer{} // zero value: as fast as the connections go (closed loop)
-	var schedule, main schedule
-	var users *thinker
-	if cfg.Model.Mode() == Open {
-		schedule = newSchedule(cfg.Model, seed)
-		pace, main = schedule, schedule
-	}
-	mx := newMix(cfg, schedule, seed)
-	if mx != nil {
-		if mx.streams != nil {
-			schedule, pace = mx, mx
-		}
-		if err := a.useKinds(kindRequests(cfg.Kinds), mx.kind); err != nil {
-			return Result{}, err
-		}
-		defer func() { a.pick = nil }()
-	}
-	tgt := vegeta.Target{Method: cfg.Request.Method, URL: cfg.Request.URL, Body: cfg.Request.Body, Header: cfg.Request.Header}
-	targeter := func(t *vegeta.Target) error {
-		*t = tgt
-		return nil
-	}
-
-	t := newTally(cfg, du, schedule)
-	// The schedule charged to every request counts from here.
-	receivedBefore := a.received.Load() // the warm-up's bytes are not the phase's
-	began := time.Now()
-	t.began = began
-	for _, k := range t.kinds {
-		k.began = began
-	}
-	t.seconds = timeline.NewRecorder(began, du, 2*cfg.Timeout+du)
-	t.seconds.InFlight = func() int64 { return a.started - a.completed }
-	defer t.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
-	own := newOwnDelay(began, schedule, 2*cfg.Timeout+du)
-	a.stats = newConnStats(2*cfg.Timeout + du)
-	defer func() { a.stats = nil }()
-	own.countSends(cfg.Model, du)
-	if cfg.Model.Mode() == Closed && cfg.Model.Think.Mean > 0 {
-		users = newThinker(cfg.Model.Think, cfg.Model.Connections, seed, began, du)
-		pace = users
-	}
-	nextReport := time.Second
-	err := a.attack(ctx, targeter, pace, began, du, limit, own, func(r *vegeta.Result, start time.Time, kind int) {
-		t.add(r, start, kind)
-		if users != nil {
-			users.answered(r.Timestamp.Add(r.Latency))
-		}
-		if progress != nil {
-			if el := time.Since(began); el >= nextReport {
-				progress(Progress{Phase: phase, Elapsed: el, Duration: du, Completed: t.res.Requests, Failures: t.res.Errors, Last: t.seconds.Last()})
-				nextReport = el.Truncate(time.Second) + time.Second
-			}
-		}
-	})
-	if err != nil {
-		return Result{}, err
-	}
-	res := t.result()
-	var dueByKind []int64
-	switch {
-	case schedule != nil && mx != nil:
-		dueByKind = mx.scheduled(main, res.Requests, du, len(cfg.Kinds))
-		res.Scheduled = res.Requests
-		for _, n := range dueByKind {
-			res.Scheduled += n
-		}
-	case schedule != nil:
-		res.Scheduled = scheduled(schedule, res.Requests, du)
-	}
-	res.BytesReceived = a.received.Load() - receivedBefore
-	res.OwnDelay = own.summary()
-	res.Connections, res.FirstByte = a.stats.result(&a.tls)
-	res.Sends = own.sends.Dispersion(du)
-	res.Timeline = t.seconds.Finish(own.perSecond())
-	res.PeakInFlight = a.peak
-	res.Valid, res.InvalidReason = judge(res)
-	if mx != nil {
-		kindResults(&res, cfg, t.kinds, dueByKind)
-	}
-	return res, nil
-}
-
 // tally counts results as they arrive. add allocates nothing for a success or for an error already
 // seen, so that the generator's own bookkeeping makes no garbage per request.
 type tally struct {
@@ -542,9 +474,10 @@ type tally struct {
 	seconds  *timeline.Recorder
 }
 
-func newTally(cfg Config, du time.Duration, schedule schedule) *tally {
+func newTally(cfg Config, du time.Duration, schedule schedule, began time.Time) *tally {
 	ceiling := 2*cfg.Timeout + du
 	t := &tally{
+		began: began,
 		res: Result{
 			Mode: cfg.Model.Mode(), InFlightLimit: cfg.InFlightLimit(), Duration: du,
 			Codes: map[int]int64{}, ErrorKinds: map[string]int64{},
@@ -559,7 +492,7 @@ func newTally(cfg Config, du time.Duration, schedule schedule) *tally {
 			one := cfg
 			one.Kinds, one.Check = nil, k.Check
 			t.checks = append(t.checks, containsOf(k.Check.Contains))
-			t.kinds = append(t.kinds, newTally(one, du, schedule))
+			t.kinds = append(t.kinds, newTally(one, du, schedule, began))
 		}
 	}
 	if schedule != nil {
@@ -621,6 +554,14 @@ func (t *tally) add(r *vegeta.Result, start time.Time, kind int) {
 	}
 	if t.seconds != nil {
 		t.seconds.Add(due, r.Timestamp, answered, outcome, took)
+	}
+}
+
+// startAt counts the phase's span from at, a mix's kinds' too.
+func (t *tally) startAt(at time.Time) {
+	t.began = at
+	for _, k := range t.kinds {
+		k.began = at
 	}
 }
 

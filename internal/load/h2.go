@@ -609,8 +609,8 @@ func (a *attacker) h2finish(c *conn, st *h2stream) {
 	} else if a.own != nil && !c.arrival.IsZero() {
 		a.own.record(r.start.Add(r.handshake), r.written, c.arrival, done)
 	}
-	if a.stats != nil && !st.first.IsZero() {
-		a.stats.firstByte.Record(st.first.Sub(r.start))
+	if a.stats != nil {
+		a.stats.firstByteOf(r.start, st.first)
 	}
 	code := st.code
 	a.res = vegeta.Result{

@@ -21,7 +21,7 @@ func FuzzH2Frames(f *testing.F) {
 	f.Add(frame(h2RstStream, 0, 1, 0, 0, 0, 8))
 	f.Add(append(frame(h2Headers, 0, 1, 0x88), frame(h2Continuation, h2EndHeaders, 1)...))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		a, err := newAttacker(time.Second, 64)
+		a, err := newAttacker(time.Second, 64, false)
 		if err != nil {
 			t.Fatal(err)
 		}

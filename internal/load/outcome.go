@@ -30,11 +30,11 @@ func (a *attacker) finish(c *conn) {
 	sent := r.written
 	if sent.IsZero() { // answered before it was all written
 		sent = r.taken
-	} else if a.own != nil && !c.arrival.IsZero() {
+	} else if a.own != nil && !c.arrival.IsZero() && !r.expired {
 		a.own.record(r.start.Add(r.handshake), r.written, c.arrival, done)
 	}
-	if a.stats != nil && !c.first.IsZero() {
-		a.stats.firstByte.Record(c.first.Sub(r.start))
+	if a.stats != nil && !r.expired {
+		a.stats.firstByteOf(r.start, c.first)
 	}
 	code := c.resp.code
 	a.res = vegeta.Result{
@@ -45,10 +45,17 @@ func (a *attacker) finish(c *conn) {
 	if code < 200 || code >= 400 { // as vegeta: an error, named by the status
 		a.res.Error = a.statusText(code)
 	}
-	start, kind := r.start, r.wire.kind
+	start, kind, expired := r.start, r.wire.kind, r.expired
 	a.end(slot)
 	// The result first: its body is the connection's until the next request.
-	a.each(&a.res, start, kind)
+	if expired {
+		a.lingering--
+		if a.late != nil {
+			a.late(&a.res)
+		}
+	} else {
+		a.each(&a.res, start, kind)
+	}
 	if c.resp.close || a.fresh {
 		a.closeConn(c)
 		return
@@ -67,6 +74,12 @@ func (a *attacker) broken(c *conn, op string, err error) {
 	retry := c.reused && !c.resp.started() && closed && r.wire.replayable && !r.retried
 	a.closeConn(c)
 	now := time.Now()
+	if r.expired { // counted as a timeout already
+		a.lingering--
+		a.end(slot)
+		a.dialMore(now)
+		return
+	}
 	if retry {
 		r.retried, r.c, r.written = true, nil, time.Time{}
 		a.waiting.pushFront(ticket{slot: slot, gen: r.gen})
@@ -92,6 +105,36 @@ func (a *attacker) fail(slot int32, text string, now time.Time) {
 	a.each(&a.res, start, kind)
 }
 
+// timedOut counts slot's request as a timeout and keeps it on its connection for its answer, as
+// wrk does: the connection carries nothing else until the answer comes, or the attack ends.
+func (a *attacker) timedOut(slot int32, now time.Time) {
+	r := &a.slots[slot]
+	sent := r.written
+	if sent.IsZero() {
+		sent = r.taken
+	}
+	a.res = vegeta.Result{
+		Seq: r.seq, Timestamp: sent, Latency: now.Sub(sent), Error: errTimeout.Error(),
+		Method: r.wire.target.Method, URL: r.wire.target.URL,
+	}
+	r.expired = true
+	a.lingering++
+	a.each(&a.res, r.start, r.wire.kind)
+}
+
+// dropLingering ends the requests still waiting for an answer past their timeout when the attack
+// ends (each counted as a timeout already), closing their connections: an answer would come
+// to the next request on them.
+func (a *attacker) dropLingering() {
+	for slot := range a.slots {
+		if r := &a.slots[slot]; r.expired && r.c != nil {
+			a.closeConn(r.c)
+			a.end(int32(slot))
+		}
+	}
+	a.lingering = 0
+}
+
 // expire ends the requests, and the dials, whose time is up.
 func (a *attacker) expire(now time.Time) {
 	for a.deadlines.len() > 0 {
@@ -106,6 +149,10 @@ func (a *attacker) expire(now time.Time) {
 		}
 		a.deadlines.pop()
 		c := r.c
+		if c != nil && c.h2 == nil && a.keepLate {
+			a.timedOut(t.slot, now)
+			continue
+		}
 		switch {
 		case c != nil && c.h2 != nil:
 			a.h2cancel(c, t.slot) // the stream only: the connection carries the others

@@ -13,18 +13,36 @@ import (
 // request was due (open loop) or released (closed loop) until it was written to the socket, plus
 // the time from when the kernel received the answer's last bytes until the generator had read
 // them. What is left of the latency is the network's and the server's. The attacker records
-// into it from its one goroutine.
+// into it from its one goroutine. A request responsible from the boundary on is the measured
+// phase's (measure), one before it the warm-up's.
 type ownDelay struct {
 	began    time.Time
 	schedule schedule // open loop: when each request was due; nil in closed loop
+	ceiling  time.Duration
 
 	rec    *latency.Recorder
 	second *timeline.PerSecond
 	sends  *sampling.Counts // arrivals.go; nil: not counted
+
+	boundary time.Time // zero until the measured phase begins
+	measure  *ownDelay
 }
 
 func newOwnDelay(began time.Time, schedule schedule, ceiling time.Duration) *ownDelay {
-	return &ownDelay{began: began, schedule: schedule, rec: latency.NewRecorder(ceiling), second: timeline.NewPerSecond(began, ceiling)}
+	return &ownDelay{began: began, schedule: schedule, ceiling: ceiling, rec: latency.NewRecorder(ceiling), second: timeline.NewPerSecond(began, ceiling)}
+}
+
+// prepareMeasure makes the measured phase's own delays, started by measureFrom: made ahead,
+// so that the measured phase's first requests do not wait for it.
+func (o *ownDelay) prepareMeasure() {
+	o.measure = &ownDelay{ceiling: o.ceiling, rec: latency.NewRecorder(o.ceiling), second: timeline.NewPerSecond(time.Time{}, o.ceiling)}
+}
+
+// measureFrom starts the measured phase's own delays at boundary.
+func (o *ownDelay) measureFrom(boundary time.Time) {
+	o.boundary = boundary
+	o.measure.began = boundary
+	o.measure.second.StartAt(boundary)
 }
 
 // start is when the generator became responsible for request seq, released at now: its due
@@ -39,6 +57,9 @@ func (o *ownDelay) start(seq uint64, now time.Time) time.Time {
 // record adds a request answered: responsible from start, written at written, its answer's
 // last bytes received by the kernel at arrival and read by the generator at now.
 func (o *ownDelay) record(start, written, arrival, now time.Time) {
+	if !o.boundary.IsZero() && !start.Before(o.boundary) {
+		o = o.measure
+	}
 	d := max(written.Sub(start), 0) + max(now.Sub(arrival), 0)
 	o.sent(written)
 	o.rec.Record(d)

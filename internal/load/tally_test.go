@@ -13,7 +13,7 @@ import (
 func TestTallyAllocatesNothingPerResult(t *testing.T) {
 	cfg := Config{Check: NewCheck(`"id"`), Model: Model{Rate: 1000, ExpectedLatency: time.Millisecond}, Timeout: time.Second}
 	began := time.Now()
-	tl := newTally(cfg, time.Second, &pacer{rate: 1000})
+	tl := newTally(cfg, time.Second, &pacer{rate: 1000}, time.Now())
 	tl.began = began
 	tl.seconds = timeline.NewRecorder(began, time.Second, 3*time.Second)
 	ok := &vegeta.Result{Code: 200, Body: []byte(`{"id":1}`), Timestamp: began.Add(time.Millisecond), Latency: 2 * time.Millisecond}

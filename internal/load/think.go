@@ -57,6 +57,15 @@ func newThinker(t Think, users int, seed uint64, began time.Time, du time.Durati
 	return &thinker{think: t, rng: rand.New(rand.NewPCG(seed, seed^0x7468696e6b)), began: began, du: du, ready: make([]time.Duration, users, users+1)}
 }
 
+// rebase makes the phase start at (from the thinker's start) and last du: the measured
+// phase's, after the warm-up's users.
+func (t *thinker) rebase(at, du time.Duration) {
+	for i := range t.ready {
+		t.ready[i] -= at // the same shift for all: still a heap
+	}
+	t.began, t.du = t.began.Add(at), du
+}
+
 // answered makes the user whose request was answered at ready again a think time later.
 func (t *thinker) answered(at time.Time) {
 	pause := t.think.Mean

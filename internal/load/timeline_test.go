@@ -148,7 +148,7 @@ func BenchmarkTally(b *testing.B) {
 			cfg := Config{Check: NewCheck(`"id"`), Model: Model{Rate: 10_000, ExpectedLatency: time.Millisecond}, Timeout: time.Second}
 			began := time.Now()
 			schedule := &pacer{rate: 10_000}
-			tl := newTally(cfg, time.Minute, schedule)
+			tl := newTally(cfg, time.Minute, schedule, time.Now())
 			tl.began = began
 			if withTimeline {
 				tl.seconds = timeline.NewRecorder(began, time.Minute, 2*time.Second+time.Minute)

@@ -2,6 +2,7 @@ package overview
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -230,8 +231,8 @@ func timelineChart(sc summary.Scenario, t summary.Target) (*chart, error) {
 		}
 		any = true
 		warm := float64(len(c.Warmup))
-		if c.Row.Warmup > 0 {
-			warm = math.Ceil(c.Row.Warmup.Seconds())
+		if w := cmp.Or(c.Row.WarmupTaken, c.Row.Warmup); w > 0 { // taken: a warm-up until steady lasts what it lasts
+			warm = math.Ceil(w.Seconds())
 		}
 		var ok, bad, p99, own, cores, mib plotter.XYs
 		add := func(offset, length float64, seconds []timeline.Second) {

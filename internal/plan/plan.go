@@ -25,8 +25,11 @@ import (
 
 // Overrides are the command line's changes to a scenario; zero values change nothing.
 type Overrides struct {
-	Targets           []string
-	Duration, Warmup  *time.Duration
+	Targets  []string
+	Duration *time.Duration
+	Warmup   *load.Warmup
+	// Compat counts requests as another tool does (load.Compat), besides iotbench's own figures.
+	Compat            load.Compat
 	Rate, Connections int
 	// Arrival is the open loop's arrival process, as the command line names it (load.Arrivals).
 	Arrival string
@@ -139,7 +142,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		settings.Duration = *o.Duration
 	}
 	if o.Warmup != nil {
-		settings.Warmup = o.Warmup
+		settings.Warmup = &scenario.Warmup{Warmup: *o.Warmup}
 	}
 	if o.Trials > 0 {
 		settings.Trials = o.Trials
@@ -167,8 +170,11 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		}
 		settings.Duration = load.StagesDuration(stages)
 	}
-	if settings.Duration <= 0 || *settings.Warmup < 0 {
-		return nil, fmt.Errorf("duration %v must be positive and warm-up %v not negative", settings.Duration, *settings.Warmup)
+	if settings.Duration <= 0 || settings.Warmup.Length < 0 || settings.Warmup.Auto && settings.Warmup.Length == 0 {
+		return nil, fmt.Errorf("duration %v must be positive and warm-up %v not negative", settings.Duration, settings.Warmup)
+	}
+	if err := load.CheckCompat(o.Compat); err != nil {
+		return nil, &OverrideError{"compat", string(o.Compat), err}
 	}
 	settings, memory, targetCPUs, generatorCPUs, err := resources(f, settings, fmt.Sprintf("scenario %q", s.Name), o, allowed)
 	if err != nil {
@@ -264,7 +270,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 						Scenario: scenarioName, Size: size.Label, Target: t, Trial: trial, Build: b, Path: s.Request.Path, Spec: spec,
 						Load: load.Config{
 							Request: sized, Check: check, Kinds: kinds, Model: trialModel(model, trial),
-							Warmup: *settings.Warmup, Duration: settings.Duration, Timeout: timeout,
+							Warmup: settings.Warmup.Length, WarmupAuto: settings.Warmup.Auto, Duration: settings.Duration, Timeout: timeout, Compat: o.Compat,
 						},
 						DB: cellDB,
 					})
@@ -508,12 +514,14 @@ func SplitCPUs(allowed []int, asked string) (targetCPUs, generator []int, err er
 type AdHoc struct {
 	URL string
 	// Name names the cell's target; empty: the URL's host:port.
-	Name                      string
-	Request                   load.Request // URL ignored
-	Check                     load.Check
-	Model                     load.Model
-	Warmup, Duration, Timeout time.Duration
-	Trials                    int
+	Name              string
+	Request           load.Request // URL ignored
+	Check             load.Check
+	Model             load.Model
+	Warmup            load.Warmup
+	Duration, Timeout time.Duration
+	Trials            int
+	Compat            load.Compat
 	// Stages are the open loop's rates over time (load.ParseStages) instead of Model.Rate; they
 	// set Duration.
 	Stages string
@@ -564,6 +572,9 @@ func MakeAdHoc(a AdHoc) (*Plan, error) {
 			return nil, &OverrideError{"arrival", string(a.Model.Arrival), fmt.Errorf("an arrival process paces an open loop: give a rate, not connections")}
 		}
 	}
+	if err := load.CheckCompat(a.Compat); err != nil {
+		return nil, &OverrideError{"compat", string(a.Compat), err}
+	}
 	u, _ := url.Parse(a.URL)
 	path := u.RequestURI()
 	name := u.Host
@@ -583,7 +594,7 @@ func MakeAdHoc(a AdHoc) (*Plan, error) {
 		p.Cells = append(p.Cells, Cell{
 			Scenario: "adhoc", Target: name, Trial: trial, Path: path,
 			Spec: container.Spec{Target: name, Service: u.Scheme + "://" + u.Host},
-			Load: load.Config{Request: a.Request, Check: a.Check, Model: trialModel(a.Model, trial), Warmup: a.Warmup, Duration: a.Duration, Timeout: a.Timeout},
+			Load: load.Config{Request: a.Request, Check: a.Check, Model: trialModel(a.Model, trial), Warmup: a.Warmup.Length, WarmupAuto: a.Warmup.Auto, Duration: a.Duration, Timeout: a.Timeout, Compat: a.Compat},
 		})
 	}
 	return p, nil

@@ -50,7 +50,8 @@ func (r Row) FingerprintFields() []Field {
 	if r.Timeout > 0 {
 		fields = append(fields, Field{"timeout_s", secs(r.Timeout)})
 	}
-	return fields
+	// With a warm-up until steady, warmup_s is its maximum; how long it took is no setting.
+	return append(fields, Field{"warmup_auto", strconv.FormatBool(r.WarmupAuto)}, Field{"compat", r.Compat})
 }
 
 // Store is the row's db. Rows of started targets written before the column (schema 5 and older)
@@ -88,6 +89,8 @@ var AddedSettings = map[string]string{
 	"h2_streams":     "0",
 	"new_connection": "false",
 	"streams":        "",
+	"warmup_auto":    "false",
+	"compat":         "",
 }
 
 // ArrivalUniform is the arrival process of every row older than the arrival column, and of

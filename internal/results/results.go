@@ -169,6 +169,16 @@ type Row struct {
 	ArrivalDispersion                 float64
 	SecondsJudged, SecondsIndependent bool
 	SecondsLag1R, SecondsEffectiveN   float64
+	// WarmupAuto says the warm-up lasted until the per-second figures were steady, Warmup at
+	// most; WarmupTaken is how long it lasted (the fixed Warmup otherwise).
+	WarmupAuto  bool
+	WarmupTaken time.Duration
+	// Compat is the tool whose semantics the cell reproduced (load.Compat: wrk); empty:
+	// iotbench's own. With wrk, the Wrk figures are what wrk would have printed.
+	Compat                       string
+	WrkRPS, WrkTransferPerSecond float64
+	WrkTimeouts, WrkNon2xx3xx    int64
+	WrkLatencyMean               time.Duration
 	// Warnings say why a valid row may still mislead (a busy generator, a runtime that sees other
 	// limits than it was given); "; "-separated.
 	Warnings string
@@ -590,6 +600,39 @@ var columns = []column{
 	{"seconds_lag1_r", judged(func(r *Row) *bool { return &r.SecondsJudged }, float(3, func(r *Row) *float64 { return &r.SecondsLag1R })), 10},
 	{"seconds_effective_n", judged(func(r *Row) *bool { return &r.SecondsJudged }, float(1, func(r *Row) *float64 { return &r.SecondsEffectiveN })), 10},
 	{"seconds_independent", judged(func(r *Row) *bool { return &r.SecondsJudged }, boolean(func(r *Row) *bool { return &r.SecondsIndependent })), 10},
+	{"warmup_auto", codec{func(r *Row) string { return strconv.FormatBool(r.WarmupAuto) },
+		func(r *Row, v string) error {
+			if v != "true" && v != "false" {
+				return errors.New("true or false")
+			}
+			r.WarmupAuto = v == "true"
+			return nil
+		}}, 10},
+	{"warmup_taken_s", seconds(func(r *Row) *time.Duration { return &r.WarmupTaken }), 10},
+	{"compat", str(func(r *Row) *string { return &r.Compat }), 10},
+	{"wrk_requests_per_s", wrk(float(2, func(r *Row) *float64 { return &r.WrkRPS })), 10},
+	{"wrk_timeouts", wrk(integer(func(r *Row) *int64 { return &r.WrkTimeouts })), 10},
+	{"wrk_non_2xx_3xx", wrk(integer(func(r *Row) *int64 { return &r.WrkNon2xx3xx })), 10},
+	{"wrk_latency_mean_ms", wrk(millis(func(r *Row) *time.Duration { return &r.WrkLatencyMean })), 10},
+	{"wrk_transfer_bytes_per_s", wrk(float(0, func(r *Row) *float64 { return &r.WrkTransferPerSecond })), 10},
+}
+
+// CompatWrk is the Compat of a cell counted as wrk counts (load.Wrk).
+const CompatWrk = "wrk"
+
+// wrk is a figure wrk would have printed: empty unless the cell ran as wrk (Compat).
+func wrk(c codec) codec {
+	return codec{func(r *Row) string {
+		if r.Compat != CompatWrk {
+			return ""
+		}
+		return c.get(r)
+	}, func(r *Row, v string) error {
+		if v == "" {
+			return nil
+		}
+		return c.set(r, v)
+	}}
 }
 
 // overTLS is a figure of a row over TLS: empty in plaintext.

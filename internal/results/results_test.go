@@ -417,6 +417,11 @@ func TestAddedSettingsKeepOlderFingerprints(t *testing.T) {
 				other.NewConnection = true
 			case "streams":
 				other.Streams = "ingest:80,page:20,probe@50"
+			case "warmup_auto":
+				other.WarmupAuto = true
+				atDefault.WarmupTaken, other.WarmupTaken = 17*time.Second, 17*time.Second // measured, no setting
+			case "compat":
+				other.Compat = CompatWrk
 			default:
 				t.Fatalf("no case for the added setting %s: add one (its default %q)", name, def)
 			}

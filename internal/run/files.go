@@ -88,7 +88,7 @@ func (d *detailFiles) keep(row results.Row, detail bench.Detail) error {
 	if err := d.tw.Write(detail.Cell); err != nil {
 		return err
 	}
-	return timeline.WriteHistograms(timeline.HistogramBase(d.csvPath, detail.Cell.Key), detail.Cell, row.StartedAt, row.Warmup, detail.Latencies)
+	return timeline.WriteHistograms(timeline.HistogramBase(d.csvPath, detail.Cell.Key), detail.Cell, row.StartedAt, row.WarmupTaken, detail.Latencies)
 }
 
 func (d *detailFiles) close() { d.tw.Close() }

@@ -85,7 +85,10 @@ func (rs *Runs) Reproduce(ctx context.Context, rp Reproduction) error {
 // NeedsCPUs of them when the host has one more for the generator and its scenario sets no cpuset:
 // so a host of NeedsCPUs+1 CPUs runs it, as the experiments' page says.
 func (rp Reproduction) overrides(r *experiment.Run, allowed []int) plan.Overrides {
-	over := plan.Overrides{Targets: r.Targets, Rate: r.Rate, Connections: r.Connections, Trials: r.Trials, Timeout: r.Timeout, Warmup: r.Warmup}
+	over := plan.Overrides{Targets: r.Targets, Rate: r.Rate, Connections: r.Connections, Trials: r.Trials, Timeout: r.Timeout, Compat: r.Compat}
+	if r.Warmup != nil {
+		over.Warmup = &r.Warmup.Warmup
+	}
 	if s := rp.Scenarios.Scenarios[r.Scenario]; s != nil && s.CPUs == "" && r.NeedsCPUs > 0 && len(allowed) > r.NeedsCPUs {
 		if auto, _, err := plan.SplitCPUs(allowed, ""); err == nil && len(auto) < r.NeedsCPUs {
 			sorted := slices.Sorted(slices.Values(allowed))

@@ -113,13 +113,15 @@ type Service struct {
 	// Contains are what a successful answer's body must hold.
 	Contains []string
 	// Rate (open loop) or Connections (closed loop); ExpectedLatency sizes the in-flight bound.
-	Rate, Connections         int
-	ExpectedLatency           time.Duration
-	Arrival                   string // open loop, as load.Arrivals name them; empty: uniform
-	Stages                    string // open loop's rates over time, instead of Rate (load.ParseStages)
-	Think                     string // closed loop's think time (load.ParseThink)
-	Warmup, Duration, Timeout time.Duration
-	Trials                    int
+	Rate, Connections int
+	ExpectedLatency   time.Duration
+	Arrival           string // open loop, as load.Arrivals name them; empty: uniform
+	Stages            string // open loop's rates over time, instead of Rate (load.ParseStages)
+	Think             string // closed loop's think time (load.ParseThink)
+	Warmup            load.Warmup
+	Duration, Timeout time.Duration
+	Trials            int
+	Compat            load.Compat
 	// BaselineURL, when set, is the baseline service, measured round by round beside URL.
 	BaselineURL string
 	AA          int
@@ -132,7 +134,7 @@ func (s *Service) adHoc(url, name string) plan.AdHoc {
 	return plan.AdHoc{
 		URL: url, Name: name, Request: load.Request{Method: s.Method, Header: s.Header, Body: s.Body}, Check: load.NewCheck(s.Contains...),
 		Model:  load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: load.Arrival(s.Arrival)},
-		Warmup: s.Warmup, Duration: s.Duration, Timeout: s.Timeout, Trials: s.Trials, Stages: s.Stages, Think: s.Think,
+		Warmup: s.Warmup, Duration: s.Duration, Timeout: s.Timeout, Trials: s.Trials, Stages: s.Stages, Think: s.Think, Compat: s.Compat,
 		Protocol: s.Protocol,
 	}
 }

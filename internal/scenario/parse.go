@@ -82,11 +82,12 @@ var (
 	yamlLine      = regexp.MustCompile(`line (\d+): (.*)`)
 	yamlWrongType = regexp.MustCompile("cannot unmarshal !!\\w+ `(.*)` into (.*)")
 	typeNames     = map[string]string{
-		"int":           "a whole number",
-		"time.Duration": "a duration (e.g. 30s, 500ms)",
-		"string":        "a string",
-		"[]string":      "a list of strings (e.g. [a, b])",
-		"bool":          "true or false",
+		"int":             "a whole number",
+		"time.Duration":   "a duration (e.g. 30s, 500ms)",
+		"string":          "a string",
+		"[]string":        "a list of strings (e.g. [a, b])",
+		"bool":            "true or false",
+		"scenario.Warmup": "a duration (e.g. 10s, 0s for none), auto (until steady, at most " + load.DefaultWarmupMax.String() + ") or auto:DURATION (at most DURATION)",
 	}
 )
 
@@ -286,7 +287,7 @@ func checkSettings(s *Settings, node *yaml.Node, what string) []lineError {
 		var value any
 		switch key {
 		case "warmup":
-			value, err = FormatDuration(*s.Warmup), CheckWarmup(*s.Warmup)
+			value, err = s.Warmup, CheckWarmup(s.Warmup.Length)
 		case "duration":
 			value, err = FormatDuration(s.Duration), CheckPhase(s.Duration)
 		case "trials":

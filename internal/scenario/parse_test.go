@@ -47,10 +47,11 @@ func TestValidFileGetsDefaultsAndOrder(t *testing.T) {
 		{"body file resolved", s.Request.BodyFile, filepath.Join("testdata", "body.json")},
 		{"build resolved", f.Targets["t"].Build, filepath.Join("testdata", "ctx/t")},
 		{"duration from defaults", s.Duration, 5 * time.Second},
-		{"explicit zero warm-up kept", *s.Warmup, time.Duration(0)},
+		{"explicit zero warm-up kept", s.Warmup.Length, time.Duration(0)},
 		{"trials from defaults", s.Trials, 2},
 		{"trials overridden", f.Scenarios["c"].Trials, 1},
-		{"warm-up from built-in", *f.Scenarios["c"].Warmup, 10 * time.Second},
+		{"warm-up from built-in", f.Scenarios["c"].Warmup.Warmup, load.Warmup{Length: 10 * time.Second}},
+		{"warm-up until steady, at most 90 s", f.Scenarios["w"].Warmup.Warmup, load.Warmup{Length: 90 * time.Second, Auto: true}},
 		{"memory from built-in", s.Memory, "1g"},
 		{"health default", f.Targets["u"].Health, "/health"},
 		{"expected latency default", s.Load.ExpectedLatency, 100 * time.Millisecond},
@@ -135,7 +136,7 @@ func FuzzParse(f *testing.F) {
 		for _, name := range file.ScenarioOrder {
 			s := file.Scenarios[name]
 			l := s.Load
-			for _, err := range []error{CheckPhase(s.Duration), CheckWarmup(*s.Warmup), CheckTrials(s.Trials),
+			for _, err := range []error{CheckPhase(s.Duration), CheckWarmup(s.Warmup.Length), CheckTrials(s.Trials),
 				CheckWait(l.Timeout), CheckWait(l.ExpectedLatency), CheckTimeout(l.Timeout, l.ExpectedLatency, s.Check.MinLatency)} {
 				if err != nil {
 					t.Fatalf("scenario %q accepted with %v", name, err)

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/iotbench/iotbench/internal/load"
 )
 
@@ -126,9 +128,10 @@ type LoadModel struct {
 
 // Settings can be given in defaults and overridden per scenario.
 type Settings struct {
-	Warmup   *time.Duration `yaml:"warmup"`
-	Duration time.Duration  `yaml:"duration"`
-	Trials   int            `yaml:"trials"`
+	// Warmup is a fixed length, or auto: until steady (load.ParseWarmup).
+	Warmup   *Warmup       `yaml:"warmup"`
+	Duration time.Duration `yaml:"duration"`
+	Trials   int           `yaml:"trials"`
 	// CPUs is the cpuset of the target container ("1", "2-3"); empty: the automatic split.
 	CPUs   string `yaml:"cpus"`
 	Memory string `yaml:"memory"`
@@ -152,6 +155,21 @@ type Settings struct {
 	// Lines are where the file gives each setting (its key → line), in defaults or the scenario:
 	// a value refused later (a cpuset this machine lacks) is named where it was written.
 	Lines map[string]int `yaml:"-"`
+}
+
+// Warmup is a warm-up setting read from a file (load.ParseWarmup): a fixed length, auto or
+// auto:DURATION.
+type Warmup struct{ load.Warmup }
+
+// UnmarshalYAML reads a warm-up; a value it cannot read is a type error at its line, as a
+// wrong type of any other key is.
+func (w *Warmup) UnmarshalYAML(n *yaml.Node) error {
+	parsed, err := load.ParseWarmup(n.Value)
+	if n.Kind != yaml.ScalarNode || err != nil {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: cannot unmarshal !!str `%s` into scenario.Warmup", n.Line, n.Value)}}
+	}
+	w.Warmup = parsed
+	return nil
 }
 
 // The stores a target can use (Settings.DB).
@@ -214,7 +232,7 @@ func (s Settings) merged(d Settings) Settings {
 }
 
 // Built-in defaults, used where neither the scenario nor the file's defaults say otherwise.
-var builtin = Settings{Warmup: ptr(10 * time.Second), Duration: 20 * time.Second, Trials: 3, Memory: "1g", DB: DBEmbedded}
+var builtin = Settings{Warmup: &Warmup{load.Warmup{Length: 10 * time.Second}}, Duration: 20 * time.Second, Trials: 3, Memory: "1g", DB: DBEmbedded}
 
 const (
 	defaultHealth          = "/health"

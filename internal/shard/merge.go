@@ -76,6 +76,14 @@ func Merge(parts []Part) (load.Result, error) {
 		if !r.Valid && res.Valid {
 			res.Valid, res.InvalidReason = false, p.Spec.Name()+": "+r.InvalidReason
 		}
+		res.Warmed = max(res.Warmed, r.Warmed)
+		res.WarmupInFlight += r.WarmupInFlight
+		if r.Wrk != nil {
+			if res.Wrk == nil {
+				res.Wrk = &load.WrkFigures{}
+			}
+			res.Wrk.Merge(*r.Wrk)
+		}
 		warm = append(warm, r.WarmupTimeline)
 		measured = append(measured, r.Timeline)
 	}

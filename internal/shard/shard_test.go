@@ -50,6 +50,8 @@ func TestSplit(t *testing.T) {
 		{"stages over 2", load.Config{Model: load.Model{Rate: 1001, Stages: stages(t, "10s:500-1502")}}, 2},
 		{"poisson stages over 2", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 2},
 		{"poisson stages over 3", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 3},
+		{"warm-up until steady over 2", load.Config{Model: load.Model{Rate: 1000}, Warmup: time.Minute, WarmupAuto: true}, 2},
+		{"warm-up until steady, one generator", load.Config{Model: load.Model{Rate: 1000}, Warmup: time.Minute, WarmupAuto: true}, 1},
 	} {
 		specs, err := Split(tc.cfg, tc.count)
 		fmt.Fprintf(&out, "%s:", tc.name)

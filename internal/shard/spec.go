@@ -61,7 +61,10 @@ type Spec struct {
 	Think            load.Think `json:",omitzero"`
 	ExpectedLatency  time.Duration
 	Warmup, Duration time.Duration
-	Timeout          time.Duration
+	// WarmupAuto ends each shard's warm-up when its own figures are steady (Warmup at most).
+	WarmupAuto bool `json:",omitempty"`
+	Timeout    time.Duration
+	Compat     load.Compat `json:",omitempty"`
 }
 
 // message is one line of the protocol, either way: a Spec to the shard; "warm" from it; any
@@ -94,6 +97,11 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 	if len(cfg.Kinds) > 0 && count > 1 {
 		return nil, fmt.Errorf("a mix of requests (%s) runs on one generator: give --generators 1", load.FormatKinds(cfg.Kinds))
 	}
+	if cfg.WarmupAuto && count > 1 {
+		// Each shard would judge its own share, and the first steady would hold its load at the
+		// common start until the last is.
+		return nil, fmt.Errorf("a warm-up until steady is judged on one generator's figures: give a fixed warm-up (e.g. --warmup 30s) with %d generators", count)
+	}
 	m := cfg.Model
 	rate, conns := m.Rate/count, m.Connections/count
 	stages, share := m.Stages, func(int) load.Share { return load.Share{} }
@@ -120,7 +128,7 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 			Method: cfg.Request.Method, URL: cfg.Request.URL, Header: cfg.Request.Header, Body: cfg.Request.Body,
 			Contains: cfg.Check.Contains, Rate: rate, Connections: conns, ExpectedLatency: m.ExpectedLatency,
 			Arrival: m.Arrival, Seed: shardSeed(m.Seed, i), Stages: stages, Share: share(i), Think: m.Think,
-			Warmup: cfg.Warmup, Duration: cfg.Duration, Timeout: cfg.Timeout,
+			Warmup: cfg.Warmup, WarmupAuto: cfg.WarmupAuto, Duration: cfg.Duration, Timeout: cfg.Timeout, Compat: cfg.Compat,
 		}
 	}
 	return specs, nil
@@ -147,9 +155,11 @@ func (s Spec) config() load.Config {
 		Check:   load.NewCheck(s.Contains...),
 		Model: load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: s.Arrival, Seed: s.Seed,
 			Stages: s.Stages, Share: s.Share, Think: s.Think},
-		Warmup:   s.Warmup,
-		Duration: s.Duration,
-		Timeout:  s.Timeout,
+		Warmup:     s.Warmup,
+		WarmupAuto: s.WarmupAuto,
+		Duration:   s.Duration,
+		Timeout:    s.Timeout,
+		Compat:     s.Compat,
 	}
 }
 

@@ -170,6 +170,22 @@ func (r *Recorder) Last() Second {
 	return s
 }
 
+// StartAt moves the phase's start to began, before anything was added: what takes time to
+// make is made before the moment it starts.
+func (r *Recorder) StartAt(began time.Time) { r.began = began }
+
+// Closed is how many seconds have closed.
+func (r *Recorder) Closed() int { return r.open }
+
+// Second is closed second i, with its percentiles when they have been taken.
+func (r *Recorder) Second(i int) Second {
+	s := r.seconds[i]
+	if r.closer != nil {
+		r.closer.fill(&s)
+	}
+	return s
+}
+
 // Finish closes the phase: it returns every second up to the last one something happened in,
 // with the generator's own delay per second (ownDelayP99[i] for second i) where measured.
 // The Recorder is done with: a second call returns nil.
@@ -283,6 +299,9 @@ type PerSecond struct {
 func NewPerSecond(began time.Time, ceiling time.Duration) *PerSecond {
 	return &PerSecond{began: began, hist: latency.NewRecorder(ceiling)}
 }
+
+// StartAt moves the start to began, before anything was added.
+func (p *PerSecond) StartAt(began time.Time) { p.began = began }
 
 // Add records d in the second at falls in (a value arriving late counts in the open second).
 func (p *PerSecond) Add(at time.Time, d time.Duration) {

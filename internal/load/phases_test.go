@@ -1,0 +1,219 @@
+package load
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/timeline"
+)
+
+// waitFor polls cond for up to a second: the server's goroutines see a connection or a request a
+// moment after the kernel has it.
+func waitFor(cond func() bool) bool {
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+// A closed loop has every connection open before its clock starts, warm-up or not (wrk does so):
+// its measured phase does not pay for the handshakes, nor its own delay for their wait.
+func TestClosedLoopOpensItsConnectionsBeforeTheMeasuredPhase(t *testing.T) {
+	for _, warmup := range []time.Duration{0, 300 * time.Millisecond} {
+		srv, accepted := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(time.Millisecond)
+			io.WriteString(w, `{"id":1}`)
+		}, 0)
+		const conns = 200
+		cfg := config(srv.URL, Model{Connections: conns}, 500*time.Millisecond)
+		cfg.Warmup = warmup
+		var atStart int64 = -1
+		cfg.Measuring = func() {
+			waitFor(func() bool { return accepted.Load() >= conns })
+			atStart = accepted.Load()
+		}
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if atStart != conns || accepted.Load() != conns {
+			t.Errorf("warm-up %v: %d connections accepted as the measured phase began, %d in all; want all %d before it, none after", warmup, atStart, accepted.Load(), conns)
+		}
+		if res.Successes == 0 {
+			t.Errorf("warm-up %v: no success", warmup)
+		}
+	}
+}
+
+// wrk's way with a request past its timeout: a timeout in the error column, the connection kept,
+// and the late answer counted in wrk's Requests/sec but not in its latency. iotbench's own way
+// closes the connection and opens another.
+func TestWrkCompatCountsALateAnswerOnItsConnection(t *testing.T) {
+	for _, compat := range []Compat{Wrk, ""} {
+		var n atomic.Int64
+		srv, accepted := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1) == 3 {
+				time.Sleep(600 * time.Millisecond) // past the 200 ms timeout
+			}
+			io.WriteString(w, `{"id":1}`)
+		}, 0)
+		cfg := config(srv.URL, Model{Connections: 1}, 1500*time.Millisecond)
+		cfg.Timeout, cfg.Compat = 200*time.Millisecond, compat
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Timeouts != 1 || res.Errors != 1 {
+			t.Errorf("compat %q: %d timeouts, %d errors; want the one late request as a timeout", compat, res.Timeouts, res.Errors)
+		}
+		switch compat {
+		case Wrk:
+			w := res.Wrk
+			if accepted.Load() != 1 {
+				t.Errorf("wrk: %d connections, want the one kept through the late answer", accepted.Load())
+			}
+			if w == nil || w.Timeouts != 1 || w.Latencies != w.Requests-1 || w.Requests < res.Successes || w.Requests > res.Successes+1 {
+				t.Fatalf("wrk figures %+v for %d successes: want the late answer among the requests (one more, the last maybe answered after the phase), a timeout, out of the latency", w, res.Successes)
+			}
+			if w.MeanLatency() >= cfg.Timeout || w.RequestsPerSecond(res.Duration) <= 0 || w.Bytes == 0 {
+				t.Errorf("wrk mean latency %v, %.1f rps, %d bytes", w.MeanLatency(), w.RequestsPerSecond(res.Duration), w.Bytes)
+			}
+		default:
+			if accepted.Load() != 2 || res.Wrk != nil {
+				t.Errorf("own: %d connections (want 2: the late request's closed), wrk figures %+v (want none)", accepted.Load(), res.Wrk)
+			}
+		}
+	}
+}
+
+// queueServer serves one request at a time, each for service, the others waiting their turn;
+// or, parallel, each at once.
+type queueServer struct {
+	mu       sync.Mutex
+	service  time.Duration
+	parallel bool
+	inside   atomic.Int64 // requests received and not yet answered
+}
+
+func (q *queueServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q.inside.Add(1)
+	defer q.inside.Add(-1)
+	_, _ = io.Copy(io.Discard, r.Body)
+	if !q.parallel {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+	}
+	time.Sleep(q.service)
+	io.WriteString(w, `{"id":1}`)
+}
+
+// The load goes on across the warm-up/measure boundary: the server's queue is not drained
+// before the measured phase begins, in either loop, and the warm-up's requests in flight then
+// are answered during it and counted in the warm-up.
+func TestLoadGoesOnAcrossTheBoundary(t *testing.T) {
+	for _, m := range []Model{{Connections: 8}, {Rate: 100, ExpectedLatency: 200 * time.Millisecond}} {
+		q := &queueServer{service: 5 * time.Millisecond}
+		if m.Mode() == Open { // 10 in flight at 100 rps (Little's law)
+			q.service, q.parallel = 100*time.Millisecond, true
+		}
+		srv := httptest.NewServer(q)
+		t.Cleanup(srv.Close)
+		cfg := config(srv.URL, m, time.Second)
+		cfg.Warmup = time.Second
+		var queued int64 = -1
+		cfg.Measuring = func() { queued = q.inside.Load() }
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if queued <= 0 || res.WarmupInFlight <= 0 {
+			t.Errorf("%s loop: %d requests in the server, %d of the warm-up in flight as the measured phase began; want some: the queue was drained", m.Mode(), queued, res.WarmupInFlight)
+		}
+		if len(res.Timeline) == 0 || res.Timeline[0].Successes == 0 || len(res.WarmupTimeline) == 0 || res.Warmed < cfg.Warmup {
+			t.Errorf("%s loop: measured first second %+v, %d warm-up seconds, warmed %v", m.Mode(), res.Timeline, len(res.WarmupTimeline), res.Warmed)
+		}
+		if m.Mode() == Open && (res.Requests < 99 || res.Requests > 101) {
+			t.Errorf("open loop: %d requests measured, want 100: the warm-up's leaked into the phase", res.Requests)
+		}
+	}
+}
+
+// A warm-up until steady ends once its figures are, before its maximum.
+func TestWarmupAutoEndsWhenSteady(t *testing.T) {
+	if testing.Short() {
+		t.Skip("warms up for 11 s at least")
+	}
+	cfg := config(serve(t, &stub{delay: time.Millisecond}), Model{Rate: 200, ExpectedLatency: time.Millisecond}, time.Second)
+	cfg.Warmup, cfg.WarmupAuto = time.Minute, true
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Warmed < (SteadyWindow+1)*time.Second || res.Warmed >= cfg.Warmup {
+		t.Errorf("warmed %v, want from %v (a steady window after the first second) to below the maximum %v", res.Warmed, (SteadyWindow+1)*time.Second, cfg.Warmup)
+	}
+	if res.Requests < 195 || res.Requests > 205 {
+		t.Errorf("%d requests measured, want ≈200", res.Requests)
+	}
+}
+
+// seconds makes per-second figures: throughput and p99 for each second.
+func seconds(tput []int64, p99ms []float64) []timeline.Second {
+	out := make([]timeline.Second, len(tput))
+	for i := range tput {
+		p99 := time.Duration(p99ms[i] * float64(time.Millisecond))
+		out[i] = timeline.Second{Index: i, Successes: tput[i], P50: p99 / 2, P99: p99}
+	}
+	return out
+}
+
+func TestSteadyWarmup(t *testing.T) {
+	flat := func(n int) ([]int64, []float64) {
+		tput, p99 := make([]int64, n), make([]float64, n)
+		for i := range n {
+			tput[i] = 1000 + int64(i%3)*7 - 7 // noise around a level
+			p99[i] = 20 + float64(i%4) - 1.5
+		}
+		return tput, p99
+	}
+	falling := func(n int) ([]int64, []float64) { // a JVM compiling: p99 falls every second
+		tput, p99 := flat(n)
+		for i := range p99 {
+			p99[i] = 100 - 5*float64(i)
+		}
+		return tput, p99
+	}
+	settled := func(n int) ([]int64, []float64) { // falls for 8 s, then flat
+		tput, p99 := flat(n)
+		for i := range 8 {
+			p99[i] = 100 - 10*float64(i)
+		}
+		return tput, p99
+	}
+	cases := []struct {
+		name string
+		make func(int) ([]int64, []float64)
+		n    int
+		want bool
+	}{
+		{"flat, long enough", flat, SteadyWindow + 1, true},
+		{"flat, one second short (the first is left out)", flat, SteadyWindow, false},
+		{"p99 falling", falling, 18, false},
+		{"settled after falling", settled, 8 + SteadyWindow, true},
+		{"settled, window still mostly on the fall", settled, 8 + SteadyWindow - 6, false},
+	}
+	for _, c := range cases {
+		series := seconds(c.make(c.n))
+		if got := SteadyWarmup(series); got != c.want {
+			t.Errorf("%s (%d s): steady %v, want %v", c.name, c.n, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package load
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/steady"
+	"github.com/iotbench/iotbench/internal/timeline"
+)
+
+// DefaultWarmupMax is the most a warm-up until steady lasts when no maximum is given: past a JVM's
+// compilation of a web stack on one CPU (seconds to tens of seconds), short enough that a target
+// that never settles costs a minute per cell.
+const DefaultWarmupMax = 60 * time.Second
+
+// SteadyWindow is how many of the warm-up's last complete seconds must be steady (steady.Judge:
+// no significant and large trend in throughput, p50, p99 or errors) for it to end.
+const SteadyWindow = 10
+
+// SteadyWarmup says whether a warm-up whose complete seconds so far are seconds may end: its last
+// SteadyWindow seconds, its first (cut short by the start) left out, are steady.
+func SteadyWarmup(seconds []timeline.Second) bool {
+	if len(seconds) > 0 {
+		seconds = seconds[1:]
+	}
+	if len(seconds) < SteadyWindow {
+		return false
+	}
+	// Judge leaves out the last second it is given, the one a phase's end cuts short: these
+	// are all complete, so one more is given than it judges.
+	window := seconds[len(seconds)-SteadyWindow:]
+	window = append(window[:SteadyWindow:SteadyWindow], timeline.Second{})
+	return steady.Judge(window).Steady()
+}
+
+// Warmup is a warm-up setting as scenarios and the command line write it: a fixed length
+// ("10s", "0s" for none), or "auto" (until steady, at most DefaultWarmupMax) and "auto:90s" (at
+// most 90 s).
+type Warmup struct {
+	Length time.Duration // the fixed length; with Auto, the most it lasts
+	Auto   bool
+}
+
+// ParseWarmup reads a warm-up setting (Warmup).
+func ParseWarmup(text string) (Warmup, error) {
+	text = strings.TrimSpace(text)
+	if rest, ok := strings.CutPrefix(text, "auto"); ok {
+		w := Warmup{Length: DefaultWarmupMax, Auto: true}
+		if rest == "" {
+			return w, nil
+		}
+		d, err := time.ParseDuration(strings.TrimPrefix(rest, ":"))
+		if !strings.HasPrefix(rest, ":") || err != nil || d <= 0 {
+			return Warmup{}, fmt.Errorf("warm-up %q: write auto, or auto:DURATION for its maximum (e.g. auto:90s)", text)
+		}
+		w.Length = d
+		return w, nil
+	}
+	d, err := time.ParseDuration(text)
+	if err != nil {
+		return Warmup{}, fmt.Errorf("warm-up %q: give a duration (e.g. 10s, 0s for none), auto (until steady, at most %s) or auto:DURATION", text, DefaultWarmupMax)
+	}
+	return Warmup{Length: d}, nil
+}
+
+// String writes w as ParseWarmup reads it.
+func (w Warmup) String() string {
+	d := w.Length.String()
+	if strings.HasSuffix(d, "m0s") {
+		d = strings.TrimSuffix(d, "0s")
+	}
+	switch {
+	case w.Auto && w.Length == DefaultWarmupMax:
+		return "auto"
+	case w.Auto:
+		return "auto:" + d
+	}
+	return d
+}
+
+// UnmarshalText reads w as ParseWarmup does (scenario files).
+func (w *Warmup) UnmarshalText(b []byte) (err error) {
+	*w, err = ParseWarmup(string(b))
+	return err
+}
+
+// Set implements the command line's flag.Value.
+func (w *Warmup) Set(s string) (err error) {
+	*w, err = ParseWarmup(s)
+	return err
+}
+
+// Type implements pflag.Value.
+func (*Warmup) Type() string { return "warmup" }
