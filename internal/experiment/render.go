@@ -504,8 +504,8 @@ func runSettings(r *Run, sf *scenario.File, rows []results.Row) string {
 	text := strings.Join(parts, ", ") + "."
 	for _, row := range rows {
 		if row.Loaded() {
-			text += fmt.Sprintf(" Measured: %s after %s warm-up, target cpuset %s, memory %s, generator cpuset %s.",
-				scenario.FormatDuration(row.Duration), scenario.FormatDuration(row.Warmup), row.CPUSet, row.Memory, row.GeneratorCPUSet)
+			text += fmt.Sprintf(" Measured: %s after %s, target cpuset %s, memory %s, generator cpuset %s.",
+				scenario.FormatDuration(row.Duration), summary.WarmupText(row.Warmup, row.WarmupAuto), row.CPUSet, row.Memory, row.GeneratorCPUSet)
 			break
 		}
 	}

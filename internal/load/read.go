@@ -38,18 +38,7 @@ func (a *attacker) read(c *conn) {
 			a.finish(c)
 			return
 		}
-		used, err := c.resp.feed(a.rbuf[:n])
-		if err != nil {
-			a.broken(c, "", err)
-			return
-		}
-		if c.resp.complete() {
-			// Bytes no request asked for, or an answer before the whole request was written:
-			// the connection cannot carry another request.
-			if used < n || len(c.out) > 0 {
-				c.resp.close = true
-			}
-			a.finish(c)
+		if a.take(c, a.rbuf[:n]) {
 			return
 		}
 		if n < len(a.rbuf) {
@@ -72,4 +61,24 @@ func (a *attacker) recv(fd int) (int, time.Time, error) {
 		at, _ = receivedAt(a.oob[:a.msg.Controllen])
 	}
 	return int(n), at, nil
+}
+
+// take feeds what a read brought to c's answer, and ends its request when the answer is whole;
+// it says whether the request ended (answered or broken).
+func (a *attacker) take(c *conn, got []byte) bool {
+	used, err := c.resp.feed(got)
+	if err != nil {
+		a.broken(c, "", err)
+		return true
+	}
+	if !c.resp.complete() {
+		return false
+	}
+	// Bytes no request asked for, or an answer before the whole request was written: the
+	// connection cannot carry another request.
+	if used < len(got) || len(c.out) > 0 {
+		c.resp.close = true
+	}
+	a.finish(c)
+	return true
 }

@@ -274,16 +274,7 @@ func (a *attacker) readTLS(c *conn) {
 			a.broken(c, "read", err)
 			return
 		}
-		used, err := c.resp.feed(a.plain[:n])
-		if err != nil {
-			a.broken(c, "", err)
-			return
-		}
-		if c.resp.complete() {
-			if used < n || len(c.out) > 0 {
-				c.resp.close = true
-			}
-			a.finish(c)
+		if a.take(c, a.plain[:n]) {
 			return
 		}
 	}

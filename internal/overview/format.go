@@ -351,8 +351,8 @@ func settingsText(sc summary.Scenario, esc func(string) string) string {
 	if s.DB == results.DBPostgres {
 		store = fmt.Sprintf("; PostgreSQL server on cpuset %s, pool %d", esc(s.DBCPUSet), s.DBPoolSize)
 	}
-	return fmt.Sprintf("%s; %s measured after %s warm-up; target cpuset %s, memory %s; generator cpuset %s%s; fingerprint `%s`",
-		load, s.Duration, s.Warmup, or(s.CPUSet, "none (not pinned)"), or(s.Memory, "unlimited"), or(s.GeneratorCPUSet, "none (not pinned)"), store, s.Fingerprint)
+	return fmt.Sprintf("%s; %s measured after %s; target cpuset %s, memory %s; generator cpuset %s%s; fingerprint `%s`",
+		load, s.Duration, summary.WarmupText(s.Warmup, s.WarmupAuto), or(s.CPUSet, "none (not pinned)"), or(s.Memory, "unlimited"), or(s.GeneratorCPUSet, "none (not pinned)"), store, s.Fingerprint)
 }
 
 // medianText is an estimate's median alone.

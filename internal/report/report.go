@@ -47,8 +47,8 @@ func newTable(w io.Writer, header ...string) *tablewriter.Table {
 func writeScenario(w io.Writer, sc summary.Scenario) error {
 	rows := sc.Rows
 	first := rows[0]
-	fmt.Fprintf(w, "\n%s — %s, %s measured after %s warm-up%s%s\n",
-		termText(first.Scenario), loadModel(first), first.Duration, first.Warmup, termText(placement(first)), termText(store(first)))
+	fmt.Fprintf(w, "\n%s — %s, %s measured after %s%s%s\n",
+		termText(first.Scenario), loadModel(first), first.Duration, summary.WarmupText(first.Warmup, first.WarmupAuto), termText(placement(first)), termText(store(first)))
 	if len(sc.Checks) > 0 {
 		fmt.Fprintf(w, "%s\n", termText(summary.ChecksText(sc.Checks)))
 	}

@@ -577,13 +577,7 @@ var columns = []column{
 		return nil
 	}}, 10},
 	{"h2_streams", integer(func(r *Row) *int { return &r.H2Streams }), 10},
-	{"new_connection", codec{func(r *Row) string { return strconv.FormatBool(r.NewConnection) }, func(r *Row, v string) error {
-		if v != "true" && v != "false" {
-			return errors.New("true or false")
-		}
-		r.NewConnection = v == "true"
-		return nil
-	}}, 10},
+	{"new_connection", boolean(func(r *Row) *bool { return &r.NewConnection }), 10},
 	{"tls_version", str(func(r *Row) *string { return &r.TLSVersion }), 10},
 	{"tls_cipher", str(func(r *Row) *string { return &r.TLSCipher }), 10},
 	{"connections_opened", integer(func(r *Row) *int64 { return &r.ConnectionsOpened }), 10},
@@ -600,14 +594,7 @@ var columns = []column{
 	{"seconds_lag1_r", judged(func(r *Row) *bool { return &r.SecondsJudged }, float(3, func(r *Row) *float64 { return &r.SecondsLag1R })), 10},
 	{"seconds_effective_n", judged(func(r *Row) *bool { return &r.SecondsJudged }, float(1, func(r *Row) *float64 { return &r.SecondsEffectiveN })), 10},
 	{"seconds_independent", judged(func(r *Row) *bool { return &r.SecondsJudged }, boolean(func(r *Row) *bool { return &r.SecondsIndependent })), 10},
-	{"warmup_auto", codec{func(r *Row) string { return strconv.FormatBool(r.WarmupAuto) },
-		func(r *Row, v string) error {
-			if v != "true" && v != "false" {
-				return errors.New("true or false")
-			}
-			r.WarmupAuto = v == "true"
-			return nil
-		}}, 10},
+	{"warmup_auto", boolean(func(r *Row) *bool { return &r.WarmupAuto }), 10},
 	{"warmup_taken_s", seconds(func(r *Row) *time.Duration { return &r.WarmupTaken }), 10},
 	{"compat", str(func(r *Row) *string { return &r.Compat }), 10},
 	{"wrk_requests_per_s", wrk(float(2, func(r *Row) *float64 { return &r.WrkRPS })), 10},
@@ -620,10 +607,11 @@ var columns = []column{
 // CompatWrk is the Compat of a cell counted as wrk counts (load.Wrk).
 const CompatWrk = "wrk"
 
-// wrk is a figure wrk would have printed: empty unless the cell ran as wrk (Compat).
-func wrk(c codec) codec {
+// when is a figure that only some rows have: empty where has says the row has none (wrk's
+// figures but with compat wrk, TLS's but over TLS, connections' but where some were opened).
+func when(has func(*Row) bool, c codec) codec {
 	return codec{func(r *Row) string {
-		if r.Compat != CompatWrk {
+		if !has(r) {
 			return ""
 		}
 		return c.get(r)
@@ -635,35 +623,9 @@ func wrk(c codec) codec {
 	}}
 }
 
-// overTLS is a figure of a row over TLS: empty in plaintext.
-func overTLS(c codec) codec {
-	return codec{func(r *Row) string {
-		if !r.OverTLS() {
-			return ""
-		}
-		return c.get(r)
-	}, func(r *Row, v string) error {
-		if v == "" {
-			return nil
-		}
-		return c.set(r, v)
-	}}
-}
-
-// connected is a figure of the connections opened over the phase: empty where none were.
-func connected(c codec) codec {
-	return codec{func(r *Row) string {
-		if r.ConnectionsOpened == 0 {
-			return ""
-		}
-		return c.get(r)
-	}, func(r *Row, v string) error {
-		if v == "" {
-			return nil
-		}
-		return c.set(r, v)
-	}}
-}
+func wrk(c codec) codec       { return when(func(r *Row) bool { return r.Compat == CompatWrk }, c) }
+func overTLS(c codec) codec   { return when((*Row).OverTLS, c) }
+func connected(c codec) codec { return when(func(r *Row) bool { return r.ConnectionsOpened > 0 }, c) }
 
 // judged is a figure of a check that may not have run: empty where it did not (the flag false).
 func judged(flag func(*Row) *bool, c codec) codec {

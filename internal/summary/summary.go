@@ -68,6 +68,7 @@ type Settings struct {
 	Connections     int
 	Duration        time.Duration
 	Warmup          time.Duration
+	WarmupAuto      bool // Warmup is the most a warm-up until steady could last
 	CPUSet          string
 	GeneratorCPUSet string
 	Memory          string
@@ -272,7 +273,7 @@ func Build(sources []Source) (*Overview, error) {
 		first := cells[0].row
 		sc := Scenario{Name: name, FindMax: strings.HasSuffix(name, results.FindMaxSuffix), SLO: first.SLO, Settings: Settings{
 			Mode: first.Mode, RequestedRPS: first.RequestedRPS, Connections: first.Connections,
-			Duration: first.Duration, Warmup: first.Warmup, CPUSet: first.CPUSet,
+			Duration: first.Duration, Warmup: first.Warmup, WarmupAuto: first.WarmupAuto, CPUSet: first.CPUSet,
 			GeneratorCPUSet: first.GeneratorCPUSet, Memory: first.Memory, Fingerprint: first.Fingerprint(), Seed: first.Seed,
 			DB: first.DB, DBPoolSize: first.DBPoolSize, DBCPUSet: first.DBCPUSet,
 			Streams: first.Streams, Request: first.Request,
