@@ -10,6 +10,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/downstream"
+	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/tlscert"
 	"github.com/iotbench/iotbench/internal/verify"
@@ -23,8 +24,7 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case) 
 	if err != nil {
 		return nil, err
 	}
-	certs := &runCerts{}
-	defer certs.remove()
+	defer r.dropCerts()
 	var failed []string
 	for i, c := range p.Cells {
 		fmt.Fprintf(r.Log, "[%d/%d] verifying %s\n", i+1, len(p.Cells), c.Target)
@@ -43,7 +43,7 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case) 
 		}
 		ok := true
 		for _, protocol := range protocols {
-			pass, err := r.verifyOver(ctx, p, c, images, protocol, certs, cases, len(protocols) > 1)
+			pass, err := r.verifyOver(ctx, p, c, images, protocol, cases, len(protocols) > 1)
 			if err != nil {
 				return failed, err
 			}
@@ -58,7 +58,7 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case) 
 
 // verifyOver starts c's target serving protocol and checks the contract over it; err is only
 // cancellation.
-func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, images built, protocol string, certs *runCerts, cases []verify.Case, say bool) (bool, error) {
+func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, images built, protocol string, cases []verify.Case, say bool) (bool, error) {
 	if say {
 		fmt.Fprintf(r.Log, "  over %s\n", protocol)
 	}
@@ -69,7 +69,7 @@ func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, imag
 			return true, nil
 		}
 		var err error
-		if set, err = certs.get(); err != nil {
+		if set, err = r.runCerts(); err != nil {
 			fmt.Fprintf(r.Log, "  FAIL %v\n", err)
 			return false, nil
 		}
@@ -114,7 +114,11 @@ func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, imag
 		}
 	}
 	if in.db != nil {
-		if err := in.sameRows(ctx); err != nil {
+		req := load.Request{Protocol: load.Protocol(protocol)}
+		if set != nil {
+			req.TLS = set.ClientConfig(protocol)
+		}
+		if err := in.sameRows(ctx, req); err != nil {
 			ok = false
 			fmt.Fprintf(r.Log, "  FAIL the rows are in the database server: %v\n", err)
 		} else {
