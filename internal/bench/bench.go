@@ -4,6 +4,7 @@ package bench
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
@@ -68,6 +69,9 @@ type Runner struct {
 	// RemoteHost is the address of the engine's host when the targets run on another host:
 	// the one address besides loopback their load may go to (load.Request.Remote).
 	RemoteHost string
+	// ServiceCA, for a service the user started over TLS, is the CA its certificate is signed
+	// by, which the generator trusts instead of the run's own.
+	ServiceCA *x509.CertPool
 
 	// downstream serves the cells whose work calls it (load.Check.CallsDownstream), while a plan runs.
 	downstream *downstream.Server

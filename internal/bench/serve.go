@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,6 +21,10 @@ import (
 func (r *Runner) serve(ctx context.Context, c *plan.Cell, images built) *notLoaded {
 	protocol := c.Load.Request.Protocol.Or()
 	if protocol == load.HTTP1 {
+		return nil
+	}
+	if r.ServiceCA != nil {
+		c.Load.Request.TLS = &tls.Config{RootCAs: r.ServiceCA}
 		return nil
 	}
 	if o, ok := r.Lifecycle.(container.Offerer); ok {

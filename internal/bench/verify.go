@@ -6,6 +6,8 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
@@ -17,9 +19,9 @@ import (
 )
 
 // Verify starts each target of p in turn and checks it against the contract, once over each
-// protocol its image declares (container.LabelProtocols), in a fresh container each time. It
-// returns the names of the targets that failed over any of them.
-func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case) ([]string, error) {
+// protocol its image declares (container.LabelProtocols) among only (empty: all), in a fresh
+// container each time. It returns the names of the targets that failed over any of them.
+func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case, only []string) ([]string, error) {
 	images, err := r.build(ctx, p)
 	if err != nil {
 		return nil, err
@@ -43,11 +45,19 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case) 
 		}
 		ok := true
 		for _, protocol := range protocols {
-			pass, err := r.verifyOver(ctx, p, c, images, protocol, cases, len(protocols) > 1)
+			if len(only) > 0 && !slices.Contains(only, protocol) {
+				continue
+			}
+			pass, err := r.verifyOver(ctx, p, c, images, protocol, cases, len(protocols) > 1 || len(only) > 0)
 			if err != nil {
 				return failed, err
 			}
 			ok = ok && pass
+		}
+		for _, protocol := range only {
+			if !slices.Contains(protocols, protocol) {
+				fmt.Fprintf(r.Log, "  skipped %s: %s does not serve it (its image declares %s in label %s)\n", protocol, c.Target, strings.Join(protocols, ", "), container.LabelProtocols)
+			}
 		}
 		if !ok {
 			failed = append(failed, c.Target)

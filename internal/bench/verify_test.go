@@ -74,7 +74,7 @@ func TestVerifyOverEachDeclaredProtocol(t *testing.T) {
 			}
 			var log strings.Builder
 			r := &Runner{Lifecycle: f, Log: &log}
-			failed, err := r.Verify(context.Background(), planFor("t"), health)
+			failed, err := r.Verify(context.Background(), planFor("t"), health, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
