@@ -20,19 +20,11 @@ func writeProtocols(w io.Writer, over []summary.OverProtocol) error {
 		if err := t.Append(termText(o.Target), o.Protocol, fmt.Sprintf("%d/%d", o.Valid, o.Trials),
 			median(o.Throughput, func(v float64) string { return fmt.Sprintf("%.1f", v) }),
 			median(o.P99, units.MillisOrSeconds), median(o.CPUPerRequest, units.Count),
-			CPUChangeText(o.CPUChange), termText(cipherText(o.Cipher))); err != nil {
+			o.CPUChangeText(), termText(cipherText(o.Cipher))); err != nil {
 			return err
 		}
 	}
 	return t.Render()
-}
-
-// CPUChangeText is a change of CPU per request against plaintext: "+18%", "—" when unknown.
-func CPUChangeText(c *float64) string {
-	if c == nil {
-		return "—"
-	}
-	return fmt.Sprintf("%+.0f%%", 100**c)
 }
 
 func cipherText(c string) string {

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/iotbench/iotbench/internal/load"
@@ -79,6 +80,14 @@ func overProtocols(rows []results.Row) []OverProtocol {
 		}
 	}
 	return out
+}
+
+// CPUChangeText is CPUChange as a renderer shows it: "+18%", "—" when unknown.
+func (o OverProtocol) CPUChangeText() string {
+	if o.CPUChange == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%+.0f%%", 100**o.CPUChange)
 }
 
 // median is metric's estimate over rows, leaving out an optional metric's missing values.
