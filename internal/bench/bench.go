@@ -4,8 +4,10 @@ package bench
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,9 +69,14 @@ type Runner struct {
 	// RemoteHost is the address of the engine's host when the targets run on another host:
 	// the one address besides loopback their load may go to (load.Request.Remote).
 	RemoteHost string
+	// ServiceCA, for a service the user started over TLS, is the CA its certificate is signed
+	// by, which the generator trusts instead of the run's own.
+	ServiceCA *x509.CertPool
 
 	// downstream serves the cells whose work calls it (load.Check.CallsDownstream), while a plan runs.
 	downstream *downstream.Server
+	// certs are the run's certificates, made for the first cell over TLS (serve).
+	certs *runCerts
 }
 
 // load runs one load phase with the runner's generator(s).
@@ -111,6 +118,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 		return nil, err
 	}
 	defer stop()
+	defer r.dropCerts()
 	done, err := r.resumed(p, images)
 	if err != nil {
 		return nil, err
@@ -344,6 +352,10 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 		row.InvalidReason = fmt.Sprintf("%s: %s failed to start %d times in this run", results.Skipped, c.Target, n)
 		return row, load.Result{}, nil
 	}
+	if nl := r.serve(ctx, &c, images); nl != nil {
+		row.InvalidReason = nl.reason
+		return row, load.Result{}, nil
+	}
 	in, nl, err := r.start(ctx, p, c, images, true)
 	if err != nil {
 		return row, load.Result{}, err
@@ -413,6 +425,7 @@ func stageRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
 // database server, in the server itself; nil when the scenario stores none.
 type storedRows struct {
 	url    string
+	hc     *http.Client // nil: plaintext HTTP/1.1
 	before int64
 	err    error
 
@@ -420,11 +433,16 @@ type storedRows struct {
 	dbBefore, dbGrew int64
 }
 
-func countRows(stores bool, baseURL string, db container.Database) *storedRows {
+// countRows counts the rows of a target at baseURL, asked over req's protocol; nil unless stores.
+func countRows(stores bool, baseURL string, req load.Request, db container.Database) *storedRows {
 	if !stores {
 		return nil
 	}
-	return &storedRows{url: baseURL, db: db}
+	s := &storedRows{url: baseURL, db: db}
+	if req.Protocol.Or() != load.HTTP1 {
+		s.hc, s.err = verify.Client(req, 10*time.Second)
+	}
+	return s
 }
 
 // start reads /stats (and the server's count) as the measured phase begins; check returns its
@@ -433,7 +451,10 @@ func (s *storedRows) start(ctx context.Context) error {
 	if s == nil {
 		return nil
 	}
-	s.before, s.err = verify.StoredRows(ctx, s.url)
+	if s.err != nil {
+		return s.err
+	}
+	s.before, s.err = verify.StoredRows(ctx, s.hc, s.url)
 	if s.err == nil && s.db != nil {
 		s.dbBefore, s.err = s.db.CountRows(ctx)
 	}
@@ -450,7 +471,7 @@ func (s *storedRows) check(ctx context.Context, successes, failures int64) error
 	if s.err != nil {
 		return s.err
 	}
-	after, err := verify.StoredRows(ctx, s.url)
+	after, err := verify.StoredRows(ctx, s.hc, s.url)
 	if err != nil {
 		return err
 	}

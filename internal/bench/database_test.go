@@ -158,7 +158,7 @@ func TestVerifyHoldsStatsToTheServer(t *testing.T) {
 		p.Builds = append(p.Builds, p.Cells[0].DB.Build)
 		var log strings.Builder
 		r := &Runner{Lifecycle: s, Log: &log}
-		failed, err := r.Verify(context.Background(), p, nil)
+		failed, err := r.Verify(context.Background(), p, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

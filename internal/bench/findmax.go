@@ -49,6 +49,7 @@ func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxr
 		return nil, err
 	}
 	defer stop()
+	defer r.dropCerts()
 	var out []maxrate.Outcome
 	steps := map[string]int{}
 	cells := ordered(p.Cells, r.Seed)
@@ -90,6 +91,9 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 	}
 	if reason := images.failure(c); reason != "" {
 		return failed(notLoaded{reason: reason})
+	}
+	if nl := r.serve(ctx, &c, images); nl != nil {
+		return failed(*nl)
 	}
 	in, nl, err := r.start(ctx, p, c, images, true)
 	if err != nil {

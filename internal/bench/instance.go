@@ -82,7 +82,7 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 	}
 	cfg := in.config(c.Load)
 	r.status().Phase("verify")
-	if err := verifyCell(ctx, ctr.URL(), cfg, db); err != nil {
+	if err := verifyCell(ctx, plan.TargetURL(ctr.URL(), cfg.Request.Protocol), cfg, db); err != nil {
 		if ctx.Err() != nil {
 			in.remove(ctx)
 			return nil, nil, ctx.Err()
@@ -149,8 +149,12 @@ func (r *Runner) startDatabase(ctx context.Context, c plan.Cell, images built) (
 
 // sameRows holds the rows the target counts (/stats) against those its database server counts:
 // a target that ignored DATABASE_URL and stored elsewhere fails it.
-func (in *instance) sameRows(ctx context.Context) error {
-	stats, err := verify.StoredRows(ctx, in.ctr.URL())
+func (in *instance) sameRows(ctx context.Context, req load.Request) error {
+	hc, err := verify.Client(req, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	stats, err := verify.StoredRows(ctx, hc, plan.TargetURL(in.ctr.URL(), req.Protocol))
 	if err != nil {
 		return err
 	}
@@ -186,7 +190,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	m := observe(row, in.ctr, in.c.Spec, in.p.GeneratorCPUs)
 	m.observeDatabase(in.db, in.c.DB.Spec.CPUSet)
 	defer m.discard()
-	rows := countRows(in.c.Load.Check.StoresRows, in.ctr.URL(), in.db)
+	rows := countRows(in.c.Load.Check.StoresRows, plan.TargetURL(in.ctr.URL(), cfg.Request.Protocol), cfg.Request, in.db)
 	calls := countCalls(in.c.Load.Check.CallsDownstream, in.r.downstream)
 	var measuredFrom time.Time
 	cfg.Measuring = func() {
@@ -345,7 +349,7 @@ func verifyCell(ctx context.Context, baseURL string, cfg load.Config, db contain
 	if len(cfg.Kinds) > 0 {
 		return verifyKinds(ctx, baseURL, cfg, db)
 	}
-	rows := countRows(cfg.Check.StoresRows, baseURL, db)
+	rows := countRows(cfg.Check.StoresRows, baseURL, cfg.Request, db)
 	if err := rows.start(ctx); err != nil {
 		return err
 	}

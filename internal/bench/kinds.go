@@ -52,7 +52,9 @@ func aimKinds(cfg *load.Config, base, remote string) {
 	}
 	cfg.Kinds = slices.Clone(cfg.Kinds)
 	for i := range cfg.Kinds {
-		cfg.Kinds[i].Request.URL, cfg.Kinds[i].Request.Remote = base+cfg.Kinds[i].Request.URL, remote
+		k := &cfg.Kinds[i].Request
+		k.URL, k.Remote = base+k.URL, remote
+		k.Protocol, k.TLS = cfg.Request.Protocol, cfg.Request.TLS // a mix speaks its cell's protocol
 	}
 }
 
@@ -88,7 +90,7 @@ func calling(cfg load.Config, res load.Result) int64 {
 // verifyKinds checks each request of a mix as verifyCell checks a cell's one: its answers, then
 // /stats grown by one for each answer to a request that stores rows.
 func verifyKinds(ctx context.Context, baseURL string, cfg load.Config, db container.Database) error {
-	rows := countRows(cfg.Check.StoresRows, baseURL, db)
+	rows := countRows(cfg.Check.StoresRows, baseURL, cfg.Request, db)
 	if err := rows.start(ctx); err != nil {
 		return err
 	}

@@ -6,25 +6,27 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/downstream"
+	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/tlscert"
 	"github.com/iotbench/iotbench/internal/verify"
 )
 
 // Verify starts each target of p in turn and checks it against the contract, once over each
-// protocol its image declares (container.LabelProtocols), in a fresh container each time. It
-// returns the names of the targets that failed over any of them.
-func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case) ([]string, error) {
+// protocol its image declares (container.LabelProtocols) among only (empty: all), in a fresh
+// container each time. It returns the names of the targets that failed over any of them.
+func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case, only []string) ([]string, error) {
 	images, err := r.build(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	certs := &runCerts{}
-	defer certs.remove()
+	defer r.dropCerts()
 	var failed []string
 	for i, c := range p.Cells {
 		fmt.Fprintf(r.Log, "[%d/%d] verifying %s\n", i+1, len(p.Cells), c.Target)
@@ -43,11 +45,19 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case) 
 		}
 		ok := true
 		for _, protocol := range protocols {
-			pass, err := r.verifyOver(ctx, p, c, images, protocol, certs, cases, len(protocols) > 1)
+			if len(only) > 0 && !slices.Contains(only, protocol) {
+				continue
+			}
+			pass, err := r.verifyOver(ctx, p, c, images, protocol, cases, len(protocols) > 1 || len(only) > 0)
 			if err != nil {
 				return failed, err
 			}
 			ok = ok && pass
+		}
+		for _, protocol := range only {
+			if !slices.Contains(protocols, protocol) {
+				fmt.Fprintf(r.Log, "  skipped %s: %s does not serve it (its image declares %s in label %s)\n", protocol, c.Target, strings.Join(protocols, ", "), container.LabelProtocols)
+			}
 		}
 		if !ok {
 			failed = append(failed, c.Target)
@@ -58,7 +68,7 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case) 
 
 // verifyOver starts c's target serving protocol and checks the contract over it; err is only
 // cancellation.
-func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, images built, protocol string, certs *runCerts, cases []verify.Case, say bool) (bool, error) {
+func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, images built, protocol string, cases []verify.Case, say bool) (bool, error) {
 	if say {
 		fmt.Fprintf(r.Log, "  over %s\n", protocol)
 	}
@@ -69,7 +79,7 @@ func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, imag
 			return true, nil
 		}
 		var err error
-		if set, err = certs.get(); err != nil {
+		if set, err = r.runCerts(); err != nil {
 			fmt.Fprintf(r.Log, "  FAIL %v\n", err)
 			return false, nil
 		}
@@ -114,7 +124,11 @@ func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, imag
 		}
 	}
 	if in.db != nil {
-		if err := in.sameRows(ctx); err != nil {
+		req := load.Request{Protocol: load.Protocol(protocol)}
+		if set != nil {
+			req.TLS = set.ClientConfig(protocol)
+		}
+		if err := in.sameRows(ctx, req); err != nil {
 			ok = false
 			fmt.Fprintf(r.Log, "  FAIL the rows are in the database server: %v\n", err)
 		} else {

@@ -33,7 +33,7 @@ func (f *protocolLifecycle) Start(_ context.Context, s container.Spec) (containe
 	f.specs = append(f.specs, s)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"status":"UP"}`)
+		io.WriteString(w, `{"status":"UP","id":1}`) // health's, and the answer planFor's cells check
 	}))
 	switch p := s.Protocol; {
 	case !slices.Contains(f.serves, p) || p == tlscert.HTTP1:
@@ -74,7 +74,7 @@ func TestVerifyOverEachDeclaredProtocol(t *testing.T) {
 			}
 			var log strings.Builder
 			r := &Runner{Lifecycle: f, Log: &log}
-			failed, err := r.Verify(context.Background(), planFor("t"), health)
+			failed, err := r.Verify(context.Background(), planFor("t"), health, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

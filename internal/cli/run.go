@@ -34,18 +34,20 @@ type RunOptions struct {
 	Protocol      string
 	H2Streams     int
 	TLSResumption bool
-	Stages        string
-	Think         string
-	Trials        int
-	Seed          int64
-	CPUs          string
-	Memory        string
-	DB            string
-	DBCPUs        string
-	DBPool        []int
-	Out           string
-	Resume        string
-	CABundle      string
+	// CA is the PEM CA of a --url service over TLS.
+	CA       string
+	Stages   string
+	Think    string
+	Trials   int
+	Seed     int64
+	CPUs     string
+	Memory   string
+	DB       string
+	DBCPUs   string
+	DBPool   []int
+	Out      string
+	Resume   string
+	CABundle string
 	// DockerHost is the engine the targets run on (a DOCKER_HOST value); empty: DOCKER_HOST's.
 	DockerHost string
 
@@ -247,6 +249,7 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.URL, "url", "", "load this running service on loopback instead of a scenario")
 	f.StringVar(&o.Method, "method", "GET", "--url: HTTP method")
 	f.StringVar(&o.BodyFile, "body-file", "", "--url: request body")
+	f.StringVar(&o.CA, "ca", "", "--url over TLS: PEM file of the CA that signed the service's certificate")
 	f.StringArrayVar(&o.Headers, "header", nil, "--url: request header K:V (repeatable)")
 	f.StringArrayVar(&o.Contains, "contains", nil, "--url: a successful body must contain this (repeatable)")
 	f.DurationVar(&o.ExpectedLatency, "expected-latency", 100*time.Millisecond, "--url: expected latency, sizes the in-flight bound")
@@ -408,7 +411,7 @@ func (o *RunOptions) service() (*run.Service, error) {
 	svc := &run.Service{URL: o.URL, Name: o.Name, Method: strings.ToUpper(o.Method), Header: http.Header{}, Contains: o.Contains,
 		Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency, Arrival: o.Arrival, Stages: o.Stages, Think: o.Think,
 		Warmup: o.Warmup, Duration: o.Duration, Timeout: o.Timeout, Trials: o.Trials, BaselineURL: o.BaselineURL, AA: o.AA, Compat: load.Compat(o.Compat),
-		Protocol: o.protocol()}
+		Protocol: o.protocol(), CA: o.CA}
 	for _, h := range o.Headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok {

@@ -35,6 +35,9 @@ func (o *RunOptions) validate() error {
 			}
 		}
 	}
+	if o.URL == "" && o.set("ca") {
+		return usagef("--ca belongs to --url runs over TLS; a scenario run makes its own certificates for its targets (docs/scenarios.md, Protocols)")
+	}
 	if o.Generators < 1 || o.Generators > 64 {
 		return flagErr("generators", fmt.Sprint(o.Generators), errors.New("must be between 1 and 64"))
 	}

@@ -55,11 +55,16 @@ func TestBadInputIsRefused(t *testing.T) {
 		"run " + url + "--rate 10 --protocol https",
 		"run --url https://10.0.0.5:8443/x --rate 10",
 		"run --url https://127.0.0.1:1/x --rate 10 --protocol h2c",
+		"run --url https://127.0.0.1:1/x --rate 10",
+		"run --url https://127.0.0.1:1/x --rate 10 --ca testdata/run/scenarios.yaml",
+		"run " + url + "--rate 10 --ca testdata/run/scenarios.yaml",
+		"run " + f + "--ca testdata/run/scenarios.yaml",
 		"run " + url + "--rate 10 --baseline-url http://127.0.0.1:2/x --find-max --fail-on p99:+10%",
 		"run " + url + "--rate 10 --baseline-url http://127.0.0.1:2/x --find-max --until max:±5%",
 		"run " + url + "--rate 10 --baseline-url http://127.0.0.1:2/x --fail-on max:-10%",
 		"verify " + f + "--payload ../../payloads/iot-reading.json --cpus 0-4000000000",
 		"verify " + f + "--payload ../../payloads/iot-reading.json --targets ghost",
+		"verify " + f + "--payload ../../payloads/iot-reading.json --protocol http1,h3",
 	}
 	allowed, err := hostinfo.AllowedCPUs()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/run"
+	"github.com/iotbench/iotbench/internal/tlscert"
 	"github.com/spf13/cobra"
 )
 
@@ -24,6 +25,8 @@ type VerifyOptions struct {
 	DBPool   []int
 	Payload  string
 	CABundle string
+	// Protocols narrow the protocols checked; empty: each target's declared ones.
+	Protocols []string
 	// DockerHost is the engine the targets run on, as run's --docker-host.
 	DockerHost string
 	// Effects reach the containers' engine; those left nil are Docker's (run.Docker).
@@ -42,7 +45,7 @@ A target that passes does the same work as the others. Each target is checked ov
 its image declares (http1, https, h2, h2c: docs/protocols.md), in a fresh container each, with
 certificates made for this run. Exit status 1 when any target fails.
 With --docker-host, the targets run on that engine, as run's do (over clear-text protocols only).`,
-		Example: "  iotbench verify\n  iotbench verify --targets spring-mvc-platform,fastify\n  iotbench verify --db postgres   # every target on PostgreSQL: its rows counted in the server too\n  iotbench verify --docker-host ssh://bench@10.0.0.2",
+		Example: "  iotbench verify\n  iotbench verify --targets spring-mvc-platform,fastify\n  iotbench verify --protocol http1   # plaintext only\n  iotbench verify --db postgres   # every target on PostgreSQL: its rows counted in the server too\n  iotbench verify --docker-host ssh://bench@10.0.0.2",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
@@ -59,11 +62,17 @@ With --docker-host, the targets run on that engine, as run's do (over clear-text
 	addDBFlags(fl, &o.DB, &o.DBCPUs, &o.DBPool)
 	fl.StringVar(&o.Payload, "payload", "payloads/iot-reading.json", "the standard reading document")
 	fl.StringVar(&o.DockerHost, "docker-host", "", "the Docker `ENGINE` the targets run on, as for run (default: the environment's)")
+	fl.StringSliceVar(&o.Protocols, "protocol", nil, "protocols to check, comma-separated, of those each target declares (default: all)")
 	addCABundleFlag(fl, &o.CABundle)
 	return cmd
 }
 
 func runVerify(ctx context.Context, o *VerifyOptions) error {
+	for _, p := range o.Protocols {
+		if err := tlscert.Check(p); err != nil {
+			return exitcode.Flag("protocol", strings.Join(o.Protocols, ","), err)
+		}
+	}
 	doc, err := os.ReadFile(o.Payload)
 	if err != nil {
 		return usagef("--payload: %v", err)
@@ -72,7 +81,7 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 	defer runs.Close()
 	failed, total, err := runs.Verify(ctx, run.Verification{File: o.File, Targets: o.Targets, Payload: doc,
 		Overrides: plan.Overrides{CPUs: o.CPUs, Memory: o.Memory, DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool},
-		Engine:    o.DockerHost, CABundle: o.CABundle, Log: o.Streams.ErrOut})
+		Engine:    o.DockerHost, CABundle: o.CABundle, Protocols: o.Protocols, Log: o.Streams.ErrOut})
 	if err != nil {
 		return err
 	}

@@ -135,8 +135,14 @@ func encodeH2(w *wireRequest, scheme string) error {
 	}
 	var b []byte
 	lit := func(name, value string) {
-		b = append(b, 0) // literal without indexing, new name
-		b = hpackString(b, name)
+		// Literal without indexing; its name by its static table index where it has one: Tomcat
+		// resets a stream whose pseudo-headers come as new names.
+		if i, ok := hpackStatic[name]; ok {
+			b = hpackInt(b, 0, 4, i)
+		} else {
+			b = append(b, 0)
+			b = hpackString(b, name)
+		}
 		b = hpackString(b, value)
 	}
 	lit(":method", method)
@@ -167,6 +173,26 @@ func encodeH2(w *wireRequest, scheme string) error {
 	}
 	w.h2block = b
 	return nil
+}
+
+// hpackStatic are the names of HPACK's static table (RFC 7541 appendix A) a request sends, by
+// their first index.
+var hpackStatic = map[string]int{
+	":authority": 1, ":method": 2, ":path": 4, ":scheme": 6, "accept": 19, "accept-encoding": 16,
+	"authorization": 23, "content-length": 28, "content-type": 31, "cookie": 32, "user-agent": 58,
+}
+
+// hpackInt appends v as an HPACK integer of an n-bit prefix, after first's high bits.
+func hpackInt(b []byte, first byte, n uint, v int) []byte {
+	limit := 1<<n - 1
+	if v < limit {
+		return append(b, first|byte(v))
+	}
+	b = append(b, first|byte(limit))
+	for v -= limit; v >= 128; v >>= 7 {
+		b = append(b, byte(v&127|128))
+	}
+	return append(b, byte(v))
 }
 
 // hpackString appends s as an HPACK string literal, not Huffman-coded.

@@ -2,16 +2,20 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/h2c"
+	"golang.org/x/net/http2/hpack"
 )
 
 // h2cServer serves h in plaintext HTTP/2 (prior knowledge), counting its connections and the
@@ -174,5 +178,36 @@ func TestH2CNewConnectionPerRequest(t *testing.T) {
 	}
 	if res.Requests < 20 || res.Successes != res.Requests || res.Connections.Opened != res.Requests || n.conns.Load() != res.Requests {
 		t.Errorf("%d requests, %d successes, %d connections opened, %d at the server; want one connection per request", res.Requests, res.Successes, res.Connections.Opened, n.conns.Load())
+	}
+}
+
+// A request's header block decodes to its fields, the names HPACK's static table holds sent by
+// their index (Tomcat resets a stream whose pseudo-headers come as new names).
+func TestH2HeaderBlock(t *testing.T) {
+	w := &wireRequest{target: vegeta.Target{Method: "POST", URL: "https://127.0.0.1:8082/ingest?x=1", Body: []byte("{}"),
+		Header: http.Header{"Content-Type": {"application/json"}, "X-Device": {"d-1"}}}}
+	if err := encodeH2(w, "https"); err != nil {
+		t.Fatal(err)
+	}
+	if w.h2block[0] != 0x02 {
+		t.Errorf("first byte %#x, want 0x02 (:method by its static index, not indexed itself)", w.h2block[0])
+	}
+	fields, err := hpack.NewDecoder(4096, nil).DecodeFull(w.h2block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, f := range fields {
+		got[f.Name] = f.Value
+	}
+	want := map[string]string{":method": "POST", ":scheme": "https", ":authority": "127.0.0.1:8082", ":path": "/ingest?x=1",
+		"content-type": "application/json", "x-device": "d-1", "user-agent": userAgent, "content-length": "2"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("fields %v, want %v", got, want)
+	}
+	for i, f := range fields[:4] {
+		if !strings.HasPrefix(f.Name, ":") {
+			t.Errorf("field %d is %s: pseudo-headers come first", i, f.Name)
+		}
 	}
 }

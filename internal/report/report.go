@@ -80,6 +80,9 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 	if err := writeResources(w, rows); err != nil {
 		return err
 	}
+	if err := writeProtocols(w, sc.Protocols); err != nil {
+		return err
+	}
 
 	// By name (by rank when ranked): the order trials ran in is shuffled from run to run, and a
 	// summary should not be.

@@ -24,7 +24,8 @@ const (
 	BuildFailed = "build-failed"
 	// StartFailed: the target's container did not start or did not become healthy.
 	StartFailed = "start-failed"
-	// Skipped: the target failed to start too often earlier in the run.
+	// Skipped: the target failed to start too often earlier in the run, or does not serve the
+	// cell's protocol.
 	Skipped = "skipped"
 )
 

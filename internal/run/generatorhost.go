@@ -106,6 +106,12 @@ func (rs *Runs) useGeneratorHosts(ctx context.Context, r *bench.Runner, p *plan.
 	if err := checkSplit(p, n); err != nil {
 		return nil, err
 	}
+	for _, c := range p.Cells {
+		if pr := c.Load.Request.Protocol; pr.TLS() {
+			// The run's CA is made here and not serialised (load.Request.TLS).
+			return nil, exitcode.Flag("generator-host", strings.Join(engines, ","), fmt.Errorf("%s: %s runs over TLS, whose certificates this process makes for the run: load it from this machine (no --generator-host), or use --protocol http1 or h2c", c.Target, pr))
+		}
+	}
 	bin, err := rs.Effects.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding this binary for the generator shard image: %w", err)

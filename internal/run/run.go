@@ -11,11 +11,13 @@ package run
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -127,6 +129,30 @@ type Service struct {
 	AA          int
 	// Protocol is how the generator speaks to the service.
 	Protocol plan.Protocol
+	// CA is the PEM file of the CA that signed the service's certificate, over TLS.
+	CA string
+}
+
+// servicePool is the CA a service over TLS is trusted by (nil in plaintext), from s.CA.
+func (s *Service) servicePool(p *plan.Plan) (*x509.CertPool, error) {
+	tls := len(p.Cells) > 0 && p.Cells[0].Load.Request.Protocol.TLS()
+	switch {
+	case !tls && s.CA != "":
+		return nil, exitcode.Flag("ca", s.CA, fmt.Errorf("a CA is for a service over TLS: give an https:// --url (or --protocol https or h2)"))
+	case !tls:
+		return nil, nil
+	case s.CA == "":
+		return nil, exitcode.Usagef("--url %s is over TLS: give --ca FILE, the PEM CA that signed the service's certificate (the generator trusts nothing else)", s.URL)
+	}
+	pem, err := os.ReadFile(s.CA)
+	if err != nil {
+		return nil, exitcode.Flag("ca", s.CA, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, exitcode.Flag("ca", s.CA, fmt.Errorf("no PEM certificate in it"))
+	}
+	return pool, nil
 }
 
 // adHoc is the plan's view of the service at url.
@@ -208,7 +234,13 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &bench.Runner{Lifecycle: lifecycle, Meta: meta, Log: s.Progress, Status: status, RemoteHost: remote,
+	var serviceCA *x509.CertPool
+	if s.Service != nil {
+		if serviceCA, err = s.Service.servicePool(p); err != nil {
+			return nil, err
+		}
+	}
+	r := &bench.Runner{Lifecycle: lifecycle, ServiceCA: serviceCA, Meta: meta, Log: s.Progress, Status: status, RemoteHost: remote,
 		// A service the user started is measured even when its answers fail their check: its
 		// error ratio under load is what they came for.
 		WarnUnverified: s.Service != nil}

@@ -21,7 +21,9 @@ type Verification struct {
 	Payload []byte
 	// Engine and CABundle are as a run's (Setup).
 	Engine, CABundle string
-	Log              io.Writer
+	// Protocols are those checked, of each target's declared ones; empty: all.
+	Protocols []string
+	Log       io.Writer
 }
 
 // Verify builds and starts each target of v in turn, as a run would, and checks every endpoint
@@ -58,6 +60,6 @@ func (rs *Runs) Verify(ctx context.Context, v Verification) (failed []string, to
 		}
 	}
 	r := &bench.Runner{Lifecycle: d, Log: v.Log, RemoteHost: d.Remote()}
-	failed, err = r.Verify(ctx, p, verify.Contract(v.Payload))
+	failed, err = r.Verify(ctx, p, verify.Contract(v.Payload), v.Protocols)
 	return failed, len(p.Cells), err
 }

@@ -51,6 +51,8 @@ func TestSplit(t *testing.T) {
 		{"poisson stages over 2", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 2},
 		{"poisson stages over 3", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 3},
 		{"warm-up until steady over 2", load.Config{Model: load.Model{Rate: 1000}, Warmup: time.Minute, WarmupAuto: true}, 2},
+		{"https over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: load.HTTPS}}, 2},
+		{"h2c over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: load.H2C}}, 2},
 		{"warm-up until steady, one generator", load.Config{Model: load.Model{Rate: 1000}, Warmup: time.Minute, WarmupAuto: true}, 1},
 	} {
 		specs, err := Split(tc.cfg, tc.count)

@@ -102,6 +102,11 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 		// common start until the last is.
 		return nil, fmt.Errorf("a warm-up until steady is judged on one generator's figures: give a fixed warm-up (e.g. --warmup 30s) with %d generators", count)
 	}
+	if p := cfg.Request.Protocol; p.TLS() && count > 1 {
+		// The run's CA is made in this process and not serialised (load.Request.TLS): a shard in
+		// another process would trust nothing.
+		return nil, fmt.Errorf("%s runs over TLS, whose certificates this process makes for the run: give --generators 1 (or --protocol http1 or h2c) with %d generators", p, count)
+	}
 	m := cfg.Model
 	rate, conns := m.Rate/count, m.Connections/count
 	stages, share := m.Stages, func(int) load.Share { return load.Share{} }

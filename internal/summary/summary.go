@@ -59,6 +59,9 @@ type Scenario struct {
 	Notes    []string
 	// Checks are the instrument's self-checks over the rows, at a glance.
 	Checks []Check
+	// Protocols are each target's figures per protocol when the rows hold several (plaintext
+	// beside TLS and h2); nil otherwise, and in a find-max scenario.
+	Protocols []OverProtocol
 }
 
 // Settings are what the scenario's cells were measured with (from its first row).
@@ -332,6 +335,9 @@ func Build(sources []Source) (*Overview, error) {
 		}
 		sc.Notes = append(sc.Notes, CalibrationNotes(sc.Rows)...)
 		sc.Checks = SelfChecks(sc.Rows)
+		if !sc.FindMax {
+			sc.Protocols = overProtocols(sc.Rows)
+		}
 		o.Scenarios = append(o.Scenarios, sc)
 	}
 	return o, nil

@@ -32,7 +32,7 @@ func TestRedirectsAreNotAnswers(t *testing.T) {
 			return Run(context.Background(), base, []Case{{Name: "stats", Method: "GET", Path: "/stats", Status: 200, Expect: func(answer) error { return nil }}})[0].Err
 		},
 		"StoredRows": func(base string) error {
-			_, err := StoredRows(context.Background(), base)
+			_, err := StoredRows(context.Background(), nil, base)
 			return err
 		},
 	}

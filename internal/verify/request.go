@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/tlscert"
 )
 
 // Tries is how many requests verification sends: one answer could pass by chance (a cache, a
@@ -26,7 +27,11 @@ func Request(ctx context.Context, req load.Request, e load.Check, timeout time.D
 	if err := load.RequireLoopback(req.URL, req.Remote); err != nil {
 		return err
 	}
-	hc := newClient(timeout)
+	hc, err := Client(req, timeout)
+	if err != nil {
+		return err
+	}
+	defer hc.CloseIdleConnections()
 	for try := 1; try <= Tries; try++ {
 		if err := once(ctx, hc, req, e); err != nil {
 			return fmt.Errorf("%s %s, request %d of %d: %w", req.Method, req.URL, try, Tries, err)
@@ -86,6 +91,29 @@ func newClient(timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, CheckRedirect: load.NoRedirects}
 }
 
+// Client is an HTTP client that speaks req's protocol and nothing else, trusting req.TLS's CA
+// (RootCAs) alone over TLS.
+func Client(req load.Request, timeout time.Duration) (*http.Client, error) {
+	hc := newClient(timeout)
+	p := req.Protocol.Or()
+	if p == load.HTTP1 {
+		return hc, nil
+	}
+	var set *tlscert.Set
+	if p.TLS() {
+		if req.TLS == nil || req.TLS.RootCAs == nil {
+			return nil, fmt.Errorf("%s needs the run's CA (the request's TLS configuration)", p)
+		}
+		set = &tlscert.Set{Pool: req.TLS.RootCAs}
+	}
+	t, err := tlscert.Transport(string(p), set)
+	if err != nil {
+		return nil, err
+	}
+	hc.Transport = &expectProto{rt: t, protocol: string(p)}
+	return hc, nil
+}
+
 func quoted(subs []string) string {
 	var b bytes.Buffer
 	for i, s := range subs {
@@ -97,13 +125,17 @@ func quoted(subs []string) string {
 	return b.String()
 }
 
-// StoredRows reads how many readings the target holds, from GET /stats (docs/contract.md).
-func StoredRows(ctx context.Context, baseURL string) (int64, error) {
+// StoredRows reads how many readings the target holds, from GET /stats (docs/contract.md), with
+// hc (nil: plaintext HTTP/1.1).
+func StoredRows(ctx context.Context, hc *http.Client, baseURL string) (int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/stats", nil)
 	if err != nil {
 		return 0, err
 	}
-	res, err := newClient(10 * time.Second).Do(req)
+	if hc == nil {
+		hc = newClient(10 * time.Second)
+	}
+	res, err := hc.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("GET /stats: %w", err)
 	}

@@ -351,3 +351,10 @@ func excerpt(b []byte) string {
 	}
 	return safetext.Terminal(string(b))
 }
+
+// CloseIdleConnections closes the connections the transport keeps (http.Client's).
+func (e *expectProto) CloseIdleConnections() {
+	if c, ok := e.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}

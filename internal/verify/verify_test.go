@@ -145,7 +145,7 @@ func TestStoredRows(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := StoredRows(context.Background(), c.url)
+			got, err := StoredRows(context.Background(), nil, c.url)
 			if got != c.want || c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
 				t.Errorf("StoredRows = %d, %v; want %d, %q", got, err, c.want, c.wantErr)
 			}

@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/tlscert"
+)
+
+// serve sets c to be served over its request's protocol: the target told the protocol, over TLS
+// given the run's certificates (made once per run, removed when it ends) and the request their
+// CA. A target whose image does not declare the protocol comes back as notLoaded (skipped), as
+// does a TLS cell when the engine is on another host, which cannot mount the certificates.
+func (r *Runner) serve(ctx context.Context, c *plan.Cell, images built) *notLoaded {
+	protocol := c.Load.Request.Protocol.Or()
+	if protocol == load.HTTP1 {
+		return nil
+	}
+	if r.ServiceCA != nil {
+		c.Load.Request.TLS = &tls.Config{RootCAs: r.ServiceCA}
+		return nil
+	}
+	if o, ok := r.Lifecycle.(container.Offerer); ok {
+		offered, err := o.Protocols(ctx, images.ids[c.Build.Tag()])
+		if err != nil {
+			return &notLoaded{reason: fmt.Sprintf("%s: %v", results.Skipped, err)}
+		}
+		if !slices.Contains(offered, string(protocol)) {
+			return &notLoaded{reason: fmt.Sprintf("%s: %s does not serve %s (its image declares %s in label %s; the target's README says why): give --protocol one of those, or leave %s out", results.Skipped, c.Target, protocol, strings.Join(offered, ", "), container.LabelProtocols, c.Target)}
+		}
+	}
+	c.Spec.Protocol = string(protocol)
+	if !protocol.TLS() {
+		return nil
+	}
+	if r.RemoteHost != "" {
+		return &notLoaded{reason: fmt.Sprintf("%s: %s needs the run's certificates, which are on this machine and the engine on %s cannot mount: run over TLS with a local engine", results.Skipped, protocol, r.RemoteHost)}
+	}
+	set, err := r.runCerts()
+	if err != nil {
+		return &notLoaded{reason: fmt.Sprintf("%s: %v", results.StartFailed, err)}
+	}
+	c.Spec.TLSDir = set.Dir
+	c.Load.Request.TLS = set.ClientConfig(string(protocol))
+	return nil
+}
+
+// runCerts are the run's certificates, made when first asked for.
+func (r *Runner) runCerts() (*tlscert.Set, error) {
+	if r.certs == nil {
+		r.certs = &runCerts{}
+	}
+	return r.certs.get()
+}
+
+// dropCerts removes the run's certificates, if any were made.
+func (r *Runner) dropCerts() {
+	if r.certs != nil {
+		r.certs.remove()
+		r.certs = nil
+	}
+}

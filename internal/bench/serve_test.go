@@ -1,0 +1,62 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/tlscert"
+)
+
+// A run over TLS makes the run's certificates once, serves each cell over its protocol (checked
+// before load over it too), skips a cell whose protocol the image does not declare, and removes
+// the certificates when it ends.
+func TestRunOverEachProtocol(t *testing.T) {
+	declared := []string{tlscert.HTTP1, tlscert.HTTPS, tlscert.H2C}
+	f := &protocolLifecycle{declared: declared, serves: declared}
+	p := planFor("t", "t", "t", "t")
+	for i, pr := range []load.Protocol{load.HTTP1, load.HTTPS, load.H2, load.H2C} {
+		p.Cells[i].Scenario = string(pr)
+		p.Cells[i].Load.Request.Protocol = pr
+	}
+	p.Builds = p.Builds[:1]
+	var log strings.Builder
+	r := &Runner{Lifecycle: f, Log: &log, Record: func(results.Row) error { return nil }}
+	rows, err := r.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byProtocol := map[string]results.Row{}
+	for _, row := range rows {
+		byProtocol[row.Protocol] = row
+	}
+	for _, pr := range []string{"http1", "https", "h2c"} {
+		row := byProtocol[pr]
+		if !row.Loaded() || row.Successes == 0 || (row.TLSVersion == "TLS 1.3") != (pr == "https") {
+			t.Errorf("%s: loaded %v, %d successes, TLS %q (%s); log:\n%s", pr, row.Loaded(), row.Successes, row.TLSVersion, row.InvalidReason, log.String())
+		}
+	}
+	if row := byProtocol["h2"]; row.Loaded() || !strings.HasPrefix(row.InvalidReason, "skipped: t does not serve h2 (its image declares http1, https, h2c") {
+		t.Errorf("h2: loaded %v, reason %q: want skipped, naming what the image declares", row.Loaded(), row.InvalidReason)
+	}
+	if len(f.specs) != 3 {
+		t.Fatalf("%d targets started, want 3 (h2 skipped before starting)", len(f.specs))
+	}
+	var dir string
+	for _, s := range f.specs {
+		// Plaintext HTTP/1.1 is a target's default: its spec says no protocol.
+		if !slices.Contains([]string{"", tlscert.HTTPS, tlscert.H2C}, s.Protocol) || (s.TLSDir != "") != tlscert.TLS(s.Protocol) {
+			t.Errorf("spec protocol %q, certificates %q", s.Protocol, s.TLSDir)
+		}
+		if s.TLSDir != "" {
+			dir = s.TLSDir
+		}
+	}
+	if _, err := os.Stat(dir); dir == "" || !os.IsNotExist(err) {
+		t.Errorf("the run's certificates %q: %v, want removed when the run ends", dir, err)
+	}
+}
