@@ -318,7 +318,9 @@ scenarios:
 	code, r, table := runOneCell(t, ctx, "--file", file, "--docker-host", engine, "--db", "postgres")
 	t.Logf("bun-native on PostgreSQL on the remote engine: %d successes, %d rows counted in the server, valid %v (%s), p50 %s, server CPU %.2f cores",
 		r.Successes, r.DBRowsStored, r.Valid, r.InvalidReason, r.LatencyP50, r.DBCPUCores)
-	if code != 0 || !r.Valid || r.Successes == 0 || r.DBRowsStored != r.Successes || r.DBMemoryPeak <= 0 {
+	// The server's count over the measured phase: its successes, and the warm-up's requests still
+	// in flight at the boundary (one load across it) may add theirs.
+	if code != 0 || !r.Valid || r.Successes == 0 || r.DBRowsStored < r.Successes || r.DBRowsStored > r.Requests+int64(r.Connections) || r.DBMemoryPeak <= 0 {
 		t.Errorf("exit %d, valid %v (%s): %d successes, %d rows in the server, its memory peak %d\n%s",
 			code, r.Valid, r.InvalidReason, r.Successes, r.DBRowsStored, r.DBMemoryPeak, table)
 	}
