@@ -656,20 +656,7 @@ func boolean(f func(*Row) *bool) codec {
 }
 
 // calibration is a figure of the run's calibration: empty where none ran (skipped, older files).
-func calibration(c codec) codec {
-	return codec{func(r *Row) string {
-		if !r.Calibrated {
-			return ""
-		}
-		return c.get(r)
-	}, func(r *Row, v string) error {
-		if v == "" {
-			return nil
-		}
-		r.Calibrated = true
-		return c.set(r, v)
-	}}
-}
+func calibration(c codec) codec { return judged(func(r *Row) *bool { return &r.Calibrated }, c) }
 
 // Part says the row is a part of a cell's, recorded with it: a stage's or a request's of a mix.
 func (r Row) Part() bool { return r.Stage > 0 || r.Request != "" }
@@ -689,17 +676,7 @@ const (
 // serverMeasure is a measurement of the database server: empty where there was none (the
 // embedded store, a cell never loaded).
 func serverMeasure(c codec) codec {
-	return codec{func(r *Row) string {
-		if !r.Loaded() || r.DB != DBPostgres {
-			return ""
-		}
-		return c.get(r)
-	}, func(r *Row, v string) error {
-		if v == "" {
-			return nil
-		}
-		return c.set(r, v)
-	}}
+	return when(func(r *Row) bool { return r.Loaded() && r.DB == DBPostgres }, c)
 }
 
 // Header is the CSV header line's fields.
