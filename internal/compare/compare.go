@@ -280,7 +280,7 @@ func compareSearches(k key, oldRows, newRows []results.Row, old, new []summary.S
 			if s.Max == 0 {
 				continue
 			}
-			if why := searchDistrusted(s); why != "" {
+			if why := s.Distrust(); why != "" {
 				left[why]++
 				continue
 			}

@@ -220,7 +220,7 @@ func pairedChanges(c PairedCell, o PairedOptions) ([]PairedChange, []string) {
 	aa := map[int][2]*results.Row{}
 	for i := range c.aas {
 		r := &c.aas[i]
-		if !r.Valid || distrusted(*r) != "" {
+		if !r.Valid || r.Distrust() != "" {
 			continue
 		}
 		p := aa[r.Trial]
@@ -341,7 +341,7 @@ func pairedSearches(k key, rows []results.Row, o PairedOptions) PairedCell {
 			for _, s := range t.Searches {
 				side := s.Steps[0].Variant
 				v := float64(s.Max)
-				if why := searchDistrusted(s); why != "" && v > 0 {
+				if why := s.Distrust(); why != "" && v > 0 {
 					if c.LeftOut[sideName[side]] == nil {
 						c.LeftOut[sideName[side]] = map[string]int{}
 					}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/summary"
 )
 
 // A verdict never rests on a figure the instrument cannot vouch for: a row whose measured phase
@@ -16,31 +15,9 @@ import (
 
 // Distrust reasons, as the notes name them.
 const (
-	distrustNotSteady   = "not steady"
-	distrustCalibration = "calibration missed its limits"
+	distrustNotSteady   = results.DistrustNotSteady
+	distrustCalibration = results.DistrustCalibration
 )
-
-// distrusted says why a valid row's figures carry no verdict; empty when they may.
-func distrusted(r results.Row) string {
-	switch {
-	case r.NotSteady():
-		return distrustNotSteady
-	case r.Calibrated && !r.CalibrationWithin:
-		return distrustCalibration
-	}
-	return ""
-}
-
-// searchDistrusted says why a search's maximum carries no verdict: a step whose calibration
-// missed its limits (a step that was not steady already failed its SLO, so no maximum rests on it).
-func searchDistrusted(s summary.Search) string {
-	for _, r := range s.Steps {
-		if why := distrusted(r); why == distrustCalibration {
-			return why
-		}
-	}
-	return ""
-}
 
 // trusted are the valid rows a verdict may rest on; left counts the others by reason.
 func trusted(rows []results.Row, left map[string]int) []results.Row {
@@ -49,7 +26,7 @@ func trusted(rows []results.Row, left map[string]int) []results.Row {
 		if !r.Valid {
 			continue
 		}
-		if why := distrusted(r); why != "" {
+		if why := r.Distrust(); why != "" {
 			left[why]++
 			continue
 		}

@@ -79,10 +79,11 @@ type Figure struct {
 	// (Range true); of All.
 	Lo, Hi float64
 	Range  bool
-	// Invalid are the invalid loaded trials' rows, Unsteady the valid ones whose measured phase
-	// was not steady; NotLoaded the reason no trial was loaded.
-	Invalid, Unsteady []results.Row
-	NotLoaded         string
+	// Invalid are the invalid loaded trials' rows, Distrusted the valid ones the self-checks
+	// distrust (not steady, or their calibration missed its limits); NotLoaded the reason no
+	// trial was loaded.
+	Invalid, Distrusted []results.Row
+	NotLoaded           string
 	// Loaded counts the loaded trials; Disturbed those whose rows say other processes took CPU
 	// beside them.
 	Loaded, Disturbed int
@@ -131,9 +132,10 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 		}
 		f.All = append(f.All, m.Value(r))
 		switch {
-		case r.Valid && r.NotSteady():
-			// A phase that drifted has no one level to compare: never a verdict's basis.
-			f.Unsteady = append(f.Unsteady, r)
+		case r.Valid && r.Distrust() != "":
+			// A phase that drifted has no one level to compare, and an instrument off by more than
+			// its limits vouches for nothing: never a verdict's basis.
+			f.Distrusted = append(f.Distrusted, r)
 		case r.Valid:
 			f.Values = append(f.Values, m.Value(r))
 		}
@@ -392,7 +394,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	// The valid trials' estimate is shown but never decides.
 	measured := estimate(c, figs)
 	var reasons []string
-	var fails, noisy, short, unsteady []string
+	var fails, noisy, short, unsteady, miscalibrated []string
 	for _, f := range figs {
 		var gen, own []results.Row
 		for _, row := range f.Invalid {
@@ -407,9 +409,14 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 		if f.Valid() >= MinTrials && len(own) == 0 {
 			continue
 		}
-		if len(f.Unsteady) > 0 {
-			reasons = append(reasons, fmt.Sprintf("%s not steady in %d of %d trials (%s)", f.Target, len(f.Unsteady), f.Loaded, brief(steadyWarning(f.Unsteady[0]))))
-			unsteady = append(unsteady, f.Target)
+		if len(f.Distrusted) > 0 {
+			why := f.Distrusted[0].Distrust()
+			reasons = append(reasons, fmt.Sprintf("%s %s in %d of %d trials (%s)", f.Target, why, len(f.Distrusted), f.Loaded, brief(distrustText(f.Distrusted[0]))))
+			if why == results.DistrustNotSteady {
+				unsteady = append(unsteady, f.Target)
+			} else {
+				miscalibrated = append(miscalibrated, f.Target)
+			}
 		}
 		switch {
 		case len(own) > 0:
@@ -448,6 +455,9 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	if len(unsteady) > 0 {
 		short2 = append(short2, "not steady: "+strings.Join(unsteady, ", "))
 	}
+	if len(miscalibrated) > 0 {
+		short2 = append(short2, "calibration missed its limits: "+strings.Join(miscalibrated, ", "))
+	}
 	if len(short) > 0 {
 		short2 = append(short2, fmt.Sprintf("too few valid trials (%s; the test needs %d a side)", strings.Join(short, ", "), MinTrials))
 	}
@@ -470,20 +480,24 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	if len(unsteady) > 0 {
 		decide = append(decide, "a longer warm-up or measured phase, so that each trial reaches a steady state")
 	}
+	if len(miscalibrated) > 0 {
+		decide = append(decide, "a rerun whose calibration is within its limits (a quiet host)")
+	}
 	if len(short) > 0 || len(noisy) > 0 {
 		decide = append(decide, fmt.Sprintf("6 trials a side (`%s --trials 6`)", reproduce))
 	}
 	return Finding{Verdict: Inconclusive, Measured: measured, Why: strings.Join(reasons, "; "), Decide: strings.Join(decide, "; "), Short: strings.Join(short2, "; ")}, true
 }
 
-// steadyWarning is the row's warning of a phase that was not steady.
-func steadyWarning(r results.Row) string {
+// distrustText is the row's warning that says why the self-checks distrust it.
+func distrustText(r results.Row) string {
+	why := r.Distrust()
 	for _, w := range strings.Split(r.Warnings, "; ") {
-		if strings.HasPrefix(w, "not steady") {
+		if strings.HasPrefix(w, why) {
 			return w
 		}
 	}
-	return "not steady"
+	return why
 }
 
 // estimate is what the valid trials show, marked as no verdict's basis; "—" when a target has

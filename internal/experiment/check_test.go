@@ -44,6 +44,14 @@ func unsteady(rows []results.Row, n int) []results.Row {
 	return rows
 }
 
+// miscalibrated marks trial n of rows as valid but measured by a run whose calibration missed its
+// limits.
+func miscalibrated(rows []results.Row, n int) []results.Row {
+	rows[n-1].Calibrated, rows[n-1].CalibrationWithin = true, false
+	rows[n-1].Warnings = "calibration missed its limits: p99 +4.100 ms off the truth"
+	return rows
+}
+
 func TestCheck(t *testing.T) {
 	ratio := func(published float64) *Claim {
 		return &Claim{Quote: "q", Runs: []string{"r"}, Ratio: &Ratio{Metric: "throughput_rps", Of: "a", To: "b", Published: published}}
@@ -81,6 +89,8 @@ func TestCheck(t *testing.T) {
 		{"a trial the generator spoiled is left out", ratio(2), join(gen(trials("a", 190, 200, 205, 210, 500), 5, 30), b4), Holds, "lies in the 95% interval"},
 		{"a phase that was not steady is left out", ratio(2), join(unsteady(trials("a", 190, 200, 205, 210, 900), 5), b4), Holds, "lies in the 95% interval"},
 		{"too few steady trials decide nothing", ratio(2), join(unsteady(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "a not steady in 1 of 4 trials (not steady: p99 rose"},
+		{"a trial whose calibration missed is left out", ratio(2), join(miscalibrated(trials("a", 190, 200, 205, 210, 900), 5), b4), Holds, "lies in the 95% interval"},
+		{"too few calibrated trials decide nothing", ratio(2), join(miscalibrated(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "a calibration missed its limits in 1 of 4 trials (calibration missed its limits: p99"},
 		{"a disturbed generator: a quiet rerun decides", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 23)), Inconclusive, "a rerun on a quiet host"},
 		{"a saturated generator needs a larger host", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 97)), LargerHost, "more CPUs for the generator"},
 		{"a run skipped for CPUs needs a larger host", ratio(2), append(trials("a", 200), skipped), LargerHost, "a host of 3 CPUs or more"},

@@ -664,6 +664,25 @@ func (r Row) Part() bool { return r.Stage > 0 || r.Request != "" }
 // NotSteady says the row was judged and its measured phase was not in a steady state.
 func (r Row) NotSteady() bool { return r.SteadyJudged && !r.Steady }
 
+// Why the self-checks distrust a valid row (docs/selfcheck.md), as notes name it.
+const (
+	DistrustNotSteady   = "not steady"
+	DistrustCalibration = "calibration missed its limits"
+)
+
+// Distrust says why a valid row's figures carry no verdict and no rank: its measured phase was not
+// steady (no one level describes it), or its run's calibration nearest to it missed its limits
+// (the instrument was off that day by more than it promises); empty when they may.
+func (r Row) Distrust() string {
+	switch {
+	case r.NotSteady():
+		return DistrustNotSteady
+	case r.Calibrated && !r.CalibrationWithin:
+		return DistrustCalibration
+	}
+	return ""
+}
+
 // GeneratorCount is the row's generators: 1 for rows older than the column.
 func (r Row) GeneratorCount() int { return max(1, r.Generators) }
 

@@ -111,11 +111,11 @@ func (s *Search) judge() {
 	}
 }
 
-// atMax are the valid steps at each search's maximum: what the target's maximum costs.
+// atMax are the valid steps at each trusted search's maximum: what the target's maximum costs.
 func (t *Target) atMax() []Cell {
 	var out []Cell
 	for _, s := range t.Searches {
-		if s.Max == 0 {
+		if s.Max == 0 || s.Distrust() != "" {
 			continue
 		}
 		for _, c := range t.Cells {
@@ -127,15 +127,37 @@ func (t *Target) atMax() []Cell {
 	return out
 }
 
-// Maxima are the maximum of each search that found one.
+// Distrust says why the search's maximum carries no verdict and no rank: a step whose calibration
+// missed its limits (a step that was not steady already failed its SLO, so no maximum rests on it).
+func (s Search) Distrust() string {
+	for _, r := range s.Steps {
+		if why := r.Distrust(); why == results.DistrustCalibration {
+			return why
+		}
+	}
+	return ""
+}
+
+// Maxima are the maximum of each search that found one the self-checks trust.
 func (t Target) Maxima() []float64 {
 	var out []float64
 	for _, s := range t.Searches {
-		if s.Max > 0 {
+		if s.Max > 0 && s.Distrust() == "" {
 			out = append(out, float64(s.Max))
 		}
 	}
 	return out
+}
+
+// distrustedMaxima counts the searches that found a maximum the self-checks distrust.
+func (t Target) distrustedMaxima() int {
+	n := 0
+	for _, s := range t.Searches {
+		if s.Max > 0 && s.Distrust() != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // AtLeastMax says a search stopped at the generator's limit: the maximum is at least Max.
@@ -220,6 +242,9 @@ func (sc Scenario) MaxNotes() []string {
 	for _, t := range sc.Targets {
 		if why := t.Unsearched(); why != "" {
 			notes = append(notes, fmt.Sprintf("%s: %s", t.Name, why))
+		}
+		if n := t.distrustedMaxima(); n > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d search(es) left out of its maximum and the ranking: %s", t.Name, n, results.DistrustCalibration))
 		}
 		if t.AtLeastMax() {
 			notes = append(notes, fmt.Sprintf("%s: the generator could not send more on time: its maximum is at least this", t.Name))

@@ -139,3 +139,25 @@ func TestSearchesWithoutAContainerEndAtTheirFractions(t *testing.T) {
 		t.Errorf("maxima %v, want the searches' %v", got, want)
 	}
 }
+
+// A search with a step whose run's calibration missed its limits gives no maximum to rank: the
+// target's maximum is its other searches', and the notes say one was left out.
+func TestSearchesTheCalibrationDistrustsAreLeftOut(t *testing.T) {
+	var rows []results.Row
+	trial := new(int)
+	first, _ := searchRows(t, "fast", time.Second, 4100, nil, trial)
+	second, res := searchRows(t, "fast", 2*time.Second, 2000, nil, trial)
+	first[len(first)/2].Calibrated = true // within: false
+	rows = append(append(rows, first...), second...)
+	tg := FromRows(rows).Scenarios[0].Targets[0]
+	if len(tg.Searches) != 2 || tg.Searches[0].Distrust() != results.DistrustCalibration || tg.Searches[1].Distrust() != "" {
+		t.Fatalf("searches %d, distrust %q %q: want the first distrusted", len(tg.Searches), tg.Searches[0].Distrust(), tg.Searches[1].Distrust())
+	}
+	if tg.Max == nil || tg.Max.N != 1 || tg.Max.Median != float64(res.Max) {
+		t.Errorf("max %+v: want the second search's %d alone", tg.Max, res.Max)
+	}
+	notes := strings.Join(FromRows(rows).Scenarios[0].MaxNotes(), "\n")
+	if want := "fast: 1 search(es) left out of its maximum and the ranking: calibration missed its limits"; !strings.Contains(notes, want) {
+		t.Errorf("notes:\n%s\nwant %q", notes, want)
+	}
+}

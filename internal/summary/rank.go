@@ -95,29 +95,33 @@ func rankMetric(mode string) results.Metric {
 }
 
 // rankTargets ranks a fixed-rate scenario's targets on rankMetric when every target has
-// MinTrialsToRank valid, steady trials, and orders them by rank: a trial whose figures trended
-// through its measured phase is no steady-state figure, and never ranked.
+// MinTrialsToRank valid trials the self-checks trust, and orders them by rank: a trial whose
+// figures trended through its measured phase, or whose run's calibration missed its limits, is
+// never ranked.
 func rankTargets(sc *Scenario) {
 	if len(sc.Targets) < 2 {
 		return
 	}
 	by := rankMetric(sc.Settings.Mode)
-	var short, unsteady []string
+	var short, distrusted []string
 	samples := make([][]float64, len(sc.Targets))
 	for i, t := range sc.Targets {
-		cells := t.steadyCells()
+		why := map[string]int{}
+		cells := t.trustedCells(why)
 		if len(cells) < MinTrialsToRank {
 			short = append(short, fmt.Sprintf("%s %d", t.Name, len(cells)))
 		}
-		if n := t.Valid - len(cells); n > 0 {
-			unsteady = append(unsteady, fmt.Sprintf("%s %d", t.Name, n))
+		for _, reason := range []string{results.DistrustNotSteady, results.DistrustCalibration} {
+			if n := why[reason]; n > 0 {
+				distrusted = append(distrusted, fmt.Sprintf("%s %d %s", t.Name, n, reason))
+			}
 		}
 		for _, c := range cells {
 			samples[i] = append(samples[i], by.Value(c.Row))
 		}
 	}
-	if len(unsteady) > 0 {
-		sc.Notes = append(sc.Notes, fmt.Sprintf("not ranked as steady-state figures: valid trials whose measured phase was not steady (%s)", strings.Join(unsteady, ", ")))
+	if len(distrusted) > 0 {
+		sc.Notes = append(sc.Notes, fmt.Sprintf("not ranked: valid trials the self-checks distrust (%s)", strings.Join(distrusted, ", ")))
 	}
 	if len(short) > 0 {
 		sc.Unranked = short

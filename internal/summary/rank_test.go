@@ -20,43 +20,62 @@ func fixedRateRows(trials int, p99 map[string]time.Duration) []results.Row {
 	return rows
 }
 
-// A trial that was not steady is marked and never ranked: with it, a target falls short of the
-// trials a ranking needs.
-func TestNotSteadyTrialsAreNeverRanked(t *testing.T) {
-	rows := fixedRateRows(MinTrialsToRank, map[string]time.Duration{"fast": 2 * time.Millisecond, "slow": 9 * time.Millisecond})
-	o, err := Build([]Source{{Path: "a.csv", Rows: rows}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sc := o.Scenarios[0]; sc.RankedBy.Name == "" || sc.Targets[0].Name != "fast" {
-		t.Fatalf("steady trials: ranked by %q, first %s; want fast ranked first", sc.RankedBy.Name, sc.Targets[0].Name)
-	}
+// A trial the self-checks distrust (not steady, or its calibration missed its limits) is never
+// ranked: without it, a target falls short of the trials a ranking needs, and the notes say why.
+func TestDistrustedTrialsAreNeverRanked(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		spoil   func(*results.Row)
+		note    string
+		verdict string
+	}{
+		{"not steady", func(r *results.Row) {
+			r.Steady, r.Warnings = false, "not steady: p99 rose 1 ms per second over the measured phase"
+		}, "not ranked: valid trials the self-checks distrust (fast 1 not steady)", "not-steady"},
+		{"calibration missed", func(r *results.Row) {
+			r.Calibrated, r.CalibrationWithin = true, false
+		}, "not ranked: valid trials the self-checks distrust (fast 1 calibration missed its limits)", "valid"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := fixedRateRows(MinTrialsToRank, map[string]time.Duration{"fast": 2 * time.Millisecond, "slow": 9 * time.Millisecond})
+			for i := range rows {
+				rows[i].Calibrated, rows[i].CalibrationWithin = true, true
+			}
+			o, err := Build([]Source{{Path: "a.csv", Rows: rows}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sc := o.Scenarios[0]; sc.RankedBy.Name == "" || sc.Targets[0].Name != "fast" {
+				t.Fatalf("trusted trials: ranked by %q, first %s; want fast ranked first", sc.RankedBy.Name, sc.Targets[0].Name)
+			}
 
-	for i := range rows {
-		if rows[i].Target == "fast" && rows[i].Trial == 2 {
-			rows[i].Steady, rows[i].Warnings = false, "not steady: p99 rose 1 ms per second over the measured phase"
-		}
-	}
-	o, err = Build([]Source{{Path: "a.csv", Rows: rows}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := o.Scenarios[0]
-	if sc.RankedBy.Name != "" || len(sc.Unranked) != 1 || sc.Unranked[0] != "fast 4" {
-		t.Errorf("ranked by %q, unranked %v; want fast short of steady trials", sc.RankedBy.Name, sc.Unranked)
-	}
-	if notes := strings.Join(sc.Notes, "\n"); !strings.Contains(notes, "not ranked as steady-state figures: valid trials whose measured phase was not steady (fast 1)") {
-		t.Errorf("notes:\n%s", notes)
-	}
-	for _, tg := range sc.Targets {
-		for _, c := range tg.Cells {
-			want := "valid"
-			if tg.Name == "fast" && c.Row.Trial == 2 {
-				want = "not-steady"
+			for i := range rows {
+				if rows[i].Target == "fast" && rows[i].Trial == 2 {
+					tc.spoil(&rows[i])
+				}
 			}
-			if c.Verdict != want {
-				t.Errorf("%s trial %d: verdict %s, want %s", tg.Name, c.Row.Trial, c.Verdict, want)
+			o, err = Build([]Source{{Path: "a.csv", Rows: rows}})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			sc := o.Scenarios[0]
+			if sc.RankedBy.Name != "" || len(sc.Unranked) != 1 || sc.Unranked[0] != "fast 4" {
+				t.Errorf("ranked by %q, unranked %v; want fast short of trusted trials", sc.RankedBy.Name, sc.Unranked)
+			}
+			if notes := strings.Join(sc.Notes, "\n"); !strings.Contains(notes, tc.note) {
+				t.Errorf("notes:\n%s\nwant %q", notes, tc.note)
+			}
+			for _, tg := range sc.Targets {
+				for _, c := range tg.Cells {
+					want := "valid"
+					if tg.Name == "fast" && c.Row.Trial == 2 {
+						want = tc.verdict
+					}
+					if c.Verdict != want {
+						t.Errorf("%s trial %d: verdict %s, want %s", tg.Name, c.Row.Trial, c.Verdict, want)
+					}
+				}
+			}
+		})
 	}
 }

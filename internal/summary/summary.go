@@ -354,14 +354,17 @@ func (t *Target) validCells() []Cell {
 	return out
 }
 
-// steadyCells are t's valid cells whose measured phase was not found to trend: the ones a
-// ranking may treat as steady-state figures (rows older than the check count as steady).
-func (t *Target) steadyCells() []Cell {
+// trustedCells are t's valid cells the self-checks trust, the ones a ranking may treat as
+// steady-state figures (rows older than the checks count as trusted); distrusted counts the
+// others by reason.
+func (t *Target) trustedCells(distrusted map[string]int) []Cell {
 	var out []Cell
 	for _, c := range t.validCells() {
-		if !c.Row.NotSteady() {
-			out = append(out, c)
+		if why := c.Row.Distrust(); why != "" {
+			distrusted[why]++
+			continue
 		}
+		out = append(out, c)
 	}
 	return out
 }
