@@ -543,7 +543,12 @@ func (a *attacker) h2frame(c *conn, typ, flags byte, id uint32, payload []byte) 
 func (a *attacker) h2headers(c *conn, id uint32, block []byte, endStream bool, size int) error {
 	h := c.h2
 	h.status = 0
+	// Close ends the block: a table size update is allowed only at a block's start, and the
+	// decoder knows a start only from the previous block's Close (Tomcat sends one).
 	if _, err := h.dec.Write(block); err != nil {
+		return fmt.Errorf("HTTP/2 header block: %v", err)
+	}
+	if err := h.dec.Close(); err != nil {
 		return fmt.Errorf("HTTP/2 header block: %v", err)
 	}
 	st := h.stream(id)

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -208,6 +209,76 @@ func TestH2HeaderBlock(t *testing.T) {
 	for i, f := range fields[:4] {
 		if !strings.HasPrefix(f.Name, ":") {
 			t.Errorf("field %d is %s: pseudo-headers come first", i, f.Name)
+		}
+	}
+}
+
+// A server may open any header block with a dynamic table size update (Tomcat does): every answer
+// decodes, not only the connection's first.
+func TestH2CTableSizeUpdateOnEveryBlock(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go serveSizeUpdates(c)
+		}
+	}()
+	cfg := config("http://"+ln.Addr().String()+"/", Model{Connections: 1}, 300*time.Millisecond)
+	cfg.Request.Protocol, cfg.Request.Streams = H2C, 1
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests < 3 || res.Successes != res.Requests {
+		t.Errorf("%d requests, %d successes (errors %v); want several, every one answered", res.Requests, res.Successes, res.ErrorKinds)
+	}
+}
+
+// serveSizeUpdates answers every stream of c 200 {"id":1} with a header block that starts with a
+// table size update to 4096 (0x3f 0xe1 0x1f), then :status 200 from the static table (0x88) and
+// x-a: b added to the dynamic table (0x40…): the decoder refuses an update out of place only once
+// its table holds an entry.
+func serveSizeUpdates(c net.Conn) {
+	defer c.Close()
+	preface := make([]byte, len(http2.ClientPreface))
+	if _, err := io.ReadFull(c, preface); err != nil {
+		return
+	}
+	fr := http2.NewFramer(c, c)
+	if fr.WriteSettings() != nil {
+		return
+	}
+	answer := func(id uint32) error {
+		if err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: []byte{0x3f, 0xe1, 0x1f, 0x88, 0x40, 3, 'x', '-', 'a', 1, 'b'}, EndHeaders: true}); err != nil {
+			return err
+		}
+		return fr.WriteData(id, true, []byte(`{"id":1}`))
+	}
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() && fr.WriteSettingsAck() != nil {
+				return
+			}
+		case *http2.HeadersFrame:
+			if f.StreamEnded() && answer(f.StreamID) != nil {
+				return
+			}
+		case *http2.DataFrame:
+			if f.StreamEnded() && answer(f.StreamID) != nil {
+				return
+			}
 		}
 	}
 }
