@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509"
 	"fmt"
@@ -73,7 +74,7 @@ type Runner struct {
 	// by, which the generator trusts instead of the run's own.
 	ServiceCA *x509.CertPool
 
-	// downstream serves the cells whose work calls it (load.Check.CallsDownstream), while a plan runs.
+	// downstream is the service targets call instead of themselves (downstreamFor), while a plan runs.
 	downstream *downstream.Server
 	// certs are the run's certificates, made for the first cell over TLS (serve).
 	certs *runCerts
@@ -87,19 +88,37 @@ func (r *Runner) load(ctx context.Context, cfg load.Config) (load.Result, error)
 	return load.Run(ctx, cfg)
 }
 
-// withDownstream starts the downstream service when a cell of p calls it, on loopback in this
-// process (pinned with the generator); stop closes it.
-func (r *Runner) withDownstream(p *plan.Plan) (stop func(), err error) {
-	if r.downstream != nil || !slices.ContainsFunc(p.Cells, func(c plan.Cell) bool { return c.Load.Check.CallsDownstream }) {
-		return func() {}, nil
+// downstreamFor is the DOWNSTREAM_URL c's target is given, "" for none, starting iotbench's
+// downstream service for the first target given it (stopDownstream closes it). A cell whose work
+// calls it (load.Check.CallsDownstream) is given it; so is any target of ours serving a protocol
+// other than clear HTTP/1.1 and not told another: its default downstream is itself in clear
+// HTTP/1.1 (docs/contract.md), which its port then does not answer, so /enterprise would fail
+// where a scenario does not declare the call. Not on another host's engine, which cannot reach
+// this machine's loopback.
+func (r *Runner) downstreamFor(c plan.Cell) (string, error) {
+	// The spec's is what verify asks for; a run's cells serve their request's.
+	protocol := load.Protocol(cmp.Or(c.Spec.Protocol, string(c.Load.Request.Protocol))).Or()
+	ownTarget := c.Spec.Service == "" && r.RemoteHost == "" && c.Spec.Env["DOWNSTREAM_URL"] == ""
+	if !c.Load.Check.CallsDownstream && (protocol == load.HTTP1 || !ownTarget) {
+		return "", nil
 	}
-	s, err := downstream.Start(downstream.Delay)
-	if err != nil {
-		return nil, fmt.Errorf("starting the downstream service: %w", err)
+	if r.downstream == nil {
+		s, err := downstream.Start(downstream.Delay)
+		if err != nil {
+			return "", fmt.Errorf("starting the downstream service: %w", err)
+		}
+		r.downstream = s
+		fmt.Fprintf(r.Log, "  downstream service at %s (%s a call), given to the targets as DOWNSTREAM_URL\n", s.URL(), downstream.Delay)
 	}
-	r.downstream = s
-	fmt.Fprintf(r.Log, "downstream service at %s (%s a call), given to the targets as DOWNSTREAM_URL\n", s.URL(), downstream.Delay)
-	return func() { s.Close(); r.downstream = nil }, nil
+	return r.downstream.URL(), nil
+}
+
+// stopDownstream closes the downstream service, if it was started.
+func (r *Runner) stopDownstream() {
+	if r.downstream != nil {
+		r.downstream.Close()
+		r.downstream = nil
+	}
 }
 
 // maxStartFailures is how often a target may fail to start before the run skips its other
@@ -113,11 +132,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	stop, err := r.withDownstream(p)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
+	defer r.stopDownstream()
 	defer r.dropCerts()
 	done, err := r.resumed(p, images)
 	if err != nil {

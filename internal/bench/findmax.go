@@ -44,11 +44,7 @@ func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxr
 	if err != nil {
 		return nil, err
 	}
-	stop, err := r.withDownstream(p)
-	if err != nil {
-		return nil, err
-	}
-	defer stop()
+	defer r.stopDownstream()
 	defer r.dropCerts()
 	var out []maxrate.Outcome
 	steps := map[string]int{}

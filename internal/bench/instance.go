@@ -45,8 +45,14 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 	if db == nil && (err != nil || nl != nil) {
 		return nil, nl, err
 	}
-	calls := r.downstream != nil && c.Load.Check.CallsDownstream
-	if db != nil || calls {
+	downstreamURL, err := r.downstreamFor(c)
+	if err != nil {
+		if db != nil {
+			r.removeDatabase(ctx, c, db)
+		}
+		return nil, &notLoaded{results.StartFailed + ": " + err.Error(), ""}, nil
+	}
+	if db != nil || downstreamURL != "" {
 		spec.Env = maps.Clone(spec.Env)
 		if spec.Env == nil {
 			spec.Env = map[string]string{}
@@ -55,16 +61,14 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 	if db != nil {
 		spec.Env["DATABASE_URL"] = db.URL()
 	}
-	if calls {
-		spec.Env["DOWNSTREAM_URL"] = r.downstream.URL()
+	if downstreamURL != "" {
+		spec.Env["DOWNSTREAM_URL"] = downstreamURL
 	}
 	begin := time.Now()
 	ctr, err := r.Lifecycle.Start(ctx, spec)
 	if err != nil {
 		if db != nil {
-			if rmErr := db.Remove(context.WithoutCancel(ctx)); rmErr != nil {
-				fmt.Fprintf(r.Log, "  removing the database server of %s: %v\n", c.Target, rmErr)
-			}
+			r.removeDatabase(ctx, c, db)
 		}
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -100,6 +104,13 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 		return nil, nl, nil
 	}
 	return in, nil, nil
+}
+
+// removeDatabase removes c's database server when its target is not started.
+func (r *Runner) removeDatabase(ctx context.Context, c plan.Cell, db container.Database) {
+	if err := db.Remove(context.WithoutCancel(ctx)); err != nil {
+		fmt.Fprintf(r.Log, "  removing the database server of %s: %v\n", c.Target, err)
+	}
 }
 
 // config is cfg aimed at the instance.

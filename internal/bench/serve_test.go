@@ -60,3 +60,38 @@ func TestRunOverEachProtocol(t *testing.T) {
 		t.Errorf("the run's certificates %q: %v, want removed when the run ends", dir, err)
 	}
 }
+
+// A target whose work calls downstream where its scenario does not say so (no
+// check.calls_downstream) calls itself over clear HTTP/1.1 by default, which its port answers only
+// over http1: over any other protocol it is given iotbench's downstream service, and verifies and
+// loads as it does over http1.
+func TestUndeclaredDownstreamCallOverEachProtocol(t *testing.T) {
+	declared := []string{tlscert.HTTP1, tlscert.HTTPS, tlscert.H2, tlscert.H2C}
+	f := &protocolLifecycle{declared: declared, serves: declared, callsDownstream: true}
+	p := planFor("t", "t", "t", "t")
+	for i, pr := range []load.Protocol{load.HTTP1, load.HTTPS, load.H2, load.H2C} {
+		p.Cells[i].Scenario = string(pr)
+		p.Cells[i].Load.Request.Protocol = pr
+	}
+	p.Builds = p.Builds[:1]
+	var log strings.Builder
+	r := &Runner{Lifecycle: f, Log: &log, Record: func(results.Row) error { return nil }}
+	rows, err := r.Run(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range rows {
+		if !row.Loaded() || row.Successes == 0 {
+			t.Errorf("%s: loaded %v, %d successes (%s); log:\n%s", row.Protocol, row.Loaded(), row.Successes, row.InvalidReason, log.String())
+		}
+	}
+	for _, s := range f.specs {
+		// Over http1 the target keeps its default, as the scenario asked nothing else.
+		if plain := s.Protocol == ""; (s.Env["DOWNSTREAM_URL"] == "") != plain {
+			t.Errorf("protocol %q: DOWNSTREAM_URL %q, want iotbench's service exactly when not http1", s.Protocol, s.Env["DOWNSTREAM_URL"])
+		}
+	}
+	if r.downstream != nil {
+		t.Error("the downstream service outlives the run")
+	}
+}

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
-	"github.com/iotbench/iotbench/internal/downstream"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/tlscert"
@@ -26,6 +24,7 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case, 
 	if err != nil {
 		return nil, err
 	}
+	defer r.stopDownstream()
 	defer r.dropCerts()
 	var failed []string
 	for i, c := range p.Cells {
@@ -86,21 +85,6 @@ func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, imag
 		c.Spec.TLSDir = set.Dir
 	}
 	c.Spec.Protocol = protocol
-	if protocol != tlscert.HTTP1 && c.Spec.Env["DOWNSTREAM_URL"] == "" {
-		// A target's default downstream is itself in clear HTTP/1.1 (docs/contract.md), which a
-		// port serving another protocol does not answer: /enterprise calls iotbench's instead.
-		s, err := downstream.Start(downstream.Delay)
-		if err != nil {
-			fmt.Fprintf(r.Log, "  FAIL starting the downstream service: %v\n", err)
-			return false, nil
-		}
-		defer s.Close()
-		c.Spec.Env = maps.Clone(c.Spec.Env)
-		if c.Spec.Env == nil {
-			c.Spec.Env = map[string]string{}
-		}
-		c.Spec.Env["DOWNSTREAM_URL"] = s.URL()
-	}
 	in, nl, err := r.start(ctx, p, c, images, false)
 	if err != nil {
 		return false, err

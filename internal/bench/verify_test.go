@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"io"
@@ -18,10 +19,13 @@ import (
 
 // protocolLifecycle serves each start in the protocol its spec asks for, as a target reading
 // IOTBENCH_PROTOCOL and the mounted certificates would, but only those in serves: asked for
-// another, it answers in clear HTTP/1.1 as a target ignoring the env would.
+// another, it answers in clear HTTP/1.1 as a target ignoring the env would. With callsDownstream
+// its every answer first calls DOWNSTREAM_URL as /enterprise does (docs/contract.md), by default
+// its own /downstream in clear HTTP/1.1, and fails when the call does.
 type protocolLifecycle struct {
 	fakeLifecycle
 	declared, serves []string
+	callsDownstream  bool
 	specs            []container.Spec
 }
 
@@ -31,7 +35,21 @@ func (f *protocolLifecycle) Protocols(context.Context, string) ([]string, error)
 
 func (f *protocolLifecycle) Start(_ context.Context, s container.Spec) (container.Instance, error) {
 	f.specs = append(f.specs, s)
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	var srv *httptest.Server
+	srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.callsDownstream && r.URL.Path != "/downstream" && r.URL.Path != "/health" {
+			u := cmp.Or(s.Env["DOWNSTREAM_URL"], "http://"+srv.Listener.Addr().String()+"/downstream")
+			resp, err := http.Get(u)
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			// Go's TLS server answers clear HTTP with a 400, not the downstream's JSON.
+			if err != nil || resp.StatusCode != http.StatusOK {
+				http.Error(w, `{"error":"fetch failed"}`, http.StatusInternalServerError)
+				return
+			}
+		}
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"status":"UP","id":1}`) // health's, and the answer planFor's cells check
 	}))

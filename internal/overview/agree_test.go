@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"math"
 	"regexp"
 	"strconv"
@@ -81,7 +82,7 @@ func rowsOf(text, format string) [][]string {
 		for _, m := range tableRow.FindAllStringSubmatch(text, -1) {
 			cells := strings.Split(strings.ReplaceAll(m[1], "</td>", "\x1f"), "\x1f")
 			for i := range cells {
-				cells[i] = strings.TrimSpace(tag.ReplaceAllString(cells[i], ""))
+				cells[i] = strings.TrimSpace(html.UnescapeString(tag.ReplaceAllString(cells[i], "")))
 			}
 			rows = append(rows, cells)
 		}

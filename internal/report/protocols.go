@@ -20,16 +20,9 @@ func writeProtocols(w io.Writer, over []summary.OverProtocol) error {
 		if err := t.Append(termText(o.Target), o.Protocol, fmt.Sprintf("%d/%d", o.Valid, o.Trials),
 			median(o.Throughput, func(v float64) string { return fmt.Sprintf("%.1f", v) }),
 			median(o.P99, units.MillisOrSeconds), median(o.CPUPerRequest, units.Count),
-			o.CPUChangeText(), termText(cipherText(o.Cipher))); err != nil {
+			o.CPUChangeText(), termText(o.CipherText())); err != nil {
 			return err
 		}
 	}
 	return t.Render()
-}
-
-func cipherText(c string) string {
-	if c == "" {
-		return "—"
-	}
-	return c
 }

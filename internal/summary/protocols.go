@@ -90,6 +90,14 @@ func (o OverProtocol) CPUChangeText() string {
 	return fmt.Sprintf("%+.0f%%", 100**o.CPUChange)
 }
 
+// CipherText is Cipher as a renderer shows it: "—" in plaintext.
+func (o OverProtocol) CipherText() string {
+	if o.Cipher == "" {
+		return "—"
+	}
+	return o.Cipher
+}
+
 // median is metric's estimate over rows, leaving out an optional metric's missing values.
 func median(rows []results.Row, metric string) *Estimate {
 	m := results.MustMetric(metric)
