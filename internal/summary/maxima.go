@@ -41,7 +41,7 @@ const (
 // time changes (a new container), or after the steps at fractions of a maximum that end a search
 // that found one. Two searches of a target iotbench did not start (--url), one right after the
 // other, the first without a maximum, cannot be told apart.
-func searchesOf(rows []results.Row, source func(i int) int) map[string][]Search {
+func searchesOf(rows []results.Row, nameOf func(results.Row) string, source func(i int) int) map[string][]Search {
 	out := map[string][]Search{}
 	ended := map[string]bool{}
 	for i, r := range rows {

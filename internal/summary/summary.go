@@ -284,9 +284,12 @@ func Build(sources []Source) (*Overview, error) {
 		targets := map[string]*Target{}
 		var names []string
 		for _, c := range cells {
+			sc.Rows = append(sc.Rows, c.row)
+		}
+		name := groupName(sc.Rows)
+		for _, c := range cells {
 			r := c.row
-			sc.Rows = append(sc.Rows, r)
-			name := nameOf(r)
+			name := name(r)
 			t, ok := targets[name]
 			if !ok {
 				t = &Target{Name: name}
@@ -308,7 +311,7 @@ func Build(sources []Source) (*Overview, error) {
 		slices.Sort(names)
 		var searches map[string][]Search
 		if sc.FindMax {
-			searches = searchesOf(sc.Rows, func(i int) int { return cells[i].src })
+			searches = searchesOf(sc.Rows, name, func(i int) int { return cells[i].src })
 		}
 		for _, n := range names {
 			t := targets[n]
@@ -324,7 +327,7 @@ func Build(sources []Source) (*Overview, error) {
 				}
 			}
 			if err := summarize(t, pooled, hists); err != nil {
-				return nil, fmt.Errorf("%s, %s: %w", name, n, err)
+				return nil, fmt.Errorf("%s, %s: %w", sc.Name, n, err)
 			}
 			sc.Targets = append(sc.Targets, *t)
 		}
@@ -376,6 +379,19 @@ func nameOf(r results.Row) string {
 		return r.Target
 	}
 	return timeline.SideTarget(r.Target, r.Variant)
+}
+
+// groupName is how a scenario's rows are grouped into targets: by nameOf, and by protocol too
+// when the rows hold several (files of one scenario run over http1, https and h2, reported
+// together): trials over different protocols are different settings, never pooled or ranked as
+// one target's. The figures side by side are the scenario's Protocols.
+func groupName(rows []results.Row) func(results.Row) string {
+	for _, r := range rows {
+		if r.ProtocolName() != rows[0].ProtocolName() {
+			return func(r results.Row) string { return nameOf(r) + " (" + r.ProtocolName() + ")" }
+		}
+	}
+	return nameOf
 }
 
 // summarize fills t's medians from cells, valid ones, and pools their histograms.
