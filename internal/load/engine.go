@@ -296,7 +296,8 @@ type Result struct {
 	// Kind names the request of a mix whose figures these are (Kinds); empty for a phase's whole.
 	Kind string `json:",omitempty"`
 	// Kinds are a mixed phase's figures by request, in Config.Kinds' order: each judged on its
-	// own, with the phase's own delay and in-flight peak; the whole is invalid when one is.
+	// own, with the phase's own delay and in-flight peak; the whole is invalid when one is. Each
+	// has its measured phase's Timeline (no warm-up's; in flight 0, counted for the whole).
 	Kinds         []Result `json:",omitempty"`
 	RequestedRate int      // open loop
 	// Arrival is the open loop's arrival process (empty in closed loop).
