@@ -486,6 +486,14 @@ func TestRunMergesAMix(t *testing.T) {
 		if r.Kind != kinds[k].Name || r.Requests != served[path] || r.Requests == 0 || r.Latencies.TotalCount() != r.Successes {
 			t.Errorf("request %s (merged as %q): %d requests (%d latencies of %d successes), the server served %d", kinds[k].Name, r.Kind, r.Requests, r.Latencies.TotalCount(), r.Successes, served[path])
 		}
+		// Its seconds, pooled from the shards', add up to it.
+		var successes int64
+		for _, sec := range r.Timeline {
+			successes += sec.Successes
+		}
+		if successes != r.Successes {
+			t.Errorf("request %s: its merged seconds hold %d successes, it %d", r.Kind, successes, r.Successes)
+		}
 		sum += r.Requests
 	}
 	if sum != res.Requests {
