@@ -53,7 +53,7 @@ func TestSplit(t *testing.T) {
 		{"poisson stages over 3", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 3},
 		{"warm-up until steady over 2", load.Config{Model: load.Model{Rate: 1000}, Warmup: time.Minute, WarmupAuto: true}, 2},
 		{"https over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: load.HTTPS}}, 2},
-		{"h2c over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: load.H2C}}, 2},
+		{"h2c over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: load.H2C, Streams: 4}}, 2},
 		{"warm-up until steady, one generator", load.Config{Model: load.Model{Rate: 1000}, Warmup: time.Minute, WarmupAuto: true}, 1},
 		{"a mix with a probe over 2", load.Config{Model: load.Model{Rate: 1000}, Kinds: mixKinds(50)}, 2},
 		{"a poisson mix with a probe over 2", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Seed: 3}, Kinds: mixKinds(50)}, 2},
@@ -83,6 +83,9 @@ func TestSplit(t *testing.T) {
 			}
 			if len(s.Kinds) > 0 {
 				arrival += ", requests " + load.FormatKinds(s.Kinds)
+			}
+			if r := s.config().Request; r.Protocol != "" {
+				arrival += fmt.Sprintf(", %s streams %d", r.Protocol, r.Streams)
 			}
 			fmt.Fprintf(&out, " [%s: rate %d, connections %d, offset %s%s]", s.Name(), s.Rate, s.Connections, s.Offset(), arrival)
 		}

@@ -56,6 +56,10 @@ type Spec struct {
 	Header   http.Header
 	Body     []byte
 	Contains []string
+	// Protocol, Streams and NewConnection are the request's (load.Request): how the shard speaks.
+	Protocol      load.Protocol `json:",omitempty"`
+	Streams       int           `json:",omitempty"`
+	NewConnection bool          `json:",omitempty"`
 	// Kinds are a mix's requests, sent instead of the one above, each stream of its own at the
 	// shard's part of its rate.
 	Kinds []load.Kind `json:",omitempty"`
@@ -150,6 +154,7 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 		specs[i] = Spec{
 			Index: i, Count: count, TotalRate: m.Rate, RemoteHost: cfg.Request.Remote,
 			Method: cfg.Request.Method, URL: cfg.Request.URL, Header: cfg.Request.Header, Body: cfg.Request.Body,
+			Protocol: cfg.Request.Protocol, Streams: cfg.Request.Streams, NewConnection: cfg.Request.NewConnection,
 			Contains: cfg.Check.Contains, Kinds: kinds, Rate: rate, Connections: conns, ExpectedLatency: m.ExpectedLatency,
 			Arrival: m.Arrival, Seed: m.Seed, Stages: stages, Share: share, Think: m.Think,
 			Warmup: cfg.Warmup, WarmupAuto: cfg.WarmupAuto, Duration: cfg.Duration, Timeout: cfg.Timeout, Compat: cfg.Compat,
@@ -203,7 +208,8 @@ func (s Spec) config() load.Config {
 		share = load.Share{Index: s.Index, Count: s.Share.Count}
 	}
 	return load.Config{
-		Request: load.Request{Method: s.Method, URL: s.URL, Header: s.Header, Body: s.Body, Remote: s.RemoteHost},
+		Request: load.Request{Method: s.Method, URL: s.URL, Header: s.Header, Body: s.Body, Remote: s.RemoteHost,
+			Protocol: s.Protocol, Streams: s.Streams, NewConnection: s.NewConnection},
 		Check:   load.NewCheck(s.Contains...),
 		Kinds:   s.Kinds,
 		Model: load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: s.Arrival,
