@@ -17,22 +17,38 @@ type Detail struct {
 }
 
 // detail hands the phase's timeline, with the target's resources second by second, to
-// r.Detail; a failure to keep it is a warning on the row, not a failed cell.
+// r.Detail, then each request's of a mix, as its row (kindRows) is keyed; a failure to keep them
+// is a warning on the row, not a failed cell.
 func (r *Runner) detail(row *results.Row, res load.Result, usage []resources.SecondUsage) {
 	if r.Detail == nil || res.Latencies == nil {
 		return
 	}
-	measure := withUsage(res.Timeline, usage)
 	d := Detail{
-		Cell: timeline.Cell{
-			Key:    timeline.Key{Scenario: row.Scenario, Target: timeline.SideTarget(row.Target, row.Variant), Trial: row.Trial, RequestedRPS: row.RequestedRPS},
-			Warmup: res.WarmupTimeline, Measure: measure,
-		},
+		Cell:      timeline.Cell{Key: detailKey(*row), Warmup: res.WarmupTimeline, Measure: withUsage(res.Timeline, usage)},
 		Latencies: res.Latencies,
 	}
 	if err := r.Detail(*row, d); err != nil {
 		warn(row, "timeline and histograms not kept: "+err.Error())
+		return
 	}
+	for _, k := range res.Kinds {
+		if k.Latencies == nil {
+			continue
+		}
+		// The request's row as far as its files need it: its name, rate and (no) warm-up.
+		kr := *row
+		kr.Scenario, kr.RequestedRPS, kr.WarmupTaken = kindScenario(row.Scenario, k.Kind), k.RequestedRate, 0
+		d := Detail{Cell: timeline.Cell{Key: detailKey(kr), Measure: k.Timeline}, Latencies: k.Latencies}
+		if err := r.Detail(kr, d); err != nil {
+			warn(row, "request "+k.Kind+"'s timeline and histograms not kept: "+err.Error())
+			return
+		}
+	}
+}
+
+// detailKey is the timeline key of row.
+func detailKey(row results.Row) timeline.Key {
+	return timeline.Key{Scenario: row.Scenario, Target: timeline.SideTarget(row.Target, row.Variant), Trial: row.Trial, RequestedRPS: row.RequestedRPS}
 }
 
 // withUsage fills the seconds' CPU and memory from the target's usage over the same seconds.

@@ -26,7 +26,7 @@ func kindRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
 	rows := make([]results.Row, len(res.Kinds))
 	for i, part := range res.Kinds {
 		kr := row
-		kr.Scenario, kr.Request = row.Scenario+".request-"+part.Kind, part.Kind
+		kr.Scenario, kr.Request = kindScenario(row.Scenario, part.Kind), part.Kind
 		kr.RequestedRPS = part.RequestedRate
 		fill(&kr, part)
 		kr.Connections = row.Connections
@@ -38,6 +38,9 @@ func kindRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
 	}
 	return rows
 }
+
+// kindScenario is the scenario of the rows of a mix's request kind, the mix's scenario's.
+func kindScenario(scenario, kind string) string { return scenario + ".request-" + kind }
 
 // otherKinds says whether reason, the cell's, is only what the engine said of its requests.
 func otherKinds(reason string, res load.Result) bool {

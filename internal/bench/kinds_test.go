@@ -11,6 +11,7 @@ import (
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/timeline"
 )
 
 // A mix gets a row for each request, named after it, with its own figures; a request's row is
@@ -84,7 +85,12 @@ func TestMixIsRunAndVerified(t *testing.T) {
 				{Name: "b", Weight: 1, Request: load.Request{Method: "GET", URL: "/b"}, Check: load.NewCheck(`"ok"`)},
 				{Name: "p", Rate: 20, Request: load.Request{Method: "GET", URL: "/p"}, Check: load.NewCheck(`"up"`)},
 			}
-			rows, _, _, err := run(t, f, p, context.Background())
+			details := map[timeline.Key]Detail{}
+			r := &Runner{
+				Lifecycle: f, Log: io.Discard, Meta: Meta{Version: "test"}, Record: func(results.Row) error { return nil },
+				Detail: func(_ results.Row, d Detail) error { details[d.Cell.Key] = d; return nil },
+			}
+			rows, err := r.Run(context.Background(), p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,6 +113,21 @@ func TestMixIsRunAndVerified(t *testing.T) {
 			}
 			if a.Errors+b.Errors+probe.Errors != 0 {
 				t.Errorf("errors %d, %d, %d: %s", a.Errors, b.Errors, probe.Errors, whole.InvalidReason)
+			}
+			// Every row has its timeline and histogram, keyed as the row, adding up to it.
+			for _, row := range rows {
+				d, ok := details[detailKey(row)]
+				if !ok {
+					t.Errorf("%s: no timeline nor histogram kept", row.Scenario)
+					continue
+				}
+				var successes int64
+				for _, sec := range d.Cell.Measure {
+					successes += sec.Successes
+				}
+				if successes != row.Successes || d.Latencies.TotalCount() != row.Successes {
+					t.Errorf("%s: its seconds %d successes, its histogram %d; the row %d", row.Scenario, successes, d.Latencies.TotalCount(), row.Successes)
+				}
 			}
 		})
 	}

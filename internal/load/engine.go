@@ -98,7 +98,9 @@ type Model struct {
 	// as they do; Rate is then their mean (what the phase is judged by), and the warm-up runs at
 	// the first stage's starting rate.
 	Stages []Stage
-	// Share is a shard's place in a split uniform schedule of stages (shard.Split).
+	// Share is a shard's place in a split uniform schedule (shard.Split): it sends every
+	// Count-th request of the cell's stages, or of the cell's constant rate (Rate is then the
+	// shard's, the cell's divided by Count), and of each stream of its own of a mix.
 	Share Share
 	// Think is the closed loop's pause between an answer and the connection's next request;
 	// zero: none (back to back).
@@ -294,7 +296,8 @@ type Result struct {
 	// Kind names the request of a mix whose figures these are (Kinds); empty for a phase's whole.
 	Kind string `json:",omitempty"`
 	// Kinds are a mixed phase's figures by request, in Config.Kinds' order: each judged on its
-	// own, with the phase's own delay and in-flight peak; the whole is invalid when one is.
+	// own, with the phase's own delay and in-flight peak; the whole is invalid when one is. Each
+	// has its measured phase's Timeline (no warm-up's; in flight 0, counted for the whole).
 	Kinds         []Result `json:",omitempty"`
 	RequestedRate int      // open loop
 	// Arrival is the open loop's arrival process (empty in closed loop).

@@ -25,7 +25,8 @@ type Kind struct {
 	// or 4 and 1); used when Rate is 0.
 	Weight int
 	// Rate, when set, makes the kind a stream of its own: open loop at Rate requests per second,
-	// with the cell's arrival process and its own draws of it.
+	// with the cell's arrival process and its own draws of it. A shard's is its part of the
+	// cell's (shard.Split), placed by the model's Share.
 	Rate int
 }
 
@@ -116,7 +117,7 @@ func (c Config) InFlightLimit() int {
 		return c.Model.InFlightLimit()
 	}
 	m := c.Model
-	m.Rate = m.peakRate() + own/max(m.Share.Count, 1)
+	m.Rate = m.peakRate() + own
 	m.Stages = nil
 	return m.InFlightLimit()
 }
@@ -201,9 +202,8 @@ func newMix(cfg Config, main schedule, seed uint64) *mix {
 		if !k.Own() {
 			continue
 		}
-		// Each shard runs 1/Count of the stream; each stream its own draws.
-		rate := max(k.Rate/max(cfg.Model.Share.Count, 1), 1)
-		own := Model{Rate: rate, Arrival: cfg.Model.Arrival}
+		// Each stream its own draws; a shard's, its share of the cell's stream.
+		own := Model{Rate: k.Rate, Arrival: cfg.Model.Arrival, Share: cfg.Model.Share}
 		m.streams = append(m.streams, newSchedule(own, seed^streamSeed*uint64(i+1)))
 		m.own = append(m.own, i)
 	}
@@ -214,6 +214,25 @@ func newMix(cfg Config, main schedule, seed uint64) *mix {
 	}
 	m.cur = m.first()
 	return m
+}
+
+// MixSchedule is Schedule for a mix in open loop (cfg.Kinds): when each request of the measured
+// phase is due and of which kind (0 for a cell of one request), asked in order (request i, then
+// i+1).
+func MixSchedule(cfg Config) func(i uint64) (time.Duration, int) {
+	main := newSchedule(cfg.Model, cfg.Model.Seed)
+	m := newMix(cfg, main, cfg.Model.Seed)
+	if m == nil {
+		return func(i uint64) (time.Duration, int) { return main.due(i), 0 }
+	}
+	due := main.due
+	if m.streams != nil {
+		due = m.due
+	}
+	return func(i uint64) (time.Duration, int) {
+		at := due(i)
+		return at, m.kind()
+	}
 }
 
 // streamSeed sets a stream's draws apart from the cell's and the other streams'.
@@ -330,9 +349,6 @@ func kindResults(res *Result, cfg Config, tallies []*tally, scheduled []int64) {
 		r.OwnDelay, r.PeakInFlight, r.InFlightLimit, r.Think = res.OwnDelay, res.PeakInFlight, res.InFlightLimit, Think{}
 		if r.Mode == Open {
 			r.RequestedRate = int(math.Round(KindRate(cfg.Kinds, i, float64(cfg.Model.Rate))))
-			if cfg.Kinds[i].Own() {
-				r.RequestedRate = max(cfg.Kinds[i].Rate/max(cfg.Model.Share.Count, 1), 1)
-			}
 			r.Scheduled = r.Requests + scheduled[i]
 		}
 		// Judged with one request of slack: the phase's last request due may go unsent at its
@@ -343,16 +359,40 @@ func kindResults(res *Result, cfg Config, tallies []*tally, scheduled []int64) {
 		r.Valid, r.InvalidReason = judge(judged)
 		res.Kinds[i] = r
 	}
+	JudgeMix(res)
+}
+
+// JudgeMix makes res, a mixed phase's whole, invalid when one of its requests is, naming the
+// first, unless it is invalid already: what a generator does with its kinds' results, and a
+// merge of several generators' with theirs merged.
+func JudgeMix(res *Result) {
 	if !res.Valid {
 		return
 	}
 	for _, r := range res.Kinds {
 		if !r.Valid {
-			res.Valid, res.InvalidReason = false, "request "+r.Kind+": "+r.InvalidReason
+			res.Valid, res.InvalidReason = false, kindReason(r)
 			return
 		}
 	}
 }
+
+// InvalidByRequest says whether res, a mixed phase's whole, is invalid only because one of its
+// requests is (JudgeMix).
+func (r Result) InvalidByRequest() bool {
+	if r.Valid {
+		return false
+	}
+	for _, k := range r.Kinds {
+		if !k.Valid && r.InvalidReason == kindReason(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// kindReason is the whole's reason when request k is invalid.
+func kindReason(k Result) string { return "request " + k.Kind + ": " + k.InvalidReason }
 
 // kindRequests are the requests of kinds, in order.
 func kindRequests(kinds []Kind) []Request {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 func TestTurnsSpreadEachShareEvenly(t *testing.T) {
@@ -139,6 +141,23 @@ func TestWeightedMixSendsEachKindItsShare(t *testing.T) {
 	}
 	if k0.Latency.Count != k0.Successes || k1.Latency.Count != k1.Successes || res.Latency.Count != res.Successes {
 		t.Errorf("latencies %d, %d and %d for %d, %d and %d successes", k0.Latency.Count, k1.Latency.Count, res.Latency.Count, k0.Successes, k1.Successes, res.Successes)
+	}
+	// Each request's seconds add up to its figures, as the whole's do to the whole's.
+	for _, k := range res.Kinds {
+		var sent, successes, pooled int64
+		for _, sec := range k.Timeline {
+			sent, successes = sent+sec.Sent, successes+sec.Successes
+			if sec.Histogram != nil {
+				h, err := hdrhistogram.Decode(sec.Histogram)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pooled += h.TotalCount()
+			}
+		}
+		if len(k.Timeline) < 3 || sent != k.Requests || successes != k.Successes || pooled != k.Latencies.TotalCount() {
+			t.Errorf("request %s: %d seconds sent %d, answered %d successes, held %d latencies; its result %d, %d, %d", k.Kind, len(k.Timeline), sent, successes, pooled, k.Requests, k.Successes, k.Latencies.TotalCount())
+		}
 	}
 }
 

@@ -47,22 +47,36 @@ func newSchedule(m Model, seed uint64) schedule {
 	if m.Arrival == Poisson {
 		return newPoissonPacer(float64(m.Rate), seed)
 	}
-	return &pacer{rate: uint64(m.Rate)}
+	return newPacer(m.Rate, m.Share)
 }
 
 // pacer is the uniform schedule: request i (from 0) is due (i+1)/rate seconds after the start,
 // computed from the start every time, so that it never drifts, and exactly, so that the engine
 // charges each request from the moment it was really due (a whole-nanosecond interval, as
-// vegeta's ConstantPacer uses, is off by up to 1 ns per request).
+// vegeta's ConstantPacer uses, is off by up to 1 ns per request). A shard's share of a schedule
+// (Share) is request i·Count+Index of the whole's, at rate·Count.
 type pacer struct {
-	rate uint64
+	rate uint64 // the whole schedule's
+	// step and lead place a share: request i is the whole's (i·step+lead)-th; 0 and 0 for the whole.
+	step, lead uint64
 }
 
 var _ schedule = (*pacer)(nil)
 
+// newPacer is the uniform schedule at rate, or a shard's share of the schedule at rate·Count.
+func newPacer(rate int, share Share) *pacer {
+	if share.Count < 2 {
+		return &pacer{rate: uint64(rate)}
+	}
+	return &pacer{rate: uint64(rate * share.Count), step: uint64(share.Count), lead: uint64(share.Index + 1)}
+}
+
 // due is when request i is due, from the start of the attack.
 func (p *pacer) due(i uint64) time.Duration {
 	n := i + 1
+	if p.step > 0 {
+		n = i*p.step + p.lead
+	}
 	return time.Duration(n/p.rate)*time.Second + time.Duration(n%p.rate*uint64(time.Second)/p.rate)
 }
 
@@ -71,8 +85,8 @@ func (p *pacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 	return max(p.due(hits)-elapsed, 0), false
 }
 
-// Rate implements vegeta.Pacer.
-func (p *pacer) Rate(time.Duration) float64 { return float64(p.rate) }
+// Rate implements vegeta.Pacer: the share's.
+func (p *pacer) Rate(time.Duration) float64 { return float64(p.rate) / float64(max(p.step, 1)) }
 
 // poissonPacer is the Poisson schedule: each request is due an exponentially distributed gap
 // (mean 1/rate) after the one before, drawn from a generator seeded by the run, so that the

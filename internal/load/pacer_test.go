@@ -29,6 +29,25 @@ func TestPacerScheduleDoesNotDrift(t *testing.T) {
 	}
 }
 
+// Shares of a uniform schedule interleave into it exactly: share i of n sends the whole's
+// requests i, i+n, i+2n…, at the share's rate.
+func TestPacerShares(t *testing.T) {
+	for _, tc := range []struct{ rate, count int }{{1000, 2}, {15000, 3}, {8, 4}} {
+		whole := newPacer(tc.rate, Share{})
+		for i := range tc.count {
+			share := newPacer(tc.rate/tc.count, Share{Index: i, Count: tc.count})
+			if got, want := share.Rate(0), float64(tc.rate/tc.count); got != want {
+				t.Errorf("%d rps, share %d of %d: rate %v, want %v", tc.rate, i, tc.count, got, want)
+			}
+			for k := range uint64(1000) {
+				if got, want := share.due(k), whole.due(k*uint64(tc.count)+uint64(i)); got != want {
+					t.Fatalf("%d rps, share %d of %d: request %d due at %v, the whole's %d at %v", tc.rate, i, tc.count, k, got, k*uint64(tc.count)+uint64(i), want)
+				}
+			}
+		}
+	}
+}
+
 func TestPacerPace(t *testing.T) {
 	p := &pacer{rate: 10000}
 	cases := []struct {

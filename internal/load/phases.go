@@ -169,6 +169,9 @@ func (r *runner) run(ctx context.Context, a *attacker) (Result, error) {
 	}
 	r.prepare()
 	defer r.measure.seconds.Finish(nil)
+	for _, k := range r.measure.kinds {
+		defer k.seconds.Finish(nil)
+	}
 	r.began = time.Now()
 	r.own.began = r.began
 	r.own.second.StartAt(r.began)
@@ -242,6 +245,11 @@ func (r *runner) prepare() {
 	r.measure = newTally(cfg, cfg.Duration, measureSchedule, time.Time{})
 	r.measure.seconds = timeline.NewRecorder(time.Time{}, cfg.Duration, 2*cfg.Timeout+cfg.Duration)
 	r.measure.seconds.InFlight = r.inFlightNow
+	for _, k := range r.measure.kinds {
+		// A mix's requests each their seconds, for their rows' timelines; in flight is counted
+		// for the whole alone (0 in theirs).
+		k.seconds = timeline.NewRecorder(time.Time{}, cfg.Duration, 2*cfg.Timeout+cfg.Duration)
+	}
 	r.own.prepareMeasure()
 	r.own.measure.schedule = measureSchedule
 	r.own.measure.countSends(cfg.Model, cfg.Duration)
@@ -266,6 +274,9 @@ func (r *runner) begin(hits uint64) time.Time {
 	}
 	r.measure.startAt(now)
 	r.measure.seconds.StartAt(now)
+	for _, k := range r.measure.kinds {
+		k.seconds.StartAt(now)
+	}
 	r.own.measureFrom(now)
 	r.stats.from = now
 	r.a.stats = r.stats
@@ -326,7 +337,8 @@ func (r *runner) result() Result {
 	res.OwnDelay = measureOwn.summary()
 	res.Connections, res.FirstByte = r.stats.result(&r.a.tls)
 	res.Sends = measureOwn.sends.Dispersion(cfg.Duration)
-	res.Timeline = t.seconds.Finish(measureOwn.perSecond())
+	ownPerSecond := measureOwn.perSecond()
+	res.Timeline = t.seconds.Finish(ownPerSecond)
 	if r.warm != nil {
 		res.WarmupTimeline = r.warm.seconds.Finish(r.own.perSecond())
 	}
@@ -342,6 +354,10 @@ func (r *runner) result() Result {
 	res.Valid, res.InvalidReason = judge(res)
 	if r.measureMix != nil {
 		kindResults(&res, cfg, t.kinds, dueByKind)
+		for i, k := range t.kinds {
+			// The generator's own delay is the whole's, as in each request's result.
+			res.Kinds[i].Timeline = k.seconds.Finish(ownPerSecond)
+		}
 	}
 	return res
 }

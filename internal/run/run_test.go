@@ -146,6 +146,58 @@ func TestExecuteLeavesEveryFile(t *testing.T) {
 	}
 }
 
+// TestExecuteAMixLeavesEveryRequestsFiles: a mix's request rows have their timeline and
+// histograms beside the cell's, which the report reads back whole.
+func TestExecuteAMixLeavesEveryRequestsFiles(t *testing.T) {
+	dir := t.TempDir()
+	ctx := filepath.Join(dir, "t")
+	os.MkdirAll(ctx, 0o755)
+	os.WriteFile(filepath.Join(ctx, "Dockerfile"), []byte("FROM scratch\n"), 0o644)
+	file := filepath.Join(dir, "scenarios.yaml")
+	err := os.WriteFile(file, []byte(`default_scenario: s
+targets:
+  a: {build: t, port: 9001}
+scenarios:
+  s:
+    requests:
+      - {name: x, path: /x, weight: 3, check: {contains: ['"ok"']}}
+      - {name: y, path: /y, weight: 1, check: {contains: ['"ok"']}}
+      - {name: probe, path: /health, rate: 10, check: {contains: ['"ok"']}}
+    load: {rate: 40, expected_latency: 50ms}
+    warmup: 0s
+    duration: 1s
+    trials: 1
+    targets: [a]
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connects := 0
+	rs := New(effects(fakeEngine(), &connects))
+	defer rs.Close()
+	var log strings.Builder
+	out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: file}, Out: filepath.Join(dir, "results"), Log: &log})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if len(out.Rows) != 4 {
+		t.Fatalf("%d rows, want the cell's and 3 requests'", len(out.Rows))
+	}
+	src, err := summary.Load(out.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range out.Rows {
+		k := summary.KeyOf(row)
+		if _, ok := src.Histograms[k]; !ok || len(src.Timelines[k].Measure) == 0 {
+			t.Errorf("%s: histogram read %v, %d seconds of timeline", row.Scenario, ok, len(src.Timelines[k].Measure))
+		}
+	}
+	if len(src.Notes) > 0 {
+		t.Errorf("the report's notes: %q", src.Notes)
+	}
+}
+
 // TestExecuteTooSmallAHost: a run that needs more target CPUs than the host gives reaches no
 // engine; its cells are recorded skipped, with the run's settings.
 func TestExecuteTooSmallAHost(t *testing.T) {

@@ -57,12 +57,12 @@ func MergeDir(dir string) (load.Result, error) {
 		if err := json.Unmarshal(b, &m); err != nil || m.Spec == nil || m.Result == nil {
 			return load.Result{}, fmt.Errorf("%s: not a shard's result: %v", f, err)
 		}
-		h, err := readHlog(filepath.Join(dir, filepath.Base(m.Spec.Hlog)))
+		p, err := readPart(*m.Spec, *m.Result, filepath.Join(dir, filepath.Base(m.Spec.Hlog)))
 		if err != nil {
 			return load.Result{}, err
 		}
 		seen[m.Spec.Index], count = true, m.Spec.Count
-		parts = append(parts, Part{Spec: *m.Spec, Result: *m.Result, Latencies: h})
+		parts = append(parts, p)
 	}
 	for i := range count {
 		if !seen[i] {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -26,13 +27,51 @@ type Part struct {
 // worst shard's (a percentile of several shards' summaries is not theirs pooled; the worst is
 // what judged the cell). The cell is invalid when any shard's measurement was, and its reason
 // names the first such shard.
+//
+// A mix's requests are merged the same way, each from its part of every shard (load.Result.Kinds),
+// and the whole is judged by them as one generator judges it (load.JudgeMix): a shard invalid
+// only for a request makes that request invalid, naming the shard, and the whole for it.
 func Merge(parts []Part) (load.Result, error) {
+	res, err := merge(parts)
+	if err != nil {
+		return load.Result{}, err
+	}
+	kinds := len(parts[0].Result.Kinds)
+	if kinds == 0 {
+		return res, nil
+	}
+	res.Kinds = make([]load.Result, kinds)
+	for k := range kinds {
+		of := make([]Part, len(parts))
+		for i, p := range parts {
+			if len(p.Result.Kinds) != kinds {
+				return load.Result{}, fmt.Errorf("%s measured %d requests, %s %d", p.Spec.Name(), len(p.Result.Kinds), parts[0].Spec.Name(), kinds)
+			}
+			r := p.Result.Kinds[k]
+			of[i] = Part{Spec: p.Spec, Result: r, Latencies: r.Latencies}
+		}
+		if res.Kinds[k], err = merge(of); err != nil {
+			return load.Result{}, fmt.Errorf("request %s: %w", of[0].Result.Kind, err)
+		}
+		res.Kinds[k].Generators = 0 // the whole's
+		if s := parts[0].Spec; len(s.Kinds) == kinds && !s.Kinds[k].Own() {
+			// A weighted share's rate from the cell's, as one generator rounds it, not the
+			// shards' rounded parts added.
+			res.Kinds[k].RequestedRate = int(math.Round(load.KindRate(s.Kinds, k, float64(s.TotalRate))))
+		}
+	}
+	load.JudgeMix(&res)
+	return res, nil
+}
+
+// merge is Merge of one measurement (the whole, or one request of a mix), without its requests.
+func merge(parts []Part) (load.Result, error) {
 	if len(parts) == 0 {
 		return load.Result{}, fmt.Errorf("no shard to merge")
 	}
 	first := parts[0].Result
 	res := load.Result{
-		Mode: first.Mode, Arrival: first.Arrival, Think: first.Think, ExpectedLatency: first.ExpectedLatency,
+		Mode: first.Mode, Kind: first.Kind, Arrival: first.Arrival, Think: first.Think, ExpectedLatency: first.ExpectedLatency,
 		Codes: map[int]int64{}, ErrorKinds: map[string]int64{}, Valid: true, Generators: len(parts),
 	}
 	hs := make([]*hdrhistogram.Histogram, len(parts))
@@ -73,7 +112,7 @@ func Merge(parts []Part) (load.Result, error) {
 		cs.Connect = worse(cs.Connect, r.Connections.Connect)
 		cs.TLSVersion, cs.TLSCipher = cmp.Or(cs.TLSVersion, r.Connections.TLSVersion), cmp.Or(cs.TLSCipher, r.Connections.TLSCipher)
 		res.Latency.Clamped += r.Latency.Clamped
-		if !r.Valid && res.Valid {
+		if !r.Valid && res.Valid && !r.InvalidByRequest() {
 			res.Valid, res.InvalidReason = false, p.Spec.Name()+": "+r.InvalidReason
 		}
 		res.Warmed = max(res.Warmed, r.Warmed)

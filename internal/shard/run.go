@@ -186,11 +186,9 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 				return load.Result{}, s.fail(err)
 			}
 		}
-		h, err := readHlog(s.spec.Hlog)
-		if err != nil {
+		if parts[i], err = readPart(s.spec, *m.Result, s.spec.Hlog); err != nil {
 			return load.Result{}, s.fail(err)
 		}
-		parts[i] = Part{Spec: s.spec, Result: *m.Result, Latencies: h}
 		shardCPU += m.CPU
 		if s.p.Host != "" {
 			remoteCPUs[s.p.Host] = append(remoteCPUs[s.p.Host], m.CPUs...)
@@ -202,6 +200,10 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 		return load.Result{}, err
 	}
 	res.ClockOffset, res.ClockMeasured, res.RemoteGeneratorCPU, res.ShardCPU = clocks.worst, clocks.measured, remoteCPU, shardCPU
+	for k := range res.Kinds {
+		// A request's rows are its cell's: measured by the same clocks.
+		res.Kinds[k].ClockOffset, res.Kinds[k].ClockMeasured = clocks.worst, clocks.measured
+	}
 	for _, cpus := range remoteCPUs {
 		slices.Sort(cpus)
 		res.RemoteGeneratorCPUs += len(slices.Compact(cpus))

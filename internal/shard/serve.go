@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -102,7 +104,11 @@ func measure(ctx context.Context, s Spec, waitStart func() error) (message, erro
 	} else if err := os.WriteFile(s.Hlog, hlog.Bytes(), 0o644); err != nil {
 		return message{}, err
 	}
-	res.Latencies = nil // travels in the interval log
+	// Histograms travel in the interval log.
+	res.Latencies = nil
+	for k := range res.Kinds {
+		res.Kinds[k].Latencies = nil
+	}
 	out.Result = &res
 	return out, nil
 }
@@ -114,11 +120,16 @@ func orNone(err error) error {
 	return err
 }
 
-// phaseTag marks the interval holding the whole measured phase, beside its seconds.
-const phaseTag = "phase"
+// phaseTag marks the interval holding the whole measured phase, beside its seconds; kindTag
+// followed by a request's name, a mix's request's measured phase.
+const (
+	phaseTag = "phase"
+	kindTag  = "request-"
+)
 
 // writeHlog writes the measured phase's histogram: one interval per second, untagged, for
-// HdrHistogram's tools, and the whole phase, tagged phaseTag, for the merge.
+// HdrHistogram's tools, and the whole phase, tagged phaseTag, for the merge, with each request's
+// of a mix, tagged by its name.
 func writeHlog(w io.Writer, s Spec, began time.Time, res load.Result) error {
 	whole, err := res.Latencies.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
@@ -132,24 +143,46 @@ func writeHlog(w io.Writer, s Spec, began time.Time, res load.Result) error {
 		l.Intervals = append(l.Intervals, hdrlog.Interval{Start: time.Duration(sec.Index) * time.Second, Length: time.Second, Max: sec.Max, Encoded: sec.Histogram})
 	}
 	l.Intervals = append(l.Intervals, hdrlog.Interval{Tag: phaseTag, Length: res.Duration, Max: res.Latency.Max, Encoded: whole})
+	for _, k := range res.Kinds {
+		enc, err := k.Latencies.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		if err != nil {
+			return fmt.Errorf("encoding request %s's histogram: %w", k.Kind, err)
+		}
+		l.Intervals = append(l.Intervals, hdrlog.Interval{Tag: kindTag + k.Kind, Length: res.Duration, Max: k.Latency.Max, Encoded: enc})
+	}
 	return hdrlog.Write(w, l)
 }
 
-// readHlog reads back the whole phase's histogram of a shard's interval log.
-func readHlog(path string) (*hdrhistogram.Histogram, error) {
+// readPart is a shard's measurement: its result, with the histograms of its interval log at
+// path, the whole phase's and each request's of a mix.
+func readPart(s Spec, res load.Result, path string) (Part, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return Part{}, err
 	}
 	defer f.Close()
 	l, err := hdrlog.Read(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return Part{}, fmt.Errorf("%s: %w", path, err)
 	}
+	tagged := map[string]*hdrhistogram.Histogram{}
 	for _, in := range l.Intervals {
-		if in.Tag == phaseTag {
-			return in.Histogram()
+		if in.Tag == phaseTag || strings.HasPrefix(in.Tag, kindTag) {
+			if tagged[in.Tag], err = in.Histogram(); err != nil {
+				return Part{}, fmt.Errorf("%s: %s: %w", path, in.Tag, err)
+			}
 		}
 	}
-	return nil, fmt.Errorf("%s: no interval tagged %s", path, phaseTag)
+	p := Part{Spec: s, Result: res, Latencies: tagged[phaseTag]}
+	if p.Latencies == nil {
+		return Part{}, fmt.Errorf("%s: no interval tagged %s", path, phaseTag)
+	}
+	p.Result.Kinds = slices.Clone(res.Kinds)
+	for k := range p.Result.Kinds {
+		kr := &p.Result.Kinds[k]
+		if kr.Latencies = tagged[kindTag+kr.Kind]; kr.Latencies == nil {
+			return Part{}, fmt.Errorf("%s: no interval tagged %s", path, kindTag+kr.Kind)
+		}
+	}
+	return p, nil
 }

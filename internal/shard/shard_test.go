@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,8 +53,14 @@ func TestSplit(t *testing.T) {
 		{"poisson stages over 3", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 3},
 		{"warm-up until steady over 2", load.Config{Model: load.Model{Rate: 1000}, Warmup: time.Minute, WarmupAuto: true}, 2},
 		{"https over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: load.HTTPS}}, 2},
-		{"h2c over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: load.H2C}}, 2},
+		{"h2c over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: load.H2C, Streams: 4}}, 2},
 		{"warm-up until steady, one generator", load.Config{Model: load.Model{Rate: 1000}, Warmup: time.Minute, WarmupAuto: true}, 1},
+		{"a mix with a probe over 2", load.Config{Model: load.Model{Rate: 1000}, Kinds: mixKinds(50)}, 2},
+		{"a poisson mix with a probe over 2", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Seed: 3}, Kinds: mixKinds(50)}, 2},
+		{"a mix of stages over 2", load.Config{Model: load.Model{Rate: 1000, Stages: stages(t, "10s:500-1500")}, Kinds: mixKinds(50)}, 2},
+		{"a closed-loop mix over 3", load.Config{Model: load.Model{Connections: 30}, Kinds: mixKinds(0)[:2]}, 3},
+		{"a probe at 51 rps over 2", load.Config{Model: load.Model{Rate: 1000}, Kinds: mixKinds(51)}, 2},
+		{"a mix, one generator", load.Config{Model: load.Model{Rate: 999}, Kinds: mixKinds(51)}, 1},
 	} {
 		specs, err := Split(tc.cfg, tc.count)
 		fmt.Fprintf(&out, "%s:", tc.name)
@@ -62,18 +69,48 @@ func TestSplit(t *testing.T) {
 			continue
 		}
 		for _, s := range specs {
+			// As the shard's engine runs it.
+			m := s.config().Model
 			arrival := ""
 			if s.Arrival != "" {
-				arrival = fmt.Sprintf(", %s seed %d", s.Arrival, s.Seed)
+				arrival = fmt.Sprintf(", %s seed %d", s.Arrival, m.Seed)
 			}
 			if len(s.Stages) > 0 {
-				arrival += fmt.Sprintf(", stages %s share %d/%d", load.FormatStages(s.Stages), s.Share.Index, s.Share.Count)
+				arrival += fmt.Sprintf(", stages %s", load.FormatStages(s.Stages))
+			}
+			if len(s.Stages) > 0 || m.Share.Count > 0 {
+				arrival += fmt.Sprintf(", share %d/%d", m.Share.Index, m.Share.Count)
+			}
+			if len(s.Kinds) > 0 {
+				arrival += ", requests " + load.FormatKinds(s.Kinds)
+			}
+			if r := s.config().Request; r.Protocol != "" {
+				arrival += fmt.Sprintf(", %s streams %d", r.Protocol, r.Streams)
 			}
 			fmt.Fprintf(&out, " [%s: rate %d, connections %d, offset %s%s]", s.Name(), s.Rate, s.Connections, s.Offset(), arrival)
 		}
 		out.WriteString("\n")
 	}
 	goldenFile(t, "split", out.String())
+}
+
+// A Job's shards share one spec (the first's), each given its index: each then runs as the
+// shard of that index would, its own draws and its own share of the schedule.
+func TestSpecOfAJobTakesItsIndex(t *testing.T) {
+	for _, m := range []load.Model{
+		{Rate: 1000, Arrival: load.Poisson, Seed: 7},
+		{Rate: 1000, Stages: stages(t, "10s:500-1500")},
+	} {
+		specs, err := Split(load.Config{Model: m, Kinds: mixKinds(50)}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := specs[0]
+		job.Index = 1
+		if got, want := job.config().Model, specs[1].config().Model; got.Seed != want.Seed || got.Share != want.Share {
+			t.Errorf("%s: the job's shard 2 runs seed %d, share %+v; the split's %d, %+v", m.ArrivalProcess(), got.Seed, got.Share, want.Seed, want.Share)
+		}
+	}
 }
 
 // A split changes no model: the shards' arrivals merged (each shard's schedule after its offset)
@@ -102,15 +139,7 @@ func TestSplitKeepsTheArrivalProcess(t *testing.T) {
 			}
 		}
 		slices.Sort(merged)
-		var sum, sumSq float64
-		prev := time.Duration(0)
-		for _, at := range merged {
-			gap := (at - prev).Seconds()
-			sum, sumSq, prev = sum+gap, sumSq+gap*gap, at
-		}
-		n := float64(len(merged))
-		mean := sum / n
-		cv := math.Sqrt(max(sumSq/n-mean*mean, 0)) / mean
+		n, cv := float64(len(merged)), gapsCV(merged)
 		if want := float64(rate) * du.Seconds(); math.Abs(n-want) > 0.01*want {
 			t.Errorf("%s over %d shards: %.0f requests due in %v, want %.0f within 1%%", tc.arrival, count, n, du, want)
 		}
@@ -118,6 +147,18 @@ func TestSplitKeepsTheArrivalProcess(t *testing.T) {
 			t.Errorf("%s over %d shards: merged gaps' coefficient of variation %.3f, want %.2f to %.2f", tc.arrival, count, cv, tc.minCV, tc.maxCV)
 		}
 	}
+}
+
+// mixKinds are a mix of an 80/20 share and, at probe rps when not 0, a probe of its own.
+func mixKinds(probe int) []load.Kind {
+	kinds := []load.Kind{
+		{Name: "ingest", Request: load.Request{Method: "POST", URL: "http://127.0.0.1:1/ingest"}, Weight: 80},
+		{Name: "page", Request: load.Request{Method: "GET", URL: "http://127.0.0.1:1/page"}, Weight: 20},
+	}
+	if probe > 0 {
+		kinds = append(kinds, load.Kind{Name: "probe", Request: load.Request{Method: "GET", URL: "http://127.0.0.1:1/health"}, Rate: probe})
+	}
+	return kinds
 }
 
 func stages(t *testing.T, text string) []load.Stage {
@@ -166,6 +207,95 @@ func TestSplitKeepsTheStages(t *testing.T) {
 	}
 }
 
+// A mix splits without changing it: uniform, the shards' requests merged are due exactly when
+// one generator's are, the probe's among them; Poisson, each request's count is its rate's
+// within 4 standard deviations, and the probe's merged gaps stay exponential (coefficient of variation 1). Each
+// weighted share keeps its weight, within a turn of the weights per shard.
+func TestSplitKeepsTheMix(t *testing.T) {
+	const du = 200 * time.Second
+	for _, tc := range []struct {
+		name string
+		m    load.Model
+	}{
+		{"uniform", load.Model{Rate: 1000}},
+		{"poisson", load.Model{Rate: 1000, Arrival: load.Poisson, Seed: 1}},
+		{"uniform stages", load.Model{Rate: 1000, Stages: stages(t, "100s:500,100s:500-1500")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := load.Config{Model: tc.m, Kinds: mixKinds(60)}
+			// due lists the requests of cfg's measured phase, by kind, and all of them.
+			due := func(cfg load.Config, offset time.Duration, byKind [][]time.Duration) [][]time.Duration {
+				next := load.MixSchedule(cfg)
+				for i := uint64(0); ; i++ {
+					at, kind := next(i)
+					if at += offset; at > du {
+						return byKind
+					}
+					byKind[kind] = append(byKind[kind], at)
+				}
+			}
+			whole := due(cfg, 0, make([][]time.Duration, 3))
+			specs, err := Split(cfg, 4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			merged := make([][]time.Duration, 3)
+			for _, s := range specs {
+				merged = due(s.config(), s.Offset(), merged)
+			}
+			for k := range merged {
+				slices.Sort(merged[k])
+			}
+			all := func(byKind [][]time.Duration) []time.Duration {
+				out := slices.Concat(byKind...)
+				slices.Sort(out)
+				return out
+			}
+			if tc.m.Arrival != load.Poisson {
+				if !slices.Equal(all(merged), all(whole)) {
+					t.Errorf("the shards' requests merged (%d) are not due when one generator's (%d) are", len(all(merged)), len(all(whole)))
+				}
+				if !slices.Equal(merged[2], whole[2]) {
+					t.Errorf("the shards' probes merged (%d) are not due when one generator's (%d) are", len(merged[2]), len(whole[2]))
+				}
+			}
+			want := []float64{800 * du.Seconds(), 200 * du.Seconds(), 60 * du.Seconds()}
+			if len(tc.m.Stages) > 0 {
+				want[0], want[1] = 0.8*load.StagesRequests(tc.m.Stages), 0.2*load.StagesRequests(tc.m.Stages)
+			}
+			for k, w := range want {
+				// Within a turn of the weights (5 requests) per shard, uniform; Poisson, within
+				// 4 standard deviations of its count (√w).
+				slack := 5 * float64(len(specs))
+				if tc.m.Arrival == load.Poisson {
+					slack = 4 * math.Sqrt(w)
+				}
+				if n := float64(len(merged[k])); math.Abs(n-w) > slack {
+					t.Errorf("request %s: %.0f due over %d shards, want %.0f within %.0f", cfg.Kinds[k].Name, n, len(specs), w, slack)
+				}
+			}
+			if tc.m.Arrival == load.Poisson {
+				if cv := gapsCV(merged[2]); cv < 0.9 || cv > 1.1 {
+					t.Errorf("the probe's merged gaps' coefficient of variation %.3f, want 1 ± 0.1", cv)
+				}
+			}
+		})
+	}
+}
+
+// gapsCV is the coefficient of variation of the gaps between sorted times, from 0.
+func gapsCV(times []time.Duration) float64 {
+	var sum, sumSq float64
+	prev := time.Duration(0)
+	for _, at := range times {
+		gap := (at - prev).Seconds()
+		sum, sumSq, prev = sum+gap, sumSq+gap*gap, at
+	}
+	n := float64(len(times))
+	mean := sum / n
+	return math.Sqrt(max(sumSq/n-mean*mean, 0)) / mean
+}
+
 // part is a shard's measurement of successes with the given latencies (ms), valid unless reason.
 func part(i, n int, reason string, ms ...int64) Part {
 	h := hdrhistogram.New(1, 60_000_000, 3)
@@ -205,6 +335,62 @@ func TestMerge(t *testing.T) {
 			res.Latency.P50.Round(time.Millisecond), res.Latency.Max.Round(time.Millisecond), res.OwnDelay.P99, res.OwnDelay.Count, res.Valid, res.InvalidReason)
 	}
 	goldenFile(t, "merge", out.String())
+}
+
+// mixPart is a shard's measurement of a mix of two requests, ingest and probe, with the given
+// latencies (ms) each, the probe invalid for probeReason unless it is empty.
+func mixPart(i, n int, probeReason string, ingest, probe []int64) Part {
+	kinds := []Part{part(i, n, "", ingest...), part(i, n, probeReason, probe...)}
+	whole := part(i, n, "", slices.Concat(ingest, probe)...)
+	// Each kind's one error: the whole's two.
+	whole.Result.Requests, whole.Result.Errors, whole.Result.Codes[500] = whole.Result.Requests+1, 2, 2
+	whole.Result.RequestedRate = 50
+	for k, name := range []string{"ingest", "probe"} {
+		kinds[k].Result.Kind, kinds[k].Result.Latencies = name, kinds[k].Latencies
+		kinds[k].Result.RequestedRate = []int{40, 10}[k]
+		whole.Result.Kinds = append(whole.Result.Kinds, kinds[k].Result)
+	}
+	load.JudgeMix(&whole.Result)
+	whole.Spec.TotalRate, whole.Spec.Kinds = 80, []load.Kind{{Name: "ingest", Weight: 4}, {Name: "probe", Rate: 10}}
+	return whole
+}
+
+// TestMergeMix: a mix's requests merge as its whole does, each request's counts and latencies
+// the shards' added, and a request invalid on one shard is invalid in the merge, naming the
+// shard, with the whole invalid for it as one generator's would be.
+func TestMergeMix(t *testing.T) {
+	lost := mixPart(1, 2, "", []int64{5}, []int64{6})
+	lost.Result.Kinds[1].Successes = 2
+	var out strings.Builder
+	for _, tc := range []struct {
+		name  string
+		parts []Part
+	}{
+		{"two valid shards", []Part{mixPart(0, 2, "", []int64{1, 2, 3}, []int64{4}), mixPart(1, 2, "", []int64{5, 6}, []int64{7, 8})}},
+		{"the second shard's probe failed", []Part{mixPart(0, 2, "", []int64{1}, []int64{2}), mixPart(1, 2, "success ratio 0.5000 below 0.99", []int64{3}, []int64{4})}},
+		{"a shard's log lost a probe's latency", []Part{mixPart(0, 2, "", []int64{1}, []int64{2}), lost}},
+	} {
+		res, err := Merge(tc.parts)
+		fmt.Fprintf(&out, "%s:", tc.name)
+		if err != nil {
+			fmt.Fprintf(&out, " error: %v\n", err)
+			continue
+		}
+		for _, r := range append([]load.Result{res}, res.Kinds...) {
+			fmt.Fprintf(&out, "\n  %s: requested %d, requests %d, successes %d, errors %d, codes %s, pooled %d, p50 %s, max %s, valid %v %q",
+				cmp.Or(r.Kind, "whole"), r.RequestedRate, r.Requests, r.Successes, r.Errors, load.FormatCodes(r.Codes), r.Latencies.TotalCount(),
+				r.Latency.P50.Round(time.Millisecond), r.Latency.Max.Round(time.Millisecond), r.Valid, r.InvalidReason)
+		}
+		var sum int64
+		for _, k := range res.Kinds {
+			sum += k.Requests
+		}
+		if sum != res.Requests {
+			t.Errorf("%s: the requests' counts add up to %d, the whole's is %d", tc.name, sum, res.Requests)
+		}
+		out.WriteString("\n")
+	}
+	goldenFile(t, "merge-mix", out.String())
 }
 
 // inProcess starts shards as goroutines of the test, over pipes, as the binary's would run.
@@ -254,9 +440,79 @@ func TestRunMergesWhatTheServerServed(t *testing.T) {
 		t.Errorf("pooled %d latencies of %d successes, requested %d rps", res.Latencies.TotalCount(), res.Successes, res.RequestedRate)
 	}
 	for i := 1; i <= 2; i++ {
-		h, err := readHlog(filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i)))
-		if err != nil || h.TotalCount() == 0 {
-			t.Errorf("shard %d's interval log: %v, %v", i, h, err)
+		p, err := readPart(Spec{}, load.Result{}, filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i)))
+		if err != nil || p.Latencies.TotalCount() == 0 {
+			t.Errorf("shard %d's interval log: %v, %v", i, p.Latencies, err)
+		}
+	}
+}
+
+// TestRunMergesAMix loads a loopback server with a mix from two shards: each request's merged
+// count is what the server served of it, the weighted shares keep their weights, and each
+// shard's interval log holds each request's histogram.
+func TestRunMergesAMix(t *testing.T) {
+	var mu sync.Mutex
+	served := map[string]int64{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		served[r.URL.Path]++
+		mu.Unlock()
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	kinds := mixKinds(20)
+	for i := range kinds {
+		kinds[i].Request.URL = srv.URL + kinds[i].Request.URL[len("http://127.0.0.1:1"):]
+		kinds[i].Check = load.NewCheck("ok")
+	}
+	cfg := load.Config{
+		Request: load.Request{Method: "GET", URL: srv.URL}, Kinds: kinds,
+		Model: load.Model{Rate: 200, ExpectedLatency: 10 * time.Millisecond}, Warmup: 200 * time.Millisecond,
+		Duration: time.Second, Timeout: 2 * time.Second,
+		Measuring: func() { mu.Lock(); clear(served); mu.Unlock() },
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := Runner{Count: 2, Start: inProcess, Dir: dir}.Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Kinds) != len(kinds) {
+		t.Fatalf("merged %d requests' results, want %d", len(res.Kinds), len(kinds))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var sum int64
+	for k, r := range res.Kinds {
+		path := kinds[k].Request.URL[len(srv.URL):]
+		if r.Kind != kinds[k].Name || r.Requests != served[path] || r.Requests == 0 || r.Latencies.TotalCount() != r.Successes {
+			t.Errorf("request %s (merged as %q): %d requests (%d latencies of %d successes), the server served %d", kinds[k].Name, r.Kind, r.Requests, r.Latencies.TotalCount(), r.Successes, served[path])
+		}
+		// Its seconds, pooled from the shards', add up to it.
+		var successes int64
+		for _, sec := range r.Timeline {
+			successes += sec.Successes
+		}
+		if successes != r.Successes {
+			t.Errorf("request %s: its merged seconds hold %d successes, it %d", r.Kind, successes, r.Successes)
+		}
+		sum += r.Requests
+	}
+	if sum != res.Requests {
+		t.Errorf("the requests' counts add up to %d, the whole's is %d", sum, res.Requests)
+	}
+	// 80/20 of each shard's 100, within a turn of the weights (5 requests) each.
+	if ingest, page := res.Kinds[0].Requests, res.Kinds[1].Requests; ingest < 4*page-2*5 || ingest > 4*page+2*5 {
+		t.Errorf("ingest %d, page %d: not 80/20 within a turn per shard", ingest, page)
+	}
+	if want := []int{160, 40, 20}; res.Kinds[0].RequestedRate != want[0] || res.Kinds[1].RequestedRate != want[1] || res.Kinds[2].RequestedRate != want[2] {
+		t.Errorf("requested %d, %d, %d rps; want %v", res.Kinds[0].RequestedRate, res.Kinds[1].RequestedRate, res.Kinds[2].RequestedRate, want)
+	}
+	for i := 1; i <= 2; i++ {
+		m := load.Result{Kinds: []load.Result{{Kind: "ingest"}, {Kind: "page"}, {Kind: "probe"}}}
+		if _, err := readPart(Spec{}, m, filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i))); err != nil {
+			t.Errorf("shard %d's interval log: %v", i, err)
 		}
 	}
 }
@@ -475,7 +731,7 @@ func TestRunCorrectsTheStartByEachClock(t *testing.T) {
 		t.Errorf("merged %d successes, %d latencies; want 9", res.Successes, res.Latencies.TotalCount())
 	}
 	for i := 1; i <= 3; i++ {
-		if _, err := readHlog(filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i))); err != nil {
+		if _, err := readPart(Spec{}, load.Result{}, filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i))); err != nil {
 			t.Errorf("shard %d's interval log: %v", i, err)
 		}
 	}
@@ -550,7 +806,7 @@ func TestServeAnswersItsClockAndSendsItsLog(t *testing.T) {
 		t.Errorf("other hosts' CPUs %d, want this process's %v (%v)", res.RemoteGeneratorCPUs, allowed, err)
 	}
 	for i := 1; i <= 2; i++ {
-		if h, err := readHlog(filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i))); err != nil || h.TotalCount() == 0 {
+		if p, err := readPart(Spec{}, load.Result{}, filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i))); err != nil || p.Latencies.TotalCount() == 0 {
 			t.Errorf("shard %d's interval log, sent back: %v", i, err)
 		}
 	}

@@ -10,6 +10,13 @@
 // interleave whatever the rate does; Poisson, each shard runs the stages at 1/N of their rates. A
 // closed loop's connections are split evenly, with no offset.
 //
+// A mix of requests (load.Kind) splits as its streams do: each shard carries every one at 1/N of
+// its rate, the weighted shares taking their turns in the shard's part of the cell's stream.
+// Uniform, each shard sends every N-th request of the cell's stream and of each stream of its own
+// (load.Share, no offset), so that every stream's requests interleave as one generator sends
+// them; Poisson, each stream of each shard draws its own arrivals. A stream's rate must divide
+// among the shards as the cell's does.
+//
 // The seam is one process per shard (the hidden `iotbench shard` command) speaking JSON lines over
 // its stdin and stdout: the parent sends the shard's Spec; the shard warms up, says "warm" and
 // waits; once every shard is warm the parent sends one start time to all; each shard measures,
@@ -22,6 +29,7 @@ package shard
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
@@ -48,15 +56,25 @@ type Spec struct {
 	Header   http.Header
 	Body     []byte
 	Contains []string
+	// Protocol, Streams and NewConnection are the request's (load.Request): how the shard speaks.
+	Protocol      load.Protocol `json:",omitempty"`
+	Streams       int           `json:",omitempty"`
+	NewConnection bool          `json:",omitempty"`
+	// Kinds are a mix's requests, sent instead of the one above, each stream of its own at the
+	// shard's part of its rate.
+	Kinds []load.Kind `json:",omitempty"`
 	// Rate (open loop) or Connections (closed loop) is the shard's own share.
 	Rate, Connections int
-	// Arrival is the open loop's arrival process; Seed the shard's own draws of it.
+	// Arrival is the open loop's arrival process; Seed the cell's draws of it, from which each
+	// shard's own are drawn by its Index (a Job's shards share one spec).
 	Arrival load.Arrival `json:",omitempty"`
 	Seed    uint64       `json:",omitempty"`
 	// Stages are the open loop's rates over time, the shard's (Poisson) or the cell's with the
 	// shard's Share of them (uniform).
 	Stages []load.Stage `json:",omitempty"`
-	Share  load.Share   `json:",omitzero"`
+	// Share, when its Count is set, has the shard send every Count-th request of the cell's
+	// uniform schedule, from its Index's.
+	Share load.Share `json:",omitzero"`
 	// Think is the closed loop's think time, every shard's users'.
 	Think            load.Think `json:",omitzero"`
 	ExpectedLatency  time.Duration
@@ -94,9 +112,6 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 	if count < 1 {
 		return nil, fmt.Errorf("%d generators: at least one is needed", count)
 	}
-	if len(cfg.Kinds) > 0 && count > 1 {
-		return nil, fmt.Errorf("a mix of requests (%s) runs on one generator: give --generators 1", load.FormatKinds(cfg.Kinds))
-	}
 	if cfg.WarmupAuto && count > 1 {
 		// Each shard would judge its own share, and the first steady would hold its load at the
 		// common start until the last is.
@@ -109,7 +124,7 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 	}
 	m := cfg.Model
 	rate, conns := m.Rate/count, m.Connections/count
-	stages, share := m.Stages, func(int) load.Share { return load.Share{} }
+	stages, share := m.Stages, load.Share{}
 	switch {
 	case len(m.Stages) > 0 && m.Arrival == load.Poisson:
 		stages = make([]load.Stage, len(m.Stages))
@@ -120,24 +135,55 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 			stages[k] = load.Stage{Duration: st.Duration, From: st.From / count, To: st.To / count}
 		}
 	case len(m.Stages) > 0 && count > 1:
-		share = func(i int) load.Share { return load.Share{Index: i, Count: count} }
+		share = load.Share{Count: count}
 	case m.Rate > 0 && m.Rate%count != 0:
-		return nil, fmt.Errorf("a rate of %d rps does not divide among %d generators: use a multiple of %d, e.g. %d", m.Rate, count, count, m.Rate-m.Rate%count+count)
+		return nil, fmt.Errorf("a rate of %d rps does not divide among %d generators: use a multiple of %d, e.g. %d", m.Rate, count, count, nextMultiple(m.Rate, count))
 	case m.Connections > 0 && m.Connections%count != 0:
 		return nil, fmt.Errorf("%d connections do not divide among %d generators: use a multiple of %d", m.Connections, count, count)
+	case len(cfg.Kinds) > 0 && m.Rate > 0 && m.Arrival != load.Poisson && count > 1:
+		// Streams of their own interleave only by their place in the cell's streams: an offset
+		// of the cell's rate would bunch them.
+		share = load.Share{Count: count}
+	}
+	kinds, err := splitKinds(cfg.Kinds, count)
+	if err != nil {
+		return nil, err
 	}
 	specs := make([]Spec, count)
 	for i := range specs {
 		specs[i] = Spec{
 			Index: i, Count: count, TotalRate: m.Rate, RemoteHost: cfg.Request.Remote,
 			Method: cfg.Request.Method, URL: cfg.Request.URL, Header: cfg.Request.Header, Body: cfg.Request.Body,
-			Contains: cfg.Check.Contains, Rate: rate, Connections: conns, ExpectedLatency: m.ExpectedLatency,
-			Arrival: m.Arrival, Seed: shardSeed(m.Seed, i), Stages: stages, Share: share(i), Think: m.Think,
+			Protocol: cfg.Request.Protocol, Streams: cfg.Request.Streams, NewConnection: cfg.Request.NewConnection,
+			Contains: cfg.Check.Contains, Kinds: kinds, Rate: rate, Connections: conns, ExpectedLatency: m.ExpectedLatency,
+			Arrival: m.Arrival, Seed: m.Seed, Stages: stages, Share: share, Think: m.Think,
 			Warmup: cfg.Warmup, WarmupAuto: cfg.WarmupAuto, Duration: cfg.Duration, Timeout: cfg.Timeout, Compat: cfg.Compat,
 		}
 	}
 	return specs, nil
 }
+
+// splitKinds are a mix's kinds as each of count shards sends them: a stream of its own at its
+// part of the rate, which must divide as the cell's does; a weighted share as it is.
+func splitKinds(kinds []load.Kind, count int) ([]load.Kind, error) {
+	if len(kinds) == 0 {
+		return nil, nil
+	}
+	out := slices.Clone(kinds)
+	for i, k := range out {
+		if !k.Own() {
+			continue
+		}
+		if k.Rate%count != 0 {
+			return nil, fmt.Errorf("request %s: a rate of %d rps does not divide among %d generators: use a multiple of %d, e.g. %d", k.Name, k.Rate, count, count, nextMultiple(k.Rate, count))
+		}
+		out[i].Rate = k.Rate / count
+	}
+	return out, nil
+}
+
+// nextMultiple is the first multiple of n above rate.
+func nextMultiple(rate, n int) int { return rate - rate%n + n }
 
 // shardSeed is shard i's seed of a random arrival process: the cell's for the first shard,
 // another, far from it, for each other one, so that no two shards draw the same arrivals.
@@ -145,21 +191,29 @@ func shardSeed(seed uint64, i int) uint64 { return seed + uint64(i)*0x9e3779b97f
 
 // Offset is how long after the common start the shard's measured phase begins: i/R, so that
 // shard i's requests fall between those of the shards before and after it. Poisson shards need
-// none: independent processes do not interleave, they add up.
+// none: independent processes do not interleave, they add up; nor does a shard that takes its
+// Share of the cell's schedule.
 func (s Spec) Offset() time.Duration {
-	if s.TotalRate <= 0 || s.Arrival == load.Poisson || len(s.Stages) > 0 {
+	if s.TotalRate <= 0 || s.Arrival == load.Poisson || len(s.Stages) > 0 || s.Share.Count > 1 {
 		return 0
 	}
 	return time.Duration(int64(s.Index) * int64(time.Second) / int64(s.TotalRate))
 }
 
-// config is the load engine's configuration of the shard.
+// config is the load engine's configuration of the shard: its draws and its share placed by
+// its Index.
 func (s Spec) config() load.Config {
+	share := load.Share{}
+	if s.Share.Count > 1 {
+		share = load.Share{Index: s.Index, Count: s.Share.Count}
+	}
 	return load.Config{
-		Request: load.Request{Method: s.Method, URL: s.URL, Header: s.Header, Body: s.Body, Remote: s.RemoteHost},
+		Request: load.Request{Method: s.Method, URL: s.URL, Header: s.Header, Body: s.Body, Remote: s.RemoteHost,
+			Protocol: s.Protocol, Streams: s.Streams, NewConnection: s.NewConnection},
 		Check:   load.NewCheck(s.Contains...),
-		Model: load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: s.Arrival, Seed: s.Seed,
-			Stages: s.Stages, Share: s.Share, Think: s.Think},
+		Kinds:   s.Kinds,
+		Model: load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: s.Arrival,
+			Seed: shardSeed(s.Seed, s.Index), Stages: s.Stages, Share: share, Think: s.Think},
 		Warmup:     s.Warmup,
 		WarmupAuto: s.WarmupAuto,
 		Duration:   s.Duration,
