@@ -424,7 +424,7 @@ func stageRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
 	rows := make([]results.Row, len(stages))
 	for k, part := range parts {
 		sr := row
-		sr.Scenario, sr.Stage, sr.Stages = fmt.Sprintf("%s.stage-%d", row.Scenario, k+1), k+1, stages[k].String()
+		sr.Scenario, sr.Stage, sr.Stages = stageScenario(row.Scenario, k), k+1, stages[k].String()
 		sr.RequestedRPS, sr.Duration = part.RequestedRate, part.Duration
 		fill(&sr, part)
 		sr.Connections = row.Connections
@@ -435,6 +435,9 @@ func stageRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
 	}
 	return rows
 }
+
+// stageScenario is the scenario of stage k (from 0) of a cell of scenario.
+func stageScenario(scenario string, k int) string { return fmt.Sprintf("%s.stage-%d", scenario, k+1) }
 
 // storedRows counts the rows a target stores over a measured phase, through its /stats and, on a
 // database server, in the server itself; nil when the scenario stores none.

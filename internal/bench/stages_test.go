@@ -47,6 +47,20 @@ func TestStageRows(t *testing.T) {
 			t.Errorf("stage %d of an invalid cell: valid %v (%q)", k+1, r.Valid, r.InvalidReason)
 		}
 	}
+	// Each stage's seconds and histogram are kept under its row's key, as the report reads them.
+	details := map[timeline.Key]Detail{}
+	r := &Runner{Detail: func(_ results.Row, d Detail) error { details[d.Cell.Key] = d; return nil }}
+	res.Latencies = h
+	r.detail(&row, res, nil, stages)
+	for k, sr := range got {
+		d, ok := details[detailKey(sr)]
+		if !ok || len(d.Cell.Measure) != 1 || d.Cell.Measure[0].Index != k || d.Latencies == nil || d.Latencies.TotalCount() != 1 {
+			t.Errorf("stage %d: detail %v kept under its row's key %v; want its one second and its one latency", k+1, ok, detailKey(sr))
+		}
+	}
+	if len(details) != 3 {
+		t.Errorf("%d details kept, want the cell's and its 2 stages'", len(details))
+	}
 	c.Load.Model.Stages = nil
 	if rows := stageRows(row, c, res); rows != nil {
 		t.Errorf("a cell without stages got %d stage rows", len(rows))

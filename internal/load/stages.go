@@ -241,7 +241,7 @@ func (p *stagedPacer) Rate(elapsed time.Duration) float64 {
 // after the phase. Each is judged as a phase of its own at the stage's mean rate; what the
 // timeline does not keep by the second is the worst second's (peak in flight, the generator's own
 // delay) or the phase's (send lag, bytes, codes: none). What it sent is judged against the
-// requests due in its seconds.
+// requests due in its seconds. Each keeps its seconds of the timeline.
 func StageResults(res Result, stages []Stage) ([]Result, error) {
 	out := make([]Result, len(stages))
 	first := 0
@@ -256,7 +256,8 @@ func StageResults(res Result, stages []Stage) ([]Result, error) {
 			Generators: res.Generators, ClockOffset: res.ClockOffset, ClockMeasured: res.ClockMeasured,
 		}
 		var h *hdrhistogram.Histogram
-		for _, s := range res.Timeline[min(first, len(res.Timeline)):min(last, len(res.Timeline))] {
+		r.Timeline = res.Timeline[min(first, len(res.Timeline)):min(last, len(res.Timeline))]
+		for _, s := range r.Timeline {
 			r.Successes += s.Successes
 			r.Errors += s.Errors()
 			r.Timeouts += s.Timeouts

@@ -210,8 +210,8 @@ func (s Spec) config() load.Config {
 	return load.Config{
 		Request: load.Request{Method: s.Method, URL: s.URL, Header: s.Header, Body: s.Body, Remote: s.RemoteHost,
 			Protocol: s.Protocol, Streams: s.Streams, NewConnection: s.NewConnection},
-		Check:   load.NewCheck(s.Contains...),
-		Kinds:   s.Kinds,
+		Check: load.NewCheck(s.Contains...),
+		Kinds: s.Kinds,
 		Model: load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: s.Arrival,
 			Seed: shardSeed(s.Seed, s.Index), Stages: s.Stages, Share: share, Think: s.Think},
 		Warmup:     s.Warmup,
