@@ -163,6 +163,8 @@ type Result struct {
 type Outcome struct {
 	Target string
 	Search int // which of the target's searches, from 1
+	// Method is how the search found where to bisect: Steps or Ramp.
+	Method Method
 	Result
 	// Failed says why the search could not run (the target did not start or failed verification).
 	Failed string
