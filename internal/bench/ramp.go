@@ -67,9 +67,9 @@ func settle(ctx context.Context, health string) {
 // ramp loads the target of c (its search's trial number in c.Trial) along one ramp from the
 // search's start towards its limit, ended as soon as its seconds break m.SLO
 // (maxrate.RampBroken) so that an overloaded target is not loaded on; records it as a row of the
-// search, its stages as far as it went and its invalid_reason results.RampReason and what was read; and
-// returns where the steps should look: the zero Bracket when the ramp says nothing. A target that
-// died or did not store its rows ends the search as a step would.
+// search (its stages as far as it went, its invalid_reason results.RampReason and what was read);
+// and returns where the steps should look: the zero Bracket when the ramp says nothing. A target
+// that died or did not store its rows ends the search as a step would.
 func (r *Runner) ramp(ctx context.Context, p *plan.Plan, c plan.Cell, in *instance, images built, m MaxSearch) (maxrate.Bracket, error) {
 	doubling := m.RampDoubling
 	if doubling == 0 {
@@ -113,9 +113,7 @@ func (r *Runner) ramp(ctx context.Context, p *plan.Plan, c plan.Cell, in *instan
 		row.InvalidReason = "stored rows: " + ph.stored.Error()
 		return fail(fmt.Errorf("%w on the ramp towards %d rps: %v", errTargetFaked, top, ph.stored))
 	}
-	if res.Duration < du {
-		settle(ctx, in.ctr.URL()+c.Spec.Health)
-	}
+	settle(ctx, in.ctr.URL()+c.Spec.Health)
 	seconds := res.Timeline[:min(len(res.Timeline), int(res.Duration/time.Second))]
 	b, why := maxrate.ReadRamp(rampSeconds(seconds, stages), m.SLO, m.Search.Limit)
 	read := fmt.Sprintf("steps between %d and %d rps", b.Low, b.High)
