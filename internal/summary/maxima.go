@@ -169,22 +169,25 @@ func (t Target) Unsearched() string {
 }
 
 // byMethod says, when a search of t began with a ramp, what each method found and in how many
-// constant-rate steps (the steps at fractions of a maximum left out): the two compared in one run
-// (run --search both). Empty when no search ramped.
+// constant-rate steps (the steps at fractions of a maximum left out) after how long a ramp: the
+// two compared in one run (run --search both). Empty when no search ramped.
 func (t Target) byMethod() string {
 	if !slices.ContainsFunc(t.Searches, func(s Search) bool { return s.Ramp }) {
 		return ""
 	}
 	var parts []string
 	for _, ramp := range []bool{false, true} {
-		var maxima, steps []string
+		var maxima, steps, ramps []string
 		for _, s := range t.Searches {
 			if s.Ramp != ramp {
 				continue
 			}
 			n := 0
 			for _, r := range s.Steps {
-				if r.Loaded() && !r.Ramp() {
+				switch {
+				case r.Ramp():
+					ramps = append(ramps, fmt.Sprintf("%.0f", r.Duration.Seconds()))
+				case r.Loaded():
 					n++
 				}
 			}
@@ -196,7 +199,7 @@ func (t Target) byMethod() string {
 		switch {
 		case len(maxima) == 0:
 		case ramp:
-			parts = append(parts, fmt.Sprintf("after a ramp %s rps in %s steps", strings.Join(maxima, ", "), strings.Join(steps, ", ")))
+			parts = append(parts, fmt.Sprintf("after a ramp (%s s) %s rps in %s steps", strings.Join(ramps, ", "), strings.Join(maxima, ", "), strings.Join(steps, ", ")))
 		default:
 			parts = append(parts, fmt.Sprintf("doubling %s rps in %s steps", strings.Join(maxima, ", "), strings.Join(steps, ", ")))
 		}

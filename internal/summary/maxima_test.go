@@ -154,7 +154,7 @@ func TestARampIsNoStep(t *testing.T) {
 	trial := new(int)
 	doubled, res1 := searchRows(t, "t", time.Second, 3000, nil, trial)
 	*trial++
-	ramp := results.Row{Scenario: "io" + results.FindMaxSuffix, Target: "t", Trial: *trial, Mode: "open", Stages: "6s:100-200,6s:200-400", RequestedRPS: 250,
+	ramp := results.Row{Scenario: "io" + results.FindMaxSuffix, Target: "t", Trial: *trial, Mode: "open", Stages: "6s:100-200,6s:200-400", RequestedRPS: 250, Duration: 12 * time.Second,
 		Startup: 2 * time.Second, Requests: 3000, Successes: 3000, LatencyP99: time.Second, InvalidReason: results.RampReason + "steps between 2000 and 6000 rps"}
 	bracketed, res2 := bracketedRows(t, "t", 2*time.Second, 3000, nil, trial, maxrate.Bracket{Low: 2000, High: 6000})
 	rows := append(append(doubled, ramp), bracketed...)
@@ -166,7 +166,7 @@ func TestARampIsNoStep(t *testing.T) {
 	if v := Verdict(ramp); v != "ramp" {
 		t.Errorf("the ramp's verdict %q", v)
 	}
-	want := fmt.Sprintf("t: searches found doubling %s rps in %d steps; after a ramp %s rps in %d steps", units.Count(float64(res1.Max)), len(res1.Steps), units.Count(float64(res2.Max)), len(res2.Steps))
+	want := fmt.Sprintf("t: searches found doubling %s rps in %d steps; after a ramp (12 s) %s rps in %d steps", units.Count(float64(res1.Max)), len(res1.Steps), units.Count(float64(res2.Max)), len(res2.Steps))
 	if notes := strings.Join(sc.MaxNotes(), "\n"); !strings.Contains(notes, want) {
 		t.Errorf("notes\n%s\nlack %q", notes, want)
 	}
