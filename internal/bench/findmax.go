@@ -30,6 +30,11 @@ type MaxSearch struct {
 	// Cooldown separates steps, so that work queued by an overloaded step does not spill into the
 	// next one.
 	Cooldown time.Duration
+	// Method is how each search finds where to bisect: doubling steps, or a ramp first (ramp.go);
+	// Both alternates them by search.
+	Method maxrate.Method
+	// RampDoubling is how long the ramp takes to double its rate, whole seconds; 0: rampDoubling.
+	RampDoubling time.Duration
 }
 
 // FindMax searches each target of p once per trial, each search in a fresh container, for the
@@ -115,7 +120,26 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 			fmt.Fprintf(r.Log, "  warmed up in %s\n", res.Warmed.Round(time.Second))
 		}
 	}
+	method := m.Method.Of(c.Trial)
+	if method == "" {
+		method = maxrate.Steps
+	}
+	out.Method = method
 	ran := 0
+	if method == maxrate.Ramp {
+		step := c
+		step.Trial = nextStep()
+		b, err := r.ramp(ctx, p, step, in, images, m)
+		if errors.Is(err, errTargetDown) || errors.Is(err, errTargetFaked) {
+			out.Failed = err.Error()
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		m.Search.Bracket = b
+		ran++ // the ramp ended overloading the target: the first step waits its cooldown
+	}
 	// once runs one step; repeat says it failed while other work disturbed its CPUs and may be run
 	// again (not when last), so that a neighbour's burst is not taken for the target's limit.
 	once := func(ctx context.Context, rate int, last bool) (s maxrate.Step, repeat bool, err error) {

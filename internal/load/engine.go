@@ -185,6 +185,11 @@ type Config struct {
 	// what is observed over the measured phase alone starts there. Keep it short: the load
 	// waits for it.
 	Measuring func()
+	// EndEarly, when set, is asked about once a second during an open loop's measured phase,
+	// with the seconds closed so far: true ends the phase at the end of the second under way,
+	// as if that were its length (what is in flight is still answered). A ramp past the
+	// target's capacity need not go on overloading it. Keep it short: the load waits for it.
+	EndEarly func(seconds []timeline.Second) bool
 }
 
 // Compat names a tool whose semantics a run reproduces; empty: iotbench's own.
@@ -220,6 +225,8 @@ func (c Config) validate() error {
 		return errors.New("a think time paces a closed loop: set connections, not a rate")
 	case len(c.Model.Stages) > 0 && c.Model.Connections > 0:
 		return errors.New("stages pace an open loop: set a rate, not connections")
+	case c.EndEarly != nil && c.Model.Connections > 0:
+		return errors.New("an early end is asked of an open loop's seconds: set a rate, not connections")
 	case len(c.Model.Stages) > 0 && StagesDuration(c.Model.Stages) != c.Duration:
 		return fmt.Errorf("the stages last %v, the measured phase %v: they must be equal", StagesDuration(c.Model.Stages), c.Duration)
 	}
@@ -565,6 +572,14 @@ func (t *tally) startAt(at time.Time) {
 	t.began = at
 	for _, k := range t.kinds {
 		k.began = at
+	}
+}
+
+// shorten makes du the phase's length, when it ends before its planned end.
+func (t *tally) shorten(du time.Duration) {
+	t.res.Duration = du
+	for _, k := range t.kinds {
+		k.shorten(du)
 	}
 }
 

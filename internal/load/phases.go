@@ -91,6 +91,10 @@ type runner struct {
 	received            int64 // a.received at the boundary
 	inFlight            int64 // at the boundary
 	wrk                 *WrkFigures
+	// The measured phase's seconds asked about, and when to ask next (cfg.EndEarly).
+	measureSeconds []timeline.Second
+	nextAsk        time.Time
+	endedEarly     bool
 
 	a          *attacker
 	nextReport time.Duration
@@ -210,7 +214,7 @@ func (r *runner) kind() int {
 // tick moves the boundary when the warm-up is over; it says when to ask again.
 func (r *runner) tick(now time.Time, hits uint64) (time.Time, time.Duration) {
 	if r.started {
-		return now, -1
+		return now, r.askEndEarly(now)
 	}
 	elapsed := now.Sub(r.began)
 	if r.warm != nil && elapsed < r.cfg.Warmup {
@@ -233,6 +237,44 @@ func (r *runner) judge(closed int) bool {
 		r.warmSeconds = append(r.warmSeconds, r.warm.seconds.Second(len(r.warmSeconds)))
 	}
 	return SteadyWarmup(r.warmSeconds)
+}
+
+// askEndEarly asks cfg.EndEarly about the measured phase's seconds, each once the next has
+// closed too (its percentiles are taken by then), at most every quarter of a second; it says when
+// to ask again, -1: never.
+func (r *runner) askEndEarly(now time.Time) time.Duration {
+	const every = time.Second / 4
+	if r.cfg.EndEarly == nil || r.endedEarly {
+		return -1
+	}
+	if now.Before(r.nextAsk) {
+		return r.nextAsk.Sub(now)
+	}
+	r.nextAsk = now.Add(every)
+	closed := r.measure.seconds.Closed()
+	if len(r.measureSeconds) >= closed-1 {
+		return every
+	}
+	for len(r.measureSeconds) < closed-1 {
+		r.measureSeconds = append(r.measureSeconds, r.measure.seconds.Second(len(r.measureSeconds)))
+	}
+	if r.cfg.EndEarly(r.measureSeconds) {
+		r.endAfter(now)
+		return -1
+	}
+	return every
+}
+
+// endAfter ends the measured phase at the end of the second under way at now: the phase lasts
+// whole seconds, as its timeline does.
+func (r *runner) endAfter(now time.Time) {
+	du := now.Sub(r.boundary).Truncate(time.Second) + time.Second
+	if du >= r.cfg.Duration {
+		return
+	}
+	r.endedEarly = true
+	r.cfg.Duration, r.pace.du, r.end = du, du, r.boundary.Add(du)
+	r.measure.shorten(du)
 }
 
 // prepare makes what the measured phase counts into, ahead of it: a histogram takes time to make.

@@ -126,6 +126,37 @@ func StagesPeak(stages []Stage) int {
 	return peak
 }
 
+// StagesRate is the stages' rate at, from their start; 0 after their end.
+func StagesRate(stages []Stage, at time.Duration) float64 {
+	var start time.Duration
+	for _, s := range stages {
+		if at < start+s.Duration {
+			f := (at - start).Seconds() / s.Duration.Seconds()
+			return float64(s.From) + f*float64(s.To-s.From)
+		}
+		start += s.Duration
+	}
+	return 0
+}
+
+// StagesUntil are stages as far as du from their start: the stage under way at du ends there, at
+// its rate then (rounded); all of them when they end before.
+func StagesUntil(stages []Stage, du time.Duration) []Stage {
+	var out []Stage
+	var start time.Duration
+	for _, s := range stages {
+		if left := du - start; left < s.Duration {
+			if left > 0 {
+				out = append(out, Stage{Duration: left, From: s.From, To: int(math.Round(StagesRate([]Stage{s}, left)))})
+			}
+			return out
+		}
+		out = append(out, s)
+		start += s.Duration
+	}
+	return out
+}
+
 // Share places a shard's uniform schedule among Count shards splitting one (Index from 0): the
 // shard sends every Count-th request of the whole, from request Index, so that the shards'
 // requests interleave into the cell's schedule whatever its rate does. The zero Share is the
@@ -226,13 +257,7 @@ func (p *stagedPacer) Pace(elapsed time.Duration, hits uint64) (time.Duration, b
 
 // Rate implements vegeta.Pacer: the rate at elapsed.
 func (p *stagedPacer) Rate(elapsed time.Duration) float64 {
-	for k, s := range p.stages {
-		if elapsed < p.starts[k]+s.Duration {
-			f := (elapsed - p.starts[k]).Seconds() / s.Duration.Seconds()
-			return (float64(s.From) + f*float64(s.To-s.From)) / max(p.step, 1)
-		}
-	}
-	return 0
+	return StagesRate(p.stages, elapsed) / max(p.step, 1)
 }
 
 // StageResults cuts res, a measured phase of stages, into one Result per stage, each made of the

@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,4 +220,69 @@ func repeat(v int64, n int) []int64 {
 		out[i] = v
 	}
 	return out
+}
+
+// A ramp ended early: asked with its closed seconds in order, the phase ends at the end of the
+// second under way once EndEarly says so, lasting whole seconds, and is judged on what was due
+// in them (not the whole ramp's schedule). The bounds leave the machine a second of slack.
+func TestEndEarlyEndsARampAtTheSecond(t *testing.T) {
+	url := serve(t, &stub{})
+	stages, _ := ParseStages("8s:100-500")
+	cfg := config(url, Model{Rate: 300, Stages: stages, ExpectedLatency: time.Millisecond}, 8*time.Second)
+	var asked [][]timeline.Second
+	cfg.EndEarly = func(seconds []timeline.Second) bool {
+		asked = append(asked, slices.Clone(seconds))
+		return len(seconds) >= 2
+	}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) == 0 {
+		t.Fatal("EndEarly never asked")
+	}
+	last := asked[len(asked)-1]
+	for i, s := range last {
+		if s.Index != i || s.Successes == 0 {
+			t.Errorf("second %d asked as %+v: want every second in order, with its answers", i, s)
+		}
+	}
+	if res.Duration < 3*time.Second || res.Duration > 5*time.Second || res.Duration%time.Second != 0 {
+		t.Errorf("phase of %v after EndEarly at 2 closed seconds, want 3 or 4 whole seconds", res.Duration)
+	}
+	if all := StagesRequests(stages); float64(res.Requests) > 0.75*all || res.Scheduled > res.Requests+res.Requests/50 {
+		t.Errorf("%d requests of the ramp's %.0f, %d scheduled: want the ramp cut short, judged on its seconds", res.Requests, all, res.Scheduled)
+	}
+	if strings.Contains(res.InvalidReason, "generator sent") { // its own delay is this machine's load
+		t.Errorf("ended early, judged against the whole ramp: %s", res.InvalidReason)
+	}
+	cfg.Model = Model{Connections: 2}
+	cfg.Duration = time.Second
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "early end") {
+		t.Errorf("EndEarly on a closed loop: err %v", err)
+	}
+}
+
+func TestStagesRate(t *testing.T) {
+	stages, _ := ParseStages("2s:100,4s:100-500,1s:0")
+	for _, c := range []struct {
+		at   time.Duration
+		want float64
+	}{{0, 100}, {1500 * time.Millisecond, 100}, {2 * time.Second, 100}, {3 * time.Second, 200}, {5500 * time.Millisecond, 450}, {6 * time.Second, 0}, {7 * time.Second, 0}} {
+		if got := StagesRate(stages, c.at); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("StagesRate at %v = %v, want %v", c.at, got, c.want)
+		}
+	}
+}
+
+func TestStagesUntil(t *testing.T) {
+	stages, _ := ParseStages("2s:100,4s:100-500")
+	for _, c := range []struct {
+		du   time.Duration
+		want string
+	}{{time.Second, "1s:100"}, {2 * time.Second, "2s:100"}, {3 * time.Second, "2s:100,1s:100-200"}, {6 * time.Second, "2s:100,4s:100-500"}, {9 * time.Second, "2s:100,4s:100-500"}} {
+		if got := FormatStages(StagesUntil(stages, c.du)); got != c.want {
+			t.Errorf("StagesUntil %v = %s, want %s", c.du, got, c.want)
+		}
+	}
 }

@@ -2,8 +2,9 @@
 // which a whole step of load meets a service-level objective (SLO). It ramps the rate up by
 // doubling until a rate fails, then bisects between the last rate that met the SLO and the first
 // that did not, down to a given resolution; each verdict near the boundary is a vote of up to three
-// steps. The search is a pure function of a Probe, which runs
-// one step, so it is tested against a simulated target.
+// steps. A ramp read beforehand (ramp.go) may bracket the boundary instead of the doubling. The
+// search is a pure function of a Probe, which runs one step, so it is tested against a simulated
+// target.
 package maxrate
 
 import (
@@ -93,6 +94,9 @@ type Config struct {
 	// when the target behaves the same.
 	Resolution Resolution
 	Limit      int // no rate above this is tried
+	// Bracket, when set, is where a ramp found the boundary (ReadRamp): the bisection starts
+	// between its bounds instead of after the doubling.
+	Bracket Bracket
 }
 
 // Resolution is a width in rps, or a share of the rate. A share suits any target: a runtime's
@@ -149,6 +153,8 @@ type Result struct {
 	GeneratorLimited bool
 	// Steps are every step run, in order.
 	Steps []Step
+	// Bracket is the ramp's bracket the search started from; zero when it doubled from Start.
+	Bracket Bracket
 	// Fractions are steps at 50%, 75% and 90% of Max: the latency a user sees with headroom.
 	Fractions []Step
 }
@@ -157,6 +163,8 @@ type Result struct {
 type Outcome struct {
 	Target string
 	Search int // which of the target's searches, from 1
+	// Method is how the search found where to bisect: Steps or Ramp.
+	Method Method
 	Result
 	// Failed says why the search could not run (the target did not start or failed verification).
 	Failed string
@@ -170,11 +178,20 @@ var Fractions = []float64{0.50, 0.75, 0.90}
 // one below it fail. So a rate is judged by a vote: it meets the SLO when two of its steps do before
 // two fail (at most three steps). The ramp runs one step per rate and calls a vote only when a step
 // fails; every rate bisection tries is voted on, and so is the final maximum before it is reported.
+//
+// With cfg.Bracket, the doubling is skipped: its Low is taken as passing and its High as failing,
+// each on the ramp's word until steps decide. High is voted on when the bisection ends against it
+// (passing, the doubling goes on above it); Low is confirmed as any maximum is (failing, the
+// bisection goes on below it). So a wrong bracket costs steps, never the answer.
 func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error) {
 	if cfg.Start < 1 || cfg.Limit < cfg.Start {
 		return Result{}, fmt.Errorf("search needs 1 ≤ start (%d) ≤ limit (%d)", cfg.Start, cfg.Limit)
 	}
-	var res Result
+	b := cfg.Bracket
+	if b != (Bracket{}) && (b.Low < 1 || b.High <= b.Low || b.High > cfg.Limit) {
+		return Result{}, fmt.Errorf("bracket [%d, %d] needs 1 ≤ low < high ≤ limit (%d)", b.Low, b.High, cfg.Limit)
+	}
+	res := Result{Bracket: b}
 	tally := map[int][2]int{} // rate → steps that met the SLO, steps that did not
 	step := func(rate int) error {
 		s, err := probe(ctx, rate)
@@ -211,31 +228,39 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 			}
 		}
 	}
+	// double runs one step a rate from rate up, doubling, until a rate fails its vote (bad) or the
+	// limit passes (bad 0); good is the last rate that passed, the one before rate when none does.
+	double := func(rate, good int) (int, int, error) {
+		for ; ; rate = min(2*rate, cfg.Limit) {
+			if err := step(rate); err != nil || res.GeneratorLimited {
+				return good, 0, err
+			}
+			ok := tally[rate][1] == 0
+			if !ok {
+				var err error
+				if ok, err = vote(rate); err != nil || res.GeneratorLimited {
+					return good, 0, err
+				}
+			}
+			if !ok {
+				return good, rate, nil
+			}
+			good = rate
+			if rate == cfg.Limit {
+				return good, 0, nil
+			}
+		}
+	}
 	stopped := func(err error, good int) (Result, error) {
 		res.Max = good // GeneratorLimited says the search stopped short and good may not be confirmed
 		return res, err
 	}
 
-	// Ramp: double until a rate fails its vote or the limit is met (then bad stays 0).
-	good, bad := 0, 0
-	for rate := cfg.Start; ; rate = min(2*rate, cfg.Limit) {
-		if err := step(rate); err != nil || res.GeneratorLimited {
+	good, bad := b.Low, b.High
+	if b == (Bracket{}) {
+		var err error
+		if good, bad, err = double(cfg.Start, 0); err != nil || res.GeneratorLimited {
 			return stopped(err, good)
-		}
-		ok := tally[rate][1] == 0
-		if !ok {
-			var err error
-			if ok, err = vote(rate); err != nil || res.GeneratorLimited {
-				return stopped(err, good)
-			}
-		}
-		if !ok {
-			bad = rate
-			break
-		}
-		good = rate
-		if rate == cfg.Limit {
-			break
 		}
 	}
 	for {
@@ -250,6 +275,22 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 				good = mid
 			} else {
 				bad = mid
+			}
+		}
+		// A bracket's High that no step failed yet: the boundary may lie above it.
+		if bad > 0 && tally[bad][1] < 2 {
+			ok, err := vote(bad)
+			if err != nil || res.GeneratorLimited {
+				return stopped(err, good)
+			}
+			if ok {
+				good, bad = bad, 0
+				if good < cfg.Limit {
+					if good, bad, err = double(min(2*good, cfg.Limit), good); err != nil || res.GeneratorLimited {
+						return stopped(err, good)
+					}
+				}
+				continue
 			}
 		}
 		if good == 0 {

@@ -60,9 +60,14 @@ func (q *queue) probe(_ context.Context, rate int) (Step, error) {
 	if q.generator > 0 && rate > q.generator {
 		return Step{GeneratorLimited: true}, nil
 	}
-	rho := float64(rate) / q.capacity
+	return q.at(float64(rate)), nil
+}
+
+// at is what a step at rate sees.
+func (q *queue) at(rate float64) Step {
+	rho := rate / q.capacity
 	if rho >= 1 {
-		return Step{P99: 10 * time.Second, ErrorRatio: 1 - 1/rho}, nil
+		return Step{P99: 10 * time.Second, ErrorRatio: 1 - 1/rho}
 	}
 	p99 := float64(q.service) / (1 - rho)
 	if q.noise > 0 {
@@ -71,7 +76,7 @@ func (q *queue) probe(_ context.Context, rate int) (Step, error) {
 	if q.pauses > 0 && q.rng.Float64() < q.pauses {
 		p99 *= 3
 	}
-	return Step{P50: q.service, P99: time.Duration(p99), Throughput: float64(rate)}, nil
+	return Step{P50: q.service, P99: time.Duration(p99), Throughput: rate}
 }
 
 var slo100 = SLO{P99: 100 * time.Millisecond, MaxErrors: 0.001}
