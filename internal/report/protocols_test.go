@@ -36,6 +36,12 @@ func TestProtocolsSideBySide(t *testing.T) {
 		t.Fatalf("no table of protocols:\n%s", out)
 	}
 	table := out[i:]
+	// Each trial says which protocol it was measured over, in the table of trials too.
+	for _, want := range []string{"│ fastify (https)", "│ fastify (h2)", "│ spring-mvc-virtual (http1)"} {
+		if !strings.Contains(out[:i], want) {
+			t.Errorf("the trials lack %q:\n%s", want, out[:i])
+		}
+	}
 	for _, want := range []string{"+50%", "+20%", "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the table lacks %q:\n%s", want, table)

@@ -63,7 +63,7 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 		case !r.Valid:
 			valid = "NO"
 		}
-		cells := []any{termText(r.Target), fmt.Sprint(r.Trial), fmt.Sprintf("%.1f", r.ThroughputRPS), fmt.Sprintf("%.2f%%", 100*r.SuccessRatio),
+		cells := []any{termText(sc.Label(r)), fmt.Sprint(r.Trial), fmt.Sprintf("%.1f", r.ThroughputRPS), fmt.Sprintf("%.2f%%", 100*r.SuccessRatio),
 			units.Millis(r.LatencyP50), units.Millis(r.LatencyP99), units.Millis(r.LatencyP999), units.Millis(r.GeneratorDelayP99), valid}
 		if !r.Loaded() {
 			for i := 2; i < len(cells)-1; i++ {
@@ -77,7 +77,7 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	if err := writeResources(w, rows); err != nil {
+	if err := writeResources(w, rows, sc.Label); err != nil {
 		return err
 	}
 	if err := writeProtocols(w, sc.Protocols); err != nil {
@@ -97,7 +97,7 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 	}
 	for _, r := range rows {
 		if !r.Valid {
-			notes = append(notes, fmt.Sprintf("%s trial %d is invalid: %s", r.Target, r.Trial, r.InvalidReason))
+			notes = append(notes, fmt.Sprintf("%s trial %d is invalid: %s", sc.Label(r), r.Trial, r.InvalidReason))
 		}
 	}
 	notes = append(notes, warningNotes(rows)...)

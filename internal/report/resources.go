@@ -11,7 +11,7 @@ import (
 
 // writeResources renders what each cell's target used, when any was measured: the cost of its
 // throughput, next to the throughput itself; on PostgreSQL, its database server's beside it.
-func writeResources(w io.Writer, rows []results.Row) error {
+func writeResources(w io.Writer, rows []results.Row, label func(results.Row) string) error {
 	if !slices.ContainsFunc(rows, measured) {
 		return nil
 	}
@@ -25,7 +25,7 @@ func writeResources(w io.Writer, rows []results.Row) error {
 		if !measured(r) {
 			continue
 		}
-		cells := []string{termText(r.Target), fmt.Sprint(r.Trial), fmt.Sprintf("%.2f", r.CPUCores), fmt.Sprintf("%.0f%%", r.CPUPercent),
+		cells := []string{termText(label(r)), fmt.Sprint(r.Trial), fmt.Sprintf("%.2f", r.CPUCores), fmt.Sprintf("%.0f%%", r.CPUPercent),
 			units.BytesAsMiB(r.MemoryPeak), units.BytesAsMiB(r.MemoryMean), fmt.Sprintf("%.0f", r.RPSPerCore), fmt.Sprintf("%.0f", r.RPSPerGiB),
 			units.Millis(r.Startup), units.BytesAsMiB(r.ImageSize), fmt.Sprintf("%.0f%%", r.GeneratorCPUPercent)}
 		if server {

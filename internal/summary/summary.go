@@ -62,6 +62,7 @@ type Scenario struct {
 	// Protocols are each target's figures per protocol when the rows hold several (plaintext
 	// beside TLS and h2); nil otherwise, and in a find-max scenario.
 	Protocols []OverProtocol
+	label     func(results.Row) string
 }
 
 // Settings are what the scenario's cells were measured with (from its first row).
@@ -289,6 +290,7 @@ func Build(sources []Source) (*Overview, error) {
 			sc.Rows = append(sc.Rows, c.row)
 		}
 		name := groupName(sc.Rows)
+		sc.label = name
 		for _, c := range cells {
 			r := c.row
 			name := name(r)
@@ -381,6 +383,15 @@ func nameOf(r results.Row) string {
 		return r.Target
 	}
 	return timeline.SideTarget(r.Target, r.Variant)
+}
+
+// Label is the target r counts for in sc: its target, apart by protocol when sc's rows hold
+// several (groupName).
+func (sc Scenario) Label(r results.Row) string {
+	if sc.label == nil {
+		return nameOf(r)
+	}
+	return sc.label(r)
 }
 
 // groupName is how a scenario's rows are grouped into targets: by nameOf, and by protocol too
