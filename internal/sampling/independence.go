@@ -136,6 +136,10 @@ func (in Independence) String() string {
 	if !in.Correlated() {
 		return ""
 	}
-	return fmt.Sprintf("seconds not independent: the per-second %s follows the second before it (lag-1 r %.2f), so the %d seconds are worth about %.0f independent ones: the phase's %s is known to ±%.2g%% (95%%), not the ±%.2g%% its seconds suggest; a pause or drift longer than a second is in it, which more trials average out and a longer phase barely does",
-		in.Figure, in.R, in.N, in.EffectiveN, in.Figure, 100*in.HalfWidth/math.Abs(in.Mean), 100*in.Naive/math.Abs(in.Mean))
+	known := fmt.Sprintf("is known to ±%.2g%% (95%%)", 100*in.HalfWidth/math.Abs(in.Mean))
+	if math.IsInf(in.HalfWidth, 0) || math.IsNaN(in.HalfWidth) {
+		known = "has no bounded 95% interval" // too few independent seconds for one
+	}
+	return fmt.Sprintf("seconds not independent: the per-second %s follows the second before it (lag-1 r %.2f), so the %d seconds are worth about %.0f independent ones: the phase's %s %s, not the ±%.2g%% its seconds suggest; a pause or drift longer than a second is in it, which more trials average out and a longer phase barely does",
+		in.Figure, in.R, in.N, in.EffectiveN, in.Figure, known, 100*in.Naive/math.Abs(in.Mean))
 }

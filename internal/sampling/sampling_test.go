@@ -122,6 +122,11 @@ func TestIndependenceCheck(t *testing.T) {
 	if in.Figure != "p99" || !in.Correlated() || !strings.Contains(in.String(), "the per-second p99 follows the second before it") {
 		t.Errorf("%+v: %q; want p99 correlated, said in words", in, in.String())
 	}
+	// Seconds worth fewer than two independent ones bound nothing: said so, not "±+Inf%".
+	few := Independence{Figure: "p99", Interval: Interval{N: 20, R: 0.85, EffectiveN: 1.6, Mean: 50, HalfWidth: math.Inf(1), Naive: 2}}
+	if w := few.String(); !strings.Contains(w, "the phase's p99 has no bounded 95% interval, not the ±4% its seconds suggest") || strings.Contains(w, "Inf") {
+		t.Errorf("%q; want the interval said to be unbounded", w)
+	}
 	in = JudgeIndependence([]string{"p50", "p99"}, [][]float64{flat, ar1(rng, 40, 0, 50)})
 	if in.Correlated() || in.String() != "" {
 		t.Errorf("independent seconds judged correlated: %+v", in)
