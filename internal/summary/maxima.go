@@ -107,12 +107,11 @@ func (s *Search) judge() {
 	if s.Failed != "" {
 		return
 	}
-	confirmed := 2
-	if s.GeneratorLimited {
-		confirmed = 1
-	}
 	for rate, n := range met {
-		if n >= confirmed && failed[rate] < 2 && rate > s.Max {
+		// A rate won its vote; a search the generator stopped short also counts a rate met once
+		// that no step failed, as maxrate does (unconfirmed: the maximum is at least it).
+		ok := n >= 2 && failed[rate] < 2 || s.GeneratorLimited && n >= 1 && failed[rate] == 0
+		if ok && rate > s.Max {
 			s.Max = rate
 		}
 	}

@@ -196,3 +196,21 @@ func TestARampIsNoStep(t *testing.T) {
 		t.Errorf("bracketed search of %d steps, doubling %d", len(res2.Steps), len(res1.Steps))
 	}
 }
+
+// A search the generator stopped short reads back as maxrate reported it: a rate split 1–1 by
+// its vote before the generator fell behind is no maximum, the last rate met without a failure is
+// (at least).
+func TestAGeneratorLimitedSearchKeepsItsLastGoodRate(t *testing.T) {
+	var rows []results.Row
+	for i, s := range []struct {
+		rate int
+		why  string
+	}{{8000, ""}, {16000, ""}, {32000, "slo not met: p99"}, {32000, "slo not met: p99"}, {24000, ""}, {24000, "slo not met: p99"}, {24000, "generator-limited: its own p99 delay"}} {
+		rows = append(rows, results.Row{Scenario: "io" + results.FindMaxSuffix, Target: "bun", Trial: i + 1, Mode: "open", RequestedRPS: s.rate,
+			Startup: time.Second, Valid: s.why == "", InvalidReason: s.why})
+	}
+	s := FromRows(rows).Scenarios[0].Targets[0].Searches
+	if len(s) != 1 || s[0].Max != 16000 || !s[0].GeneratorLimited {
+		t.Errorf("searches %+v; want one, at least 16000, generator-limited", s)
+	}
+}
