@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -72,6 +73,11 @@ Exit status: 0 reported; 2 a file that cannot be read, or a bad flag.`,
 func runReport(o *ReportOptions) error {
 	if !slices.Contains(overview.Formats, o.Format) {
 		return usagef("--format %q: one of %s", o.Format, strings.Join(overview.Formats, ", "))
+	}
+	// `report --html a.csv b.csv` takes a.csv for the page's path: writing there would destroy
+	// a result.
+	if ext := strings.ToLower(filepath.Ext(o.HTML)); o.HTML != "" && ext != ".html" && ext != ".htm" {
+		return usagef("--html %s: give the HTML file to write, ending in .html (e.g. --html report.html); nothing was written, so that no results file is overwritten", o.HTML)
 	}
 	var sources []summary.Source
 	for _, path := range o.Files {

@@ -53,6 +53,29 @@ func TestReportWritesHTML(t *testing.T) {
 	}
 }
 
+// --html takes a value: `report --html a.csv b.csv` would write the page over a.csv. A path that
+// is no HTML file is refused, and the file left as it was.
+func TestReportRefusesToWriteHTMLOverAResultsFile(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "report", "run", "20260102T030405Z.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := filepath.Join(t.TempDir(), "a.csv")
+	if err := os.WriteFile(csv, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _, _ := streams()
+	cmd := NewCmdReport(s, nil)
+	cmd.SetArgs([]string{"--html", csv, filepath.Join("testdata", "report", "run", "20260102T030405Z.csv")})
+	err = cmd.Execute()
+	if err == nil || !strings.Contains(err.Error(), "ending in .html") {
+		t.Errorf("error %v; want --html refused", err)
+	}
+	if b, _ := os.ReadFile(csv); string(b) != string(src) {
+		t.Error("the results file was overwritten")
+	}
+}
+
 func TestReportFlagsFillOptions(t *testing.T) {
 	s, _, _ := streams()
 	var got *ReportOptions
