@@ -88,8 +88,12 @@ func AllowedCPUs() ([]int, error) {
 	return cpus, nil
 }
 
-// PinProcess restricts every thread of this process to cpus, and sizes the Go scheduler to
-// them, so that the load generator never runs on the targets' CPUs.
+// PinProcess restricts every thread of this process to cpus, so that the load generator never
+// runs on the targets' CPUs, and gives the Go scheduler BackgroundSlots+1 Ps more than them: the
+// load loop, locked to its thread, must find a P whenever it returns from waiting in epoll. With
+// one P per CPU, a goroutine made runnable meanwhile (a TLS handshake) took the loop's P and kept
+// it until it blocked or the scheduler's 10 ms slice ended, and the loop's requests waited that
+// long.
 func PinProcess(cpus []int) error {
 	var set unix.CPUSet
 	for _, c := range cpus {
@@ -109,6 +113,21 @@ func PinProcess(cpus []int) error {
 			return fmt.Errorf("pinning the load generator to CPUs %v: %w", cpus, err)
 		}
 	}
-	runtime.GOMAXPROCS(len(cpus))
+	runtime.GOMAXPROCS(len(cpus) + 1 + BackgroundSlots)
 	return nil
+}
+
+// BackgroundSlots is how many goroutines may be in Background at once. A background thread the
+// kernel holds back still holds its P in the Go scheduler, so PinProcess gives the scheduler a P
+// for each, beside the loop's.
+const BackgroundSlots = 8
+
+// Background makes the calling goroutine's thread run only when its CPU has nothing else to run
+// (SCHED_IDLE), for work beside the load generator's loop that must never delay it: the kernel
+// gives the loop's thread the CPU the moment it wakes. It locks the goroutine to that thread for
+// good: the goroutine must end without unlocking it, so that the Go runtime ends the thread
+// rather than reuse it at that priority. At most BackgroundSlots goroutines may be in it at once.
+func Background() {
+	runtime.LockOSThread()
+	_ = unix.SchedSetAttr(0, &unix.SchedAttr{Policy: unix.SCHED_IDLE}, 0) // at worst it runs at normal priority
 }

@@ -1,8 +1,11 @@
 package hostinfo
 
 import (
+	"runtime"
 	"slices"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestPinProcessRestrictsAffinity(t *testing.T) {
@@ -24,6 +27,27 @@ func TestPinProcessRestrictsAffinity(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("allowed CPUs after pinning = %v, want %v", got, want)
+	}
+	// The loop's P and one for each background thread, beside the CPU's.
+	if got, want := runtime.GOMAXPROCS(0), 1+1+BackgroundSlots; got != want {
+		t.Errorf("GOMAXPROCS after pinning to one CPU = %d, want %d", got, want)
+	}
+}
+
+func TestBackgroundRunsAtIdlePriority(t *testing.T) {
+	policy := make(chan uint32)
+	go func() {
+		Background()
+		attr, err := unix.SchedGetAttr(0, 0)
+		if err != nil {
+			t.Error(err)
+			policy <- 0
+			return
+		}
+		policy <- attr.Policy
+	}()
+	if got := <-policy; got != unix.SCHED_IDLE {
+		t.Errorf("a background thread's policy = %d, want SCHED_IDLE (%d)", got, unix.SCHED_IDLE)
 	}
 }
 

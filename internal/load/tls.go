@@ -9,10 +9,13 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/iotbench/iotbench/internal/hostinfo"
 )
 
 // TLS in the one-threaded loop (docs/generator.md): a handshake runs on a helper goroutine, on a
@@ -38,8 +41,12 @@ type tlsState struct {
 	done            []handshakeDone
 	// The loop's own copy of done, swapped with it, so that neither allocates once warm.
 	taken []handshakeDone
-	// helpers running: the eventfd they write is closed only once they are done.
-	helpers sync.WaitGroup
+	// helpers running: the eventfd they write is closed only once they are done. They take
+	// their handshakes from jobs (give).
+	helpers        sync.WaitGroup
+	jobs           chan handshakeJob
+	helping        int          // helpers started on jobs
+	waitingHelpers atomic.Int32 // helpers waiting for a job
 	// recvmsg's arguments for reads into crypto/tls's buffer (the loop's only).
 	iov unix.Iovec
 	msg unix.Msghdr
@@ -135,28 +142,75 @@ func (a *attacker) handshake(c *conn) error {
 	}
 	c.wire.a, c.wire.c, c.wire.out = nil, nil, c.wire.out[:0]
 	c.tls = tls.Client(c.wire, a.tls.conf)
-	a.tls.helpers.Add(1)
-	go runHandshake(&a.tls, c.tls, c.wire, dup, c.id, c.gen, c.dialDeadline)
+	a.tls.give(handshakeJob{c.tls, c.wire, dup, c.id, c.gen, c.dialDeadline}, a.maxConns)
 	return nil
 }
 
-// runHandshake is a helper's work: the handshake of tc over the socket dup, by deadline. It
-// touches nothing of the loop's but what it posts to st.
-func runHandshake(st *tlsState, tc *tls.Conn, w *tlsWire, dup int, id, gen int32, deadline time.Time) {
+// handshakeJob is a helper's work: the handshake of tc over the socket dup, by deadline.
+type handshakeJob struct {
+	tc       *tls.Conn
+	w        *tlsWire
+	dup      int
+	id, gen  int32
+	deadline time.Time
+}
+
+// give queues job for the helpers, starting one when none waits for work, up to
+// hostinfo.BackgroundSlots. Helpers are kept until the attacker closes: each runs on a thread of
+// its own at the lowest priority (hostinfo.Background), and a thread per handshake cost the loop
+// a clone(2) each time. More handshakes at once than helpers wait in the queue, which holds one
+// for every connection the attack may open (conns), so that the loop never waits on it.
+func (st *tlsState) give(job handshakeJob, conns int) {
+	if st.jobs == nil || cap(st.jobs) < conns {
+		st.closeHelpers() // its helpers do what is queued, then end
+		st.jobs = make(chan handshakeJob, max(conns, 64))
+	}
+	if st.waitingHelpers.Load() == 0 && st.helping < hostinfo.BackgroundSlots {
+		st.helping++
+		st.helpers.Add(1)
+		go st.help(st.jobs)
+	}
+	st.jobs <- job
+}
+
+// help runs the handshakes queued in jobs until the attacker closes.
+func (st *tlsState) help(jobs <-chan handshakeJob) {
 	defer st.helpers.Done()
-	f := os.NewFile(uintptr(dup), "")
+	hostinfo.Background()
+	for {
+		st.waitingHelpers.Add(1)
+		job, ok := <-jobs
+		st.waitingHelpers.Add(-1)
+		if !ok {
+			return
+		}
+		st.runHandshake(job)
+	}
+}
+
+// closeHelpers ends the helpers once they are done with the handshakes queued.
+func (st *tlsState) closeHelpers() {
+	if st.jobs != nil {
+		close(st.jobs)
+		st.jobs, st.helping = nil, 0
+	}
+}
+
+// runHandshake makes job's handshake. It touches nothing of the loop's but what it posts to st.
+func (st *tlsState) runHandshake(job handshakeJob) {
+	f := os.NewFile(uintptr(job.dup), "")
 	nc, err := net.FileConn(f) // its own duplicate, in Go's poller
 	f.Close()
 	if err == nil {
-		_ = nc.SetDeadline(deadline)
-		w.hs = nc
-		err = tc.Handshake()
-		w.hs = nil
+		_ = nc.SetDeadline(job.deadline)
+		job.w.hs = nc
+		err = job.tc.Handshake()
+		job.w.hs = nil
 		nc.Close()
 	}
 	ready := time.Now()
 	st.mu.Lock()
-	st.done = append(st.done, handshakeDone{id: id, gen: gen, err: err, ready: ready})
+	st.done = append(st.done, handshakeDone{id: job.id, gen: job.gen, err: err, ready: ready})
 	st.mu.Unlock()
 	one := [8]byte{1}
 	_, _ = unix.Write(st.wake, one[:])
@@ -321,6 +375,7 @@ func (a *attacker) recvTLS(c *conn, p []byte) (int, error) {
 
 // closeTLS releases the eventfd of the helpers.
 func (a *attacker) closeTLS() {
+	a.tls.closeHelpers()
 	if a.tls.wake != 0 {
 		a.tls.helpers.Wait() // each ends at once: closeConns shut their sockets down
 		unix.Close(a.tls.wake)

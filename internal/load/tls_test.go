@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/hostinfo"
 )
 
 // tlsServer is an in-process https server (TLS 1.3 and, when h2, HTTP/2 by ALPN) in front of h,
@@ -138,6 +140,45 @@ func TestNewConnectionPerRequestHandshakes(t *testing.T) {
 		if res.OwnDelay.Count != res.Requests {
 			t.Errorf("resume %v: %d own delays for %d requests", resume, res.OwnDelay.Count, res.Requests)
 		}
+	}
+}
+
+// More handshakes at once than helpers: the rest wait in the queue, and every one is made.
+func TestHandshakesBeyondTheHelpersWaitForOne(t *testing.T) {
+	ts := serveTLS(t, &stub{delay: 2 * time.Millisecond}, false)
+	conns := 3 * hostinfo.BackgroundSlots
+	cfg := tlsConfig(ts, Model{Connections: conns}, 500*time.Millisecond, false)
+	cfg.Request.NewConnection = true
+	var most atomic.Int64
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() { // how many helpers there are, every few milliseconds
+		defer close(sampled)
+		buf := make([]byte, 1<<20)
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			n := int64(strings.Count(string(buf[:runtime.Stack(buf, true)]), "load.(*tlsState).help("))
+			most.Store(max(most.Load(), n))
+		}
+	}()
+	res, err := Run(context.Background(), cfg)
+	close(done)
+	<-sampled
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests < int64(conns) || res.Successes != res.Requests {
+		t.Fatalf("%d requests, %d successes; want at least %d, all answered (errors %v)", res.Requests, res.Successes, conns, res.ErrorKinds)
+	}
+	if ts.handshakes.Load() != res.Requests {
+		t.Errorf("%d handshakes for %d requests, want one each", ts.handshakes.Load(), res.Requests)
+	}
+	if n := most.Load(); n == 0 || n > hostinfo.BackgroundSlots {
+		t.Errorf("at most %d helpers seen at once, want 1 to %d", n, hostinfo.BackgroundSlots)
 	}
 }
 

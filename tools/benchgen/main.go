@@ -162,6 +162,11 @@ func run() int {
 	fmt.Fprintf(os.Stderr, "nginx on %s pinned to CPU %d (pid %d); client on CPU %d; %s per step\n",
 		srv.URL, o.serverCPU, srv.cmd.Process.Pid, o.clientCPU, o.step)
 
+	stopRecording, err := record(o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchgen:", err)
+		return 1
+	}
 	loadBefore := loadAverage()
 	rows, err := measure(ctx, o, srv)
 	if err == nil && len(o.tlsRates) > 0 {
@@ -174,6 +179,7 @@ func run() int {
 		h2Rows, err = measureH2(ctx, o, srv)
 		rows = append(rows, h2Rows...)
 	}
+	stopRecording()
 	if len(rows) > 0 {
 		fmt.Printf("generator benchmark, %s; nginx on CPU %d, client on CPU %d, %s per step; load average before %s, after %s\n",
 			hostinfo.CPUModel(), o.serverCPU, o.clientCPU, o.step, loadBefore, loadAverage())
@@ -270,24 +276,6 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 			floor = r.P50
 		}
 		fmt.Fprintf(os.Stderr, "wrk -c%d: %.0f rps\n", c, r.RPS)
-	}
-	for _, rec := range []struct {
-		path  string
-		start func(io.Writer) error
-		stop  func()
-	}{{o.trace, trace.Start, trace.Stop}, {o.cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile}} {
-		if rec.path == "" {
-			continue
-		}
-		f, err := os.Create(rec.path)
-		if err != nil {
-			return rows, err
-		}
-		defer f.Close()
-		if err := rec.start(f); err != nil {
-			return rows, err
-		}
-		defer rec.stop()
 	}
 	models := []load.Model{{Connections: o.conns}}
 	for _, r := range o.rates {
@@ -514,4 +502,36 @@ func capacityOf(rows []row) load.Capacity {
 // median within queueingAllowed of the floor's median.
 func (r row) sustained(floor time.Duration) bool {
 	return r.isEngine && r.isOpen && r.valid == "yes" && r.achieved >= 0.995 && r.p50-floor <= queueingAllowed
+}
+
+// record starts the execution trace and the CPU profile asked for; they cover every step (wrk's,
+// in other processes, add nothing to them). stop ends both and closes their files.
+func record(o options) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+	for _, rec := range []struct {
+		path  string
+		start func(io.Writer) error
+		stop  func()
+	}{{o.trace, trace.Start, trace.Stop}, {o.cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile}} {
+		if rec.path == "" {
+			continue
+		}
+		f, err := os.Create(rec.path)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		if err := rec.start(f); err != nil {
+			f.Close()
+			stop()
+			return nil, err
+		}
+		stops = append(stops, func() { rec.stop(); f.Close() })
+	}
+	return stop, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,12 +91,24 @@ func startNginx(bin string, cpu int) (*nginx, error) {
 	// die without stopping it (killed, or SIGPIPE from `| head`), the kernel tells nginx to stop.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
+	n := &nginx{cmd: cmd, dir: dir, URL: fmt.Sprintf("http://127.0.0.1:%d/", port), TLSURL: fmt.Sprintf("https://127.0.0.1:%d/", tlsPort), roots: roots, done: make(chan struct{})}
+	started := make(chan error)
+	go func() {
+		// The parent-death signal follows the thread that started nginx, not the process, and
+		// the Go runtime ends threads (the engine's handshake helpers end theirs): nginx is
+		// started from a thread kept until it exits.
+		runtime.LockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			_ = cmd.Wait()
+		}
+		close(n.done)
+	}()
+	if err := <-started; err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting nginx (%s): %v", bin, err)
 	}
-	n := &nginx{cmd: cmd, dir: dir, URL: fmt.Sprintf("http://127.0.0.1:%d/", port), TLSURL: fmt.Sprintf("https://127.0.0.1:%d/", tlsPort), roots: roots, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(n.done) }()
 	if err := n.waitReady(5 * time.Second); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "error.log"))
 		n.stop()

@@ -115,7 +115,7 @@ func measureTLS(ctx context.Context, o options, srv *nginx) ([]row, error) {
 			r.load += " (" + e.res.Connections.TLSVersion + ", " + e.res.Connections.TLSCipher + ")"
 		}
 		rows = append(rows, r)
-		fmt.Fprintf(os.Stderr, "iotbench %s: %.0f rps\n", r.load, r.rps)
+		fmt.Fprintf(os.Stderr, "iotbench %s: %.0f rps; %d connections opened in the step (connect p99 %v)\n", r.load, r.rps, e.res.Connections.Opened, e.res.Connections.Connect.P99.Round(time.Microsecond))
 	}
 	return rows, nil
 }
@@ -203,6 +203,6 @@ func measureH2(ctx context.Context, o options, srv *nginx) ([]row, error) {
 	r := engineRow(m, e)
 	r.tls, r.h2, r.load = true, true, label
 	rows = append(rows, r)
-	fmt.Fprintf(os.Stderr, "iotbench %s: %.0f rps\n", r.load, r.rps)
+	fmt.Fprintf(os.Stderr, "iotbench %s: %.0f rps; %d connections opened in the step (connect p99 %v)\n", r.load, r.rps, e.res.Connections.Opened, e.res.Connections.Connect.P99.Round(time.Microsecond))
 	return rows, nil
 }
