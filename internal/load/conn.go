@@ -323,22 +323,32 @@ func (a *attacker) send(c *conn, slot int32) {
 
 // flush writes what is left of c's request; epoll says when the rest can be written.
 func (a *attacker) flush(c *conn) {
+	switch err := a.writeOut(c); {
+	case err == unix.EAGAIN:
+		a.setOut(c, true)
+		return
+	case err != nil:
+		a.broken(c, "write", err)
+		return
+	}
+	a.setOut(c, false)
+	a.slots[c.slot].written = time.Now()
+}
+
+// writeOut writes what is left of c.out until it is all written (nil), the socket is full
+// (EAGAIN: the rest when epoll says it can take it), or the write fails.
+func (a *attacker) writeOut(c *conn) error {
 	for len(c.out) > 0 {
 		n, err := unix.Write(c.fd, c.out)
 		switch {
 		case err == unix.EINTR:
 			continue
-		case err == unix.EAGAIN:
-			a.setOut(c, true)
-			return
 		case err != nil:
-			a.broken(c, "write", err)
-			return
+			return err
 		}
 		c.out = c.out[n:]
 	}
-	a.setOut(c, false)
-	a.slots[c.slot].written = time.Now()
+	return nil
 }
 
 // closeConn closes c, whatever it was doing; its request, if any, is the caller's to end.

@@ -315,10 +315,7 @@ func (a *attacker) h2flush(c *conn) {
 				c.out = h.sending
 			}
 		}
-		n, err := unix.Write(c.fd, c.out)
-		switch {
-		case err == unix.EINTR:
-			continue
+		switch err := a.writeOut(c); {
 		case err == unix.EAGAIN:
 			a.setOut(c, true)
 			return
@@ -326,16 +323,14 @@ func (a *attacker) h2flush(c *conn) {
 			a.h2broken(c, "write", err)
 			return
 		}
-		if c.out = c.out[n:]; len(c.out) == 0 {
-			now := time.Now()
-			for _, ref := range h.writing {
-				if st := h.ref(ref); st != nil {
-					st.phase = 2
-					a.slots[st.slot].written = now
-				}
+		now := time.Now()
+		for _, ref := range h.writing {
+			if st := h.ref(ref); st != nil {
+				st.phase = 2
+				a.slots[st.slot].written = now
 			}
-			h.writing = h.writing[:0]
 		}
+		h.writing = h.writing[:0]
 	}
 	a.setOut(c, false)
 }

@@ -14,7 +14,7 @@ func writeProtocols(w io.Writer, over []summary.OverProtocol) error {
 	if len(over) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "over each protocol (medians of valid trials):\n")
+	fmt.Fprintf(w, "over each protocol (medians of the valid trials the self-checks trust):\n")
 	t := newTable(w, "target", "protocol", "valid", "throughput rps", "p99", "CPU µs/request", "vs http1", "cipher")
 	for _, o := range over {
 		if err := t.Append(termText(o.Target), o.Protocol, fmt.Sprintf("%d/%d", o.Valid, o.Trials),

@@ -13,9 +13,10 @@ import (
 type OverProtocol struct {
 	Target, Protocol string
 	// Cipher is what the target's TLS stack agreed on (its first valid row's); empty in plaintext.
-	Cipher        string
+	Cipher string
+	// Valid counts the valid trials the self-checks trust (results.Row.Distrust).
 	Trials, Valid int
-	// Medians over the valid trials; nil without one (CPUPerRequest: without a CPU figure).
+	// Medians over those trials; nil without one (CPUPerRequest: without a CPU figure).
 	Throughput, P99, CPUPerRequest *Estimate
 	// CPUChange is CPUPerRequest's median against the target's over http1, as a fraction (0.18:
 	// 18% more CPU a request); nil for http1 itself or without both figures.
@@ -56,7 +57,8 @@ func overProtocols(rows []results.Row) []OverProtocol {
 		var valid []results.Row
 		for _, r := range by[k] {
 			o.Trials++
-			if r.Valid {
+			// A row the self-checks distrust is no figure to set beside another (Row.Distrust).
+			if r.Valid && r.Distrust() == "" {
 				valid = append(valid, r)
 				if o.Cipher == "" {
 					o.Cipher = r.TLSCipher

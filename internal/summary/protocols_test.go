@@ -41,3 +41,27 @@ func TestTrialsOverSeveralProtocolsAreNotPooled(t *testing.T) {
 		}
 	}
 }
+
+// The table of each target over each protocol sets figures side by side: a trial whose run's
+// calibration missed its limits is no figure to compare, valid or not.
+func TestOverProtocolsLeaveOutDistrustedTrials(t *testing.T) {
+	var rows []results.Row
+	for _, p := range []string{"http1", "https"} {
+		for trial := 1; trial <= 2; trial++ {
+			rows = append(rows, results.Row{Scenario: "io", Target: "fastify", Trial: trial, Mode: "open", RequestedRPS: 100,
+				Requests: 100, Successes: 100, Valid: true, LatencyP99: time.Duration(trial) * time.Millisecond, Protocol: p,
+				Calibrated: true, CalibrationWithin: p == "https" || trial == 2})
+		}
+	}
+	over := overProtocols(rows)
+	if len(over) != 2 {
+		t.Fatalf("%d protocol rows, want 2", len(over))
+	}
+	http1, https := over[0], over[1]
+	if http1.Trials != 2 || http1.Valid != 1 || http1.P99 == nil || http1.P99.Median != 2 {
+		t.Errorf("http1: %d trials, %d counted, p99 %v; want 2, 1 (trial 1's calibration missed), 2 ms", http1.Trials, http1.Valid, http1.P99)
+	}
+	if https.Valid != 2 {
+		t.Errorf("https: %d counted, want both trials", https.Valid)
+	}
+}
