@@ -165,6 +165,9 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 		if o.HTML == "" {
 			return usagef("history report draws an HTML page: give --html FILE")
 		}
+		if err := checkHTMLPath(o.HTML); err != nil {
+			return err
+		}
 	}
 	var rows [][]results.Row
 	for _, path := range o.Files {

@@ -72,6 +72,7 @@ func TestHistoryGolden(t *testing.T) {
 		{"other-branch", "changes --store h.db --branch pr-1"},
 		{"unknown-metric", "changes --store h.db --metric latency"},
 		{"report-without-html", "report --store h.db"},
+		{"report-html-over-the-store", "report --store h.db --html h.db"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -74,10 +74,8 @@ func runReport(o *ReportOptions) error {
 	if !slices.Contains(overview.Formats, o.Format) {
 		return usagef("--format %q: one of %s", o.Format, strings.Join(overview.Formats, ", "))
 	}
-	// `report --html a.csv b.csv` takes a.csv for the page's path: writing there would destroy
-	// a result.
-	if ext := strings.ToLower(filepath.Ext(o.HTML)); o.HTML != "" && ext != ".html" && ext != ".htm" {
-		return usagef("--html %s: give the HTML file to write, ending in .html (e.g. --html report.html); nothing was written, so that no results file is overwritten", o.HTML)
+	if err := checkHTMLPath(o.HTML); err != nil {
+		return err
 	}
 	var sources []summary.Source
 	for _, path := range o.Files {
@@ -142,4 +140,14 @@ func sizeText(n int) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%d KiB", (n+1023)/1024)
+}
+
+// checkHTMLPath refuses an --html path that is no .html (or .htm) file: `report --html a.csv
+// b.csv` takes a.csv for the page's path, and writing there would destroy a result (or, for
+// history report, the history itself).
+func checkHTMLPath(path string) error {
+	if ext := strings.ToLower(filepath.Ext(path)); path != "" && ext != ".html" && ext != ".htm" {
+		return usagef("--html %s: give the HTML file to write, ending in .html (e.g. --html report.html); nothing was written, so that no results file is overwritten", path)
+	}
+	return nil
 }

@@ -633,7 +633,7 @@ func (a *attacker) h2finish(c *conn, st *h2stream) {
 	if sent.IsZero() {
 		sent = r.taken
 	} else if a.own != nil && !c.arrival.IsZero() {
-		a.own.record(r.start.Add(r.handshake), r.written, c.arrival, done)
+		a.own.record(r.start, r.handshake, r.written, c.arrival, done)
 	}
 	if a.stats != nil {
 		a.stats.firstByteOf(r.start, st.first)
