@@ -409,20 +409,25 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 	return row, ph.res, nil
 }
 
+// cutStages cuts res, a measured phase of stages, into its stages' figures (res.Stages), once for
+// the stages' rows and their files. An error leaves them out: the cell's own row says what was
+// measured.
+func cutStages(res *load.Result, stages []load.Stage) {
+	if len(stages) > 0 && res.Timeline != nil {
+		res.Stages, _ = load.StageResults(*res, stages)
+	}
+}
+
 // stageRows are the rows of the stages of c, whose row is row and measured phase res: each the
-// cell's row with the stage's figures (load.StageResults), its scenario <scenario>.stage-<n>.
-// A stage is valid when it is and its cell is. None when c has no stages or was not loaded.
+// cell's row with the stage's figures (res.Stages), its scenario <scenario>.stage-<n>. A stage
+// is valid when it is and its cell is. None when c has no stages or was not loaded.
 func stageRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
 	stages := c.Load.Model.Stages
-	if len(stages) == 0 || !row.Loaded() || res.Timeline == nil {
+	if len(stages) == 0 || !row.Loaded() || len(res.Stages) != len(stages) {
 		return nil
 	}
-	parts, err := load.StageResults(res, stages)
-	if err != nil {
-		return nil // the cell's own row says what was measured
-	}
 	rows := make([]results.Row, len(stages))
-	for k, part := range parts {
+	for k, part := range res.Stages {
 		sr := row
 		sr.Scenario, sr.Stage, sr.Stages = stageScenario(row.Scenario, k), k+1, stages[k].String()
 		sr.RequestedRPS, sr.Duration = part.RequestedRate, part.Duration

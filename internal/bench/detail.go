@@ -19,9 +19,9 @@ type Detail struct {
 }
 
 // detail hands the phase's timeline, with the target's resources second by second, to
-// r.Detail, then each stage's of stages and each request's of a mix, as their rows (stageRows,
+// r.Detail, then each stage's (res.Stages) and each request's of a mix, as their rows (stageRows,
 // kindRows) are keyed; a failure to keep them is a warning on the row, not a failed cell.
-func (r *Runner) detail(row *results.Row, res load.Result, usage []resources.SecondUsage, stages []load.Stage) {
+func (r *Runner) detail(row *results.Row, res load.Result, usage []resources.SecondUsage) {
 	if r.Detail == nil || res.Latencies == nil {
 		return
 	}
@@ -33,19 +33,13 @@ func (r *Runner) detail(row *results.Row, res load.Result, usage []resources.Sec
 		warn(row, "timeline and histograms not kept: "+err.Error())
 		return
 	}
-	if len(stages) > 0 {
-		parts, err := load.StageResults(res, stages)
-		if err != nil {
-			return // the cell's row says what was measured; its stages have no rows either
-		}
-		for k, part := range parts {
-			sr := *row
-			sr.Scenario, sr.RequestedRPS, sr.WarmupTaken = stageScenario(row.Scenario, k), part.RequestedRate, 0
-			d := Detail{Cell: timeline.Cell{Key: detailKey(sr), Measure: part.Timeline}, Latencies: part.Latencies}
-			if err := r.Detail(sr, d); err != nil {
-				warn(row, fmt.Sprintf("stage %d's timeline and histograms not kept: %v", k+1, err))
-				return
-			}
+	for k, part := range res.Stages {
+		sr := *row
+		sr.Scenario, sr.RequestedRPS, sr.WarmupTaken = stageScenario(row.Scenario, k), part.RequestedRate, 0
+		d := Detail{Cell: timeline.Cell{Key: detailKey(sr), Measure: part.Timeline}, Latencies: part.Latencies}
+		if err := r.Detail(sr, d); err != nil {
+			warn(row, fmt.Sprintf("stage %d's timeline and histograms not kept: %v", k+1, err))
+			return
 		}
 	}
 	for _, k := range res.Kinds {

@@ -253,7 +253,8 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	if !row.Valid {
 		in.r.keepLog(row, in.ctr.Logs(context.WithoutCancel(ctx), LogLines))
 	}
-	in.r.detail(row, ph.res, m.perSecond, in.c.Load.Model.Stages)
+	cutStages(&ph.res, in.c.Load.Model.Stages)
+	in.r.detail(row, ph.res, m.perSecond)
 	return ph, nil
 }
 

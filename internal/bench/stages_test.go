@@ -30,6 +30,8 @@ func TestStageRows(t *testing.T) {
 		{Index: 1, Successes: 1, OwnDelayP99: time.Microsecond, Histogram: enc},
 	}}
 	row := results.Row{Scenario: "s", Target: "t", Trial: 1, Stages: "1s:100,1s:100-300", RequestedRPS: 150, Connections: 50, Valid: false, InvalidReason: "target exited with code 1"}
+	res.Latencies = h
+	cutStages(&res, stages)
 	got := stageRows(row, c, res)
 	if len(got) != 2 {
 		t.Fatalf("%d stage rows, want 2", len(got))
@@ -50,8 +52,7 @@ func TestStageRows(t *testing.T) {
 	// Each stage's seconds and histogram are kept under its row's key, as the report reads them.
 	details := map[timeline.Key]Detail{}
 	r := &Runner{Detail: func(_ results.Row, d Detail) error { details[d.Cell.Key] = d; return nil }}
-	res.Latencies = h
-	r.detail(&row, res, nil, stages)
+	r.detail(&row, res, nil)
 	for k, sr := range got {
 		d, ok := details[detailKey(sr)]
 		if !ok || len(d.Cell.Measure) != 1 || d.Cell.Measure[0].Index != k || d.Latencies == nil || d.Latencies.TotalCount() != 1 {

@@ -305,7 +305,10 @@ type Result struct {
 	// Kinds are a mixed phase's figures by request, in Config.Kinds' order: each judged on its
 	// own, with the phase's own delay and in-flight peak; the whole is invalid when one is. Each
 	// has its measured phase's Timeline (no warm-up's; in flight 0, counted for the whole).
-	Kinds         []Result `json:",omitempty"`
+	Kinds []Result `json:",omitempty"`
+	// Stages are a staged phase's figures by stage (StageResults), cut once by whoever reads them
+	// (bench: for the stages' rows and their files); nil until then.
+	Stages        []Result `json:"-"`
 	RequestedRate int      // open loop
 	// Arrival is the open loop's arrival process (empty in closed loop).
 	Arrival Arrival `json:",omitempty"`
