@@ -55,7 +55,9 @@ type tlsState struct {
 type handshakeDone struct {
 	id, gen int32
 	err     error
-	ready   time.Time // when the helper's handshake returned
+	// When a helper began the handshake, and when it returned: the wait for a helper before it
+	// is the generator's, like the wait for the loop after it.
+	began, ready time.Time
 }
 
 // tlsWire is the transport under a connection's tls.Conn: the socket through Go's poller
@@ -198,6 +200,7 @@ func (st *tlsState) closeHelpers() {
 
 // runHandshake makes job's handshake. It touches nothing of the loop's but what it posts to st.
 func (st *tlsState) runHandshake(job handshakeJob) {
+	began := time.Now()
 	f := os.NewFile(uintptr(job.dup), "")
 	nc, err := net.FileConn(f) // its own duplicate, in Go's poller
 	f.Close()
@@ -210,7 +213,7 @@ func (st *tlsState) runHandshake(job handshakeJob) {
 	}
 	ready := time.Now()
 	st.mu.Lock()
-	st.done = append(st.done, handshakeDone{id: job.id, gen: job.gen, err: err, ready: ready})
+	st.done = append(st.done, handshakeDone{id: job.id, gen: job.gen, err: err, began: began, ready: ready})
 	st.mu.Unlock()
 	one := [8]byte{1}
 	_, _ = unix.Write(st.wake, one[:])
@@ -247,7 +250,10 @@ func (a *attacker) handshaken() {
 			continue
 		}
 		c.wire.a, c.wire.c = a, c
-		c.ready = d.ready
+		// The connection's cost is its TCP connect and its handshake, not its wait in the queue
+		// for a helper (hostinfo.BackgroundSlots at once): that wait stays the generator's delay.
+		c.dialed = c.dialed.Add(max(d.began.Sub(c.hsBegan), 0))
+		c.hsBegan, c.ready = d.began, d.ready
 		cs := c.tls.ConnectionState()
 		if a.h2streams > 0 && cs.NegotiatedProtocol != "h2" {
 			a.closeConn(c)

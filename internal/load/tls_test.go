@@ -24,8 +24,11 @@ type tlsServer struct {
 	URL                string
 	roots              *x509.CertPool
 	handshakes, resume atomic.Int64
-	mu                 sync.Mutex
-	protos             map[string]int // the protocol of each request answered
+	// handshakeDelay (ns) makes every handshake after it is set take that much longer at the
+	// server: a slow TLS stack.
+	handshakeDelay atomic.Int64
+	mu             sync.Mutex
+	protos         map[string]int // the protocol of each request answered
 }
 
 func serveTLS(t testing.TB, h http.Handler, h2 bool) *tlsServer {
@@ -44,6 +47,9 @@ func serveTLS(t testing.TB, h http.Handler, h2 bool) *tlsServer {
 			ts.resume.Add(1)
 		}
 		return nil
+	}, GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		time.Sleep(time.Duration(ts.handshakeDelay.Load())) // before the server's answer to the hello
+		return nil, nil
 	}}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -143,9 +149,13 @@ func TestNewConnectionPerRequestHandshakes(t *testing.T) {
 	}
 }
 
-// More handshakes at once than helpers: the rest wait in the queue, and every one is made.
+// More handshakes at once than helpers: the rest wait in the queue, and every one is made. The
+// wait for a helper is the generator's own delay, not the connection's time: a server whose
+// handshakes take 50 ms shows a connect time of about 50 ms, however many wait behind them.
 func TestHandshakesBeyondTheHelpersWaitForOne(t *testing.T) {
 	ts := serveTLS(t, &stub{delay: 2 * time.Millisecond}, false)
+	const handshake = 50 * time.Millisecond
+	ts.handshakeDelay.Store(int64(handshake))
 	conns := 3 * hostinfo.BackgroundSlots
 	cfg := tlsConfig(ts, Model{Connections: conns}, 500*time.Millisecond, false)
 	cfg.Request.NewConnection = true
@@ -179,6 +189,14 @@ func TestHandshakesBeyondTheHelpersWaitForOne(t *testing.T) {
 	}
 	if n := most.Load(); n == 0 || n > hostinfo.BackgroundSlots {
 		t.Errorf("at most %d helpers seen at once, want 1 to %d", n, hostinfo.BackgroundSlots)
+	}
+	// Three connections to a helper: the median request waits a whole handshake for one, which
+	// the connect time must not hold (it would be about two handshakes) and the own delay must.
+	if c := res.Connections.Connect; c.P50 < handshake || c.P50 > handshake*3/2+20*time.Millisecond {
+		t.Errorf("connect p50 %v, want the server's %v handshake and little more", c.P50, handshake)
+	}
+	if res.OwnDelay.P99 < handshake/2 {
+		t.Errorf("own delay p99 %v, want the wait for a helper in it (handshakes of %v, three connections a helper)", res.OwnDelay.P99, handshake)
 	}
 }
 
