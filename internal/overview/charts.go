@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/iotbench/iotbench/internal/timeline"
@@ -432,6 +433,8 @@ func resourcesChart(sc summary.Scenario) (*chart, error) {
 		{"database peak memory (MiB)" + at, func(t summary.Target) *summary.Estimate { return t.DBMemoryPeakMiB }},
 	}
 	var row []*plot.Plot
+	var counts []int // names in each panel of row
+	longest := 0     // the longest name, in characters
 	for _, m := range metrics {
 		var names []string
 		var vals plotter.Values
@@ -444,6 +447,10 @@ func resourcesChart(sc summary.Scenario) (*chart, error) {
 		if len(vals) == 0 {
 			continue
 		}
+		for _, n := range names {
+			longest = max(longest, utf8.RuneCountInString(n))
+		}
+		counts = append(counts, len(names))
 		p := newPlot(m.title, "", "")
 		b, err := plotter.NewBarChart(vals, vg.Points(14))
 		if err != nil {
@@ -470,6 +477,16 @@ func resourcesChart(sc summary.Scenario) (*chart, error) {
 	if len(row) == 0 {
 		return nil, nil
 	}
-	svg, err := render([][]*plot.Plot{row}, vg.Points(math.Max(620, float64(200*len(row)))), vg.Points(260))
+	width := math.Max(620, float64(200*len(row)))
+	height := 260.0
+	for i, p := range row {
+		// Slanted names need about 40 points each side by side: closer, they overlap (9 targets
+		// over three protocols did), so they stand upright, and the panels grow to hold them.
+		if width/float64(len(row))/float64(counts[i]) < 40 {
+			p.X.Tick.Label.Rotation = -math.Pi / 2
+			height = 200 + 5*float64(longest)
+		}
+	}
+	svg, err := render([][]*plot.Plot{row}, vg.Points(width), vg.Points(math.Max(260, height)))
 	return &chart{Title: "resources", SVG: svg}, err
 }
