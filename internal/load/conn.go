@@ -43,7 +43,7 @@ type conn struct {
 	arrival      time.Time
 	dialDeadline time.Time
 	wantOut      bool      // EPOLLOUT is asked for: connecting, or a request only partly written
-	dialed       time.Time // when its dial began (over TLS, moved by the wait for a helper)
+	dialed       time.Time // when its dial began
 	first        time.Time // when the first bytes of its request's answer arrived; zero before
 
 	// Over TLS (tls.go): its connection and the pipe under it; whether a helper is making its
@@ -239,7 +239,7 @@ func (a *attacker) connected(c *conn) {
 		return // dialing until its helper is done (handshaken)
 	}
 	if a.stats != nil {
-		a.stats.opened(c, time.Now(), false)
+		a.stats.opened(time.Since(c.dialed), false)
 	}
 	a.dialing--
 	a.dials = deleteConn(a.dials, c)

@@ -43,10 +43,11 @@ func (s *connStats) firstByteOf(start, first time.Time) {
 	}
 }
 
-// opened counts c, ready to carry requests at ready; resumed, whether its TLS session was.
-func (s *connStats) opened(c *conn, ready time.Time, resumed bool) {
+// opened counts a connection that took connect from its dial until it could carry requests;
+// resumed, whether its TLS session was.
+func (s *connStats) opened(connect time.Duration, resumed bool) {
 	s.res.Opened++
-	s.connect.Record(ready.Sub(c.dialed))
+	s.connect.Record(connect)
 	if resumed {
 		s.res.Resumed++
 	}

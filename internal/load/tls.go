@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -41,12 +40,14 @@ type tlsState struct {
 	done            []handshakeDone
 	// The loop's own copy of done, swapped with it, so that neither allocates once warm.
 	taken []handshakeDone
-	// helpers running: the eventfd they write is closed only once they are done. They take
-	// their handshakes from jobs (give).
-	helpers        sync.WaitGroup
-	jobs           chan handshakeJob
-	helping        int          // helpers started on jobs
-	waitingHelpers atomic.Int32 // helpers waiting for a job
+	// The handshakes queued for the helpers (give), under mu; more waits for the queue to fill
+	// or close, with idle helpers waiting on it.
+	jobs          []handshakeJob
+	more          *sync.Cond
+	helping, idle int
+	closed        bool
+	// helpers running: the eventfd they write is closed only once they are done.
+	helpers sync.WaitGroup
 	// recvmsg's arguments for reads into crypto/tls's buffer (the loop's only).
 	iov unix.Iovec
 	msg unix.Msghdr
@@ -144,7 +145,7 @@ func (a *attacker) handshake(c *conn) error {
 	}
 	c.wire.a, c.wire.c, c.wire.out = nil, nil, c.wire.out[:0]
 	c.tls = tls.Client(c.wire, a.tls.conf)
-	a.tls.give(handshakeJob{c.tls, c.wire, dup, c.id, c.gen, c.dialDeadline}, a.maxConns)
+	a.tls.give(handshakeJob{c.tls, c.wire, dup, c.id, c.gen, c.dialDeadline})
 	return nil
 }
 
@@ -157,44 +158,56 @@ type handshakeJob struct {
 	deadline time.Time
 }
 
-// give queues job for the helpers, starting one when none waits for work, up to
-// hostinfo.BackgroundSlots. Helpers are kept until the attacker closes: each runs on a thread of
-// its own at the lowest priority (hostinfo.Background), and a thread per handshake cost the loop
-// a clone(2) each time. More handshakes at once than helpers wait in the queue, which holds one
-// for every connection the attack may open (conns), so that the loop never waits on it.
-func (st *tlsState) give(job handshakeJob, conns int) {
-	if st.jobs == nil || cap(st.jobs) < conns {
-		st.closeHelpers() // its helpers do what is queued, then end
-		st.jobs = make(chan handshakeJob, max(conns, 64))
+// give queues job for a helper, starting one when none is idle, up to hostinfo.BackgroundSlots.
+// Helpers are kept until the attacker closes: each runs on a thread of its own at the lowest
+// priority (hostinfo.Background), and a thread per handshake cost the loop a clone(2) each time.
+// More handshakes at once than helpers wait in the queue.
+func (st *tlsState) give(job handshakeJob) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.more == nil {
+		st.more = sync.NewCond(&st.mu)
 	}
-	if st.waitingHelpers.Load() == 0 && st.helping < hostinfo.BackgroundSlots {
+	st.jobs = append(st.jobs, job)
+	if st.idle == 0 && st.helping < hostinfo.BackgroundSlots {
 		st.helping++
 		st.helpers.Add(1)
-		go st.help(st.jobs)
+		go st.help()
+		return
 	}
-	st.jobs <- job
+	st.more.Signal()
 }
 
-// help runs the handshakes queued in jobs until the attacker closes.
-func (st *tlsState) help(jobs <-chan handshakeJob) {
+// help runs the handshakes queued until the attacker closes.
+func (st *tlsState) help() {
 	defer st.helpers.Done()
 	hostinfo.Background()
+	st.mu.Lock()
 	for {
-		st.waitingHelpers.Add(1)
-		job, ok := <-jobs
-		st.waitingHelpers.Add(-1)
-		if !ok {
+		for len(st.jobs) == 0 && !st.closed {
+			st.idle++
+			st.more.Wait()
+			st.idle--
+		}
+		if len(st.jobs) == 0 {
+			st.mu.Unlock()
 			return
 		}
+		job := st.jobs[0]
+		st.jobs = st.jobs[1:]
+		st.mu.Unlock()
 		st.runHandshake(job)
+		st.mu.Lock()
 	}
 }
 
 // closeHelpers ends the helpers once they are done with the handshakes queued.
 func (st *tlsState) closeHelpers() {
-	if st.jobs != nil {
-		close(st.jobs)
-		st.jobs, st.helping = nil, 0
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.closed = true
+	if st.more != nil {
+		st.more.Broadcast()
 	}
 }
 
@@ -252,7 +265,7 @@ func (a *attacker) handshaken() {
 		c.wire.a, c.wire.c = a, c
 		// The connection's cost is its TCP connect and its handshake, not its wait in the queue
 		// for a helper (hostinfo.BackgroundSlots at once): that wait stays the generator's delay.
-		c.dialed = c.dialed.Add(max(d.began.Sub(c.hsBegan), 0))
+		waited := max(d.began.Sub(c.hsBegan), 0)
 		c.hsBegan, c.ready = d.began, d.ready
 		cs := c.tls.ConnectionState()
 		if a.h2streams > 0 && cs.NegotiatedProtocol != "h2" {
@@ -265,7 +278,7 @@ func (a *attacker) handshaken() {
 		}
 		st.version, st.cipher = cs.Version, cs.CipherSuite
 		if a.stats != nil {
-			a.stats.opened(c, d.ready, cs.DidResume)
+			a.stats.opened(d.ready.Sub(c.dialed)-waited, cs.DidResume)
 		}
 		a.dialing--
 		a.dials = deleteConn(a.dials, c)
