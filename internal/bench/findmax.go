@@ -25,10 +25,12 @@ type MaxSearch struct {
 	// higher rate for the first time grows its thread pools and heap and compiles new paths, a
 	// transient that is not its sustained behaviour (spring-mvc-platform's first 5 s at 2000 rps
 	// after 1000 had a p99 of 158–344 ms; the next steps at 2000 met 100 ms, and searches that
-	// met it went on to 3500).
+	// met it went on to 3500). A step at or below a rate the step before it met is that step's
+	// continuation, not new ground, and has none.
 	StepWarmup time.Duration
-	// Cooldown separates steps, so that work queued by an overloaded step does not spill into the
-	// next one.
+	// Cooldown follows a step that did not meet the SLO, so that work queued by an overloaded
+	// target does not spill into the next step. A step that met it left nothing queued: at most its
+	// last requests, a p99 long.
 	Cooldown time.Duration
 	// Method is how each search finds where to bisect: doubling steps, or a ramp first (ramp.go);
 	// Both alternates them by search.
@@ -125,7 +127,11 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		method = maxrate.Steps
 	}
 	out.Method = method
-	ran := 0
+	overloaded := false // the last load may have left work queued in the target
+	met := 0            // the rate of the last load, if it met the SLO or was the warm-up
+	if c.Load.Warmup > 0 {
+		met = m.Search.Start
+	}
 	if method == maxrate.Ramp {
 		step := c
 		step.Trial = nextStep()
@@ -138,21 +144,22 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 			return out, err
 		}
 		m.Search.Bracket = b
-		ran++ // the ramp ended overloading the target: the first step waits its cooldown
+		overloaded, met = true, 0 // the ramp ended past the target's limit
 	}
 	// once runs one step; repeat says it failed while other work disturbed its CPUs and may be run
 	// again (not when last), so that a neighbour's burst is not taken for the target's limit.
 	once := func(ctx context.Context, rate int, last bool) (s maxrate.Step, repeat bool, err error) {
-		if ran > 0 && m.Cooldown > 0 {
+		if overloaded && m.Cooldown > 0 {
 			select {
 			case <-ctx.Done():
 				return maxrate.Step{}, false, ctx.Err()
 			case <-time.After(m.Cooldown):
 			}
 		}
-		ran++
 		cfg := stepConfig(c.Load, rate, m.Step)
-		cfg.Warmup = m.StepWarmup
+		if rate > met {
+			cfg.Warmup = m.StepWarmup
+		}
 		step := c
 		step.Trial, step.Load = nextStep(), cfg
 		row := r.newRow(p, step, images)
@@ -203,6 +210,10 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 			row.Valid, row.InvalidReason = false, "slo not met: "+s.Failed
 		default:
 			row.Valid, row.InvalidReason = true, ""
+		}
+		overloaded, met = !row.Valid, 0
+		if row.Valid {
+			met = rate
 		}
 		verdict := "meets the SLO"
 		if !row.Valid {
