@@ -145,13 +145,12 @@ func TestFindMaxRecordsEveryStep(t *testing.T) {
 	}
 }
 
-func TestStepsCoolDownAfterAFailureAndWarmUpOnNewGround(t *testing.T) {
+func TestStepsCoolDownOnlyAfterAFailure(t *testing.T) {
 	// 160 rps at most: the search passes rates below it and fails rates above. A step after a
 	// failed one waits the cooldown, so its row comes at least a cooldown after the failed one's;
-	// a step after a passed one does not, so its row comes one step (plus overhead well under the
-	// cooldown) after. A step warms up unless the step before it met its rate or a higher one.
+	// a step after a passed one does not, so its row comes one warm-up and step (plus overhead
+	// well under the cooldown) after.
 	const cooldown = 1500 * time.Millisecond
-	const warmup = 200 * time.Millisecond
 	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}}
 	var rows []results.Row
 	var at []time.Time
@@ -159,20 +158,17 @@ func TestStepsCoolDownAfterAFailureAndWarmUpOnNewGround(t *testing.T) {
 		rows, at = append(rows, row), append(at, time.Now())
 		return nil
 	}}
-	m := MaxSearch{SLO: maxrate.SLO{P99: 80 * time.Millisecond, MaxErrors: 0.01}, StepWarmup: warmup,
+	m := MaxSearch{SLO: maxrate.SLO{P99: 80 * time.Millisecond, MaxErrors: 0.01}, StepWarmup: 200 * time.Millisecond,
 		Search: maxrate.Config{Start: 100, Resolution: maxrate.Resolution{RPS: 40}, Limit: 400}, Step: 300 * time.Millisecond, Cooldown: cooldown}
 	if _, err := r.FindMax(context.Background(), planFor("t"), m); err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) == 0 || rows[0].Warmup != warmup {
-		t.Fatalf("%d steps, the first warmed up %v: want %v", len(rows), rows[0].Warmup, warmup)
-	}
-	var afterPass, afterFail, continued int
+	var afterPass, afterFail int
 	for i := 1; i < len(rows); i++ {
-		prev, cur, gap := rows[i-1], rows[i], at[i].Sub(at[i-1])
-		t.Logf("%d rps (valid %v) → %d rps, warm-up %v: %v", prev.RequestedRPS, prev.Valid, cur.RequestedRPS, cur.Warmup, gap.Round(time.Millisecond))
+		gap := at[i].Sub(at[i-1])
+		t.Logf("%d rps (valid %v) → %d rps: %v", rows[i-1].RequestedRPS, rows[i-1].Valid, rows[i].RequestedRPS, gap.Round(time.Millisecond))
 		switch {
-		case prev.Valid:
+		case rows[i-1].Valid:
 			afterPass++
 			if gap >= cooldown {
 				t.Errorf("step %d came %v after a step that met the SLO: it waited a cooldown", i+1, gap)
@@ -183,17 +179,9 @@ func TestStepsCoolDownAfterAFailureAndWarmUpOnNewGround(t *testing.T) {
 				t.Errorf("step %d came %v after a failed step: it did not wait the %v cooldown", i+1, gap, cooldown)
 			}
 		}
-		want := warmup
-		if prev.Valid && cur.RequestedRPS <= prev.RequestedRPS {
-			want = 0
-			continued++
-		}
-		if cur.Warmup != want {
-			t.Errorf("step %d at %d rps after %d rps (valid %v) warmed up %v, want %v", i+1, cur.RequestedRPS, prev.RequestedRPS, prev.Valid, cur.Warmup, want)
-		}
 	}
-	if afterPass == 0 || afterFail == 0 || continued == 0 {
-		t.Fatalf("%d steps after a pass (%d continuing its rate), %d after a failure: the search must have each to test", afterPass, continued, afterFail)
+	if afterPass == 0 || afterFail == 0 {
+		t.Fatalf("%d steps after a pass, %d after a failure: the search must have both to test", afterPass, afterFail)
 	}
 }
 
@@ -264,9 +252,9 @@ func TestFindMaxSearchesOncePerTrial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range rows { // which steps warm up: TestStepsCoolDownAfterAFailureAndWarmUpOnNewGround
-		if row.Duration != m.Step {
-			t.Errorf("step at %d rps: %v measured, want %v", row.RequestedRPS, row.Duration, m.Step)
+	for _, row := range rows {
+		if row.Warmup != m.StepWarmup || row.Duration != m.Step {
+			t.Errorf("step at %d rps: warm-up %v and %v measured, want %v then %v", row.RequestedRPS, row.Warmup, row.Duration, m.StepWarmup, m.Step)
 		}
 	}
 	if len(found) != 2 || found[0].Search == found[1].Search || f.started != 2 || f.removed != 2 {
