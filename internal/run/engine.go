@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/bench"
@@ -112,6 +113,9 @@ func New(e Effects) *Runs {
 	if e.Calibrate == nil {
 		e.Calibrate = d.Calibrate
 	}
+	// The first run pins this process to its generator's CPUs: every later run (reproduce runs
+	// many) plans on the CPUs this process had before that, not on the generator's.
+	e.AllowedCPUs = sync.OnceValues(e.AllowedCPUs)
 	return &Runs{Effects: e, engines: map[string]Engine{}}
 }
 

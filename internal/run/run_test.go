@@ -146,6 +146,37 @@ func TestExecuteLeavesEveryFile(t *testing.T) {
 	}
 }
 
+// TestASecondRunPlansOnTheCPUsOfTheFirst: a run pins this process to its generator's CPUs, as the
+// kernel then reports them; the next run of the same Runs (reproduce runs many) must still plan
+// on the CPUs the process had before, not find one CPU and refuse.
+func TestASecondRunPlansOnTheCPUsOfTheFirst(t *testing.T) {
+	dir := t.TempDir()
+	e, connects := fakeEngine("b"), 0
+	fx := effects(e, &connects)
+	affinity := []int{0, 1}
+	var pinned [][]int
+	fx.AllowedCPUs = func() ([]int, error) { return slices.Clone(affinity), nil }
+	fx.Pin = func(cpus []int) error {
+		affinity, pinned = slices.Clone(cpus), append(pinned, slices.Clone(cpus))
+		return nil
+	}
+	rs := New(fx)
+	defer rs.Close()
+	for i := range 2 {
+		var log strings.Builder
+		out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, File: filepath.Join(dir, fmt.Sprintf("run%d.csv", i)), Log: &log})
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", i+1, err, log.String())
+		}
+		if len(out.Rows) != 4 {
+			t.Errorf("run %d: %d rows, want 4", i+1, len(out.Rows))
+		}
+	}
+	if len(pinned) != 2 || !slices.Equal(pinned[1], pinned[0]) || !slices.Equal(pinned[0], []int{0}) {
+		t.Errorf("the runs pinned the generator to %v, want CPU 0 both times", pinned)
+	}
+}
+
 // TestExecuteAMixLeavesEveryRequestsFiles: a mix's request rows have their timeline and
 // histograms beside the cell's, which the report reads back whole.
 func TestExecuteAMixLeavesEveryRequestsFiles(t *testing.T) {
