@@ -40,8 +40,8 @@ type tlsState struct {
 	done            []handshakeDone
 	// The loop's own copy of done, swapped with it, so that neither allocates once warm.
 	taken []handshakeDone
-	// The handshakes queued for the helpers (give), under mu; more waits for the queue to fill
-	// or close, with idle helpers waiting on it.
+	// The handshakes queued for the helpers (give), under mu; more (made with the eventfd, at the
+	// first handshake) wakes an idle helper when the queue fills or closes.
 	jobs          []handshakeJob
 	more          *sync.Cond
 	helping, idle int
@@ -131,6 +131,7 @@ func (a *attacker) handshake(c *conn) error {
 			return err
 		}
 		a.tls.wake = wake
+		a.tls.more = sync.NewCond(&a.tls.mu)
 	}
 	dup, err := unix.FcntlInt(uintptr(c.fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
@@ -165,9 +166,6 @@ type handshakeJob struct {
 func (st *tlsState) give(job handshakeJob) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.more == nil {
-		st.more = sync.NewCond(&st.mu)
-	}
 	st.jobs = append(st.jobs, job)
 	if st.idle == 0 && st.helping < hostinfo.BackgroundSlots {
 		st.helping++
@@ -194,6 +192,7 @@ func (st *tlsState) help() {
 			return
 		}
 		job := st.jobs[0]
+		st.jobs[0] = handshakeJob{} // the queue's array must not keep a finished handshake's connection
 		st.jobs = st.jobs[1:]
 		st.mu.Unlock()
 		st.runHandshake(job)
