@@ -14,7 +14,7 @@ import (
 // BenchmarkIngest adds 10,000 results rows (100 series of 100 points) to a new SQLite store:
 // the figure of docs/history.md.
 func BenchmarkIngest(b *testing.B) {
-	base := stepRows(b, 100, 50, 20, 24)
+	base := stepRows(b, 7, 100, 50, 20, 24)
 	var rows []results.Row
 	for s := range 100 {
 		for _, r := range base {

@@ -1,71 +1,46 @@
 package history
 
 import (
+	"encoding/csv"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"path/filepath"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/results"
 )
 
-// realNoise is, per metric, the run-to-run noise of real measurements: every valid trial of the
-// committed experiments (docs/experiments) as a ratio to its cell's mean. Their cells have two
-// trials, whose deviations from their own mean are 1/√2 of a trial's from the true level: the
-// deviations are scaled back by √2.
+// realNoise is, per metric, the run-to-run noise of real measurements, as ratios to their cell's
+// mean (testdata/noise.csv). It was taken once from the experiments committed at d7a9c86
+// (docs/experiments/*/*.csv, 2 trials of 5 s a cell on the shared 2-core host): every valid trial
+// as a ratio to its cell's mean, the deviation scaled by √2, as a cell's two trials deviate from
+// their own mean by 1/√2 of a trial's from the true level. A file of its own, so that measuring the
+// experiments anew does not change what these tests assert.
 func realNoise(t testing.TB) map[string][]float64 {
 	t.Helper()
-	files, err := filepath.Glob("../../docs/experiments/*/*.csv")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no committed results: %v", err)
+	f, err := os.Open("testdata/noise.csv")
+	if err != nil {
+		t.Fatal(err)
 	}
-	type cell struct{ file, scenario, target, variant string }
-	cells := map[cell][]results.Row{}
-	var order []cell
-	for _, f := range files {
-		rows, _, err := results.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range rows {
-			if !r.Valid {
-				continue
-			}
-			c := cell{f, r.Scenario, r.Target, r.Variant}
-			if cells[c] == nil {
-				order = append(order, c)
-			}
-			cells[c] = append(cells[c], r)
-		}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(records) < 2 {
+		t.Fatalf("testdata/noise.csv: %d records, %v", len(records), err)
 	}
 	noise := map[string][]float64{}
-	for _, c := range order {
-		rows := cells[c]
-		if len(rows) < 2 {
-			continue
+	for _, rec := range records[1:] {
+		v, err := strconv.ParseFloat(rec[1], 64)
+		if err != nil || v <= 0 {
+			t.Fatalf("testdata/noise.csv: %q: %v", rec, err)
 		}
-		for _, m := range []string{"throughput", "p50", "p99"} {
-			metric, _ := results.MetricNamed(m)
-			vals := metric.Of(rows)
-			mean := 0.0
-			for _, v := range vals {
-				mean += v / float64(len(vals))
-			}
-			if mean <= 0 {
-				continue
-			}
-			scale := math.Sqrt(float64(len(vals)) / float64(len(vals)-1))
-			for _, v := range vals {
-				noise[m] = append(noise[m], 1+scale*(v-mean)/mean)
-			}
-		}
+		noise[rec[0]] = append(noise[rec[0]], v)
 	}
-	for m, n := range noise {
-		if len(n) < 20 {
-			t.Fatalf("%s: only %d noise samples", m, len(n))
+	for _, m := range []string{"throughput", "p50", "p99"} {
+		if len(noise[m]) < 20 {
+			t.Fatalf("%s: only %d noise samples", m, len(noise[m]))
 		}
 	}
 	return noise
@@ -81,10 +56,10 @@ func resample(rng *rand.Rand, noise []float64, level float64, n int) []float64 {
 }
 
 // stepRows are a generated series of rows, one a commit c0, c1, …: p50 and p99 at before, then
-// at after from commit step on, with real noise.
-func stepRows(t testing.TB, n, step int, before, after float64) []results.Row {
+// at after from commit step on, with real noise drawn by seed.
+func stepRows(t testing.TB, seed uint64, n, step int, before, after float64) []results.Row {
 	noise := realNoise(t)
-	rng := rand.New(rand.NewPCG(7, 7))
+	rng := rand.New(rand.NewPCG(seed, 7))
 	p50 := append(resample(rng, noise["p50"], before, step), resample(rng, noise["p50"], after, n-step)...)
 	p99 := append(resample(rng, noise["p99"], 3*before, step), resample(rng, noise["p99"], 3*after, n-step)...)
 	tput := resample(rng, noise["throughput"], 1000, n)
@@ -142,29 +117,72 @@ func TestLongAASeries(t *testing.T) {
 	}
 }
 
-// TestStepAtKnownCommit: a level stepping from 20 to 24 ms at commit c30 of 60 yields one change
-// point at that commit in p50 and in p99, and none in throughput, which did not move.
-func TestStepAtKnownCommit(t *testing.T) {
-	rows := stepRows(t, 60, 30, 20, 24)
+// changesOf are the change points Trends finds in rows, per metric, as "since..commit ±percent
+// regression=…".
+func changesOf(rows []results.Row) map[string][]string {
 	var s Series
 	s.Key = KeyOf(rows[0])
 	for _, r := range rows {
 		s.Points = append(s.Points, pointOf(r, "", "", ""))
 	}
-	trends := Trends([]Series{s}, nil, DefaultDetection)
 	got := map[string][]string{}
-	for _, tr := range trends {
+	for _, tr := range Trends([]Series{s}, nil, DefaultDetection) {
 		for _, c := range tr.Changes {
 			got[tr.Metric.Name] = append(got[tr.Metric.Name], fmt.Sprintf("%s..%s %+.0f%% regression=%v", c.Since, c.Commit, c.Percent, c.Regression))
 		}
 	}
-	for _, m := range []string{"p50", "p99"} {
-		if len(got[m]) != 1 || !slices.Contains([]string{"c29..c30 +20% regression=true"}, got[m][0]) {
-			t.Errorf("%s: change points %q, want one at c29..c30, +20%%, a regression", m, got[m])
+	return got
+}
+
+// TestStepAtKnownCommit: a level stepping from 20 to 24 ms at commit c30 of 60 yields one change
+// point in p50 and in p99, a regression of about 20%, at that commit in most series and within two
+// commits in nearly all (real noise has tails: two high draws just before the step move it);
+// throughput, which did not move, shows change points only as often as an A/A series does. Many
+// series, so that the rule, not one draw of the committed noise, is what passes; the margins are
+// about ten points below what the committed noise gives (docs/history.md).
+func TestStepAtKnownCommit(t *testing.T) {
+	const series = 200
+	type tally struct{ one, exact, near int }
+	tallies := map[string]*tally{"p50": {}, "p99": {}}
+	throughput := 0
+	for seed := range uint64(series) {
+		got := changesOf(stepRows(t, seed, 60, 30, 20, 24))
+		for m, tl := range tallies {
+			if len(got[m]) == 1 {
+				tl.one++
+			}
+			for _, c := range got[m] {
+				var since, commit, pct int
+				var regression bool
+				if _, err := fmt.Sscanf(c, "c%d..c%d %d%% regression=%t", &since, &commit, &pct, &regression); err != nil {
+					t.Fatalf("series %d, %s: %q: %v", seed, m, c, err)
+				}
+				if !regression || pct < 15 || pct > 25 || since != commit-1 {
+					continue
+				}
+				if commit == 30 {
+					tl.exact++
+				}
+				if commit >= 28 && commit <= 32 {
+					tl.near++
+				}
+				break
+			}
+		}
+		if len(got["throughput"]) > 0 {
+			throughput++
 		}
 	}
-	if len(got["throughput"]) != 0 {
-		t.Errorf("throughput: change points %q, want none", got["throughput"])
+	for _, m := range []string{"p50", "p99"} {
+		tl := tallies[m]
+		t.Logf("%s: of %d series, one change point in %d, the step of about +20%% at c30 in %d, within two commits of it in %d", m, series, tl.one, tl.exact, tl.near)
+		if tl.one < series*90/100 || tl.exact < series*50/100 || tl.near < series*75/100 {
+			t.Errorf("%s: one change point in %d, at c30 in %d, within two commits in %d of %d series; want at least 90%%, 50%%, 75%%", m, tl.one, tl.exact, tl.near, series)
+		}
+	}
+	t.Logf("throughput: change points in %d of %d series", throughput, series)
+	if limit := int(3*DefaultDetection.Alpha*series) + 1; throughput > limit {
+		t.Errorf("throughput: change points in %d of %d series, which did not move; at most %d expected", throughput, series, limit)
 	}
 }
 
