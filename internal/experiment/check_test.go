@@ -131,6 +131,23 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// An order's measured text says which is better in words: a lower latency is the better one, and
+// a sign between the figures would read as comparing them.
+func TestOrderSaysWhichIsBetter(t *testing.T) {
+	claim := &Claim{Quote: "q", Runs: []string{"r"}, Ranking: &Ranking{Metric: "latency_mean_ms", Order: []string{"a", "b", "c"}}}
+	var rows []results.Row
+	for target, ms := range map[string][]float64{"a": {5, 6, 7, 8}, "b": {50, 60, 70, 80}, "c": {50, 60, 70, 80}} {
+		for i, v := range ms {
+			rows = append(rows, results.Row{Target: target, Trial: i + 1, Valid: true, Successes: 9, LatencyMean: time.Duration(v * 1e6)})
+		}
+	}
+	e := &Experiment{Name: "x", Claims: []*Claim{claim}, Runs: []*Run{{Name: "r"}}}
+	got := Check(e, map[string][]results.Row{"r": rows})[0].Measured
+	if !strings.Contains(got, "better than b") || !strings.Contains(got, "not told apart from c") || strings.ContainsAny(got, "<>~") {
+		t.Errorf("measured %q, want a better than b, b not told apart from c, in words", got)
+	}
+}
+
 // The source's own figures: Little's law and the core count decide a claim on any host, with the
 // arithmetic printed, whatever the runs measured.
 func TestImpossibleAsPublished(t *testing.T) {
@@ -262,5 +279,26 @@ func TestTheAnswersComeFirst(t *testing.T) {
 	}
 	if !strings.Contains(out[:legend], "on `published`: **right** — 2.02× \\[1.86–2.14\\]") {
 		t.Errorf("the answer lacks the run's verdict and its figures:\n%s", out[:legend])
+	}
+}
+
+// The header's span names the last day too when the runs spread over several: "2026-11-23 22:25
+// to 21:14" read as one evening.
+func TestHeaderSpanNamesTheLastDay(t *testing.T) {
+	at := func(s string) results.Row {
+		ts, err := time.Parse("2006-01-02 15:04", s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return results.Row{StartedAt: ts}
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{"2026-11-23 22:25", "2026-11-27 21:14", "Measured 2026-11-23 22:25 to 2026-11-27 21:14 UTC"},
+		{"2026-11-23 19:00", "2026-11-23 21:14", "Measured 2026-11-23 19:00 to 21:14 UTC"},
+	} {
+		got := header(Measured{"e": {"r": {at(c.to), at(c.from)}}})
+		if !strings.Contains(got, c.want) {
+			t.Errorf("header %q, want %q in it", got, c.want)
+		}
 	}
 }
