@@ -3,10 +3,13 @@ package history
 import (
 	"encoding/csv"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,30 +24,39 @@ import (
 // experiments anew does not change what these tests assert.
 func realNoise(t testing.TB) map[string][]float64 {
 	t.Helper()
-	f, err := os.Open("testdata/noise.csv")
+	noise, err := noiseFile()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return noise
+}
+
+// noiseFile reads testdata/noise.csv once: stepRows draws from it hundreds of times a test.
+var noiseFile = sync.OnceValues(func() (map[string][]float64, error) {
+	f, err := os.Open("testdata/noise.csv")
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	records, err := csv.NewReader(f).ReadAll()
 	if err != nil || len(records) < 2 {
-		t.Fatalf("testdata/noise.csv: %d records, %v", len(records), err)
+		return nil, fmt.Errorf("testdata/noise.csv: %d records, %v", len(records), err)
 	}
 	noise := map[string][]float64{}
 	for _, rec := range records[1:] {
 		v, err := strconv.ParseFloat(rec[1], 64)
 		if err != nil || v <= 0 {
-			t.Fatalf("testdata/noise.csv: %q: %v", rec, err)
+			return nil, fmt.Errorf("testdata/noise.csv: %q: %v", rec, err)
 		}
 		noise[rec[0]] = append(noise[rec[0]], v)
 	}
 	for _, m := range []string{"throughput", "p50", "p99"} {
 		if len(noise[m]) < 20 {
-			t.Fatalf("%s: only %d noise samples", m, len(noise[m]))
+			return nil, fmt.Errorf("%s: only %d noise samples", m, len(noise[m]))
 		}
 	}
-	return noise
-}
+	return noise, nil
+})
 
 // resample draws n values of level × a real noise ratio.
 func resample(rng *rand.Rand, noise []float64, level float64, n int) []float64 {
@@ -117,21 +129,27 @@ func TestLongAASeries(t *testing.T) {
 	}
 }
 
-// changesOf are the change points Trends finds in rows, per metric, as "since..commit ±percent
-// regression=…".
-func changesOf(rows []results.Row) map[string][]string {
+// changesOf are the change points Trends finds in rows, per metric.
+func changesOf(rows []results.Row) map[string][]Change {
 	var s Series
 	s.Key = KeyOf(rows[0])
 	for _, r := range rows {
 		s.Points = append(s.Points, pointOf(r, "", "", ""))
 	}
-	got := map[string][]string{}
+	got := map[string][]Change{}
 	for _, tr := range Trends([]Series{s}, nil, DefaultDetection) {
-		for _, c := range tr.Changes {
-			got[tr.Metric.Name] = append(got[tr.Metric.Name], fmt.Sprintf("%s..%s %+.0f%% regression=%v", c.Since, c.Commit, c.Percent, c.Regression))
-		}
+		got[tr.Metric.Name] = append(got[tr.Metric.Name], tr.Changes...)
 	}
 	return got
+}
+
+// changeTexts are changes as "since..commit ±percent regression=…", to compare and print.
+func changeTexts(changes []Change) []string {
+	var out []string
+	for _, c := range changes {
+		out = append(out, fmt.Sprintf("%s..%s %+.0f%% regression=%v", c.Since, c.Commit, c.Percent, c.Regression))
+	}
+	return out
 }
 
 // TestStepAtKnownCommit: a level stepping from 20 to 24 ms at commit c30 of 60 yields one change
@@ -152,12 +170,11 @@ func TestStepAtKnownCommit(t *testing.T) {
 				tl.one++
 			}
 			for _, c := range got[m] {
-				var since, commit, pct int
-				var regression bool
-				if _, err := fmt.Sscanf(c, "c%d..c%d %d%% regression=%t", &since, &commit, &pct, &regression); err != nil {
-					t.Fatalf("series %d, %s: %q: %v", seed, m, c, err)
+				commit, err := strconv.Atoi(strings.TrimPrefix(c.Commit, "c"))
+				if err != nil {
+					t.Fatalf("series %d, %s: commit %q: %v", seed, m, c.Commit, err)
 				}
-				if !regression || pct < 15 || pct > 25 || since != commit-1 {
+				if pct := math.Round(c.Percent); !c.Regression || pct < 15 || pct > 25 || c.Since != fmt.Sprintf("c%d", commit-1) {
 					continue
 				}
 				if commit == 30 {

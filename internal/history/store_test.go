@@ -2,7 +2,6 @@ package history
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -183,11 +182,8 @@ func testStepThroughStore(t *testing.T, s *Store) {
 	if len(trends) != 1 {
 		t.Fatalf("%d trends, want 1", len(trends))
 	}
-	var got []string
-	for _, c := range trends[0].Changes {
-		got = append(got, fmt.Sprintf("%s..%s %+.0f%% regression=%v", c.Since, c.Commit, c.Percent, c.Regression))
-	}
-	if want := changesOf(rows)["p50"]; len(want) == 0 || !slices.Equal(got, want) {
+	got := changeTexts(trends[0].Changes)
+	if want := changeTexts(changesOf(rows)["p50"]); len(want) == 0 || !slices.Equal(got, want) {
 		t.Fatalf("through the store: changes %q; searched directly: %q (want the same, and the step)", got, want)
 	}
 	if f := Failing(trends, 10); len(f) != 1 {
