@@ -97,6 +97,10 @@ type attacker struct {
 	stats *connStats
 
 	started, completed, peak int64
+	// phaseEnd, when set, is the measured phase's end: past it, with every slot held, the attack
+	// ends, for no slot may free (wrk's way keeps a request past its timeout on its slot) and
+	// only a free slot asks the pacer whether the load is over.
+	phaseEnd time.Time
 }
 
 // hooks are what an attack tells of its requests, set by attack for its duration, so that the
@@ -170,7 +174,7 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 	defer a.watch(ctx)()
 
 	a.hooks, a.maxConns = h, limit
-	a.started, a.completed, a.peak, a.lingering = 0, 0, 0, 0
+	a.started, a.completed, a.peak, a.lingering, a.phaseEnd = 0, 0, 0, 0, time.Time{}
 	defer func() { a.hooks = hooks{} }()
 
 	var hits uint64
@@ -209,6 +213,13 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 		}
 		// Release what is due.
 		next := time.Duration(-1)
+		if full := a.started-a.completed >= int64(limit); full && !stopped && !a.phaseEnd.IsZero() {
+			if now.After(a.phaseEnd) {
+				stopped = true
+			} else {
+				next = a.phaseEnd.Sub(now) + time.Millisecond // then past it, whatever the clock's rounding
+			}
+		}
 		for !stopped && a.started-a.completed < int64(limit) {
 			wait, end := p.Pace(now.Sub(began), hits)
 			if end {

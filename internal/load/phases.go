@@ -274,6 +274,7 @@ func (r *runner) endAfter(now time.Time) {
 	}
 	r.endedEarly = true
 	r.cfg.Duration, r.pace.du, r.end = du, du, r.boundary.Add(du)
+	r.a.phaseEnd = r.end
 	r.measure.shorten(du)
 }
 
@@ -308,7 +309,7 @@ func (r *runner) begin(hits uint64) time.Time {
 	r.boundary, r.end = now, now.Add(cfg.Duration)
 	r.inFlight = r.inFlightNow()
 	r.received = r.a.received.Load()
-	r.a.peak = r.inFlight
+	r.a.peak, r.a.phaseEnd = r.inFlight, r.end
 	at := now.Sub(r.began)
 	r.pace.begin(at, hits)
 	if r.users != nil {

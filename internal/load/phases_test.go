@@ -94,6 +94,41 @@ func TestWrkCompatCountsALateAnswerOnItsConnection(t *testing.T) {
 	}
 }
 
+// A server that stops answering does not stop the clock. wrk's way keeps each request past its
+// timeout on its connection, so every slot ends up held and none frees to ask the pacer whether
+// the load is over; the phase must end at its end all the same, with or without a warm-up.
+func TestASilentServerEndsThePhaseOnTime(t *testing.T) {
+	for _, compat := range []Compat{Wrk, ""} {
+		for _, warmup := range []time.Duration{0, 300 * time.Millisecond} {
+			var measuring atomic.Bool
+			silent := make(chan struct{})
+			srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+				if measuring.Load() {
+					select {
+					case <-silent:
+					case <-r.Context().Done():
+					}
+				}
+				io.WriteString(w, `{"id":1}`)
+			}, 0)
+			t.Cleanup(func() { close(silent) }) // before the server's Close, which waits for its handlers
+			cfg := config(srv.URL, Model{Connections: 4}, 500*time.Millisecond)
+			cfg.Warmup, cfg.Timeout, cfg.Compat = warmup, 100*time.Millisecond, compat
+			cfg.Measuring = func() { measuring.Store(true) } // silent from the measured phase on
+			// Far longer than the phase: only a phase that never ends reaches it.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			res, err := Run(ctx, cfg)
+			cancel()
+			if err != nil {
+				t.Fatalf("compat %q, warm-up %v: %v (the phase did not end)", compat, warmup, err)
+			}
+			if res.Timeouts == 0 || res.Duration != cfg.Duration {
+				t.Errorf("compat %q, warm-up %v: %d timeouts over %v; want the silence's timeouts, over %v", compat, warmup, res.Timeouts, res.Duration, cfg.Duration)
+			}
+		}
+	}
+}
+
 // queueServer serves one request at a time, each for service, the others waiting their turn;
 // or, parallel, each at once.
 type queueServer struct {
