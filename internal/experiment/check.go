@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
@@ -410,8 +411,9 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 			continue
 		}
 		if len(f.Distrusted) > 0 {
-			why := f.Distrusted[0].Distrust()
-			reasons = append(reasons, fmt.Sprintf("%s %s in %d of %d trials (%s)", f.Target, why, len(f.Distrusted), f.Loaded, brief(distrustText(f.Distrusted[0]))))
+			first, _ := commonest(f.Distrusted, distrustText)
+			why := first.Distrust()
+			reasons = append(reasons, fmt.Sprintf("%s %s in %d of %d trials (%s)", f.Target, why, len(f.Distrusted), f.Loaded, alike(f.Distrusted, distrustText)))
 			if why == results.DistrustNotSteady {
 				unsteady = append(unsteady, f.Target)
 			} else {
@@ -420,7 +422,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 		}
 		switch {
 		case len(own) > 0:
-			reasons = append(reasons, fmt.Sprintf("%s invalid in %d of %d trials (%s)", f.Target, len(own), f.Loaded, brief(own[0].InvalidReason)))
+			reasons = append(reasons, fmt.Sprintf("%s invalid in %d of %d trials (%s)", f.Target, len(own), f.Loaded, alike(own, invalidReason)))
 			fails = append(fails, f.Target)
 		case len(gen) > 0:
 			busy := 0.0
@@ -433,7 +435,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 					Decide: fmt.Sprintf("a host with more CPUs for the generator (3 or more: `%s` gives it every CPU but the targets')", reproduce)}, true
 			}
 			reasons = append(reasons, fmt.Sprintf("%s: the generator fell behind in %d of %d trials with its CPUs at most %.0f%% busy (%s)",
-				f.Target, len(gen), f.Loaded, busy, brief(gen[0].InvalidReason)))
+				f.Target, len(gen), f.Loaded, busy, alike(gen, invalidReason)))
 			noisy = append(noisy, f.Target)
 		case f.Valid() < MinTrials:
 			short = append(short, fmt.Sprintf("%s %d", f.Target, f.Valid()))
@@ -682,6 +684,47 @@ func msText(ms float64) string {
 	}
 	return fmt.Sprintf("%.3g ms", ms)
 }
+
+// commonest is the first of rows whose reason is of the kind most rows share, and how many share
+// it: a target OOM-killed in five trials and timing out in one is told by the five. Reasons of
+// one kind differ only in their figures ("OOM-killed … 31.2 s into", "… 35.2 s into").
+func commonest(rows []results.Row, reason func(results.Row) string) (results.Row, int) {
+	kind := func(r results.Row) string {
+		return strings.Map(func(c rune) rune {
+			if unicode.IsDigit(c) || c == '.' {
+				return -1
+			}
+			return c
+		}, brief(reason(r)))
+	}
+	counts := map[string]int{}
+	best, most := 0, 0
+	for i, r := range rows {
+		k := kind(r)
+		counts[k]++
+		if counts[k] > most {
+			best, most = i, counts[k]
+		}
+	}
+	// The first row of the winning kind, not the one that tipped the count.
+	for i := range best {
+		if kind(rows[i]) == kind(rows[best]) {
+			return rows[i], most
+		}
+	}
+	return rows[best], most
+}
+
+// alike is commonest's reason, briefly, with how many of rows share its kind when not all do.
+func alike(rows []results.Row, reason func(results.Row) string) string {
+	r, n := commonest(rows, reason)
+	if n == len(rows) {
+		return brief(reason(r))
+	}
+	return fmt.Sprintf("%s, in %d of them", brief(reason(r)), n)
+}
+
+func invalidReason(r results.Row) string { return r.InvalidReason }
 
 // brief is an invalid reason without its details: "success ratio 0.9659 below 0.99".
 func brief(reason string) string {

@@ -302,3 +302,36 @@ func TestHeaderSpanNamesTheLastDay(t *testing.T) {
 		}
 	}
 }
+
+// A target's invalid trials are told by the reason most of them share, figures aside, not by the
+// first trial's.
+func TestCommonestReasonTellsTheTrials(t *testing.T) {
+	const (
+		timeouts = "success ratio 0.9103 below 0.99 (2137 errors, 2137 timeouts)"
+		oom1     = "target OOM-killed at its 1 GiB limit 31.2 s into the measured phase; success ratio 0.0150 below 0.99 (1003599 errors)"
+		oom2     = "target OOM-killed at its 1 GiB limit 35.2 s into the measured phase; success ratio 0.0207 below 0.99 (877806 errors)"
+	)
+	for _, c := range []struct {
+		name      string
+		reasons   []string
+		trial, n  int
+		claimText string
+	}{
+		{"one", []string{timeouts}, 1, 1, "success ratio 0.9103 below 0.99"},
+		{"all of one kind, figures aside", []string{oom1, oom2}, 1, 2, "target OOM-killed at its 1 GiB limit 31.2 s into the measured phase; success ratio 0.0150 below 0.99"},
+		{"the most, not the first", []string{timeouts, oom1, oom2}, 2, 2, "target OOM-killed at its 1 GiB limit 31.2 s into the measured phase; success ratio 0.0150 below 0.99, in 2 of them"},
+		{"a tie: the first", []string{oom1, timeouts}, 1, 1, "target OOM-killed at its 1 GiB limit 31.2 s into the measured phase; success ratio 0.0150 below 0.99, in 1 of them"},
+	} {
+		var rows []results.Row
+		for i, r := range c.reasons {
+			rows = append(rows, results.Row{Target: "t", Trial: i + 1, InvalidReason: r})
+		}
+		row, n := commonest(rows, invalidReason)
+		if row.Trial != c.trial || n != c.n {
+			t.Errorf("%s: trial %d, %d alike; want trial %d, %d", c.name, row.Trial, n, c.trial, c.n)
+		}
+		if got := alike(rows, invalidReason); got != c.claimText {
+			t.Errorf("%s: %q, want %q", c.name, got, c.claimText)
+		}
+	}
+}

@@ -448,7 +448,12 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 		case fig.Loaded == 0:
 			valid = "not run"
 		case len(fig.Invalid) > 0:
-			notes = append(notes, fmt.Sprintf("`%s` trial %d: %s", t, fig.Invalid[0].Trial, d.literal(fig.Invalid[0].InvalidReason)))
+			row, n := commonest(fig.Invalid, invalidReason)
+			like := ""
+			if n < len(fig.Invalid) {
+				like = fmt.Sprintf(" (%d of its %d invalid trials failed so)", n, len(fig.Invalid))
+			}
+			notes = append(notes, fmt.Sprintf("`%s` trial %d%s: %s", t, row.Trial, like, d.literal(row.InvalidReason)))
 		}
 		if fig.Disturbed > 0 {
 			valid += fmt.Sprintf(", ⚠️ %d disturbed", fig.Disturbed)
@@ -461,7 +466,7 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 		for _, n := range notes {
 			items = append(items, "- "+n)
 		}
-		d.para("Invalid or missing cells (the first reason of each target):\n" + strings.Join(items, "\n"))
+		d.para("Invalid or missing cells (the commonest reason of each target):\n" + strings.Join(items, "\n"))
 	}
 	var disturbedNotes []string
 	for _, row := range rows {
