@@ -44,7 +44,7 @@ console.log(`node-cluster primary ${process.pid}: ${workers} workers, --max-old-
 
 /**
  * Old-space ceiling of each worker, in MiB: 75 % of the container's memory shared by the workers
- * (the JVM targets' MaxRAMPercentage=75). V8 sizes each process's heap from the whole container
+ * (the rest for what V8 keeps outside its old space). V8 sizes each process's heap from the whole container
  * memory, so without this N workers could together grow to N times what the cgroup allows.
  */
 function workerHeapMiB(workers) {
