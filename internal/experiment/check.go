@@ -685,34 +685,32 @@ func msText(ms float64) string {
 	return fmt.Sprintf("%.3g ms", ms)
 }
 
-// commonest is the first of rows whose reason is of the kind most rows share, and how many share
-// it: a target OOM-killed in five trials and timing out in one is told by the five. Reasons of
-// one kind differ only in their figures ("OOM-killed … 31.2 s into", "… 35.2 s into").
+// commonest is the first of rows whose reason is of the kind most rows share (of kinds tied, the
+// one met first), and how many share it: a target OOM-killed in five trials and timing out in one
+// is told by the five. Reasons of one kind differ only in their figures ("OOM-killed … 31.2 s
+// into", "… 35.2 s into").
 func commonest(rows []results.Row, reason func(results.Row) string) (results.Row, int) {
-	kind := func(r results.Row) string {
-		return strings.Map(func(c rune) rune {
+	kinds := make([]string, len(rows))
+	counts := map[string]int{}
+	for i, r := range rows {
+		kinds[i] = strings.Map(func(c rune) rune {
 			if unicode.IsDigit(c) || c == '.' {
 				return -1
 			}
 			return c
 		}, brief(reason(r)))
+		counts[kinds[i]]++
 	}
-	counts := map[string]int{}
-	best, most := 0, 0
-	for i, r := range rows {
-		k := kind(r)
-		counts[k]++
-		if counts[k] > most {
-			best, most = i, counts[k]
-		}
+	most := 0
+	for _, n := range counts {
+		most = max(most, n)
 	}
-	// The first row of the winning kind, not the one that tipped the count.
-	for i := range best {
-		if kind(rows[i]) == kind(rows[best]) {
+	for i, k := range kinds {
+		if counts[k] == most {
 			return rows[i], most
 		}
 	}
-	return rows[best], most
+	return results.Row{}, 0 // no rows
 }
 
 // alike is commonest's reason, briefly, with how many of rows share its kind when not all do.
