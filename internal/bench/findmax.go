@@ -47,6 +47,12 @@ type MaxSearch struct {
 // the order shuffled by r.Seed. Every step is recorded as a row: requested_rps is its rate, trial
 // its number among the target's steps (counting on across its searches); it is valid when it met
 // the SLO.
+//
+// A target's searches go in pairs: an even search by steps starts from the boundary the odd one
+// before it found (maxrate.Result.Boundary), voting on both its rates again, instead of doubling
+// from the start: the same answer in about half the steps when the capacity did not move, and
+// the right one, in more steps, when it did. Odd searches start from nothing, so no search's
+// luck reaches past its pair.
 func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxrate.Outcome, error) {
 	images, err := r.build(ctx, p)
 	if err != nil {
@@ -56,25 +62,40 @@ func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxr
 	defer r.dropCerts()
 	var out []maxrate.Outcome
 	steps := map[string]int{}
+	boundaries := map[string]maxrate.Bracket{} // the last odd search's, by search name
 	cells := ordered(p.Cells, r.Seed)
 	for i, c := range cells {
 		fmt.Fprintf(r.Log, "[%d/%d] find-max · %s · %s%s · search %d\n", i+1, len(cells), c.Scenario, c.Target, variantText(c.Variant), c.Trial)
-		res, err := r.findMax(ctx, p, c, images, m, steps)
+		name := c.Scenario + "\x00" + searchName(c)
+		this := m
+		if c.Trial%2 == 0 {
+			this.Search.Bracket = boundaries[name]
+		}
+		res, err := r.findMax(ctx, p, c, images, this, steps)
 		if err != nil {
 			return out, err
+		}
+		if c.Trial%2 == 1 {
+			boundaries[name] = res.Boundary()
 		}
 		out = append(out, res)
 	}
 	return out, nil
 }
 
+// searchName names a search's target as the summary does: a paired run's side, a payload size.
+func searchName(c plan.Cell) string {
+	name := timeline.SideTarget(c.Target, c.Variant)
+	if c.Size != "" {
+		name += " @ " + c.Size
+	}
+	return name
+}
+
 // findMax runs one search; steps numbers the rows of each target.
 func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images built, m MaxSearch, steps map[string]int) (maxrate.Outcome, error) {
 	// A paired run's sides are searched apart, and named apart as the summary names them.
-	out := maxrate.Outcome{Target: timeline.SideTarget(c.Target, c.Variant), Search: c.Trial}
-	if c.Size != "" {
-		out.Target += " @ " + c.Size
-	}
+	out := maxrate.Outcome{Target: searchName(c), Search: c.Trial}
 	c.Scenario += results.FindMaxSuffix
 	key := c.Scenario + "/" + c.Target
 	nextStep := func() int {
@@ -128,6 +149,9 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		method = maxrate.Steps
 	}
 	out.Method = method
+	if b := m.Search.Bracket; method == maxrate.Steps && b != (maxrate.Bracket{}) {
+		fmt.Fprintf(r.Log, "  from search %d's boundary: %d rps met, %d failed (each voted on again)\n", c.Trial-1, b.Low, b.High)
+	}
 	overloaded := false // the last load may have left work queued in the target
 	if method == maxrate.Ramp {
 		step := c

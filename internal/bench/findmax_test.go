@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -268,6 +269,60 @@ func TestFindMaxSearchesOncePerTrial(t *testing.T) {
 	if want := len(found[0].Steps) + len(found[0].Fractions) + len(found[1].Steps) + len(found[1].Fractions); len(rows) != want {
 		t.Errorf("%d rows, want one per step of both searches (%d)", len(rows), want)
 	}
+}
+
+func TestEvenSearchesStartFromTheOddOnesBoundary(t *testing.T) {
+	// Three searches of one target: the second starts from the first's boundary, its first step at
+	// the first's failing rate; the third, odd, doubles from the start again.
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}}
+	p := planFor("t")
+	for trial := 2; trial <= 3; trial++ {
+		c := p.Cells[0]
+		c.Trial = trial
+		p.Cells = append(p.Cells, c)
+	}
+	var rows []results.Row
+	log := &strings.Builder{}
+	r := &Runner{Lifecycle: f, Log: log, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
+		Search: maxrate.Config{Start: 40, Resolution: maxrate.Resolution{RPS: 40}, Limit: 640}, Step: 300 * time.Millisecond,
+		StepWarmup: 100 * time.Millisecond, Cooldown: 50 * time.Millisecond}
+	found, err := r.FindMax(context.Background(), p, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 3 {
+		t.Fatalf("%d searches, want 3", len(found))
+	}
+	for _, o := range found {
+		t.Logf("search %d from %v: max %d, first failed %d, steps %v", o.Search, o.Bracket, o.Max, o.FirstFailed, stepRates(o.Steps))
+	}
+	first, second, third := found[0], found[1], found[2]
+	if b := first.Boundary(); b == (maxrate.Bracket{}) {
+		t.Skipf("the first search found no boundary (a starved test machine): %+v", first.Result)
+	}
+	if second.Bracket != first.Boundary() || second.Steps[0].Rate != first.FirstFailed {
+		t.Errorf("second search from %v, first step at %d rps: want the first's boundary %v, its failing rate first", second.Bracket, second.Steps[0].Rate, first.Boundary())
+	}
+	if want := fmt.Sprintf("from search 1's boundary: %d rps met, %d failed", first.Max, first.FirstFailed); !strings.Contains(log.String(), want) {
+		t.Errorf("log does not say %q:\n%s", want, log)
+	}
+	if third.Bracket != (maxrate.Bracket{}) || third.Steps[0].Rate != m.Search.Start {
+		t.Errorf("third search from %v, first step at %d rps: want it doubling from %d", third.Bracket, third.Steps[0].Rate, m.Search.Start)
+	}
+	for _, o := range found {
+		if !o.GeneratorLimited && (o.Max < 120 || o.Max > 220) {
+			t.Errorf("search %d: max %d, want near 160–208 rps", o.Search, o.Max)
+		}
+	}
+}
+
+func stepRates(steps []maxrate.Step) []int {
+	out := make([]int, len(steps))
+	for i, s := range steps {
+		out[i] = s.Rate
+	}
+	return out
 }
 
 func TestFindMaxRepeatsAStepFailedWhileDisturbed(t *testing.T) {

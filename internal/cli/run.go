@@ -163,7 +163,8 @@ The flags in more detail:
   --fail-on         default ` + compare.DefaultPairedGates + `; with --find-max the maxima are
                     gated, round by round: default ` + compare.DefaultPairedMaxGates + `
   --until           each named metric's 90% interval, up to --max-trials rounds
-  --find-max        doubles the rate from --rate, then bisects, once per trial; --resolution is
+  --find-max        doubles the rate from --rate, then bisects, once per trial; an even trial
+                    starts between the rates the trial before ended between; --resolution is
                     a share of the rate (10%) or rps (200)
   --search          steps doubles constant-rate steps from --rate; ramp first loads one ramp
                     through the rates and bisects where it broke the SLO (doubling when it says

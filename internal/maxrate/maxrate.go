@@ -94,8 +94,8 @@ type Config struct {
 	// when the target behaves the same.
 	Resolution Resolution
 	Limit      int // no rate above this is tried
-	// Bracket, when set, is where a ramp found the boundary (ReadRamp): the bisection starts
-	// between its bounds instead of after the doubling.
+	// Bracket, when set, is where a ramp (ReadRamp) or an earlier search (Result.Boundary) found
+	// the boundary: the bisection starts between its bounds instead of after the doubling.
 	Bracket Bracket
 }
 
@@ -153,10 +153,20 @@ type Result struct {
 	GeneratorLimited bool
 	// Steps are every step run, in order.
 	Steps []Step
-	// Bracket is the ramp's bracket the search started from; zero when it doubled from Start.
+	// Bracket is the bracket the search started from (Config.Bracket); zero when it doubled from Start.
 	Bracket Bracket
 	// Fractions are steps at 50%, 75% and 90% of Max: the latency a user sees with headroom.
 	Fractions []Step
+}
+
+// Boundary is where the search found the SLO's boundary: its maximum and the first rate failing,
+// each confirmed by vote; zero when it found no such pair (no maximum, nothing failed, or the
+// generator stopped it short). A later search of the target may start from it (Config.Bracket).
+func (r Result) Boundary() Bracket {
+	if r.GeneratorLimited || r.Max == 0 || r.FirstFailed <= r.Max {
+		return Bracket{}
+	}
+	return Bracket{Low: r.Max, High: r.FirstFailed}
 }
 
 // Outcome is one target's search, or why it could not run.

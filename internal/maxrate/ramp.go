@@ -42,8 +42,8 @@ func (m Method) Of(search int) Method {
 	return Ramp
 }
 
-// Bracket is where a ramp found the boundary: constant-rate steps search between Low and High.
-// The zero Bracket is none.
+// Bracket is where the boundary lies, as a ramp or an earlier search found it: constant-rate steps
+// search between Low and High. The zero Bracket is none.
 type Bracket struct{ Low, High int }
 
 // RampBreak is how many seconds in a row must fail the SLO for a ramp to have broken it: one

@@ -173,3 +173,75 @@ func TestAWrongBracketCostsStepsNotTheAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestASearchFromAnEarlierOnesBoundary searches simulated targets twice, the second from the
+// first's Boundary: it finds the same maximum in fewer steps, its first at the first's failing
+// rate; and when the capacity moved between the two (another start of the runtime), it follows.
+func TestASearchFromAnEarlierOnesBoundary(t *testing.T) {
+	const start, limit = 500, 50000
+	res := Resolution{Percent: 20}
+	for _, c := range []struct {
+		name          string
+		first, second float64 // the capacity in each search; the SLO's boundary is at 90% of it
+		noise, pauses float64
+	}{
+		{"knee at 2700 rps, noisy", 3000, 3000, 0.02, 0.1},
+		{"knee at 13500 rps", 15000, 15000, 0, 0},
+		{"knee at 22500 rps, noisy", 25000, 25000, 0.02, 0.1},
+		{"capacity up by half", 3000, 4500, 0, 0},
+		{"capacity down by half", 10000, 5000, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for seed := range uint64(5) {
+				q := func(capacity float64) *queue {
+					return &queue{capacity: capacity, service: 10 * time.Millisecond, noise: c.noise, pauses: c.pauses, rng: rand.New(rand.NewPCG(seed, 3))}
+				}
+				first, err := Find(context.Background(), Config{Start: start, Resolution: res, Limit: limit}, slo100, q(c.first).probe)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b := first.Boundary()
+				if b.Low != first.Max || b.High != first.FirstFailed || b.High <= b.Low {
+					t.Fatalf("seed %d: boundary %v of max %d, first failed %d", seed, b, first.Max, first.FirstFailed)
+				}
+				fresh, err := Find(context.Background(), Config{Start: start, Resolution: res, Limit: limit}, slo100, q(c.second).probe)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sq := q(c.second)
+				seeded, err := Find(context.Background(), Config{Start: start, Resolution: res, Limit: limit, Bracket: b}, slo100, sq.probe)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("seed %d: first %d rps; second from %v: %d rps in %d steps, %d doubling", seed, first.Max, b, seeded.Max, len(seeded.Steps), fresh.Max)
+				if sq.probes[0] != b.High {
+					t.Errorf("seed %d: first step at %d rps, want the boundary's failing rate %d", seed, sq.probes[0], b.High)
+				}
+				if diff, width := seeded.Max-fresh.Max, res.At(fresh.Max); diff > width || diff < -width || float64(seeded.Max) >= 0.9*c.second {
+					t.Errorf("seed %d: from %v: max %d; doubling: %d; want within %d of each other, below %.0f", seed, b, seeded.Max, fresh.Max, width, 0.9*c.second)
+				}
+				if c.first == c.second && len(seeded.Steps) >= len(fresh.Steps) {
+					t.Errorf("seed %d: from %v: %d steps %v; doubling: %d %v; want fewer", seed, b, len(seeded.Steps), rates(seeded.Steps), len(fresh.Steps), rates(fresh.Steps))
+				}
+			}
+		})
+	}
+}
+
+func TestBoundary(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		res  Result
+		want Bracket
+	}{
+		{"a maximum and a failing rate", Result{Max: 12000, FirstFailed: 14000}, Bracket{12000, 14000}},
+		{"nothing failed up to the limit", Result{Max: 50000}, Bracket{}},
+		{"no rate met the SLO", Result{FirstFailed: 500}, Bracket{}},
+		{"the generator stopped it", Result{Max: 16000, FirstFailed: 32000, GeneratorLimited: true}, Bracket{}},
+		{"a failing rate below the maximum", Result{Max: 3000, FirstFailed: 2500}, Bracket{}},
+	} {
+		if got := c.res.Boundary(); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
