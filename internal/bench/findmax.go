@@ -149,10 +149,13 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		method = maxrate.Steps
 	}
 	out.Method = method
+	overloaded := false // the last load may have left work queued in the target
 	if b := m.Search.Bracket; method == maxrate.Steps && b != (maxrate.Bracket{}) {
 		fmt.Fprintf(r.Log, "  from search %d's boundary: %d rps met, %d failed (each voted on again)\n", c.Trial-1, b.Low, b.High)
+		if overloaded, err = r.climb(ctx, in, c, m.Search.Start, b.Low, m); err != nil {
+			return out, err
+		}
 	}
-	overloaded := false // the last load may have left work queued in the target
 	if method == maxrate.Ramp {
 		step := c
 		step.Trial = nextStep()
