@@ -190,9 +190,10 @@ var Fractions = []float64{0.50, 0.75, 0.90}
 // fails; every rate bisection tries is voted on, and so is the final maximum before it is reported.
 //
 // With cfg.Bracket, the doubling is skipped: its Low is taken as passing and its High as failing,
-// each on the ramp's word until steps decide. High is voted on when the bisection ends against it
-// (passing, the doubling goes on above it); Low is confirmed as any maximum is (failing, the
-// bisection goes on below it). So a wrong bracket costs steps, never the answer.
+// each on the word of whatever found them until steps decide. High is voted on when the bisection
+// ends against it (passing, the search goes on above it by the bracket's width, then doubling);
+// Low is confirmed as any maximum is (failing, the bisection goes on below it). So a wrong
+// bracket costs steps, never the answer.
 func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error) {
 	if cfg.Start < 1 || cfg.Limit < cfg.Start {
 		return Result{}, fmt.Errorf("search needs 1 ≤ start (%d) ≤ limit (%d)", cfg.Start, cfg.Limit)
@@ -294,9 +295,13 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 				return stopped(err, good)
 			}
 			if ok {
+				// Above it by the bracket's width first, then doubling: a boundary that moved
+				// since an earlier search moved a little more often than a lot, and fastify,
+				// from 10000–12000 met 12000 and then failed 24000 with 43% errors.
+				width := max(1, bad-good)
 				good, bad = bad, 0
 				if good < cfg.Limit {
-					if good, bad, err = double(min(2*good, cfg.Limit), good); err != nil || res.GeneratorLimited {
+					if good, bad, err = double(min(good+width, cfg.Limit), good); err != nil || res.GeneratorLimited {
 						return stopped(err, good)
 					}
 				}

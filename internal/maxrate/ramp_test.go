@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,5 +244,23 @@ func TestBoundary(t *testing.T) {
 		if got := c.res.Boundary(); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestAPassingHighIsPassedByTheBracketsWidth gives the search a bracket whose High the target now
+// meets (its boundary moved up to 13000 rps since [10000, 12000] was found): the search tries the
+// bracket's width above High before it doubles, and finds the new boundary.
+func TestAPassingHighIsPassedByTheBracketsWidth(t *testing.T) {
+	q := &queue{capacity: 13000 / 0.9, service: 10 * time.Millisecond}
+	res := Resolution{Percent: 20}
+	got, err := Find(context.Background(), Config{Start: 500, Resolution: res, Limit: 50000, Bracket: Bracket{10000, 12000}}, slo100, q.probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top := slices.Max(q.probes); top > 14000 {
+		t.Errorf("steps %v: want none above 14000 (High and the bracket's width)", q.probes)
+	}
+	if got.Max < 13000-res.At(13000) || got.Max >= 13000 {
+		t.Errorf("max %d (steps %v), want within %d below 13000", got.Max, q.probes, res.At(13000))
 	}
 }
