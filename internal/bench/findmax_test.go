@@ -295,7 +295,10 @@ func TestEvenSearchesStartFromTheOddOnesBoundary(t *testing.T) {
 		t.Fatalf("%d searches, want 3", len(found))
 	}
 	for _, o := range found {
-		t.Logf("search %d from %v: max %d, first failed %d, steps %v", o.Search, o.Bracket, o.Max, o.FirstFailed, stepRates(o.Steps))
+		if len(o.Steps) == 0 {
+			t.Fatalf("search %d ran no step: %+v", o.Search, o)
+		}
+		t.Logf("search %d from %v: max %d, first failed %d, %d steps, the first at %d rps", o.Search, o.Bracket, o.Max, o.FirstFailed, len(o.Steps), o.Steps[0].Rate)
 	}
 	first, second, third := found[0], found[1], found[2]
 	if b := first.Boundary(); b == (maxrate.Bracket{}) {
@@ -324,14 +327,6 @@ func TestEvenSearchesStartFromTheOddOnesBoundary(t *testing.T) {
 			t.Errorf("search %d: max %d, want near 160–208 rps", o.Search, o.Max)
 		}
 	}
-}
-
-func stepRates(steps []maxrate.Step) []int {
-	out := make([]int, len(steps))
-	for i, s := range steps {
-		out[i] = s.Rate
-	}
-	return out
 }
 
 func TestFindMaxRepeatsAStepFailedWhileDisturbed(t *testing.T) {
