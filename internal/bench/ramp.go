@@ -42,7 +42,8 @@ func broken(stages []load.Stage, slo maxrate.SLO) func([]timeline.Second) bool {
 // search starting from an earlier search's boundary meets its first rates as warm as a doubling
 // search does. Straight from its warm-up at 500 rps, spring-mvc-virtual failed 4000 rps with
 // 41–47% errors and its next step at 3500 with 12%; doubling searches of it, reaching 4000 after
-// 2000, failed it with at most 3%. It says whether the target broke the SLO on the way.
+// 2000, failed their first step there with 0–3.4%. It says whether the target broke the SLO on
+// the way.
 func (r *Runner) climb(ctx context.Context, in *instance, c plan.Cell, from, to int, m MaxSearch) (bool, error) {
 	stages := rampStages(from, to, m.Step)
 	if len(stages) == 0 {
