@@ -30,12 +30,17 @@ func rampStages(start, limit int, doubling time.Duration) []load.Stage {
 	return stages
 }
 
-// broken ends a ramp through stages once its last seconds broke slo (maxrate.RampBroken).
-func broken(stages []load.Stage, slo maxrate.SLO) func([]timeline.Second) bool {
-	return func(seconds []timeline.Second) bool {
+// rampConfig is base through stages, at their mean rate, ended once its last seconds break slo
+// (maxrate.RampBroken) so that an overloaded target is not loaded on; du is the stages' length.
+func rampConfig(base load.Config, stages []load.Stage, slo maxrate.SLO) (cfg load.Config, du time.Duration) {
+	du = load.StagesDuration(stages)
+	cfg = stepConfig(base, int(math.Round(load.StagesRequests(stages)/du.Seconds())), du)
+	cfg.Model.Stages = stages
+	cfg.EndEarly = func(seconds []timeline.Second) bool {
 		tail := seconds[max(0, len(seconds)-maxrate.RampBreak):]
 		return maxrate.RampBroken(rampSeconds(tail, stages), slo)
 	}
+	return cfg, du
 }
 
 // climb loads the target from rate from up to rate to, doubling every step, unmeasured: a
@@ -49,10 +54,7 @@ func (r *Runner) climb(ctx context.Context, in *instance, c plan.Cell, from, to 
 	if len(stages) == 0 {
 		return false, nil
 	}
-	du := load.StagesDuration(stages)
-	cfg := stepConfig(c.Load, int(math.Round(load.StagesRequests(stages)/du.Seconds())), du)
-	cfg.Model.Stages = stages
-	cfg.EndEarly = broken(stages, m.SLO)
+	cfg, du := rampConfig(c.Load, stages, m.SLO)
 	fmt.Fprintf(r.Log, "  climbing from %d to %d rps in %s, unmeasured\n", from, to, du)
 	res, err := load.Run(ctx, in.config(cfg))
 	return err == nil && res.Duration > 0 && res.Duration < du, err
@@ -107,10 +109,7 @@ func (r *Runner) ramp(ctx context.Context, p *plan.Plan, c plan.Cell, in *instan
 	if len(stages) == 0 { // the start is the limit: nothing to ramp through
 		return maxrate.Bracket{}, nil
 	}
-	du := load.StagesDuration(stages)
-	cfg := stepConfig(c.Load, int(math.Round(load.StagesRequests(stages)/du.Seconds())), du)
-	cfg.Model.Stages = stages
-	cfg.EndEarly = broken(stages, m.SLO)
+	cfg, du := rampConfig(c.Load, stages, m.SLO)
 	c.Load = cfg
 	row := r.newRow(p, c, images)
 	row.SLO = m.SLO.String()
