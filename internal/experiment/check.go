@@ -486,9 +486,23 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 		decide = append(decide, "a rerun whose calibration is within its limits (a quiet host)")
 	}
 	if len(short) > 0 || len(noisy) > 0 {
-		decide = append(decide, fmt.Sprintf("6 trials a side (`%s --trials 6`)", reproduce))
+		n := moreTrials(figs)
+		decide = append(decide, fmt.Sprintf("%d trials a side (`%s --trials %d`)", n, reproduce, n))
 	}
 	return Finding{Verdict: Inconclusive, Measured: measured, Why: strings.Join(reasons, "; "), Decide: strings.Join(decide, "; "), Short: strings.Join(short2, "; ")}, true
+}
+
+// moreTrials is the trials a side to suggest: 6, or twice the most a target ran when that was 6
+// already (the trials left out for a spoiled or unsteady phase are then the shortfall).
+func moreTrials(figs []Figure) int {
+	most := 0
+	for _, f := range figs {
+		most = max(most, f.Loaded)
+	}
+	if most < 6 {
+		return 6
+	}
+	return 2 * most
 }
 
 // distrustText is the row's warning that says why the self-checks distrust it.

@@ -89,6 +89,8 @@ func TestCheck(t *testing.T) {
 		{"a trial the generator spoiled is left out", ratio(2), join(gen(trials("a", 190, 200, 205, 210, 500), 5, 30), b4), Holds, "lies in the 95% interval"},
 		{"a phase that was not steady is left out", ratio(2), join(unsteady(trials("a", 190, 200, 205, 210, 900), 5), b4), Holds, "lies in the 95% interval"},
 		{"too few steady trials decide nothing", ratio(2), join(unsteady(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "a not steady in 1 of 4 trials (not steady: p99 rose"},
+		{"fewer than 6 trials: 6 decide", ratio(2), join(unsteady(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "6 trials a side (`iotbench reproduce x --trials 6`)"},
+		{"6 trials left short by unsteady ones: more than 6 decide", ratio(2), join(unsteady(unsteady(unsteady(trials("a", 190, 200, 205, 210, 215, 220), 4), 5), 6), b4), Inconclusive, "12 trials a side (`iotbench reproduce x --trials 12`)"},
 		{"a trial whose calibration missed is left out", ratio(2), join(miscalibrated(trials("a", 190, 200, 205, 210, 900), 5), b4), Holds, "lies in the 95% interval"},
 		{"too few calibrated trials decide nothing", ratio(2), join(miscalibrated(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "a calibration missed its limits in 1 of 4 trials (calibration missed its limits: p99"},
 		{"a disturbed generator: a quiet rerun decides", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 23)), Inconclusive, "a rerun on a quiet host"},
