@@ -492,15 +492,16 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	return Finding{Verdict: Inconclusive, Measured: measured, Why: strings.Join(reasons, "; "), Decide: strings.Join(decide, "; "), Short: strings.Join(short2, "; ")}, true
 }
 
-// moreTrials is the trials a side to suggest: 6, or twice the most a target ran when that was 6
-// already (the trials left out for a spoiled or unsteady phase are then the shortfall).
+// moreTrials is the trials a side to suggest: the fewest with a 95% interval, or twice the most a
+// target ran when it ran that many already (the trials left out for a spoiled or unsteady phase are
+// then the shortfall).
 func moreTrials(figs []Figure) int {
 	most := 0
 	for _, f := range figs {
 		most = max(most, f.Loaded)
 	}
-	if most < 6 {
-		return 6
+	if most < stats.MinTrialsForCI {
+		return stats.MinTrialsForCI
 	}
 	return 2 * most
 }
