@@ -396,6 +396,9 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	measured := estimate(c, figs)
 	var reasons []string
 	var fails, noisy, short, unsteady, miscalibrated []string
+	// retry are the figures more trials may complete: those whose trials fell short by chance
+	// (a disturbed generator, some trials unsteady), not each of them the same way.
+	var retry []Figure
 	for _, f := range figs {
 		var gen, own []results.Row
 		for _, row := range f.Invalid {
@@ -437,8 +440,12 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 			reasons = append(reasons, fmt.Sprintf("%s: the generator fell behind in %d of %d trials with its CPUs at most %.0f%% busy (%s)",
 				f.Target, len(gen), f.Loaded, busy, alike(gen, invalidReason)))
 			noisy = append(noisy, f.Target)
+			retry = append(retry, f)
 		case f.Valid() < MinTrials:
 			short = append(short, fmt.Sprintf("%s %d", f.Target, f.Valid()))
+			if f.Valid() > 0 {
+				retry = append(retry, f)
+			}
 		}
 	}
 	if len(reasons) == 0 && len(short) == 0 {
@@ -485,16 +492,16 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	if len(miscalibrated) > 0 {
 		decide = append(decide, "a rerun whose calibration is within its limits (a quiet host)")
 	}
-	if len(short) > 0 || len(noisy) > 0 {
-		n := moreTrials(figs)
+	if len(retry) > 0 {
+		n := moreTrials(retry)
 		decide = append(decide, fmt.Sprintf("%d trials a side (`%s --trials %d`)", n, reproduce, n))
 	}
 	return Finding{Verdict: Inconclusive, Measured: measured, Why: strings.Join(reasons, "; "), Decide: strings.Join(decide, "; "), Short: strings.Join(short2, "; ")}, true
 }
 
-// moreTrials is the trials a side to suggest: the fewest with a 95% interval, or twice the most a
-// target ran when it ran that many already (the trials left out for a spoiled or unsteady phase are
-// then the shortfall).
+// moreTrials is the trials a side to suggest for the targets of figs: the fewest with a 95%
+// interval, or twice the most one ran when it ran that many already (the trials left out for a
+// spoiled or unsteady phase are then the shortfall).
 func moreTrials(figs []Figure) int {
 	most := 0
 	for _, f := range figs {

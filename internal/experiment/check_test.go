@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 	"time"
@@ -335,5 +336,40 @@ func TestCommonestReasonTellsTheTrials(t *testing.T) {
 		if got := alike(rows, invalidReason); got != c.claimText {
 			t.Errorf("%s: %q, want %q", c.name, got, c.claimText)
 		}
+	}
+}
+
+// More trials are suggested only where chance left a target short (some of its trials
+// decided): a target unsteady in every trial needs a longer warm-up, not more of the same.
+func TestMoreTrialsOnlyWhereChanceLeftATargetShort(t *testing.T) {
+	allUnsteady := func(rows []results.Row) []results.Row {
+		for i := range rows {
+			unsteady(rows, i+1)
+		}
+		return rows
+	}
+	six := func(target string) []results.Row { return trials(target, 190, 200, 205, 210, 215, 220) }
+	for _, c := range []struct {
+		name   string
+		rows   []results.Row
+		trials string // the suggestion in Decide; empty: none
+	}{
+		{"every trial of a unsteady", join(allUnsteady(six("a")), trials("b", 98, 100, 101, 102, 103, 104)), ""},
+		{"a unsteady in every trial, b in half", join(allUnsteady(six("a")), unsteady(unsteady(unsteady(trials("b", 98, 100, 101, 102, 103, 104), 1), 3), 5)), "--trials 12"},
+		{"b unsteady in 1 of 3", join(trials("a", 190, 200, 205, 210), unsteady(trials("b", 98, 100, 101), 2)), "--trials 6"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := &Experiment{Name: "x", Claims: []*Claim{{Quote: "q", Runs: []string{"r"}, Ratio: &Ratio{Metric: "throughput_rps", Of: "a", To: "b", Published: 2}}}, Runs: []*Run{{Name: "r"}}}
+			got := Check(e, map[string][]results.Row{"r": c.rows})[0]
+			if got.Verdict != Inconclusive {
+				t.Fatalf("verdict %q, want inconclusive", got.Verdict)
+			}
+			if c.trials == "" && strings.Contains(got.Decide, "--trials") || c.trials != "" && !strings.Contains(got.Decide, c.trials) {
+				t.Errorf("decide %q, want %q", got.Decide, cmp.Or(c.trials, "no more trials"))
+			}
+			if !strings.Contains(got.Decide, "a longer warm-up") && c.name != "b unsteady in 1 of 3" {
+				t.Errorf("decide %q: want a longer warm-up", got.Decide)
+			}
+		})
 	}
 }

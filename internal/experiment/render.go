@@ -286,7 +286,7 @@ func writeExperiment(d *doc, e *Experiment, sf *scenario.File, runs map[string][
 				}
 				why := d.literal(f.Why)
 				if f.Decide != "" && f.Decide != f.Why {
-					why += ". **Would decide it:** " + d.literal(f.Decide)
+					why += ". **Would decide it:** " + d.withCode(f.Decide)
 				}
 				rows = append(rows, []string{"", run, verdictText(f.Verdict), d.literal(f.Measured), why})
 			}
@@ -545,6 +545,23 @@ func (d *doc) literal(s string) string {
 		return safetext.Markdown(s)
 	}
 	return safetext.Terminal(s)
+}
+
+// withCode is a text of ours holding row data, with commands in backticks: in markdown the
+// commands stay code and the rest is escaped as a literal; elsewhere it is a literal.
+func (d *doc) withCode(s string) string {
+	parts := strings.Split(s, "`")
+	if d.format != Markdown || len(parts)%2 == 0 { // unpaired: no code to keep
+		return d.literal(s)
+	}
+	for i, p := range parts {
+		if i%2 == 1 {
+			parts[i] = safetext.Terminal(p)
+		} else {
+			parts[i] = safetext.Markdown(p)
+		}
+	}
+	return strings.Join(parts, "`")
 }
 
 func (d *doc) anchor(name string) {
