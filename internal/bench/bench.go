@@ -155,10 +155,12 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 			done[k] = true
 			fmt.Fprintf(r.Log, "[%d/%d] %s · %s%s · %s %d\n", i+1, len(p.Cells), c.Scenario, c.Target, variantText(c.Variant), roundWord(p), c.Trial)
 			r.status().Cell(i+1, len(p.Cells), c)
-			row, res, err := r.cell(ctx, p, c, images, startFailures)
+			row, ph, err := r.undisturbed(ctx, p, c, images, startFailures)
 			if err != nil {
 				return rows, err
 			}
+			res := ph.res
+			r.detail(&row, res, ph.usage)
 			// A cell of stages has a row for each stage after its own, a mix one for each request.
 			for _, row := range slices.Concat([]results.Row{row}, stageRows(row, c, res), kindRows(row, c, res)) {
 				if err := r.Record(row); err != nil {
@@ -184,6 +186,27 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 		fmt.Fprintf(r.Log, "adding round %d\n", p.AddRound())
 	}
 	return rows, nil
+}
+
+// undisturbed measures c, and again while other work took the CPUs of its generator and its
+// target (maxDisturbedAttempts at most): a neighbour's burst or the hypervisor's steal is not the
+// target's figure. The row kept names the attempts set aside and what took their CPU.
+func (r *Runner) undisturbed(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int) (results.Row, phase, error) {
+	var setAside []string
+	for attempt := 1; ; attempt++ {
+		row, ph, err := r.cell(ctx, p, c, images, startFailures)
+		if err != nil || ph.disturbed == "" || attempt == maxDisturbedAttempts {
+			if len(setAside) > 0 {
+				warn(&row, "measured again: "+strings.Join(setAside, ", "))
+			}
+			return row, ph, err
+		}
+		// The words of a row's own disturbance ("disturbed: …") are left out: the row kept is
+		// read as disturbed only when it was.
+		why := strings.ReplaceAll(ph.disturbed, "disturbed: ", "")
+		setAside = append(setAside, fmt.Sprintf("attempt %d set aside (%.0f rps; %s)", attempt, row.ThroughputRPS, strings.ReplaceAll(why, "; ", ", ")))
+		fmt.Fprintf(r.Log, "  DISTURBED, measured again (attempt %d of %d): %s\n", attempt+1, maxDisturbedAttempts, why)
+	}
 }
 
 // cellKey identifies a cell, as its row does.
@@ -357,23 +380,23 @@ func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
 
 // cell measures one cell. Errors are returned only for cancellation; failures become invalid
 // rows. startFailures counts, by target, the starts that failed in this run.
-func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int) (results.Row, load.Result, error) {
+func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int) (results.Row, phase, error) {
 	row := r.newRow(p, c, images)
 	if reason := images.failure(c); reason != "" {
 		row.InvalidReason = reason
-		return row, load.Result{}, nil
+		return row, phase{}, nil
 	}
 	if n := startFailures[c.Target]; n >= maxStartFailures {
 		row.InvalidReason = fmt.Sprintf("%s: %s failed to start %d times in this run", results.Skipped, c.Target, n)
-		return row, load.Result{}, nil
+		return row, phase{}, nil
 	}
 	if nl := r.serve(ctx, &c, images); nl != nil {
 		row.InvalidReason = nl.reason
-		return row, load.Result{}, nil
+		return row, phase{}, nil
 	}
 	in, nl, err := r.start(ctx, p, c, images, true)
 	if err != nil {
-		return row, load.Result{}, err
+		return row, phase{}, err
 	}
 	if nl != nil {
 		if strings.HasPrefix(nl.reason, results.StartFailed) {
@@ -381,7 +404,7 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 		}
 		row.InvalidReason = nl.reason
 		r.keepLog(&row, nl.log)
-		return row, load.Result{}, nil
+		return row, phase{}, nil
 	}
 	defer in.remove(ctx)
 	fmt.Fprintf(r.Log, "  warm-up %s, then %s measured\n", load.Warmup{Length: c.Load.Warmup, Auto: c.Load.WarmupAuto}, c.Load.Duration)
@@ -401,12 +424,15 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 	}
 	ph, err := in.measure(ctx, &row, cfg)
 	if err != nil {
-		return row, load.Result{}, err
+		return row, phase{}, err
+	}
+	if cfg.WarmupAuto && ph.res.Warmed > 0 {
+		fmt.Fprintf(r.Log, "  warmed up in %s\n", ph.res.Warmed.Round(time.Second))
 	}
 	for kind, n := range ph.res.ErrorKinds {
 		fmt.Fprintf(r.Log, "  %d × %s\n", n, kind)
 	}
-	return row, ph.res, nil
+	return row, ph, nil
 }
 
 // cutStages cuts res, a measured phase of stages, into its stages' figures (res.Stages), once for

@@ -136,7 +136,17 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		} else {
 			fmt.Fprintf(r.Log, "  warm-up %s at %d rps\n", c.Load.Warmup, m.Search.Start)
 		}
-		res, err := load.Run(ctx, in.config(warm))
+		warm = in.config(warm)
+		var jit *jitWatch
+		if c.Load.WarmupAuto {
+			if jit = in.watchJIT(ctx); jit != nil {
+				warm.Settled = jit.Settled
+			}
+		}
+		res, err := load.Run(ctx, warm)
+		if jit != nil {
+			jit.stop()
+		}
 		if err != nil {
 			return out, err
 		}
@@ -190,6 +200,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		if err != nil {
 			return maxrate.Step{}, false, err
 		}
+		r.detail(&row, ph.res, ph.usage)
 		res := ph.res
 		// stop records the step and ends the search with why.
 		stop := func(why error) error {
@@ -264,8 +275,8 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 // of CPU.
 const generatorShortOfCPU = 0.70
 
-// maxDisturbedAttempts bounds how often a step failed while disturbed is run: a machine busy
-// with other work for that long is reported as it is, in the steps' warnings.
+// maxDisturbedAttempts bounds how often a disturbed cell, or a step failed while disturbed, is
+// measured: a machine busy with other work for that long is reported as it is, in the warnings.
 const maxDisturbedAttempts = 3
 
 var (

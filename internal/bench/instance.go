@@ -13,6 +13,7 @@ import (
 	"github.com/iotbench/iotbench/internal/downstream"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/verify"
 )
@@ -190,11 +191,14 @@ type phase struct {
 	disturbed string
 	// unsteady says which of the phase's figures trended; empty when it was steady or not judged.
 	unsteady string
+	// usage is the target's resources second by second, for the phase's timeline (Runner.detail).
+	usage []resources.SecondUsage
 }
 
 // measure runs one load phase, cfg, on the instance and fills row with its figures, the
 // target's resources and the stored-row check; an invalid row says first what became of the
-// target, and its log is kept. The error is only cancellation.
+// target, and its log is kept. The error is only cancellation. The phase's timeline and
+// histograms are the caller's to keep (Runner.detail), once it keeps the row.
 func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Config) (phase, error) {
 	var ph phase
 	cfg = in.config(cfg)
@@ -204,14 +208,26 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	rows := countRows(in.c.Load.Check.StoresRows, plan.TargetURL(in.ctr.URL(), cfg.Request.Protocol), cfg.Request, in.db)
 	calls := countCalls(in.c.Load.Check.CallsDownstream, in.r.downstream)
 	var measuredFrom time.Time
+	var compiledBefore int64 // the JIT's compilation time as the measured phase began
+	jit := in.watchJIT(ctx)
+	if jit != nil && cfg.WarmupAuto {
+		cfg.Settled = jit.Settled
+	}
 	cfg.Measuring = func() {
 		measuredFrom = time.Now()
 		rows.start(ctx)
 		calls.start()
 		m.start()
+		if jit != nil {
+			compiledBefore = jit.latest()
+			jit.cancel() // not asked during the measured phase: its requests would be load
+		}
 	}
 	row.StartedAt = time.Now().Add(cfg.Warmup)
 	res, err := in.r.load(ctx, cfg)
+	if jit != nil {
+		jit.stop()
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ph, ctx.Err()
@@ -228,6 +244,9 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 			judgeSampling(row, res)
 		}
 		ph.disturbed = m.disturbed
+		if jit != nil && !measuredFrom.IsZero() {
+			warn(row, jit.compiledDuring(ctx, compiledBefore, res.Duration)...)
+		}
 		// The warm-up's requests in flight at the boundary may store their rows after it.
 		stored, failed := storing(cfg, res)
 		if ph.stored = rows.check(ctx, stored, failed+res.WarmupInFlight); ph.stored != nil {
@@ -254,7 +273,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		in.r.keepLog(row, in.ctr.Logs(context.WithoutCancel(ctx), LogLines))
 	}
 	cutStages(&ph.res, in.c.Load.Model.Stages)
-	in.r.detail(row, ph.res, m.perSecond)
+	ph.usage = m.perSecond
 	return ph, nil
 }
 

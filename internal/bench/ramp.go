@@ -117,6 +117,7 @@ func (r *Runner) ramp(ctx context.Context, p *plan.Plan, c plan.Cell, in *instan
 	if err != nil {
 		return maxrate.Bracket{}, err
 	}
+	r.detail(&row, ph.res, ph.usage)
 	res := ph.res
 	if res.Duration > 0 && res.Duration < du { // ended early: the row is what ran
 		ran := load.StagesUntil(stages, res.Duration)

@@ -233,7 +233,7 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.Scenario, "scenario", "", "scenario to run (default: the file's default_scenario)")
 	f.StringSliceVar(&o.Targets, "targets", nil, "targets to run, comma-separated (default: the scenario's)")
 	f.DurationVar(&o.Duration, "duration", 0, "measured phase per cell (default: the scenario's)")
-	f.Var(&o.Warmup, "warmup", "discarded warm-up before each measurement: 10s, or auto (until steady, at most 60s), auto:90s (default: the scenario's)")
+	f.Var(&o.Warmup, "warmup", "discarded warm-up before each measurement: 10s, or auto (until steady, at most 2m), auto:90s (default: the scenario's)")
 	f.StringVar(&o.Compat, "compat", "", "count as another tool does, beside iotbench's own figures: wrk")
 	f.IntVar(&o.Rate, "rate", 0, "open loop: requests per second (default: the scenario's)")
 	f.IntVar(&o.Conns, "connections", 0, "closed loop: connections sending back to back, instead of a rate")

@@ -175,8 +175,13 @@ type Config struct {
 	Warmup time.Duration
 	// WarmupAuto ends the warm-up as soon as its per-second figures are steady (SteadyWarmup).
 	WarmupAuto bool
-	Duration   time.Duration
-	Timeout    time.Duration // per request
+	// Settled, when set, is asked once a second with WarmupAuto, once the figures are steady:
+	// false holds the warm-up (to its maximum at most) for what the figures do not show yet, a
+	// JIT still compiling. Keep it short: the load waits for it. Shards in other processes
+	// judge their own figures alone.
+	Settled  func() bool
+	Duration time.Duration
+	Timeout  time.Duration // per request
 	// Compat counts requests as another tool does, besides the engine's own figures.
 	Compat   Compat
 	Progress func(Progress)

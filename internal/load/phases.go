@@ -231,12 +231,13 @@ func (r *runner) tick(now time.Time, hits uint64) (time.Time, time.Duration) {
 	return r.begin(hits), -1
 }
 
-// judge takes the warm-up's seconds up to the one before closed, and says whether they are steady.
+// judge takes the warm-up's seconds up to the one before closed, and says whether they are
+// steady and the target, asked, says it has settled too.
 func (r *runner) judge(closed int) bool {
 	for len(r.warmSeconds) < closed-1 {
 		r.warmSeconds = append(r.warmSeconds, r.warm.seconds.Second(len(r.warmSeconds)))
 	}
-	return SteadyWarmup(r.warmSeconds)
+	return SteadyWarmup(r.warmSeconds, r.cfg.Duration) && (r.cfg.Settled == nil || r.cfg.Settled())
 }
 
 // askEndEarly asks cfg.EndEarly about the measured phase's seconds, each once the next has

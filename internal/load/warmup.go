@@ -10,28 +10,28 @@ import (
 )
 
 // DefaultWarmupMax is the most a warm-up until steady lasts when no maximum is given: past a JVM's
-// compilation of a web stack on one CPU (seconds to tens of seconds), short enough that a target
-// that never settles costs a minute per cell.
-const DefaultWarmupMax = 60 * time.Second
+// compilation of a web stack on one CPU under load (75 s for Spring MVC on /ingest), short enough
+// that a target that never settles costs two minutes per cell.
+const DefaultWarmupMax = 2 * time.Minute
 
-// SteadyWindow is how many of the warm-up's last complete seconds must be steady (steady.Judge:
-// no significant and large trend in throughput, p50, p99 or errors) for it to end.
-const SteadyWindow = 10
+// SteadyWindow is how many of the warm-up's last complete seconds must be steady for it to end:
+// long enough for a trend test to see a JIT's slow climb through per-second noise (over 10 s, a
+// JVM climbing 50% still passed as steady).
+const SteadyWindow = 20
 
-// SteadyWarmup says whether a warm-up whose complete seconds so far are seconds may end: its last
-// SteadyWindow seconds, its first (cut short by the start) left out, are steady.
-func SteadyWarmup(seconds []timeline.Second) bool {
+// SteadyWarmup says whether a warm-up whose complete seconds so far are seconds may end before a
+// measured phase of measured: its last SteadyWindow seconds, its first (cut short by the start)
+// left out, are steady (steady.Settled), a trend judged over the measured phase to come (at
+// least the window).
+func SteadyWarmup(seconds []timeline.Second, measured time.Duration) bool {
 	if len(seconds) > 0 {
 		seconds = seconds[1:]
 	}
 	if len(seconds) < SteadyWindow {
 		return false
 	}
-	// Judge leaves out the last second it is given, the one a phase's end cuts short: these
-	// are all complete, so one more is given than it judges.
-	window := seconds[len(seconds)-SteadyWindow:]
-	window = append(window[:SteadyWindow:SteadyWindow], timeline.Second{})
-	return steady.Judge(window).Steady()
+	horizon := max(SteadyWindow, int(measured/time.Second))
+	return steady.Settled(seconds[len(seconds)-SteadyWindow:], horizon).Steady()
 }
 
 // Warmup is a warm-up setting as scenarios and the command line write it: a fixed length

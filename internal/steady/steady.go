@@ -80,6 +80,24 @@ func Judge(seconds []timeline.Second) Verdict {
 	if len(seconds) > 0 {
 		seconds = seconds[:len(seconds)-1]
 	}
+	return judge(seconds, Alpha, len(seconds))
+}
+
+// SettledAlpha is the significance level of a warm-up's trend tests: looser than a measured
+// phase's, since there the burden of proof is reversed (a warm-up that ends too early spoils
+// the phase; one that runs on costs seconds).
+const SettledAlpha = 0.05
+
+// Settled tests a warm-up's latest complete seconds: steady when no figure trends (at
+// SettledAlpha) by a change that, kept up over horizon seconds (the measured phase to come),
+// Judge would flag.
+func Settled(seconds []timeline.Second, horizon int) Verdict {
+	return judge(seconds, SettledAlpha, horizon)
+}
+
+// judge flags each figure of seconds whose trend is significant at alpha and, over horizon
+// seconds, large.
+func judge(seconds []timeline.Second, alpha float64, horizon int) Verdict {
 	if len(seconds) < MinSeconds {
 		return Verdict{}
 	}
@@ -113,7 +131,7 @@ func Judge(seconds []timeline.Second) Verdict {
 		if least == 0 {
 			least = MinChange * math.Abs(t.Level)
 		}
-		if t.P < Alpha && math.Abs(t.Change(len(f.xs))) >= least && t.Slope != 0 {
+		if t.P < alpha && math.Abs(t.Change(horizon)) >= least && t.Slope != 0 {
 			v.Trends = append(v.Trends, t)
 		}
 	}

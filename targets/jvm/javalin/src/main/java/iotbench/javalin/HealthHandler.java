@@ -7,7 +7,7 @@ import iotbench.contract.RuntimeInfo;
 final class HealthHandler {
 
     record Health(String status, String runtime, String framework, String threadModel,
-                  int availableProcessors, long maxHeapBytes, String gc, String server) {
+                  int availableProcessors, long maxHeapBytes, String gc, Long jitCompileMs, String server) {
     }
 
     private final String server;
@@ -20,6 +20,6 @@ final class HealthHandler {
         Runtime rt = Runtime.getRuntime();
         ctx.json(new Health("UP", RuntimeInfo.runtime(), "javalin",
                 Thread.currentThread().isVirtual() ? "virtual" : "platform",
-                rt.availableProcessors(), rt.maxMemory(), RuntimeInfo.GC, server));
+                rt.availableProcessors(), rt.maxMemory(), RuntimeInfo.GC, RuntimeInfo.jitCompileMs(), server));
     }
 }

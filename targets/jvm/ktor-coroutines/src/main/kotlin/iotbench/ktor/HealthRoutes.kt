@@ -15,6 +15,7 @@ data class Health(
     val availableProcessors: Int,
     val maxHeapBytes: Long?,
     val gc: String?,
+    val jitCompileMs: Long?,
     val engine: EngineInfo,
 )
 
@@ -32,6 +33,7 @@ fun Route.healthRoutes(engineInfo: EngineInfo) {
                 availableProcessors = rt.availableProcessors(),
                 maxHeapBytes = rt.maxMemory().takeIf { it != Long.MAX_VALUE },
                 gc = GC,
+                jitCompileMs = RuntimeInfo.jitCompileMs(),
                 engine = engineInfo,
             )
         )

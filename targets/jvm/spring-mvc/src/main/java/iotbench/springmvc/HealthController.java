@@ -8,7 +8,7 @@ import org.springframework.web.bind.annotation.RestController;
 class HealthController {
 
     record Health(String status, String runtime, String framework, String threadModel,
-                  int availableProcessors, long maxHeapBytes, String gc) {
+                  int availableProcessors, long maxHeapBytes, String gc, Long jitCompileMs) {
     }
 
     @GetMapping("/health")
@@ -16,6 +16,6 @@ class HealthController {
         Runtime rt = Runtime.getRuntime();
         return new Health("UP", RuntimeInfo.runtime(), "spring-mvc",
                 Thread.currentThread().isVirtual() ? "virtual" : "platform",
-                rt.availableProcessors(), rt.maxMemory(), RuntimeInfo.GC);
+                rt.availableProcessors(), rt.maxMemory(), RuntimeInfo.GC, RuntimeInfo.jitCompileMs());
     }
 }

@@ -15,7 +15,7 @@ import reactor.core.publisher.Mono;
 class HealthController {
 
     record Health(String status, String runtime, String framework, String threadModel,
-                  int availableProcessors, long maxHeapBytes, String gc,
+                  int availableProcessors, long maxHeapBytes, String gc, Long jitCompileMs,
                   int eventLoops, String handlerThread, String blockingThread) {
     }
 
@@ -32,7 +32,7 @@ class HealthController {
         Runtime rt = Runtime.getRuntime();
         return Mono.just(new Health("UP", RuntimeInfo.runtime(), "spring-webflux",
                 offload.virtual() ? "event-loop+virtual" : "event-loop",
-                rt.availableProcessors(), rt.maxMemory(), RuntimeInfo.GC,
+                rt.availableProcessors(), rt.maxMemory(), RuntimeInfo.GC, RuntimeInfo.jitCompileMs(),
                 eventLoops, Thread.currentThread().getName(), offload.blockingThread()));
     }
 }

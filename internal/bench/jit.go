@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/load"
+)
+
+// A JVM on one CPU compiles under load for tens of seconds, its compiler threads taking the
+// request threads' CPU: the per-second figures can sit on a plateau while it does, then step up
+// when the hot paths are compiled. A target whose /health gives its JIT's compilation time so far
+// (jitCompileMs, docs/contract.md) is asked for it during a warm-up until steady, which ends
+// only once that time has stopped growing.
+
+// jitQuiet is the most compilation time, over jitSpan, of a JIT that has settled: 5% of a CPU.
+// Compiling, Spring MVC's compilers took 1–2 s a second for 70 s on one CPU; settled, 0–130 ms a
+// second, its odd recompilations. A target that has not told its time for jitBlind (its health
+// endpoint answering slower than jitAsk under the load, or not at all) holds nothing back.
+const (
+	jitSpan  = 5 * time.Second
+	jitQuiet = 250 * time.Millisecond
+	jitAsk   = 5 * time.Second
+	jitBlind = 15 * time.Second
+)
+
+// jitWatch follows a target's compilation time by asking its health endpoint once a second.
+type jitWatch struct {
+	url    string
+	client *http.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu      sync.Mutex
+	samples []jitSample // the last jitSpan's, oldest first
+}
+
+type jitSample struct {
+	at time.Time
+	ms int64
+}
+
+// jitCompileMs reads jitCompileMs from a /health answer; false when it has none.
+func jitCompileMs(health []byte) (int64, bool) {
+	var h struct {
+		JITCompileMs *int64 `json:"jitCompileMs"`
+	}
+	if json.Unmarshal(health, &h) != nil || h.JITCompileMs == nil {
+		return 0, false
+	}
+	return *h.JITCompileMs, true
+}
+
+// watchJIT starts asking url (the target's health endpoint) for its compilation time; nil when
+// health, its answer at startup, does not give it.
+func watchJIT(ctx context.Context, url string, health []byte) *jitWatch {
+	ms, ok := jitCompileMs(health)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w := &jitWatch{url: url, client: &http.Client{Timeout: jitAsk, CheckRedirect: load.NoRedirects},
+		cancel: cancel, done: make(chan struct{}), samples: []jitSample{{time.Now(), ms}}}
+	go w.poll(ctx)
+	return w
+}
+
+// watchJIT watches the instance's JIT, when its health answer gives its compilation time.
+func (in *instance) watchJIT(ctx context.Context) *jitWatch {
+	return watchJIT(ctx, in.ctr.URL()+in.c.Spec.Health, in.ctr.Health())
+}
+
+func (w *jitWatch) poll(ctx context.Context) {
+	defer close(w.done)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		ms, err := w.ask(ctx)
+		if err != nil {
+			continue
+		}
+		w.mu.Lock()
+		now := time.Now()
+		w.samples = append(w.samples, jitSample{now, ms})
+		for len(w.samples) > 1 && now.Sub(w.samples[1].at) >= jitSpan {
+			w.samples = w.samples[1:]
+		}
+		w.mu.Unlock()
+	}
+}
+
+// ask reads the compilation time from the health endpoint.
+func (w *jitWatch) ask(ctx context.Context) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if err != nil {
+		return 0, err
+	}
+	ms, ok := jitCompileMs(body)
+	if resp.StatusCode != http.StatusOK || !ok {
+		return 0, fmt.Errorf("%s: status %d, no jitCompileMs", w.url, resp.StatusCode)
+	}
+	return ms, nil
+}
+
+// Settled says the JIT compiled less than jitQuiet over the last jitSpan (load.Config.Settled);
+// true too when its time has not been read for jitBlind, which must not hold a warm-up to its
+// maximum.
+func (w *jitWatch) Settled() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	first, last := w.samples[0], w.samples[len(w.samples)-1]
+	if time.Since(last.at) >= jitBlind {
+		return true
+	}
+	return last.at.Sub(first.at) >= jitSpan-time.Second/2 && last.ms-first.ms < jitQuiet.Milliseconds()
+}
+
+// latest is the compilation time last read, in ms.
+func (w *jitWatch) latest() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.samples[len(w.samples)-1].ms
+}
+
+// compiledDuring is the warning for a measured phase of du during which the JIT compiled,
+// from before ms to what the target says now, more than jitQuiet a jitSpan: the target was
+// still warming up.
+func (w *jitWatch) compiledDuring(ctx context.Context, before int64, du time.Duration) []string {
+	after, err := w.ask(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil
+	}
+	compiled := time.Duration(after-before) * time.Millisecond
+	if du <= 0 || float64(compiled)/float64(du) < float64(jitQuiet)/float64(jitSpan) {
+		return nil
+	}
+	return []string{fmt.Sprintf("the JIT compiled for %s during the measured phase (%.1f%% of a CPU): the target was still warming up",
+		compiled.Round(10*time.Millisecond), 100*float64(compiled)/float64(du))}
+}
+
+// stop ends the asking.
+func (w *jitWatch) stop() {
+	w.cancel()
+	<-w.done
+}
