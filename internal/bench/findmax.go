@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -288,16 +289,26 @@ var (
 func answers(ctx context.Context, url string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
+	_, err := healthBody(ctx, &http.Client{CheckRedirect: load.NoRedirects}, url)
+	return err == nil
+}
+
+// healthBody asks url (a target's health endpoint) with client and returns the body of its 200
+// answer.
+func healthBody(ctx context.Context, client *http.Client, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return false
+		return nil, err
 	}
-	resp, err := (&http.Client{CheckRedirect: load.NoRedirects}).Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		return false
+		return nil, err
 	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: status %d", url, resp.StatusCode)
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 }
 
 // stepConfig is base at an open-loop rate for du, with no warm-up of its own.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -101,22 +100,13 @@ func (w *jitWatch) poll(ctx context.Context) {
 
 // ask reads the compilation time from the health endpoint.
 func (w *jitWatch) ask(ctx context.Context) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.url, nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := w.client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	body, err := healthBody(ctx, w.client, w.url)
 	if err != nil {
 		return 0, err
 	}
 	ms, ok := jitCompileMs(body)
-	if resp.StatusCode != http.StatusOK || !ok {
-		return 0, fmt.Errorf("%s: status %d, no jitCompileMs", w.url, resp.StatusCode)
+	if !ok {
+		return 0, fmt.Errorf("%s: no jitCompileMs", w.url)
 	}
 	return ms, nil
 }

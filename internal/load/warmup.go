@@ -21,7 +21,7 @@ const SteadyWindow = 20
 
 // SteadyWarmup says whether a warm-up whose complete seconds so far are seconds may end before a
 // measured phase of measured: its last SteadyWindow seconds, its first (cut short by the start)
-// left out, are steady (steady.Settled), a trend judged over the measured phase to come (at
+// left out, are steady (steady.JudgeWarmup), a trend judged over the measured phase to come (at
 // least the window).
 func SteadyWarmup(seconds []timeline.Second, measured time.Duration) bool {
 	if len(seconds) > 0 {
@@ -31,7 +31,7 @@ func SteadyWarmup(seconds []timeline.Second, measured time.Duration) bool {
 		return false
 	}
 	horizon := max(SteadyWindow, int(measured/time.Second))
-	return steady.Settled(seconds[len(seconds)-SteadyWindow:], horizon).Steady()
+	return steady.JudgeWarmup(seconds[len(seconds)-SteadyWindow:], horizon).Steady()
 }
 
 // Warmup is a warm-up setting as scenarios and the command line write it: a fixed length

@@ -83,16 +83,16 @@ func Judge(seconds []timeline.Second) Verdict {
 	return judge(seconds, Alpha, len(seconds))
 }
 
-// SettledAlpha is the significance level of a warm-up's trend tests: looser than a measured
+// WarmupAlpha is the significance level of a warm-up's trend tests: looser than a measured
 // phase's, since there the burden of proof is reversed (a warm-up that ends too early spoils
 // the phase; one that runs on costs seconds).
-const SettledAlpha = 0.05
+const WarmupAlpha = 0.05
 
-// Settled tests a warm-up's latest complete seconds: steady when no figure trends (at
-// SettledAlpha) by a change that, kept up over horizon seconds (the measured phase to come),
+// JudgeWarmup tests a warm-up's latest complete seconds: steady when no figure trends (at
+// WarmupAlpha) by a change that, kept up over horizon seconds (the measured phase to come),
 // Judge would flag.
-func Settled(seconds []timeline.Second, horizon int) Verdict {
-	return judge(seconds, SettledAlpha, horizon)
+func JudgeWarmup(seconds []timeline.Second, horizon int) Verdict {
+	return judge(seconds, WarmupAlpha, horizon)
 }
 
 // judge flags each figure of seconds whose trend is significant at alpha and, over horizon
