@@ -487,7 +487,20 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 		decide = append(decide, "the generator was disturbed, not short of CPU: a rerun on a quiet host may decide it")
 	}
 	if len(unsteady) > 0 {
-		decide = append(decide, "a longer warm-up or measured phase, so that each trial reaches a steady state")
+		// A run warmed up as the source did (not at all) is not to be changed: the claim's runs
+		// that warm up until steady are where the steady figures are.
+		warmed := slices.DeleteFunc(slices.Clone(others), func(n string) bool {
+			o := e.run(n)
+			return o == nil || o.Warmup == nil || !o.Warmup.Auto
+		})
+		switch {
+		case r.Warmup != nil && !r.Warmup.Auto && len(warmed) > 0:
+			if len(fails) == 0 || !slices.Equal(warmed, others) { // else named above already
+				decide = append(decide, "the claim's runs that warm up until steady ("+strings.Join(warmed, ", ")+") decide it; this one warms up as the source did")
+			}
+		default:
+			decide = append(decide, "a longer warm-up or measured phase, so that each trial reaches a steady state")
+		}
 	}
 	if len(miscalibrated) > 0 {
 		decide = append(decide, "a rerun whose calibration is within its limits (a quiet host)")

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/scenario"
 )
 
 // trials makes one valid row per throughput of target.
@@ -371,5 +373,32 @@ func TestMoreTrialsOnlyWhereChanceLeftATargetShort(t *testing.T) {
 				t.Errorf("decide %q: want a longer warm-up", got.Decide)
 			}
 		})
+	}
+}
+
+// A run that warms up as the source did (not at all) is not told to warm up longer: the claim's
+// runs that warm up until steady are named instead.
+func TestUnsteadyAsPublishedPointsAtTheWarmedUpRun(t *testing.T) {
+	rows := join(trials("a", 190, 200, 205, 210, 215, 220), trials("b", 98, 100, 101, 102, 103, 104))
+	for i := range rows {
+		unsteady(rows, i+1)
+	}
+	claim := &Claim{Quote: "q", Runs: []string{"published", "corrected"}, Ratio: &Ratio{Metric: "throughput_rps", Of: "a", To: "b", Published: 2}}
+	none, auto := &scenario.Warmup{}, &scenario.Warmup{Warmup: load.Warmup{Length: load.DefaultWarmupMax, Auto: true}}
+	for _, c := range []struct {
+		name    string
+		warmups [2]*scenario.Warmup // published's, corrected's
+		want    string
+	}{
+		{"as published, beside a warmed-up run", [2]*scenario.Warmup{none, auto}, "the claim's runs that warm up until steady (corrected) decide it; this one warms up as the source did"},
+		{"both unwarmed", [2]*scenario.Warmup{none, none}, "a longer warm-up"},
+		{"warmed up until steady already", [2]*scenario.Warmup{auto, auto}, "a longer warm-up"},
+	} {
+		e := &Experiment{Name: "x", Claims: []*Claim{claim},
+			Runs: []*Run{{Name: "published", Warmup: c.warmups[0]}, {Name: "corrected", Warmup: c.warmups[1]}}}
+		got := CheckClaim(e, claim, map[string][]results.Row{"published": rows})[0]
+		if got.Verdict != Inconclusive || !strings.Contains(got.Decide, c.want) {
+			t.Errorf("%s: %s, decide %q, want inconclusive and %q", c.name, got.Verdict, got.Decide, c.want)
+		}
 	}
 }
