@@ -17,7 +17,9 @@ import (
 // (jitCompileMs, docs/contract.md) is asked for it during a warm-up until steady, which ends
 // only once that time has stopped growing.
 
-// jitQuiet is the most compilation time, over jitSpan, of a JIT that has settled: 5% of a CPU.
+// jitQuiet is the most compilation time, over jitSpan, of a JIT that has settled: 5% of the span.
+// The time is the JVM's (CompilationMXBean): each compiler thread's elapsed time in compilations,
+// summed, added as each compilation ends; a compiler thread starved of CPU counts its waits too.
 // Compiling, Spring MVC's compilers took 1–2 s a second for 70 s on one CPU; settled, 0–130 ms a
 // second, its odd recompilations. A target that has not told its time for jitBlind (its health
 // endpoint answering slower than jitAsk under the load, or not at all) holds nothing back.
@@ -28,10 +30,10 @@ const (
 	jitBlind = 15 * time.Second
 )
 
-// jitBusy is the share of a CPU the JIT must take through a measured phase for its row to say the
-// target was still warming up. A settled JVM still recompiles now and then: Javalin serving pages
-// took 6–11% of a CPU through 30-s phases whose throughput held flat, while Spring MVC still
-// warming up took 100–220%. A fifth of a CPU lies well clear of both.
+// jitBusy is the compilation time, as a share of the measured phase, for its row to say the target
+// was still warming up. A settled JVM still recompiles now and then: Javalin serving pages
+// compiled for 6–11% of 30-s phases whose throughput held flat, while Spring MVC still warming up
+// compiled for 100–220% of each second. A fifth lies well clear of both.
 const jitBusy = 0.20
 
 // jitWatch follows a target's compilation time by asking its health endpoint once a second.
@@ -149,7 +151,7 @@ func (w *jitWatch) compiledDuring(ctx context.Context, before int64, du time.Dur
 	if du <= 0 || float64(compiled)/float64(du) < jitBusy {
 		return nil
 	}
-	return []string{fmt.Sprintf("the JIT compiled for %s during the measured phase (%.1f%% of a CPU): the target was still warming up",
+	return []string{fmt.Sprintf("the JIT compiled for %s during the measured phase (%.1f%% of it, its compiler threads' time): the target was still warming up",
 		compiled.Round(10*time.Millisecond), 100*float64(compiled)/float64(du))}
 }
 
