@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
@@ -304,27 +305,89 @@ func (b built) failure(c plan.Cell) string {
 	return ""
 }
 
-// build builds p's images. A build that fails is reported and its targets' cells become
-// build-failed rows; the other targets are measured. The error is only cancellation.
+// buildsAtOnce is how many images build side by side. A build spends much of its time on one
+// core (javac, the sqlite3 addon's compiler) or waiting on a registry (Maven, npm), so two builds
+// overlap well even on two cores.
+const buildsAtOnce = 2
+
+// build builds p's images, buildsAtOnce at a time. The first image of each build context is built
+// before the others of that context, which share its first layers (the JVM's and Node's
+// toolchains): the classic builder reuses a layer only once a build has finished it. A build that
+// fails is reported and its targets' cells become build-failed rows; the other targets are
+// measured. The error is only cancellation.
 func (r *Runner) build(ctx context.Context, p *plan.Plan) (built, error) {
 	b := built{ids: map[string]string{}, failed: map[string]string{}}
+	var firsts []int
+	rest := map[int][]int{} // by a context's first image, the context's others
+	first := map[string]int{}
 	for i, spec := range p.Builds {
-		fmt.Fprintf(r.Log, "build %d/%d: %s from %s\n", i+1, len(p.Builds), spec.Tag(), spec.Context)
-		r.status().Phase(fmt.Sprintf("build %d/%d %s", i+1, len(p.Builds), spec.Tag()))
-		begin := time.Now()
-		id, err := r.Lifecycle.Build(ctx, spec, &stepLines{w: r.Log})
-		if err != nil {
-			if ctx.Err() != nil {
-				return b, ctx.Err()
-			}
-			fmt.Fprintf(r.Log, "build %d/%d: FAILED: %v\n", i+1, len(p.Builds), err)
-			b.failed[spec.Tag()] = results.BuildFailed + ": " + oneLine(err.Error(), 5)
+		if f, ok := first[spec.Context]; ok {
+			rest[f] = append(rest[f], i)
 			continue
 		}
-		b.ids[spec.Tag()] = id
-		fmt.Fprintf(r.Log, "build %d/%d: done in %s\n", i+1, len(p.Builds), time.Since(begin).Round(100*time.Millisecond))
+		first[spec.Context] = i
+		firsts = append(firsts, i)
 	}
-	return b, nil
+	jobs := make(chan int, len(p.Builds))
+	var pending sync.WaitGroup // images queued and not yet done
+	pending.Add(len(firsts))
+	for _, i := range firsts {
+		jobs <- i
+	}
+	go func() {
+		pending.Wait()
+		close(jobs)
+	}()
+	log := &lineLocked{w: r.Log}
+	var mu sync.Mutex // b
+	var workers sync.WaitGroup
+	for range min(buildsAtOnce, len(p.Builds)) {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for i := range jobs {
+				if ctx.Err() == nil {
+					spec := p.Builds[i]
+					name := fmt.Sprintf("build %d/%d", i+1, len(p.Builds))
+					fmt.Fprintf(log, "%s: %s from %s\n", name, spec.Tag(), spec.Context)
+					r.status().Phase(name + " " + spec.Tag())
+					begin := time.Now()
+					id, err := r.Lifecycle.Build(ctx, spec, &stepLines{w: log, prefix: name + ": "})
+					mu.Lock()
+					switch {
+					case ctx.Err() != nil:
+					case err != nil:
+						fmt.Fprintf(log, "%s: FAILED: %v\n", name, err)
+						b.failed[spec.Tag()] = results.BuildFailed + ": " + oneLine(err.Error(), 5)
+					default:
+						b.ids[spec.Tag()] = id
+						fmt.Fprintf(log, "%s: done in %s\n", name, time.Since(begin).Round(100*time.Millisecond))
+					}
+					mu.Unlock()
+					pending.Add(len(rest[i]))
+					for _, j := range rest[i] {
+						jobs <- j
+					}
+				}
+				pending.Done()
+			}
+		}()
+	}
+	workers.Wait()
+	return b, ctx.Err()
+}
+
+// lineLocked passes each Write whole to w, so that builds side by side do not cut into each
+// other's lines.
+type lineLocked struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineLocked) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // Skip records each cell of p that r.Resumed does not hold as not loaded, for reason (a run this
@@ -605,6 +668,7 @@ func oneLine(s string, n int) string {
 // progress and a cached one stays quiet.
 type stepLines struct {
 	w       io.Writer
+	prefix  string // which build, when several run side by side
 	part    string
 	pending string
 }
@@ -620,7 +684,7 @@ func (s *stepLines) Write(p []byte) (int, error) {
 		case s.pending != "" && strings.Contains(l, "Using cache"):
 			s.pending = ""
 		case s.pending != "" && strings.HasPrefix(l, " ---> "):
-			fmt.Fprintf(s.w, "  %s\n", s.pending)
+			fmt.Fprintf(s.w, "  %s%s\n", s.prefix, s.pending)
 			s.pending = ""
 		}
 	}

@@ -30,6 +30,8 @@ type fakeLifecycle struct {
 }
 
 func (f *fakeLifecycle) Build(_ context.Context, b container.BuildSpec, _ io.Writer) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.built = append(f.built, b.Tag())
 	return "sha256:" + b.Tag(), nil
 }
@@ -164,6 +166,84 @@ func TestBuildProgressShowsOnlyStepsThatRun(t *testing.T) {
 	io.WriteString(w, "ate\n ---> Using cache\n ---> 2ab\nStep 3/3 : COPY src ./src\n ---> 9f1\n")
 	if got, want := out.String(), "  Step 1/3 : FROM debian:trixie\n  Step 3/3 : COPY src ./src\n"; got != want {
 		t.Errorf("progress:\n%q\nwant:\n%q", got, want)
+	}
+}
+
+// slowBuilds builds each image in 200 ms, recording which overlapped.
+type slowBuilds struct {
+	fakeLifecycle
+	building map[string]bool // by tag, those under way
+	overlaps [][2]string     // tags built at the same time, the later one second
+	most     int
+}
+
+func (s *slowBuilds) Build(ctx context.Context, b container.BuildSpec, w io.Writer) (string, error) {
+	s.mu.Lock()
+	for other := range s.building {
+		s.overlaps = append(s.overlaps, [2]string{other, b.Tag()})
+	}
+	s.building[b.Tag()] = true
+	s.most = max(s.most, len(s.building))
+	s.mu.Unlock()
+	time.Sleep(200 * time.Millisecond)
+	s.mu.Lock()
+	delete(s.building, b.Tag())
+	s.mu.Unlock()
+	return s.fakeLifecycle.Build(ctx, b, w)
+}
+
+func TestImagesBuildSideBySideAfterTheirContextsFirst(t *testing.T) {
+	// Two JVM images, three JS images, a database's: buildsAtOnce at a time, and no image of a
+	// context beside that context's first (whose layers the others reuse once it is done).
+	p := &plan.Plan{Builds: []container.BuildSpec{
+		{Context: "targets/jvm", Dockerfile: "spring-mvc/Dockerfile"},
+		{Context: "targets/js", Dockerfile: "fastify/Dockerfile"},
+		{Context: "targets/jvm", Dockerfile: "javalin/Dockerfile"},
+		{Context: "targets/js", Dockerfile: "koa/Dockerfile"},
+		{Context: "targets/js", Dockerfile: "express/Dockerfile"},
+		{Context: "db/postgres"},
+	}}
+	s := &slowBuilds{building: map[string]bool{}}
+	var log strings.Builder
+	r := &Runner{Lifecycle: s, Log: &log}
+	b, err := r.build(context.Background(), p)
+	if err != nil || len(b.ids) != len(p.Builds) || len(b.failed) != 0 {
+		t.Fatalf("built %v, failed %v, err %v: want all %d", b.ids, b.failed, err, len(p.Builds))
+	}
+	if s.most != buildsAtOnce {
+		t.Errorf("at most %d builds at once, want %d", s.most, buildsAtOnce)
+	}
+	firsts := map[string]bool{"iotbench/jvm-spring-mvc:latest": true, "iotbench/js-fastify:latest": true, "iotbench/postgres:latest": true}
+	folder := func(tag string) string { return strings.Split(strings.TrimPrefix(tag, "iotbench/"), "-")[0] }
+	for _, o := range s.overlaps {
+		if folder(o[0]) == folder(o[1]) && (firsts[o[0]] || firsts[o[1]]) {
+			t.Errorf("%s and %s built at the same time, one of them its context's first", o[0], o[1])
+		}
+	}
+	for i, spec := range p.Builds {
+		if !strings.Contains(log.String(), fmt.Sprintf("build %d/%d: %s from %s\n", i+1, len(p.Builds), spec.Tag(), spec.Context)) {
+			t.Errorf("the log does not name build %d:\n%s", i+1, log.String())
+		}
+	}
+}
+
+func TestCancelledBuildsStopAtTheNextImage(t *testing.T) {
+	// One context: its first image (0–200 ms), then two of its others side by side (200–400 ms),
+	// cancelled at 300 ms: the last is not begun.
+	p := &plan.Plan{Builds: []container.BuildSpec{
+		{Context: "targets/jvm", Dockerfile: "spring-mvc/Dockerfile"},
+		{Context: "targets/jvm", Dockerfile: "javalin/Dockerfile"},
+		{Context: "targets/jvm", Dockerfile: "ktor/Dockerfile"},
+		{Context: "targets/jvm", Dockerfile: "webflux/Dockerfile"},
+	}}
+	s := &slowBuilds{building: map[string]bool{}}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := (&Runner{Lifecycle: s, Log: io.Discard}).build(ctx, p); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err %v, want the cancellation", err)
+	}
+	if len(s.built) == len(p.Builds) {
+		t.Errorf("built %v after the cancellation, want the chain stopped", s.built)
 	}
 }
 

@@ -29,7 +29,7 @@ export interface Readings {
 
 export const SQLITE_DRIVERS: string[];
 export function sqliteDriver(env?: Record<string, string | undefined>): string;
-export function openReadings(file?: string, options?: { create?: boolean; share?: number; sqlite3?: unknown }): Readings;
+export function openReadings(file?: string, options?: { create?: boolean; share?: number; require?: (id: string) => unknown }): Readings;
 export function openSqlite(file?: string, driver?: string): Readings;
 export function createReadingsFile(file: string): void;
 export function createReadingsPostgres(): Promise<void>;

@@ -32,18 +32,29 @@ export function sqliteDriver(env = process.env) {
  * callers await them. `ready` settles once the table and seeds exist and, on PostgreSQL, the pool's
  * connections are open; the app listens only after it. options.create: false when another process
  * created the table (node-cluster's workers); options.share: how many processes share the pool's size
- * (node-cluster); options.sqlite3: the sqlite3 package, from an app that ships it.
+ * (node-cluster); options.require: the app's require, which finds the sqlite3 package in an app
+ * that ships it.
  */
 export function openReadings(file = IN_MEMORY, options = {}) {
   const url = process.env.DATABASE_URL;
   if (url) return openPostgres(url, options);
   const driver = sqliteDriver();
   if (driver === 'sqlite3') {
-    if (!options.sqlite3) throw new Error('SQLITE_DRIVER=sqlite3: this app does not ship the sqlite3 package (nestjs, fastify and express do)');
+    if (!options.require) throw new Error('SQLITE_DRIVER=sqlite3: this app does not ship the sqlite3 package (nestjs, fastify and express do)');
     if (file !== IN_MEMORY) throw new Error('SQLITE_DRIVER=sqlite3 keeps the table in memory only: a shared file is node:sqlite\'s');
-    return openSqlite3(options.sqlite3);
+    return openSqlite3(loadSqlite3(options.require));
   }
   return openSqlite(file, driver);
+}
+
+/** The sqlite3 package from the app's dependencies: its addon is compiled only into images built
+ * with SQLITE3=1 (the -sqlite3 targets' build_args), since compiling it takes minutes. */
+function loadSqlite3(require) {
+  try {
+    return require('sqlite3');
+  } catch (e) {
+    throw new Error(`SQLITE_DRIVER=sqlite3: the sqlite3 package does not load (${String(e.message).split('\n')[0]}): build the image with SQLITE3=1, as the -sqlite3 targets do (build_args: {SQLITE3: "1"} in scenarios.yaml)`);
+  }
 }
 
 /** A database of a synchronous driver: node:sqlite and bun:sqlite have the same prepare/run/all/get. */

@@ -23,7 +23,7 @@ const VIEWS = join(import.meta.dirname, '..', 'contract', 'views');
 // ---- database: node:sqlite in memory, or PostgreSQL (DATABASE_URL); the 50 seeds, statements
 // prepared once (contract/db.js). Its calls answer values or promises: every one is awaited. ----
 // sqlite3 (express-sqlite3) is this app's own dependency, loaded only when chosen.
-const readings = openReadings(undefined, sqliteDriver() === 'sqlite3' ? { sqlite3: createRequire(import.meta.url)('sqlite3') } : {});
+const readings = openReadings(undefined, { require: createRequire(import.meta.url) });
 await readings.ready;
 
 const cache = new Lru(1000);

@@ -51,7 +51,7 @@ const POOL_THREAD_OLD_SPACE_MB = 64;
 const readings = openReadings(process.env.DB_FILE || undefined, {
   create: !cluster.isWorker,
   share: cluster.isWorker ? Number(process.env.CLUSTER_WORKERS) : 1,
-  ...(sqliteDriver() === 'sqlite3' ? { sqlite3: createRequire(import.meta.url)('sqlite3') } : {}),
+  require: createRequire(import.meta.url),
 });
 await readings.ready;
 

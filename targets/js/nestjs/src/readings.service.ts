@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 
-import { openReadings, sqliteDriver, type LatestRow, type PageRow, type Readings } from '../../contract/db.js';
+import { openReadings, type LatestRow, type PageRow, type Readings } from '../../contract/db.js';
 
 export type { LatestRow, PageRow };
 
@@ -13,8 +13,8 @@ export type { LatestRow, PageRow };
  */
 @Injectable()
 export class ReadingsService {
-  // sqlite3 is this app's own dependency (a native addon built in the image), loaded only when chosen.
-  readonly readings: Readings = openReadings(undefined, sqliteDriver() === 'sqlite3' ? { sqlite3: require('sqlite3') } : {});
+  // sqlite3 is this app's own dependency (a native addon built into SQLITE3=1 images), loaded only when chosen.
+  readonly readings: Readings = openReadings(undefined, { require });
 
   /** Binds deviceId and timestamp as they come: a missing one fails NOT NULL (a 500, never a 2xx). */
   async insert(deviceId: unknown, ts: unknown, payload: string): Promise<number> {
