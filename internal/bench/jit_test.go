@@ -87,9 +87,9 @@ func TestJITWatchHoldsNothingWhenItCannotAsk(t *testing.T) {
 }
 
 func TestCompilingDuringTheMeasuredPhaseIsAWarning(t *testing.T) {
-	// Through a 1-s phase with no warm-up: a JIT compiling at a whole CPU is a target still warming
-	// up, and its row says so (its figures stand); a settled one's odd recompilations, a tenth of a
-	// CPU, are not.
+	// Through a 1-s phase with no warm-up: a JIT compiling 1,000 ms a second is a target still
+	// warming up, and its row says so (its figures stand); a settled one's odd recompilations,
+	// 100 ms a second, are not.
 	for _, c := range []struct {
 		msPerS float64
 		warned bool
