@@ -18,11 +18,11 @@ import (
 // only once that time has stopped growing.
 
 // jitQuiet is the most compilation time, over jitSpan, of a JIT that has settled: 5% of the span.
-// The time is the JVM's (CompilationMXBean): each compiler thread's elapsed time in compilations,
-// summed, added as each compilation ends; a compiler thread starved of CPU counts its waits too.
-// Compiling, Spring MVC's compilers took 1–2 s a second for 70 s on one CPU; settled, 0–130 ms a
-// second, its odd recompilations. A target that has not told its time for jitBlind (its health
-// endpoint answering slower than jitAsk under the load, or not at all) holds nothing back.
+// The time is the compiler threads' busy time (docs/contract.md): running, or waiting for a CPU to
+// run on, which a compiler thread starved by hundreds of request threads does most of the time.
+// Compiling, Spring MVC's compilers were busy 1–2 s a second on one CPU; settled, 0–130 ms a
+// second. A target that has not told its time for jitBlind (its health endpoint answering slower
+// than jitAsk under the load, or not at all) holds nothing back.
 const (
 	jitSpan  = 5 * time.Second
 	jitQuiet = 250 * time.Millisecond
@@ -151,7 +151,7 @@ func (w *jitWatch) compiledDuring(ctx context.Context, before int64, du time.Dur
 	if du <= 0 || float64(compiled)/float64(du) < jitBusy {
 		return nil
 	}
-	return []string{fmt.Sprintf("the JIT compiled for %s during the measured phase (%.1f%% of it, its compiler threads' time): the target was still warming up",
+	return []string{fmt.Sprintf("the JIT compiled for %s during the measured phase (%.1f%% of it, its compiler threads' busy time): the target was still warming up",
 		compiled.Round(10*time.Millisecond), 100*float64(compiled)/float64(du))}
 }
 
