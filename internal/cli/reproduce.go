@@ -21,7 +21,9 @@ type ReproduceOptions struct {
 	File        string // scenarios.yaml
 	Experiments string // experiments.yaml
 	Names       []string
-	Out         string
+	// Runs, when set, are the only runs measured (by name); the others' files stay as they are.
+	Runs []string
+	Out  string
 	// Trials and Duration shorten every run (0: as the file says): a quick look, not the
 	// published experiment.
 	Trials   int
@@ -49,14 +51,17 @@ the file's order.
 
 Each run writes <out>/<experiment>/<run>.csv. The command is resumable: run it again and it
 measures only the cells missing from those files (same seed and settings), so an interrupted
-experiment goes on where it stopped. A run that needs N target CPUs (a cluster, a worker pool)
-gets the last N CPUs on a host of N+1 or more; on a smaller host it is not run: its cells are
-recorded as skipped, in seconds, and its claims need a larger host.
+experiment goes on where it stopped. --runs measures only the runs named (to measure one again,
+move its file away first); the claims are still checked against every run's file. A run that
+needs N target CPUs (a cluster, a worker pool) gets the last N CPUs on a host of N+1 or more; on
+a smaller host it is not run: its cells are recorded as skipped, in seconds, and its claims need
+a larger host.
 
 iotbench claims prints the report again from the files, without running anything.`,
 		Example: `  iotbench list                                  # the experiments, with their sources
   iotbench reproduce virtual-threads-500ms       # one experiment, as experiments.yaml says
   iotbench reproduce all --out results/experiments
+  iotbench reproduce iot-ingest --runs realistic-corrected   # that run only; the others' files are kept
   iotbench reproduce all --trials 2 --duration 5s --out docs/experiments   # short: what docs/experiments.md shows`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -77,6 +82,7 @@ iotbench claims prints the report again from the files, without running anything
 	f.StringVar(&o.File, "file", "scenarios.yaml", "scenario matrix")
 	f.StringVar(&o.Experiments, "experiments", "experiments.yaml", "the published experiments")
 	f.StringVar(&o.Out, "out", "results/experiments", "folder of the runs' files, one folder per experiment")
+	f.StringSliceVar(&o.Runs, "runs", nil, "measure only these runs of the experiments named (default: all their runs)")
 	f.IntVar(&o.Trials, "trials", 0, "trials per target in every run (default: each run's)")
 	f.DurationVar(&o.Duration, "duration", 0, "measured phase of every cell (default: each run's)")
 	addCABundleFlag(f, &o.CABundle)
@@ -123,10 +129,13 @@ func runReproduce(ctx context.Context, o *ReproduceOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkRuns(ef, names, o.Runs); err != nil {
+		return err
+	}
 	runs := run.New(o.Effects)
 	defer runs.Close()
 	return runs.Reproduce(ctx, run.Reproduction{
-		Scenarios: sf, ScenariosPath: o.File, Experiments: ef, Names: names,
+		Scenarios: sf, ScenariosPath: o.File, Experiments: ef, Names: names, Runs: o.Runs,
 		Trials: o.Trials, Duration: o.Duration, Out: o.Out, CABundle: o.CABundle, Log: o.Streams.ErrOut,
 		// Each experiment's claims, as soon as its runs are recorded.
 		Done: func(name string) error {
@@ -137,6 +146,22 @@ func runReproduce(ctx context.Context, o *ReproduceOptions) error {
 			return experiment.Write(o.Streams.Out, experiment.Text, ef, sf, []string{name}, measured)
 		},
 	})
+}
+
+// checkRuns refuses a run name (--runs) that no experiment of names has.
+func checkRuns(ef *experiment.File, names, runs []string) error {
+	var known []string
+	for _, n := range names {
+		for _, r := range ef.Experiments[n].Runs {
+			known = append(known, r.Name)
+		}
+	}
+	for _, r := range runs {
+		if !slices.Contains(known, r) {
+			return flagErr("runs", r, fmt.Errorf("no such run in %s (its runs: %s)", strings.Join(names, ", "), strings.Join(known, ", ")))
+		}
+	}
+	return nil
 }
 
 // ClaimsOptions are the flags of `iotbench claims`.

@@ -22,6 +22,8 @@ type Reproduction struct {
 	ScenariosPath string
 	Experiments   *experiment.File
 	Names         []string
+	// Runs, when set, are the only runs measured (by name).
+	Runs []string
 	// Trials and Duration shorten every run (0: as the file says).
 	Trials   int
 	Duration time.Duration
@@ -52,7 +54,7 @@ func (rs *Runs) Reproduce(ctx context.Context, rp Reproduction) error {
 	for _, name := range rp.Names {
 		e := rp.Experiments.Experiments[name]
 		fmt.Fprintf(rp.Log, "experiment %s: %s (%s)\n", name, e.Title, e.Source)
-		for _, r := range e.Runs {
+		for _, r := range rp.measured(e) {
 			s := Setup{
 				Scenario: &Scenario{File: rp.ScenariosPath, Name: r.Scenario, Overrides: rp.overrides(r, allowed)},
 				File:     experiment.RunPath(rp.Out, name, r.Name), NeedsCPUs: r.NeedsCPUs,
@@ -78,6 +80,20 @@ func (rs *Runs) Reproduce(ctx context.Context, rp Reproduction) error {
 		}
 	}
 	return nil
+}
+
+// measured are the runs of e to measure: those named in Runs, or all of them.
+func (rp Reproduction) measured(e *experiment.Experiment) []*experiment.Run {
+	if len(rp.Runs) == 0 {
+		return e.Runs
+	}
+	var runs []*experiment.Run
+	for _, r := range e.Runs {
+		if slices.Contains(rp.Runs, r.Name) {
+			runs = append(runs, r)
+		}
+	}
+	return runs
 }
 
 // overrides are a run's settings over its scenario's, shortened by the reproduction's. A run that

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/iotbench/iotbench/internal/experiment"
@@ -31,5 +32,27 @@ func TestReproduceGivesARunTheCPUsItNeeds(t *testing.T) {
 				t.Errorf("cpus %q, want %q", got, c.wantCPUs)
 			}
 		})
+	}
+}
+
+// --runs measures the runs it names, in the experiment's order, and no other.
+func TestReproduceMeasuresTheRunsNamed(t *testing.T) {
+	e := &experiment.Experiment{Runs: []*experiment.Run{{Name: "published"}, {Name: "corrected"}, {Name: "other"}}}
+	cases := []struct {
+		runs []string
+		want []string
+	}{
+		{nil, []string{"published", "corrected", "other"}},
+		{[]string{"corrected"}, []string{"corrected"}},
+		{[]string{"other", "published"}, []string{"published", "other"}},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, r := range (Reproduction{Runs: c.runs}).measured(e) {
+			got = append(got, r.Name)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("runs %v: measured %v, want %v", c.runs, got, c.want)
+		}
 	}
 }
