@@ -15,6 +15,7 @@ import (
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/verify"
 )
@@ -27,6 +28,16 @@ type fakeLifecycle struct {
 	removed  int
 	built    []string
 	onRemove func()
+	// machine is where the disturbance check reads CPU time: nil, a quiet machine of two CPUs whose
+	// counters never move, so that no test hangs on this host's neighbours or its hypervisor.
+	machine *resources.Host
+}
+
+func (f *fakeLifecycle) Machine() resources.Host {
+	if f.machine != nil {
+		return *f.machine
+	}
+	return resources.Host{CgroupRoot: "testdata/quiet-machine", ProcStat: "testdata/quiet-machine/stat"}
 }
 
 func (f *fakeLifecycle) Build(_ context.Context, b container.BuildSpec, _ io.Writer) (string, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/maxrate"
+	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/verify"
 )
@@ -338,7 +339,7 @@ func TestFindMaxRepeatsAStepFailedWhileDisturbed(t *testing.T) {
 		t.Fatal(err)
 	}
 	busyNeighbour(t)
-	l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(4, 50*time.Millisecond)}},
+	l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(4, 50*time.Millisecond)}, machine: &resources.ThisHost},
 		src: &steadyUsage{}, health: `{}`}
 	p := planFor("t")
 	p.GeneratorCPUs, p.Cells[0].Spec.CPUSet = cpus, cpuset.Format(cpus)

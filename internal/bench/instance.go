@@ -202,7 +202,7 @@ type phase struct {
 func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Config) (phase, error) {
 	var ph phase
 	cfg = in.config(cfg)
-	m := observe(row, in.ctr, in.c.Spec, in.p.GeneratorCPUs)
+	m := observe(row, in.ctr, in.c.Spec, in.p.GeneratorCPUs, in.r.machine())
 	m.observeDatabase(in.db, in.c.DB.Spec.CPUSet)
 	defer m.discard()
 	rows := countRows(in.c.Load.Check.StoresRows, plan.TargetURL(in.ctr.URL(), cfg.Request.Protocol), cfg.Request, in.db)
@@ -421,4 +421,13 @@ func (d *downstreamCalls) check(successes int64) error {
 		return fmt.Errorf("%d calls for %d successes: answers claim calls the target did not make", got, successes)
 	}
 	return nil
+}
+
+// machine is where the generator's and the targets' CPUs are watched for others' work: the
+// lifecycle's host when it names one (a test's quiet machine), else this one.
+func (r *Runner) machine() resources.Host {
+	if m, ok := r.Lifecycle.(interface{ Machine() resources.Host }); ok {
+		return m.Machine()
+	}
+	return resources.ThisHost
 }

@@ -36,6 +36,7 @@ type meter struct {
 	// hostCPUs are the generator's and the target's CPUs together; nil when either is unknown
 	// (an unpinned generator, a target not in a container).
 	hostCPUs []int
+	machine  resources.Host       // where hostCPUs are read
 	host     *resources.HostWatch // nil when hostCPUs cannot be read
 	// disturbed says why other work on the CPUs makes the phase suspect; empty when nothing did.
 	disturbed string
@@ -89,12 +90,12 @@ func newMeter(inst container.Instance, row *results.Row) *meter {
 // observe records in row what the target says of itself, with a warning where that differs from
 // the cpuset and memory it was given, and returns the meter of its measured phase.
 // generatorCPUs is the generator's cpuset (empty: not pinned).
-func observe(row *results.Row, inst container.Instance, spec container.Spec, generatorCPUs []int) *meter {
+func observe(row *results.Row, inst container.Instance, spec container.Spec, generatorCPUs []int, machine resources.Host) *meter {
 	row.TargetRuntime = string(bytes.TrimSpace(inst.Health()))
 	cpus, _ := cpuset.Parse(spec.CPUSet, cpuset.MaxCPUs)
 	warn(row, runtimeView(row, inst.Health(), len(cpus), spec.Memory)...)
 	m := newMeter(inst, row)
-	m.generatorCPUs = generatorCPUs
+	m.generatorCPUs, m.machine = generatorCPUs, machine
 	if len(generatorCPUs) > 0 && len(cpus) > 0 {
 		m.hostCPUs = slices.Concat(generatorCPUs, cpus)
 		slices.Sort(m.hostCPUs)
@@ -124,7 +125,7 @@ func (m *meter) start() {
 	m.began = time.Now()
 	m.genCPU, _ = resources.OwnCPU()
 	if m.hostCPUs != nil && m.src != nil {
-		if w, err := resources.WatchHost(resources.CgroupRoot, resources.ProcStat, m.hostCPUs); err == nil {
+		if w, err := m.machine.Watch(m.hostCPUs); err == nil {
 			m.host = &w
 		}
 	}
@@ -193,26 +194,29 @@ func (m *meter) stop(row *results.Row, res load.Result) {
 	if m.host != nil && targetMeasured && dbMeasured && wall > 0 {
 		own := time.Duration((row.GeneratorCPUCores+row.CPUCores+row.DBCPUCores)*float64(wall)) - remoteCPU
 		if others, steal, err := m.host.Others(own); err == nil {
-			d := disturbances(wall, others, steal, m.hostCPUs)
-			m.problems = append(m.problems, d...)
-			m.disturbed = strings.Join(d, "; ")
+			if m.disturbed = disturbance(wall, others, steal, m.hostCPUs); m.disturbed != "" {
+				m.problems = append(m.problems, m.disturbed)
+			}
 		}
 	}
 }
 
-// disturbances are the warnings for work on the generator's and the target's CPUs that was
-// neither's: others is the CPUs' busy time less the generator's and the target's own, steal what
-// the hypervisor took from them.
-func disturbances(wall, others, steal time.Duration, cpus []int) []string {
-	var out []string
+// disturbance is the warning, one however many causes, for work on the generator's and the
+// target's CPUs that was neither's ("": none): others is the CPUs' busy time less the generator's
+// and the target's own, steal what the hypervisor took from them.
+func disturbance(wall, others, steal time.Duration, cpus []int) string {
+	var causes []string
 	cores := func(d time.Duration) float64 { return d.Seconds() / wall.Seconds() }
 	if c := cores(others); c > resources.Disturbed {
-		out = append(out, fmt.Sprintf("disturbed: other processes used %.2f cores of CPUs %s, the generator's and the target's", c, cpuset.Format(cpus)))
+		causes = append(causes, fmt.Sprintf("other processes used %.2f cores of CPUs %s, the generator's and the target's", c, cpuset.Format(cpus)))
 	}
 	if c := cores(steal); c > resources.Disturbed {
-		out = append(out, fmt.Sprintf("disturbed: the hypervisor took %.2f cores of CPUs %s (steal)", c, cpuset.Format(cpus)))
+		causes = append(causes, fmt.Sprintf("the hypervisor took %.2f cores of CPUs %s (steal)", c, cpuset.Format(cpus)))
 	}
-	return out
+	if len(causes) == 0 {
+		return ""
+	}
+	return "disturbed: " + strings.Join(causes, ", and ") // not "; ", which parts a row's warnings
 }
 
 // discard stops sampling when the phase did not end normally (cancelled, load failed).

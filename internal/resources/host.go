@@ -16,6 +16,15 @@ const (
 	ProcStat   = "/proc/stat"
 )
 
+// Host is where a machine's kernel shows its cgroups and its CPU statistics.
+type Host struct{ CgroupRoot, ProcStat string }
+
+// ThisHost is the machine iotbench runs on.
+var ThisHost = Host{CgroupRoot, ProcStat}
+
+// Watch starts a HostWatch of cpus on h.
+func (h Host) Watch(cpus []int) (HostWatch, error) { return WatchHost(h.CgroupRoot, h.ProcStat, cpus) }
+
 // HostCPU is what some CPUs spent: Busy running any task, Steal taken by the hypervisor for
 // other virtual machines.
 type HostCPU struct {
