@@ -166,9 +166,10 @@ func (t Target) distrustedMaxima() int {
 	return n
 }
 
-// AtLeastMax says a search stopped at the generator's limit: the maximum is at least Max.
+// AtLeastMax says a search whose maximum is trusted stopped at the generator's limit: the maximum
+// is at least Max.
 func (t Target) AtLeastMax() bool {
-	return slices.ContainsFunc(t.Searches, func(s Search) bool { return s.GeneratorLimited && s.Max > 0 })
+	return slices.ContainsFunc(t.Searches, func(s Search) bool { return s.GeneratorLimited && s.Max > 0 && s.Distrust() == "" })
 }
 
 // Unsearched says why no search of t found a maximum; empty when one did.
@@ -180,6 +181,9 @@ func (t Target) Unsearched() string {
 		if s.Failed != "" {
 			return s.Failed
 		}
+	}
+	if n := t.distrustedMaxima(); n > 0 {
+		return fmt.Sprintf("the maxima of its %d search(es) that found one are left out: %s", n, results.DistrustCalibration)
 	}
 	for _, s := range t.Searches {
 		if s.Ended != "" {
@@ -239,14 +243,17 @@ func MaxEstimate(values []float64) *Estimate {
 }
 
 // rankMaxima ranks a find-max scenario's targets by their maxima, best first, those without
-// one last; and gives a target without one the highest rate a step of it met the SLO at.
+// one last; and gives a target without one the highest rate a step of it met the SLO at, of the
+// steps the calibration does not distrust.
 func rankMaxima(sc *Scenario) {
 	var with, without []Target
 	for _, t := range sc.Targets {
 		t.Max = MaxEstimate(t.Maxima())
 		if t.Max == nil {
 			for _, c := range t.validCells() {
-				t.AtLeast = max(t.AtLeast, c.Row.RequestedRPS)
+				if c.Row.Distrust() != results.DistrustCalibration {
+					t.AtLeast = max(t.AtLeast, c.Row.RequestedRPS)
+				}
 			}
 			without = append(without, t)
 			continue
@@ -288,7 +295,7 @@ func (sc Scenario) MaxNotes() []string {
 		if why := t.Unsearched(); why != "" {
 			notes = append(notes, fmt.Sprintf("%s: %s", t.Name, why))
 		}
-		if n := t.distrustedMaxima(); n > 0 {
+		if n := t.distrustedMaxima(); n > 0 && t.Max != nil {
 			notes = append(notes, fmt.Sprintf("%s: %d search(es) left out of its maximum and the ranking: %s", t.Name, n, results.DistrustCalibration))
 		}
 		if t.AtLeastMax() {
@@ -307,6 +314,10 @@ func (sc Scenario) MaxNotes() []string {
 func (sc Scenario) Finding() string {
 	slo := sc.sloText()
 	if len(sc.Targets) == 0 || sc.Targets[0].Max == nil {
+		if slices.ContainsFunc(sc.Targets, func(t Target) bool { return t.distrustedMaxima() > 0 }) {
+			return fmt.Sprintf("Finding: no answer: %s, so no maximum of %s under %s is trusted: the instrument measured a server of known latency wrongly on this machine; run again when it is quieter.",
+				results.DistrustCalibration, sc.Base(), slo)
+		}
 		return fmt.Sprintf("Finding: no search of %s under %s found a maximum.", sc.Base(), slo)
 	}
 	top := sc.Targets[0]

@@ -169,6 +169,47 @@ func TestSearchesTheCalibrationDistrustsAreLeftOut(t *testing.T) {
 	}
 }
 
+// When every search's maximum is distrusted, the target has none and no rate it is known to hold:
+// the notes and the finding blame the calibration, not the SLO, and say it once.
+func TestAllSearchesDistrustedAnswerNothing(t *testing.T) {
+	var rows []results.Row
+	trial := new(int)
+	for _, capacity := range []int{4100, 3900} {
+		r, _ := searchRows(t, "fast", time.Duration(*trial+1)*time.Second, capacity, nil, trial)
+		for i := range r {
+			r[i].Calibrated = true // within: false, as every row of a run whose calibration missed
+		}
+		rows = append(rows, r...)
+	}
+	// A third search stopped by the generator's limit, as distrusted: no "at least" either.
+	for _, s := range []struct {
+		rate int
+		why  string
+	}{{8000, ""}, {16000, ""}, {16000, ""}, {32000, "generator-limited: its own p99 delay"}} {
+		*trial++
+		rows = append(rows, results.Row{Scenario: "io" + results.FindMaxSuffix, Target: "fast", Trial: *trial, Mode: "open", RequestedRPS: s.rate,
+			Startup: time.Hour, Valid: s.why == "", InvalidReason: s.why, Calibrated: true})
+	}
+	sc := FromRows(rows).Scenarios[0]
+	tg := sc.Targets[0]
+	if len(tg.Searches) != 3 || !tg.Searches[2].GeneratorLimited || tg.Searches[2].Max != 16000 {
+		t.Fatalf("searches %+v; want three, the last generator-limited at 16000", tg.Searches)
+	}
+	if tg.Max != nil || tg.AtLeast != 0 {
+		t.Errorf("max %+v, at least %d: want neither from distrusted searches", tg.Max, tg.AtLeast)
+	}
+	notes := strings.Join(sc.MaxNotes(), "\n")
+	if want := "fast: the maxima of its 3 search(es) that found one are left out: calibration missed its limits"; !strings.Contains(notes, want) {
+		t.Errorf("notes:\n%s\nwant %q", notes, want)
+	}
+	if strings.Contains(notes, "no rate met the SLO") || strings.Contains(notes, "at least") || strings.Count(notes, results.DistrustCalibration) != 1 {
+		t.Errorf("notes:\n%s\nwant the calibration named once, no SLO blamed and no maximum of at least", notes)
+	}
+	if f := sc.Finding(); !strings.HasPrefix(f, "Finding: no answer: calibration missed its limits") {
+		t.Errorf("finding %q: want the calibration blamed", f)
+	}
+}
+
 // TestARampIsNoStep: a search that began with a ramp (run --search both) is read back with its
 // maximum from its steps alone, the ramp row neither met nor failed, and a note sets each
 // method's maxima and step counts side by side.
