@@ -245,7 +245,8 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		}
 		ph.disturbed = m.disturbed
 		if jit != nil && !measuredFrom.IsZero() {
-			warn(row, jit.compiledDuring(ctx, compiledBefore, res.Duration)...)
+			row.JITBusy, row.JITJudged = jit.compiledDuring(ctx, compiledBefore)
+			warn(row, warmingWarning(*row)...)
 		}
 		// The warm-up's requests in flight at the boundary may store their rows after it.
 		stored, failed := storing(cfg, res)

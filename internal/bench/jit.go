@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/results"
 )
 
 // A JVM on one CPU compiles under load for tens of seconds, its compiler threads taking the
@@ -29,12 +30,6 @@ const (
 	jitAsk   = 5 * time.Second
 	jitBlind = 15 * time.Second
 )
-
-// jitBusy is the compilation time, as a share of the measured phase, for its row to say the target
-// was still warming up. A settled JVM still recompiles now and then: Javalin serving pages
-// compiled for 6–11% of 30-s phases whose throughput held flat, while Spring MVC still warming up
-// compiled for 100–220% of each second. A fifth lies well clear of both.
-const jitBusy = 0.20
 
 // jitWatch follows a target's compilation time by asking its health endpoint once a second.
 type jitWatch struct {
@@ -139,20 +134,24 @@ func (w *jitWatch) latest() int64 {
 	return w.samples[len(w.samples)-1].ms
 }
 
-// compiledDuring is the warning for a measured phase of du during which the JIT compiled, from
-// before ms to what the target says now, for more than jitBusy of it: the target was still
-// warming up.
-func (w *jitWatch) compiledDuring(ctx context.Context, before int64, du time.Duration) []string {
+// compiledDuring is how long the JIT compiled since it had compiled before ms, as the target says
+// now; false when it does not answer.
+func (w *jitWatch) compiledDuring(ctx context.Context, before int64) (time.Duration, bool) {
 	after, err := w.ask(context.WithoutCancel(ctx))
 	if err != nil {
-		return nil
+		return 0, false
 	}
-	compiled := time.Duration(after-before) * time.Millisecond
-	if du <= 0 || float64(compiled)/float64(du) < jitBusy {
+	return time.Duration(after-before) * time.Millisecond, true
+}
+
+// warmingWarning is the warning of a row whose JIT compiled for more than
+// results.JITBusyShare of its measured phase: the target was still warming up.
+func warmingWarning(row results.Row) []string {
+	if !row.StillWarming() {
 		return nil
 	}
 	return []string{fmt.Sprintf("the JIT compiled for %s during the measured phase (%.1f%% of it, its compiler threads' busy time): the target was still warming up",
-		compiled.Round(10*time.Millisecond), 100*float64(compiled)/float64(du))}
+		row.JITBusy.Round(10*time.Millisecond), 100*row.JITBusy.Seconds()/row.Duration.Seconds())}
 }
 
 // stop ends the asking.

@@ -88,8 +88,8 @@ func TestJITWatchHoldsNothingWhenItCannotAsk(t *testing.T) {
 
 func TestCompilingDuringTheMeasuredPhaseIsAWarning(t *testing.T) {
 	// Through a 1-s phase with no warm-up: a JIT compiling 1,000 ms a second is a target still
-	// warming up, and its row says so (its figures stand); a settled one's odd recompilations,
-	// 100 ms a second, are not.
+	// warming up, and its row says so: its figures stand, but carry no verdict; a settled one's odd
+	// recompilations, 100 ms a second, are not. Either way the row has the JIT's busy time.
 	for _, c := range []struct {
 		msPerS float64
 		warned bool
@@ -108,6 +108,13 @@ func TestCompilingDuringTheMeasuredPhaseIsAWarning(t *testing.T) {
 		warned := strings.Contains(recorded[0].Warnings, "the JIT compiled for ") && strings.Contains(recorded[0].Warnings, "still warming up")
 		if warned != c.warned {
 			t.Errorf("compiling %v ms a second: warned %v (%q), want %v", c.msPerS, warned, recorded[0].Warnings, c.warned)
+		}
+		row := recorded[0]
+		if share := row.JITBusy.Seconds() / row.Duration.Seconds(); !row.JITJudged || share < 0.5*c.msPerS/1000 || share > 2*c.msPerS/1000 {
+			t.Errorf("compiling %v ms a second: JIT busy %v over %v (judged %v), want about that share", c.msPerS, row.JITBusy, row.Duration, row.JITJudged)
+		}
+		if distrusted := row.Distrust() == results.DistrustWarming; distrusted != c.warned {
+			t.Errorf("compiling %v ms a second: distrust %q, want %q only when warned", c.msPerS, row.Distrust(), results.DistrustWarming)
 		}
 	}
 }

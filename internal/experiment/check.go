@@ -81,8 +81,7 @@ type Figure struct {
 	Lo, Hi float64
 	Range  bool
 	// Invalid are the invalid loaded trials' rows, Distrusted the valid ones the self-checks
-	// distrust (not steady, or their calibration missed its limits); NotLoaded the reason no
-	// trial was loaded.
+	// distrust (results.Row.Distrust); NotLoaded the reason no trial was loaded.
 	Invalid, Distrusted []results.Row
 	NotLoaded           string
 	// Loaded counts the loaded trials; Disturbed those whose rows say other processes took CPU

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/summary"
 )
 
 // DefaultBranch is the branch of points added without one.
@@ -76,8 +77,8 @@ type Point struct {
 	Branch, Commit string
 	StartedAt      time.Time
 	Trial          int
-	// Verdict is "valid", or why the row is no point: invalid, disturbed, not-steady, or why it
-	// was never loaded (verify-failed, build-failed, start-failed, skipped). Reason says more.
+	// Verdict is "valid", or why the row is no point: invalid, disturbed, not-steady,
+	// still-warming, or why it was never loaded (verify-failed, build-failed, start-failed, skipped). Reason says more.
 	Verdict, Reason string
 	// The per-commit settings the row was measured with.
 	Version, ImageID, DBImageID string
@@ -91,21 +92,16 @@ type Point struct {
 // Usable tells whether p is a measurement a series may use.
 func (p Point) Usable() bool { return p.Verdict == "valid" }
 
-// verdict names how far a row can be trusted (as overview.Verdict does, and a not-steady
-// warning too).
+// verdict is summary.Verdict with what says more: the row's invalid reason or its warnings.
 func verdict(r results.Row) (string, string) {
-	switch {
-	case !r.Loaded():
-		before, _, _ := strings.Cut(r.InvalidReason, ":")
-		return before, r.InvalidReason
-	case !r.Valid:
-		return "invalid", r.InvalidReason
-	case strings.Contains(r.Warnings, "disturbed:"):
-		return "disturbed", r.Warnings
-	case strings.Contains(r.Warnings, "not steady"):
-		return "not-steady", r.Warnings
+	switch v := summary.Verdict(r); v {
+	case "valid":
+		return v, ""
+	case "disturbed", "not-steady", "still-warming":
+		return v, r.Warnings
+	default:
+		return v, r.InvalidReason
 	}
-	return "valid", ""
 }
 
 // pointOf is r as a point of branch at commit (empty: the row's own).

@@ -353,7 +353,7 @@ func reason(c summary.Cell) string {
 	switch c.Verdict {
 	case "disturbed":
 		return strings.TrimPrefix(c.Row.Warnings, "disturbed: ")
-	case "not-steady":
+	case "not-steady", "still-warming":
 		return c.Row.Warnings
 	}
 	return c.Row.InvalidReason

@@ -174,6 +174,10 @@ type Row struct {
 	// most; WarmupTaken is how long it lasted (the fixed Warmup otherwise).
 	WarmupAuto  bool
 	WarmupTaken time.Duration
+	// JITBusy is the busy time of the target's JIT compiler threads over the measured phase, as
+	// its /health told it (docs/contract.md: jitCompileMs); JITJudged says whether it told.
+	JITBusy   time.Duration
+	JITJudged bool
 	// Compat is the tool whose semantics the cell reproduced (load.Compat: wrk); empty:
 	// iotbench's own. With wrk, the Wrk figures are what wrk would have printed.
 	Compat                       string
@@ -394,8 +398,12 @@ func micros(f func(*Row) *time.Duration) codec {
 		func(r *Row, v string) (err error) { *f(r), err = duration(v, 1e3, time.Nanosecond); return err }}
 }
 
+// seconds writes durations in seconds with millisecond resolution, as the shortest decimal
+// (13.694, not Seconds()'s 13.693999999999999).
 func seconds(f func(*Row) *time.Duration) codec {
-	return codec{func(r *Row) string { return strconv.FormatFloat(f(r).Seconds(), 'f', -1, 64) },
+	return codec{func(r *Row) string {
+		return strconv.FormatFloat(float64(f(r).Round(time.Millisecond).Milliseconds())/1000, 'f', -1, 64)
+	},
 		func(r *Row, v string) (err error) { *f(r), err = duration(v, 1e9, time.Millisecond); return err }}
 }
 
@@ -419,7 +427,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 10
+const SchemaVersion = 11
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -603,6 +611,7 @@ var columns = []column{
 	{"wrk_non_2xx_3xx", wrk(integer(func(r *Row) *int64 { return &r.WrkNon2xx3xx })), 10},
 	{"wrk_latency_mean_ms", wrk(millis(func(r *Row) *time.Duration { return &r.WrkLatencyMean })), 10},
 	{"wrk_transfer_bytes_per_s", wrk(float(0, func(r *Row) *float64 { return &r.WrkTransferPerSecond })), 10},
+	{"jit_busy_s", judged(func(r *Row) *bool { return &r.JITJudged }, seconds(func(r *Row) *time.Duration { return &r.JITBusy })), 11},
 }
 
 // CompatWrk is the Compat of a cell counted as wrk counts (load.Wrk).
@@ -672,21 +681,37 @@ func (r Row) Ramp() bool { return r.Stages != "" && strings.HasSuffix(r.Scenario
 // NotSteady says the row was judged and its measured phase was not in a steady state.
 func (r Row) NotSteady() bool { return r.SteadyJudged && !r.Steady }
 
+// JITBusyShare is the JIT's busy time, as a share of the measured phase, from which a target was
+// still warming up. A settled JVM still recompiles now and then: Javalin serving pages compiled
+// for 6–11% of 30-s phases whose throughput held flat, while Spring MVC still warming up compiled
+// for 100–220% of each second (and its throughput rose by half between its second and sixth
+// minute). A fifth lies well clear of both.
+const JITBusyShare = 0.20
+
+// StillWarming says the target's JIT compiled for more than JITBusyShare of the measured phase.
+func (r Row) StillWarming() bool {
+	return r.JITJudged && r.Duration > 0 && r.JITBusy.Seconds() > JITBusyShare*r.Duration.Seconds()
+}
+
 // Why the self-checks distrust a valid row (docs/selfcheck.md), as notes name it.
 const (
 	DistrustNotSteady   = "not steady"
 	DistrustCalibration = "calibration missed its limits"
+	DistrustWarming     = "still warming up"
 )
 
 // Distrust says why a valid row's figures carry no verdict and no rank: its measured phase was not
-// steady (no one level describes it), or its run's calibration nearest to it missed its limits
-// (the instrument was off that day by more than it promises); empty when they may.
+// steady (no one level describes it), its run's calibration nearest to it missed its limits
+// (the instrument was off that day by more than it promises), or its JIT was still compiling (a
+// JVM measured before its warm-up ended); empty when they may.
 func (r Row) Distrust() string {
 	switch {
 	case r.NotSteady():
 		return DistrustNotSteady
 	case r.Calibrated && !r.CalibrationWithin:
 		return DistrustCalibration
+	case r.StillWarming():
+		return DistrustWarming
 	}
 	return ""
 }

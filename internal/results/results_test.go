@@ -49,6 +49,8 @@ func TestRoundTrip(t *testing.T) {
 	want[1].Calibrated, want[1].CalibrationWithin = true, false
 	want[1].CalibrationP50Error, want[1].CalibrationP99Error = 120*time.Microsecond, -3100*time.Microsecond
 	want[1].CalibrationRateRatio, want[1].CalibrationOwnDelayP99 = 0.9931, 80*time.Microsecond
+	// A JVM whose JIT told its busy time; the other target told none.
+	want[0].JITBusy, want[0].JITJudged = 1234*time.Millisecond, true
 	for _, r := range want {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
@@ -66,6 +68,32 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("round trip changed rows:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// A row is distrusted as still warming up from a JIT busy for more than a fifth of its measured
+// phase, and only when the target told the time; not steady and the calibration are named first.
+func TestDistrust(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		busy              time.Duration
+		judged, unsteady  bool
+		calibrationMissed bool
+		want              string
+	}{
+		{"no JIT told", 0, false, false, false, ""},
+		{"a settled JIT", 3 * time.Second, true, false, false, ""},
+		{"a JIT compiling", 5 * time.Second, true, false, false, DistrustWarming},
+		{"not steady first", 5 * time.Second, true, true, false, DistrustNotSteady},
+		{"calibration before the JIT", 5 * time.Second, true, false, true, DistrustCalibration},
+	} {
+		r := sample(1, true) // a 20-s phase: a fifth is 4 s
+		r.JITBusy, r.JITJudged = c.busy, c.judged
+		r.SteadyJudged, r.Steady = true, !c.unsteady
+		r.Calibrated, r.CalibrationWithin = c.calibrationMissed, !c.calibrationMissed
+		if got := r.Distrust(); got != c.want {
+			t.Errorf("%s: distrust %q, want %q", c.name, got, c.want)
+		}
 	}
 }
 

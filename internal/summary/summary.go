@@ -173,8 +173,9 @@ type Cell struct {
 }
 
 // Verdict names how far a row can be trusted: valid, disturbed (valid, but other work took the
-// CPUs), not-steady (valid, but a per-second figure trended through the measured phase), invalid,
-// or why it was never loaded (verify-failed, build-failed, start-failed, skipped).
+// CPUs), not-steady (valid, but a per-second figure trended through the measured phase),
+// still-warming (valid, but its JIT compiled through the measured phase), invalid, or why it was
+// never loaded (verify-failed, build-failed, start-failed, skipped).
 func Verdict(r results.Row) string {
 	switch {
 	case !r.Loaded():
@@ -188,6 +189,8 @@ func Verdict(r results.Row) string {
 		return "disturbed"
 	case r.NotSteady():
 		return "not-steady"
+	case r.StillWarming():
+		return "still-warming"
 	}
 	return "valid"
 }

@@ -1,0 +1,34 @@
+package summary
+
+import (
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+// Each verdict from the row's own columns, the first that applies: a row that was never loaded
+// names why, then invalid, disturbed, not steady, still warming up.
+func TestVerdict(t *testing.T) {
+	loaded := func(edit func(*results.Row)) results.Row {
+		r := results.Row{Valid: true, Requests: 100, Duration: 10 * time.Second}
+		edit(&r)
+		return r
+	}
+	for _, c := range []struct {
+		row  results.Row
+		want string
+	}{
+		{results.Row{InvalidReason: results.VerifyFailed + ": POST /ingest: 500"}, "verify-failed"},
+		{loaded(func(r *results.Row) { r.Valid, r.InvalidReason = false, "success ratio 0.5" }), "invalid"},
+		{loaded(func(r *results.Row) { r.Warnings = "disturbed: the hypervisor took 0.2 cores" }), "disturbed"},
+		{loaded(func(r *results.Row) { r.SteadyJudged = true }), "not-steady"},
+		{loaded(func(r *results.Row) { r.JITBusy, r.JITJudged = 3*time.Second, true }), "still-warming"},
+		{loaded(func(r *results.Row) { r.JITBusy, r.JITJudged = time.Second, true }), "valid"},
+		{loaded(func(*results.Row) {}), "valid"},
+	} {
+		if got := Verdict(c.row); got != c.want {
+			t.Errorf("%+v: verdict %q, want %q", c.row, got, c.want)
+		}
+	}
+}
