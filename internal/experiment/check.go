@@ -352,6 +352,13 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 	}
 	f, stop := undecidable(e, c, r, figs)
 	switch {
+	case stop && (c.Winner != nil || c.Ranking != nil):
+		// A winner beaten, or an order reversed, by targets measured cleanly is wrong whatever the
+		// other cells show.
+		if wrong, ok := refuted(figs, c.Winner != nil); ok {
+			wrong.Why += "; the run's other cells decide nothing (" + f.Short + ")"
+			f = wrong
+		}
 	case stop:
 	case c.Ratio != nil:
 		f = ratio(figs[0], figs[1], c.Ratio.Published)
@@ -394,7 +401,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	// The valid trials' estimate is shown but never decides.
 	measured := estimate(c, figs)
 	var reasons []string
-	var fails, noisy, short, unsteady, miscalibrated []string
+	var fails, noisy, short, unsteady, warming, miscalibrated []string
 	// retry are the figures more trials may complete: those whose trials fell short by chance
 	// (a disturbed generator, some trials unsteady), not each of them the same way.
 	var retry []Figure
@@ -416,9 +423,12 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 			first, _ := commonest(f.Distrusted, distrustText)
 			why := first.Distrust()
 			reasons = append(reasons, fmt.Sprintf("%s %s in %d of %d trials (%s)", f.Target, why, len(f.Distrusted), f.Loaded, alike(f.Distrusted, distrustText)))
-			if why == results.DistrustNotSteady {
+			switch why {
+			case results.DistrustNotSteady:
 				unsteady = append(unsteady, f.Target)
-			} else {
+			case results.DistrustWarming:
+				warming = append(warming, f.Target)
+			default:
 				miscalibrated = append(miscalibrated, f.Target)
 			}
 		}
@@ -463,6 +473,9 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	if len(unsteady) > 0 {
 		short2 = append(short2, "not steady: "+strings.Join(unsteady, ", "))
 	}
+	if len(warming) > 0 {
+		short2 = append(short2, "still warming up (the JIT compiling): "+strings.Join(warming, ", "))
+	}
 	if len(miscalibrated) > 0 {
 		short2 = append(short2, "calibration missed its limits: "+strings.Join(miscalibrated, ", "))
 	}
@@ -501,6 +514,9 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 			decide = append(decide, "a longer warm-up or measured phase, so that each trial reaches a steady state")
 		}
 	}
+	if len(warming) > 0 {
+		decide = append(decide, "a warm-up long enough for the JIT to compile its hot paths (`warmup: auto:10m` in the run: on one CPU under hundreds of threads it starves)")
+	}
 	if len(miscalibrated) > 0 {
 		decide = append(decide, "a rerun whose calibration is within its limits (a quiet host)")
 	}
@@ -528,6 +544,10 @@ func moreTrials(figs []Figure) int {
 // distrustText is the row's warning that says why the self-checks distrust it.
 func distrustText(r results.Row) string {
 	why := r.Distrust()
+	if why == results.DistrustWarming {
+		// Each trial's warning has its own seconds: the rule is what they share.
+		return fmt.Sprintf("its JIT busy for over %.0f%% of the measured phase", 100*results.JITBusyShare)
+	}
 	for _, w := range strings.Split(r.Warnings, "; ") {
 		if strings.HasPrefix(w, why) {
 			return w
@@ -626,6 +646,23 @@ func order(figs []Figure, winner bool) Finding {
 			Decide: "more trials a side, or a quieter host"}
 	}
 	return Finding{Verdict: Holds, Measured: measured, Why: "each claimed order significant (Mann–Whitney, 95%)"}
+}
+
+// refuted is the finding of an order (winner: figs[0] over every other) that the figures measured
+// cleanly (every trial valid and trusted, and enough of them) contradict significantly: an order
+// holds between any two of its targets, so two clean ones reversed refute it whatever the other
+// cells went; false when they do not.
+func refuted(figs []Figure, winner bool) (Finding, bool) {
+	clean := func(f Figure) bool { return f.Valid() >= MinTrials && len(f.Invalid) == 0 && len(f.Distrusted) == 0 }
+	if winner && !clean(figs[0]) {
+		return Finding{}, false
+	}
+	decided := slices.DeleteFunc(slices.Clone(figs), func(f Figure) bool { return !clean(f) })
+	if len(decided) < 2 {
+		return Finding{}, false
+	}
+	f := order(decided, winner)
+	return f, f.Verdict == DoesNotHold
 }
 
 // relation writes a pair's order in words: a sign would read as comparing the figures, and a

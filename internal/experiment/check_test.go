@@ -55,6 +55,13 @@ func miscalibrated(rows []results.Row, n int) []results.Row {
 	return rows
 }
 
+// warming marks trial n of rows as valid but measured while its JIT compiled for most of the phase.
+func warming(rows []results.Row, n int) []results.Row {
+	rows[n-1].Duration, rows[n-1].JITBusy, rows[n-1].JITJudged = 30*time.Second, 33*time.Second, true
+	rows[n-1].Warnings = "the JIT compiled for 33s during the measured phase (110.0% of it): the target was still warming up"
+	return rows
+}
+
 func TestCheck(t *testing.T) {
 	ratio := func(published float64) *Claim {
 		return &Claim{Quote: "q", Runs: []string{"r"}, Ratio: &Ratio{Metric: "throughput_rps", Of: "a", To: "b", Published: published}}
@@ -96,6 +103,7 @@ func TestCheck(t *testing.T) {
 		{"6 trials left short by unsteady ones: more than 6 decide", ratio(2), join(unsteady(unsteady(unsteady(trials("a", 190, 200, 205, 210, 215, 220), 4), 5), 6), b4), Inconclusive, "12 trials a side (`iotbench reproduce x --trials 12`)"},
 		{"a trial whose calibration missed is left out", ratio(2), join(miscalibrated(trials("a", 190, 200, 205, 210, 900), 5), b4), Holds, "lies in the 95% interval"},
 		{"too few calibrated trials decide nothing", ratio(2), join(miscalibrated(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "a calibration missed its limits in 1 of 4 trials (calibration missed its limits: p99"},
+		{"a JVM still warming up decides nothing", ratio(2), join(warming(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "a still warming up in 1 of 4 trials (its JIT busy for over 20% of the measured phase); valid trials: a 3; the Mann–Whitney test needs 4 a side to reach p < 0.05 / a warm-up long enough"},
 		{"a disturbed generator: a quiet rerun decides", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 23)), Inconclusive, "a rerun on a quiet host"},
 		{"a saturated generator needs a larger host", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 97)), LargerHost, "more CPUs for the generator"},
 		{"a run skipped for CPUs needs a larger host", ratio(2), append(trials("a", 200), skipped), LargerHost, "a host of 3 CPUs or more"},
@@ -103,9 +111,13 @@ func TestCheck(t *testing.T) {
 		{"ranking holds", rank, join(trials("a", 300, 301, 302, 303), trials("b", 200, 201, 202, 203), trials("c", 100, 101, 102, 103)), Holds, "each claimed order significant"},
 		{"ranking reversed pair", rank, join(trials("a", 300, 301, 302, 303), trials("b", 100, 101, 102, 103), trials("c", 200, 201, 202, 203)), DoesNotHold, "c is better than b"},
 		{"ranking: the test cannot tell", rank, join(trials("a", 300, 301, 302, 303), trials("b", 300, 301, 302, 303), trials("c", 1, 2, 3, 4)), Inconclusive, "cannot tell apart a and b"},
+		{"ranking reversed between clean targets, one still warming up", rank, join(trials("a", 100, 101, 102, 103), warming(trials("b", 200, 201, 202, 203), 1), trials("c", 300, 301, 302, 303)), DoesNotHold, "c is better than a (Mann–Whitney, 95%); the run's other cells decide nothing (still warming up (the JIT compiling): b;"},
+		{"ranking in order between clean targets, one still warming up", rank, join(trials("a", 300, 301, 302, 303), warming(trials("b", 200, 201, 202, 203), 1), trials("c", 100, 101, 102, 103)), Inconclusive, "b still warming up in 1 of 4 trials"},
 		{"ranking on ranges apart but two trials", rank, join(trials("a", 300, 310), trials("b", 200, 210), trials("c", 100, 110)), Inconclusive, "valid trials: a 2, b 2, c 2"},
 		{"winner over every target of the run", win, join(trials("a", 300, 301, 302, 303), trials("b", 200, 201, 202, 203), trials("c", 100, 101, 102, 103)), Holds, "significant"},
 		{"winner beaten", win, join(trials("a", 300, 301, 302, 303), trials("b", 400, 401, 402, 403), trials("c", 100, 101, 102, 103)), DoesNotHold, "b is better than a"},
+		{"a winner beaten by a clean target, another still warming up", win, join(trials("a", 300, 301, 302, 303), trials("b", 400, 401, 402, 403), warming(trials("c", 100, 101, 102, 103), 2)), DoesNotHold, "b is better than a (Mann–Whitney, 95%); the run's other cells decide nothing (still warming up (the JIT compiling): c;"},
+		{"a winner beating the clean targets, another still warming up", win, join(trials("a", 300, 301, 302, 303), trials("b", 200, 201, 202, 203), warming(trials("c", 100, 101, 102, 103), 2)), Inconclusive, "c still warming up in 1 of 4 trials"},
 		{"a tie within the margin", tied, join(trials("a", 100, 101, 102, 103), trials("b", 99, 100, 101, 102)), Holds, "within ±10%"},
 		{"a tie refuted", tied, join(trials("a", 100, 101, 102, 103), trials("b", 200, 201, 202, 203)), DoesNotHold, "differ by more than ±10%"},
 		{"a tie too noisy to tell", tied, join(trials("a", 80, 100, 120, 140), trials("b", 100, 101, 102, 103)), Inconclusive, "beyond ±10%"},

@@ -232,6 +232,9 @@ func parseComplete(data []byte) (*parsed, error) {
 		if unmeasured != "" && row.Loaded() {
 			return nil, parseErr(line, "column %s: \"\" is not %v", unmeasured, errUnmeasured)
 		}
+		if _, ok := index["jit_busy_s"]; !ok {
+			row.JITBusy, row.JITJudged = jitWarned(row.Warnings)
+		}
 		p.rows = append(p.rows, row)
 	}
 	if p.version == 0 {

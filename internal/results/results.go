@@ -693,6 +693,26 @@ func (r Row) StillWarming() bool {
 	return r.JITJudged && r.Duration > 0 && r.JITBusy.Seconds() > JITBusyShare*r.Duration.Seconds()
 }
 
+// jitWarned is, for a row of a file older than jit_busy_s, the JIT's compilation time its
+// warning gave ("the JIT compiled for 33.23s during the measured phase", written then from 5% of
+// the phase on, of the time the JVM reported), so that today's rule judges old rows too; false
+// without one.
+func jitWarned(warnings string) (time.Duration, bool) {
+	_, after, ok := strings.Cut(warnings, "the JIT compiled for ")
+	if !ok {
+		return 0, false
+	}
+	text, _, ok := strings.Cut(after, " during the measured phase")
+	if !ok {
+		return 0, false
+	}
+	d, err := time.ParseDuration(text)
+	if err != nil || d < 0 || d > 1000*time.Hour { // not what a phase could have compiled for
+		return 0, false
+	}
+	return d, true
+}
+
 // Why the self-checks distrust a valid row (docs/selfcheck.md), as notes name it.
 const (
 	DistrustNotSteady   = "not steady"

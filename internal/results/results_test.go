@@ -152,6 +152,41 @@ func TestOldFilesStillRead(t *testing.T) {
 	}
 }
 
+// A row of a file from before jit_busy_s has the time its JIT warning gave, so that today's rule
+// judges it: 33.23 s over a 30-s phase is a target still warming up, 1.79 s is not.
+func TestOldRowsTakeTheirJITTimeFromTheirWarning(t *testing.T) {
+	var b bytes.Buffer
+	cw := csv.NewWriter(&b)
+	head := Header()
+	at := slices.Index(head, "jit_busy_s")
+	version := slices.Index(head, "schema_version")
+	cw.Write(slices.Delete(slices.Clone(head), at, at+1))
+	for _, warned := range []string{"33.23s", "1.79s", ""} {
+		r := sample(1, true)
+		r.Duration = 30 * time.Second
+		if warned != "" {
+			r.Warnings = "disturbed: the hypervisor took 0.1 cores; the JIT compiled for " + warned + " during the measured phase (110.8% of a CPU): the target was still warming up"
+		}
+		rec := record(r)
+		rec[version] = "10"
+		cw.Write(slices.Delete(rec, at, at+1))
+	}
+	cw.Flush()
+	rows, _, err := Read(&b)
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	for i, want := range []struct {
+		busy    time.Duration
+		judged  bool
+		warming bool
+	}{{33230 * time.Millisecond, true, true}, {1790 * time.Millisecond, true, false}, {0, false, false}} {
+		if r := rows[i]; r.JITBusy != want.busy || r.JITJudged != want.judged || r.StillWarming() != want.warming {
+			t.Errorf("row %d: JIT busy %v (judged %v, still warming %v), want %v (%v, %v)", i+1, r.JITBusy, r.JITJudged, r.StillWarming(), want.busy, want.judged, want.warming)
+		}
+	}
+}
+
 // FuzzRead: whatever the bytes, Read returns rows or an error without panicking; a cut row is
 // the last line, and the file without it reads as the same rows, uncut; rows Read accepts survive
 // being written and read again unchanged. Seed corpus: testdata/read and testdata/fuzz/FuzzRead.
