@@ -246,7 +246,9 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		ph.disturbed = m.disturbed
 		if jit != nil && !measuredFrom.IsZero() {
 			row.JITBusy, row.JITJudged = jit.compiledDuring(ctx, compiledBefore)
-			warn(row, warmingWarning(*row)...)
+			if w := row.WarmingWarning(); w != "" {
+				warn(row, w)
+			}
 		}
 		// The warm-up's requests in flight at the boundary may store their rows after it.
 		stored, failed := storing(cfg, res)

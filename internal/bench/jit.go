@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
-	"github.com/iotbench/iotbench/internal/results"
 )
 
 // A JVM on one CPU compiles under load for tens of seconds, its compiler threads taking the
@@ -142,16 +141,6 @@ func (w *jitWatch) compiledDuring(ctx context.Context, before int64) (time.Durat
 		return 0, false
 	}
 	return time.Duration(after-before) * time.Millisecond, true
-}
-
-// warmingWarning is the warning of a row whose JIT compiled for more than
-// results.JITBusyShare of its measured phase: the target was still warming up.
-func warmingWarning(row results.Row) []string {
-	if !row.StillWarming() {
-		return nil
-	}
-	return []string{fmt.Sprintf("the JIT compiled for %s during the measured phase (%.1f%% of it, its compiler threads' busy time): the target was still warming up",
-		row.JITBusy.Round(10*time.Millisecond), 100*row.JITBusy.Seconds()/row.Duration.Seconds())}
 }
 
 // stop ends the asking.

@@ -515,7 +515,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 		}
 	}
 	if len(warming) > 0 {
-		decide = append(decide, "a warm-up long enough for the JIT to compile its hot paths (`warmup: auto:10m` in the run: on one CPU under hundreds of threads it starves)")
+		decide = append(decide, "a rerun whose warm-up lasts until the JIT has finished compiling (on one CPU under hundreds of request threads its compilers starve: Spring MVC's took 10 minutes at 256 connections; `warmup: auto:15m` allows it)")
 	}
 	if len(miscalibrated) > 0 {
 		decide = append(decide, "a rerun whose calibration is within its limits (a quiet host)")

@@ -103,7 +103,7 @@ func TestCheck(t *testing.T) {
 		{"6 trials left short by unsteady ones: more than 6 decide", ratio(2), join(unsteady(unsteady(unsteady(trials("a", 190, 200, 205, 210, 215, 220), 4), 5), 6), b4), Inconclusive, "12 trials a side (`iotbench reproduce x --trials 12`)"},
 		{"a trial whose calibration missed is left out", ratio(2), join(miscalibrated(trials("a", 190, 200, 205, 210, 900), 5), b4), Holds, "lies in the 95% interval"},
 		{"too few calibrated trials decide nothing", ratio(2), join(miscalibrated(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "a calibration missed its limits in 1 of 4 trials (calibration missed its limits: p99"},
-		{"a JVM still warming up decides nothing", ratio(2), join(warming(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "a still warming up in 1 of 4 trials (its JIT busy for over 20% of the measured phase); valid trials: a 3; the Mann–Whitney test needs 4 a side to reach p < 0.05 / a warm-up long enough"},
+		{"a JVM still warming up decides nothing", ratio(2), join(warming(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "a still warming up in 1 of 4 trials (its JIT busy for over 20% of the measured phase); valid trials: a 3; the Mann–Whitney test needs 4 a side to reach p < 0.05 / a rerun whose warm-up lasts until the JIT has finished compiling"},
 		{"a disturbed generator: a quiet rerun decides", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 23)), Inconclusive, "a rerun on a quiet host"},
 		{"a saturated generator needs a larger host", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 97)), LargerHost, "more CPUs for the generator"},
 		{"a run skipped for CPUs needs a larger host", ratio(2), append(trials("a", 200), skipped), LargerHost, "a host of 3 CPUs or more"},

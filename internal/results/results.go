@@ -693,16 +693,31 @@ func (r Row) StillWarming() bool {
 	return r.JITJudged && r.Duration > 0 && r.JITBusy.Seconds() > JITBusyShare*r.Duration.Seconds()
 }
 
+// The words around the time in a row's warning that its target was still warming up.
+const (
+	jitWarned1 = "the JIT compiled for "
+	jitWarned2 = " during the measured phase"
+)
+
+// WarmingWarning is the warning of a row that is StillWarming; empty for any other.
+func (r Row) WarmingWarning() string {
+	if !r.StillWarming() {
+		return ""
+	}
+	return fmt.Sprintf(jitWarned1+"%s"+jitWarned2+" (%.1f%% of it, its compiler threads' busy time): the target was still warming up",
+		r.JITBusy.Round(10*time.Millisecond), 100*r.JITBusy.Seconds()/r.Duration.Seconds())
+}
+
 // jitWarned is, for a row of a file older than jit_busy_s, the JIT's compilation time its
 // warning gave ("the JIT compiled for 33.23s during the measured phase", written then from 5% of
 // the phase on, of the time the JVM reported), so that today's rule judges old rows too; false
 // without one.
 func jitWarned(warnings string) (time.Duration, bool) {
-	_, after, ok := strings.Cut(warnings, "the JIT compiled for ")
+	_, after, ok := strings.Cut(warnings, jitWarned1)
 	if !ok {
 		return 0, false
 	}
-	text, _, ok := strings.Cut(after, " during the measured phase")
+	text, _, ok := strings.Cut(after, jitWarned2)
 	if !ok {
 		return 0, false
 	}
