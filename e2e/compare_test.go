@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -65,7 +64,7 @@ func measure(t *testing.T, addr string) string {
 			switch {
 			case r.Valid:
 				valid++
-			case !strings.HasPrefix(r.InvalidReason, "generator delayed requests"):
+			case !generatorLate(r):
 				valid = -10
 			}
 		}

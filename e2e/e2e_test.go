@@ -96,6 +96,14 @@ func leftovers(t *testing.T) string {
 	return strings.Join(left, " ")
 }
 
+// generatorLate says the engine judged r's cell delayed by its own generator: a short cell on a
+// shared or oversubscribed machine catches the generator late (bun-native once: send lag p99
+// 6.2 ms over its 5 ms bound; under a hypervisor's steal, own delay 9–12 ms): the chain working,
+// not failing. Any other invalid cell is a failure.
+func generatorLate(r results.Row) bool {
+	return !r.Valid && strings.HasPrefix(r.InvalidReason, "generator delayed requests")
+}
+
 func TestIOHeavyOnTheFoundationTargets(t *testing.T) {
 	out := t.TempDir()
 	targets := []string{"spring-mvc-platform", "spring-mvc-virtual", "fastify"}
@@ -107,19 +115,19 @@ func TestIOHeavyOnTheFoundationTargets(t *testing.T) {
 		"--rate", "200", "--out", out)
 	t.Log(log)
 	t.Log(table)
-	if code != 0 {
-		t.Fatalf("exit status %d, want 0 (all cells valid)", code)
-	}
 	rows := readRows(t, out)
 	if len(rows) != len(targets) {
-		t.Fatalf("%d rows, want %d", len(rows), len(targets))
+		t.Fatalf("exit status %d, %d rows, want %d", code, len(rows), len(targets))
+	}
+	if code != 0 && !slices.ContainsFunc(rows, generatorLate) {
+		t.Fatalf("exit status %d, want 0 (all cells valid)", code)
 	}
 	// One trial is one round: every target once, in the order the run's seed shuffled.
 	for i, r := range rows {
 		if !slices.Contains(targets, r.Target) || slices.IndexFunc(rows, func(o results.Row) bool { return o.Target == r.Target }) != i || r.Scenario != "io-heavy" || r.Trial != 1 || r.Mode != "open" {
 			t.Errorf("row %d: %s/%s trial %d mode %s", i, r.Scenario, r.Target, r.Trial, r.Mode)
 		}
-		if !r.Valid || r.SuccessRatio != 1 || r.Errors != 0 {
+		if !r.Valid && !generatorLate(r) || r.SuccessRatio != 1 || r.Errors != 0 {
 			t.Errorf("%s: valid=%v success=%v errors=%d (%s)", r.Target, r.Valid, r.SuccessRatio, r.Errors, r.InvalidReason)
 		}
 		if r.ThroughputRPS < 190 || r.ThroughputRPS > 210 || r.Requests < 760 {
@@ -319,21 +327,12 @@ func TestTargetsUnderLoad(t *testing.T) {
 				if len(rows) != len(f.targets) {
 					t.Fatalf("%d rows, want %d", len(rows), len(f.targets))
 				}
-				// A 3 s cell on a shared CI machine may catch the generator late (bun-native once:
-				// send lag p99 6.2 ms over its 5 ms bound): the engine judging it so is the chain
-				// working. Any other invalid cell is a failure.
-				generatorLate := 0
 				for _, r := range rows {
-					late := !r.Valid && strings.HasPrefix(r.InvalidReason, "generator delayed requests")
-					if late {
-						generatorLate++
-						t.Logf("%s: %s (a noisy machine, not a failure of the chain)", r.Target, r.InvalidReason)
-					}
-					if !r.Valid && !late || r.Successes == 0 || !strings.Contains(r.TargetRuntime, f.runtime) {
+					if !r.Valid && !generatorLate(r) || r.Successes == 0 || !strings.Contains(r.TargetRuntime, f.runtime) {
 						t.Errorf("%s: valid=%v successes=%d (%s) runtime %s", r.Target, r.Valid, r.Successes, r.InvalidReason, r.TargetRuntime)
 					}
 				}
-				if code != 0 && generatorLate == 0 {
+				if code != 0 && !slices.ContainsFunc(rows, generatorLate) {
 					t.Errorf("exit status %d, want 0 (all cells valid)", code)
 				}
 			})

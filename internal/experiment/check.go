@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -356,7 +357,7 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 		// A winner beaten, or an order reversed, by targets measured cleanly is wrong whatever the
 		// other cells show.
 		if wrong, ok := refuted(figs, c.Winner != nil); ok {
-			wrong.Why += "; the run's other cells decide nothing (" + f.Short + ")"
+			wrong.Why += "; the run's other cells decide nothing (" + cmp.Or(f.Short, f.Why) + ")"
 			f = wrong
 		}
 	case stop:

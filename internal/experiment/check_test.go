@@ -113,6 +113,7 @@ func TestCheck(t *testing.T) {
 		{"ranking: the test cannot tell", rank, join(trials("a", 300, 301, 302, 303), trials("b", 300, 301, 302, 303), trials("c", 1, 2, 3, 4)), Inconclusive, "cannot tell apart a and b"},
 		{"ranking reversed between clean targets, one still warming up", rank, join(trials("a", 100, 101, 102, 103), warming(trials("b", 200, 201, 202, 203), 1), trials("c", 300, 301, 302, 303)), DoesNotHold, "c is better than a (Mann–Whitney, 95%); the run's other cells decide nothing (still warming up (the JIT compiling): b;"},
 		{"ranking in order between clean targets, one still warming up", rank, join(trials("a", 300, 301, 302, 303), warming(trials("b", 200, 201, 202, 203), 1), trials("c", 100, 101, 102, 103)), Inconclusive, "b still warming up in 1 of 4 trials"},
+		{"ranking reversed between measured targets, one with no rows", rank, join(trials("a", 100, 101, 102, 103), trials("b", 200, 201, 202, 203)), DoesNotHold, "b is better than a (Mann–Whitney, 95%); the run's other cells decide nothing (c has no rows in this run)"},
 		{"ranking on ranges apart but two trials", rank, join(trials("a", 300, 310), trials("b", 200, 210), trials("c", 100, 110)), Inconclusive, "valid trials: a 2, b 2, c 2"},
 		{"winner over every target of the run", win, join(trials("a", 300, 301, 302, 303), trials("b", 200, 201, 202, 203), trials("c", 100, 101, 102, 103)), Holds, "significant"},
 		{"winner beaten", win, join(trials("a", 300, 301, 302, 303), trials("b", 400, 401, 402, 403), trials("c", 100, 101, 102, 103)), DoesNotHold, "b is better than a"},
