@@ -175,6 +175,7 @@ func parseComplete(data []byte) (*parsed, error) {
 	}
 
 	p := &parsed{header: head}
+	_, hasJIT := index["jit_busy_s"] // else its rows take the time from their warning
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -232,7 +233,7 @@ func parseComplete(data []byte) (*parsed, error) {
 		if unmeasured != "" && row.Loaded() {
 			return nil, parseErr(line, "column %s: \"\" is not %v", unmeasured, errUnmeasured)
 		}
-		if _, ok := index["jit_busy_s"]; !ok {
+		if !hasJIT {
 			row.JITBusy, row.JITJudged = jitWarned(row.Warnings)
 		}
 		p.rows = append(p.rows, row)
