@@ -139,7 +139,7 @@ func TestVerdictsNeverRestOnDistrustedRows(t *testing.T) {
 	}
 	r := Compare("old.csv", old, "new.csv", new, Options{Alpha: 0.05, NoisePct: 3})
 	c := r.Cells[0]
-	if c.NewValid != 3 || c.LeftNew[distrustNotSteady] != 3 {
+	if c.NewValid != 3 || c.LeftNew[results.DistrustNotSteady] != 3 {
 		t.Errorf("%d new valid trials, left out %v; want 3 and 3 not steady", c.NewValid, c.LeftNew)
 	}
 	if notes := strings.Join(r.Notes(), "\n"); !strings.Contains(notes, "valid trials left out of new.csv (3 not steady), so that no verdict rests on them") || strings.Contains(notes, "are invalid") {

@@ -8,16 +8,10 @@ import (
 )
 
 // A verdict never rests on a figure the instrument cannot vouch for: a row whose measured phase
-// was not in a steady state (its figures moved through the phase: no one level describes it), or
+// was not in a steady state (its figures moved through the phase: no one level describes it),
 // whose run's calibration, the one nearest the row, missed its limits (the instrument was off that
-// day by more than it promises). Such rows are left out of compare and of the paired gate as an
+// day by more than it promises), or whose JVM was still compiling its hot paths. Such rows are left out of compare and of the paired gate as an
 // invalid trial is, and the notes say how many and why (docs/selfcheck.md).
-
-// Distrust reasons, as the notes name them.
-const (
-	distrustNotSteady   = results.DistrustNotSteady
-	distrustCalibration = results.DistrustCalibration
-)
 
 // trusted are the valid rows a verdict may rest on; left counts the others by reason.
 func trusted(rows []results.Row, left map[string]int) []results.Row {
@@ -39,7 +33,7 @@ func trusted(rows []results.Row, left map[string]int) []results.Row {
 // calibration missed its limits"; empty when none.
 func leftOutText(left map[string]int) string {
 	var parts []string
-	for _, why := range []string{distrustNotSteady, distrustCalibration} {
+	for _, why := range results.DistrustReasons {
 		if n := left[why]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, why))
 		}
@@ -54,11 +48,14 @@ func leftOutNote(name, what, where string, left map[string]int) string {
 		return ""
 	}
 	var why []string
-	if left[distrustNotSteady] > 0 {
+	if left[results.DistrustNotSteady] > 0 {
 		why = append(why, "a phase that was not steady has no one level to compare")
 	}
-	if left[distrustCalibration] > 0 {
+	if left[results.DistrustCalibration] > 0 {
 		why = append(why, "the run's calibration says the instrument was off by more than its limits")
+	}
+	if left[results.DistrustWarming] > 0 {
+		why = append(why, "a JVM whose JIT was still compiling was measured before its warm-up ended")
 	}
 	return fmt.Sprintf("%s: %s left out %s (%s), so that no verdict rests on them: %s", name, what, where, leftOutText(left), strings.Join(why, "; "))
 }

@@ -735,6 +735,9 @@ const (
 	DistrustWarming     = "still warming up"
 )
 
+// DistrustReasons are every reason Distrust gives, in the order it checks them.
+var DistrustReasons = []string{DistrustNotSteady, DistrustCalibration, DistrustWarming}
+
 // Distrust says why a valid row's figures carry no verdict and no rank: its measured phase was not
 // steady (no one level describes it), its run's calibration nearest to it missed its limits
 // (the instrument was off that day by more than it promises), or its JIT was still compiling (a

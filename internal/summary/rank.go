@@ -95,9 +95,8 @@ func rankMetric(mode string) results.Metric {
 }
 
 // rankTargets ranks a fixed-rate scenario's targets on rankMetric when every target has
-// MinTrialsToRank valid trials the self-checks trust, and orders them by rank: a trial whose
-// figures trended through its measured phase, or whose run's calibration missed its limits, is
-// never ranked.
+// MinTrialsToRank valid trials the self-checks trust, and orders them by rank: a trial
+// results.Row.Distrust names a reason for is never ranked.
 func rankTargets(sc *Scenario) {
 	if len(sc.Targets) < 2 {
 		return
@@ -111,7 +110,7 @@ func rankTargets(sc *Scenario) {
 		if len(cells) < MinTrialsToRank {
 			short = append(short, fmt.Sprintf("%s %d", t.Name, len(cells)))
 		}
-		for _, reason := range []string{results.DistrustNotSteady, results.DistrustCalibration} {
+		for _, reason := range results.DistrustReasons {
 			if n := why[reason]; n > 0 {
 				distrusted = append(distrusted, fmt.Sprintf("%s %d %s", t.Name, n, reason))
 			}

@@ -35,6 +35,9 @@ func TestDistrustedTrialsAreNeverRanked(t *testing.T) {
 		{"calibration missed", func(r *results.Row) {
 			r.Calibrated, r.CalibrationWithin = true, false
 		}, "not ranked: valid trials the self-checks distrust (fast 1 calibration missed its limits)", "valid"},
+		{"still warming up", func(r *results.Row) {
+			r.Duration, r.JITBusy, r.JITJudged = 10*time.Second, 10*time.Second, true
+		}, "not ranked: valid trials the self-checks distrust (fast 1 still warming up)", "still-warming"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows := fixedRateRows(MinTrialsToRank, map[string]time.Duration{"fast": 2 * time.Millisecond, "slow": 9 * time.Millisecond})
