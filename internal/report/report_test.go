@@ -76,6 +76,15 @@ func TestGolden(t *testing.T) {
 		"one-trial":         {row("fastify", 1, 999.8, 61.7, true, "")},
 		"service-by-url":    {service()},
 		"six-trials-ranked": sixTrials(),
+		// Trials still warming up are no figures to rank: the table says so, beside the trials short.
+		"six-trials-two-still-warming": func() []results.Row {
+			rows := sixTrials()
+			for _, i := range []int{1, 4} { // fastify's first two
+				rows[i].JITBusy, rows[i].JITJudged = 15*time.Second, true
+				rows[i].Warnings = rows[i].WarmingWarning()
+			}
+			return rows
+		}(),
 	}
 	for name, rows := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -45,6 +45,9 @@ func summaries(w io.Writer, sc summary.Scenario) []string {
 	switch {
 	case !ranking:
 	case len(sc.Unranked) > 0:
+		if n := sc.DistrustedNote(); n != "" {
+			notes = append(notes, n)
+		}
 		notes = append(notes, fmt.Sprintf("not ranked: a ranking needs %d valid trials per target (%s); run with --trials %d or more", summary.MinTrialsToRank, strings.Join(sc.Unranked, ", "), summary.MinTrialsToRank+1))
 		by, _ = results.MetricNamed(rankName(sc.Settings.Mode))
 	default:

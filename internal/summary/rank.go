@@ -84,6 +84,14 @@ func rank(samples [][]float64, higherIsBetter bool) (order []int, ranks []string
 	return order, ranks
 }
 
+// DistrustedNote says which valid trials were left out of the ranking, and why; empty when none.
+func (sc Scenario) DistrustedNote() string {
+	if len(sc.Distrusted) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("not ranked: valid trials the self-checks distrust (%s)", strings.Join(sc.Distrusted, ", "))
+}
+
 // rankMetric is the figure a fixed-rate scenario's targets are ranked on: closed loop, throughput
 // (each target went as fast as it could); open loop, p99 (every valid target carried the same
 // rate, so latency under that load is the difference).
@@ -120,7 +128,8 @@ func rankTargets(sc *Scenario) {
 		}
 	}
 	if len(distrusted) > 0 {
-		sc.Notes = append(sc.Notes, fmt.Sprintf("not ranked: valid trials the self-checks distrust (%s)", strings.Join(distrusted, ", ")))
+		sc.Distrusted = distrusted
+		sc.Notes = append(sc.Notes, sc.DistrustedNote())
 	}
 	if len(short) > 0 {
 		sc.Unranked = short

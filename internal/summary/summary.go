@@ -56,7 +56,10 @@ type Scenario struct {
 	// targets with too few valid trials ("name n") when they are not ranked.
 	RankedBy results.Metric
 	Unranked []string
-	Notes    []string
+	// Distrusted names, when trials were left out of the ranking, each target's count and reason
+	// ("name n reason").
+	Distrusted []string
+	Notes      []string
 	// Checks are the instrument's self-checks over the rows, at a glance.
 	Checks []Check
 	// Protocols are each target's figures per protocol when the rows hold several (plaintext
