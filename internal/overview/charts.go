@@ -97,7 +97,11 @@ func throughputChart(sc summary.Scenario) (*chart, error) {
 		if t.Throughput == nil {
 			continue
 		}
-		names = append(names, t.Name)
+		name := t.Name
+		if d := t.Distrusted(); len(d) > 0 {
+			name += " (" + strings.Join(d, ", ") + ")" // a median no ranking rests on
+		}
+		names = append(names, name)
 		vals = append(vals, t.Throughput.Median)
 		lo, hi := t.Throughput.Lo, t.Throughput.Hi
 		if math.IsInf(lo, 0) || math.IsInf(hi, 0) {

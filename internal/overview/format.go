@@ -266,7 +266,7 @@ func WriteMarkdown(w io.Writer, o *summary.Overview) error {
 				if rank == "" {
 					rank = "—"
 				}
-				fmt.Fprintf(&b, "| %s | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(t.Name), t.Valid, t.Trials,
+				fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(t.Name), t.ValidText(),
 					estText(t.Throughput, 1), estText(t.P50, 2), estText(t.P99, 2), estText(t.P999, 2), pooled,
 					estText(t.CPUCores, 2), estText(t.MemoryPeakMiB, 0), rank)
 			}

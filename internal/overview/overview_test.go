@@ -293,3 +293,39 @@ func TestPairedSidesApart(t *testing.T) {
 		t.Errorf("targets %s, want each side apart with its 2 trials", got)
 	}
 }
+
+// A target's medians take in every valid trial; the trials the self-checks distrust are named
+// beside them, in the markdown and the HTML alike, not only in a note under the cells.
+func TestDistrustedTrialsBesideTheMedians(t *testing.T) {
+	var rows []results.Row
+	for trial := 1; trial <= 3; trial++ {
+		for _, name := range []string{"jvm", "node"} {
+			r := results.Row{Scenario: "s", Target: name, Trial: trial, Mode: "closed", Valid: true, ThroughputRPS: 100,
+				Duration: 30 * time.Second, JITJudged: name == "jvm"}
+			if name == "jvm" && trial < 3 {
+				r.JITBusy = 20 * time.Second // two thirds of the phase: still warming up
+			}
+			rows = append(rows, r)
+		}
+	}
+	o, err := summary.Build([]summary.Source{{Path: "run.csv", Rows: rows}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md, page bytes.Buffer
+	if err := WriteMarkdown(&md, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, o, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct{ format, text, jvm, node string }{
+		{"markdown", md.String(), "| jvm | 3/3 (2 still warming up) |", "| node | 3/3 |"},
+		{"HTML", page.String(), ">3/3 (2 still warming up)</td>", "<td>node</td><td>3/3</td>"},
+		{"the throughput chart", page.String(), ">jvm (2 still warming up)</text>", ">node</text>"},
+	} {
+		if !strings.Contains(f.text, f.jvm) || !strings.Contains(f.text, f.node) {
+			t.Errorf("%s does not name jvm's 2 trials still warming up beside its medians, and none of node's (want %q, %q):\n%s", f.format, f.jvm, f.node, f.text)
+		}
+	}
+}

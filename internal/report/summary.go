@@ -67,7 +67,7 @@ func summaries(w io.Writer, sc summary.Scenario) []string {
 	t := newTable(w, header...)
 	infinite := false
 	for _, tg := range sc.Targets {
-		line := []string{termText(tg.Name), fmt.Sprintf("%d/%d", tg.Valid, tg.Trials)}
+		line := []string{termText(tg.Name), tg.ValidText()}
 		for _, name := range summaryMetrics {
 			e := estimateOf(tg, name)
 			if e == nil {

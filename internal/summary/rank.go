@@ -113,15 +113,12 @@ func rankTargets(sc *Scenario) {
 	var short, distrusted []string
 	samples := make([][]float64, len(sc.Targets))
 	for i, t := range sc.Targets {
-		why := map[string]int{}
-		cells := t.trustedCells(why)
+		cells := t.trustedCells(map[string]int{})
 		if len(cells) < MinTrialsToRank {
 			short = append(short, fmt.Sprintf("%s %d", t.Name, len(cells)))
 		}
-		for _, reason := range results.DistrustReasons {
-			if n := why[reason]; n > 0 {
-				distrusted = append(distrusted, fmt.Sprintf("%s %d %s", t.Name, n, reason))
-			}
+		for _, d := range t.Distrusted() {
+			distrusted = append(distrusted, t.Name+" "+d)
 		}
 		for _, c := range cells {
 			samples[i] = append(samples[i], by.Value(c.Row))

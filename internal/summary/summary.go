@@ -382,6 +382,31 @@ func (t *Target) trustedCells(distrusted map[string]int) []Cell {
 	return out
 }
 
+// Distrusted counts t's valid trials the self-checks distrust, by reason ("6 still warming up"),
+// in the order results.DistrustReasons gives; none when it trusts them all.
+func (t Target) Distrusted() []string {
+	why := map[string]int{}
+	t.trustedCells(why)
+	var out []string
+	for _, reason := range results.DistrustReasons {
+		if n := why[reason]; n > 0 {
+			out = append(out, fmt.Sprintf("%d %s", n, reason))
+		}
+	}
+	return out
+}
+
+// ValidText is t's valid trials out of its trials, with those the self-checks distrust:
+// "6/6 (6 still warming up)". Its medians are over every valid trial; a distrusted one is no
+// steady-state figure.
+func (t Target) ValidText() string {
+	text := fmt.Sprintf("%d/%d", t.Valid, t.Trials)
+	if d := t.Distrusted(); len(d) > 0 {
+		text += " (" + strings.Join(d, ", ") + ")"
+	}
+	return text
+}
+
 // nameOf is the target a row counts for: a paired run's baseline and candidate of a target are
 // shown apart (rows a caller already set apart keep their name).
 func nameOf(r results.Row) string {
