@@ -356,3 +356,22 @@ func TestMoreAddsRounds(t *testing.T) {
 		t.Errorf("rows %v: want base and candidate of rounds 1–3 once each", seen)
 	}
 }
+
+// A warm-up until steady that runs to its most says so in its row: its figures were measured
+// before the target settled. A fixed warm-up of the same length says nothing: it was asked for.
+func TestAWarmupThatNeverSettledIsAWarning(t *testing.T) {
+	for _, auto := range []bool{true, false} {
+		f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": ok}}
+		p := planFor("t")
+		// Shorter than SteadyWindow: no warm-up this long can be judged steady.
+		p.Cells[0].Load.Warmup, p.Cells[0].Load.WarmupAuto = 2*time.Second, auto
+		_, recorded, _, err := run(t, f, p, context.Background())
+		if err != nil || len(recorded) != 1 {
+			t.Fatalf("auto %v: %d rows, %v", auto, len(recorded), err)
+		}
+		warned := strings.Contains(recorded[0].Warnings, "ran to its most (2s) and never settled")
+		if warned != auto || recorded[0].WarmupTaken < 2*time.Second {
+			t.Errorf("auto %v: warm-up %v, warnings %q; want the warning only for a warm-up until steady", auto, recorded[0].WarmupTaken, recorded[0].Warnings)
+		}
+	}
+}
