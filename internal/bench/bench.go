@@ -210,6 +210,14 @@ func (r *Runner) undisturbed(ctx context.Context, p *plan.Plan, c plan.Cell, ima
 	}
 }
 
+// warmedText says how long a warm-up until steady of at most most lasted, and whether it settled.
+func warmedText(warmed, most time.Duration) string {
+	if warmed >= most {
+		return fmt.Sprintf("warm-up ran to its most (%s) and never settled", most)
+	}
+	return fmt.Sprintf("warmed up in %s", warmed.Round(time.Second))
+}
+
 // cellKey identifies a cell, as its row does.
 type cellKey struct {
 	scenario, target, variant string
@@ -490,7 +498,7 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 		return row, phase{}, err
 	}
 	if cfg.WarmupAuto && ph.res.Warmed > 0 {
-		fmt.Fprintf(r.Log, "  warmed up in %s\n", ph.res.Warmed.Round(time.Second))
+		fmt.Fprintf(r.Log, "  %s\n", warmedText(ph.res.Warmed, cfg.Warmup))
 	}
 	for kind, n := range ph.res.ErrorKinds {
 		fmt.Fprintf(r.Log, "  %d × %s\n", n, kind)

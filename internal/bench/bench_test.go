@@ -369,7 +369,7 @@ func TestAWarmupThatNeverSettledIsAWarning(t *testing.T) {
 		if err != nil || len(recorded) != 1 {
 			t.Fatalf("auto %v: %d rows, %v", auto, len(recorded), err)
 		}
-		warned := strings.Contains(recorded[0].Warnings, "ran to its most (2s) and never settled")
+		warned := strings.Contains(recorded[0].Warnings, "the warm-up ran to its most (2s) and never settled: measured as it stood")
 		if warned != auto || recorded[0].WarmupTaken < 2*time.Second {
 			t.Errorf("auto %v: warm-up %v, warnings %q; want the warning only for a warm-up until steady", auto, recorded[0].WarmupTaken, recorded[0].Warnings)
 		}

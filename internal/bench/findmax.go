@@ -152,7 +152,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 			return out, err
 		}
 		if c.Load.WarmupAuto {
-			fmt.Fprintf(r.Log, "  warmed up in %s\n", res.Warmed.Round(time.Second))
+			fmt.Fprintf(r.Log, "  %s\n", warmedText(res.Warmed, warm.Warmup))
 		}
 	}
 	method := m.Method.Of(c.Trial)

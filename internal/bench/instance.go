@@ -245,7 +245,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		}
 		ph.disturbed = m.disturbed
 		if cfg.WarmupAuto && res.Warmed >= cfg.Warmup {
-			warn(row, fmt.Sprintf("the warm-up until steady ran to its most (%s) and never settled: measured as it stood; a longer one (warmup: auto:DURATION) may settle", cfg.Warmup))
+			warn(row, "the "+warmedText(res.Warmed, cfg.Warmup)+": measured as it stood; a longer one (warmup: auto:DURATION) may settle")
 		}
 		if jit != nil && !measuredFrom.IsZero() {
 			row.JITBusy, row.JITJudged = jit.compiledDuring(ctx, compiledBefore)
