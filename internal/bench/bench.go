@@ -190,23 +190,51 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 }
 
 // undisturbed measures c, and again while other work took the CPUs of its generator and its
-// target (maxDisturbedAttempts at most): a neighbour's burst or the hypervisor's steal is not the
-// target's figure. The row kept names the attempts set aside and what took their CPU.
+// target (maxDisturbedAttempts in all): a neighbour's burst or the hypervisor's steal is not the
+// target's figure. A cell warmed up until steady is measured again in its container, after a new
+// warm-up until steady (cell): that trial's container, warm, is what it measures, and a JVM's
+// first warm-up took 10 minutes. Any other is measured again in a new container: its fixed
+// warm-up, or its cold start, is part of what it measures. The row kept names the attempts set
+// aside and what took their CPU.
 func (r *Runner) undisturbed(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int) (results.Row, phase, error) {
-	var setAside []string
-	for attempt := 1; ; attempt++ {
-		row, ph, err := r.cell(ctx, p, c, images, startFailures)
-		if err != nil || ph.disturbed == "" || attempt == maxDisturbedAttempts {
-			if len(setAside) > 0 {
-				warn(&row, "measured again: "+strings.Join(setAside, ", "))
-			}
+	a := &attempts{log: r.Log}
+	for {
+		row, ph, err := r.cell(ctx, p, c, images, startFailures, a)
+		if err != nil || a.done || !a.again(row, ph, "in a new container") {
+			a.keep(&row)
 			return row, ph, err
 		}
-		// The words of a row's own disturbance ("disturbed: …") are left out: the row kept is
-		// read as disturbed only when it was.
-		why := strings.ReplaceAll(ph.disturbed, "disturbed: ", "")
-		setAside = append(setAside, fmt.Sprintf("attempt %d set aside (%.0f rps; %s)", attempt, row.ThroughputRPS, strings.ReplaceAll(why, "; ", ", ")))
-		fmt.Fprintf(r.Log, "  DISTURBED, measured again (attempt %d of %d): %s\n", attempt+1, maxDisturbedAttempts, why)
+	}
+}
+
+// attempts are a cell's measurements while disturbed, set aside.
+type attempts struct {
+	log      io.Writer
+	n        int
+	setAside []string
+	done     bool // the last measurement is the one kept
+}
+
+// again says whether the cell, just measured as row, is to be measured again (where, as the log
+// says), and sets the attempt aside when it is.
+func (a *attempts) again(row results.Row, ph phase, where string) bool {
+	a.n++
+	if ph.disturbed == "" || a.n >= maxDisturbedAttempts {
+		a.done = true
+		return false
+	}
+	// The words of a row's own disturbance ("disturbed: …") are left out: the row kept is read
+	// as disturbed only when it was.
+	why := strings.ReplaceAll(ph.disturbed, "disturbed: ", "")
+	a.setAside = append(a.setAside, fmt.Sprintf("attempt %d set aside (%.0f rps; %s)", a.n, row.ThroughputRPS, strings.ReplaceAll(why, "; ", ", ")))
+	fmt.Fprintf(a.log, "  DISTURBED, measured again %s (attempt %d of %d): %s\n", where, a.n+1, maxDisturbedAttempts, why)
+	return true
+}
+
+// keep names, in the row kept, the attempts set aside.
+func (a *attempts) keep(row *results.Row) {
+	if len(a.setAside) > 0 {
+		warn(row, "measured again: "+strings.Join(a.setAside, ", "))
 	}
 }
 
@@ -451,7 +479,7 @@ func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
 
 // cell measures one cell. Errors are returned only for cancellation; failures become invalid
 // rows. startFailures counts, by target, the starts that failed in this run.
-func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int) (results.Row, phase, error) {
+func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int, a *attempts) (results.Row, phase, error) {
 	row := r.newRow(p, c, images)
 	if reason := images.failure(c); reason != "" {
 		row.InvalidReason = reason
@@ -493,17 +521,23 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 			fmt.Fprintf(r.Log, "  %s/%s: %d done, %d failed\n", pr.Elapsed.Truncate(time.Second), pr.Duration, pr.Completed, pr.Failures)
 		}
 	}
-	ph, err := in.measure(ctx, &row, cfg)
-	if err != nil {
-		return row, phase{}, err
+	for {
+		ph, err := in.measure(ctx, &row, cfg)
+		if err != nil {
+			return row, phase{}, err
+		}
+		if cfg.WarmupAuto && ph.res.Warmed > 0 {
+			fmt.Fprintf(r.Log, "  %s\n", warmedText(ph.res.Warmed, cfg.Warmup))
+		}
+		for kind, n := range ph.res.ErrorKinds {
+			fmt.Fprintf(r.Log, "  %d × %s\n", n, kind)
+		}
+		// A container the target no longer runs in is measured again in a new one (undisturbed).
+		if !cfg.WarmupAuto || ph.cause != "" || !a.again(row, ph, "in its container, after a new warm-up until steady") {
+			return row, ph, nil
+		}
+		row = r.newRow(p, c, images)
 	}
-	if cfg.WarmupAuto && ph.res.Warmed > 0 {
-		fmt.Fprintf(r.Log, "  %s\n", warmedText(ph.res.Warmed, cfg.Warmup))
-	}
-	for kind, n := range ph.res.ErrorKinds {
-		fmt.Fprintf(r.Log, "  %d × %s\n", n, kind)
-	}
-	return row, ph, nil
 }
 
 // cutStages cuts res, a measured phase of stages, into its stages' figures (res.Stages), once for

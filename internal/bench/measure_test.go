@@ -229,44 +229,57 @@ func TestGeneratorPercentCountsTheCPUsOfOtherHosts(t *testing.T) {
 
 func TestADisturbedCellIsMeasuredAgain(t *testing.T) {
 	// A process spins beside the generator and the target through the run: each attempt is
-	// disturbed, so the cell is measured maxDisturbedAttempts times, each in a new container, and
-	// one row is kept: the last, still marked disturbed, naming the attempts set aside.
+	// disturbed, so the cell is measured maxDisturbedAttempts times, and one row is kept: the
+	// last, still marked disturbed, naming the attempts set aside. A cell with a fixed warm-up is
+	// measured again in a new container; one warmed up until steady, in its own, warmed up again.
 	cpus, err := hostinfo.AllowedCPUs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	busyNeighbour(t)
-	l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": ok}, machine: &resources.ThisHost},
-		src: &steadyUsage{}, health: `{}`}
-	p := planFor("t")
-	p.GeneratorCPUs, p.Cells[0].Spec.CPUSet = cpus, cpuset.Format(cpus)
-	var recorded []results.Row
-	log := &strings.Builder{}
-	r := &Runner{Lifecycle: l, Log: log, Record: func(row results.Row) error { recorded = append(recorded, row); return nil }}
-	if _, err := r.Run(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
-	if l.started != maxDisturbedAttempts || l.removed != maxDisturbedAttempts {
-		t.Errorf("%d containers started, %d removed; want %d each", l.started, l.removed, maxDisturbedAttempts)
-	}
-	if len(recorded) != 1 {
-		t.Fatalf("%d rows recorded, want the one kept", len(recorded))
-	}
-	w := recorded[0].Warnings
-	t.Logf("the kept row's warnings: %s", w)
-	for i := 1; i < maxDisturbedAttempts; i++ {
-		if !strings.Contains(w, fmt.Sprintf("attempt %d set aside (", i)) {
-			t.Errorf("warnings %q do not name attempt %d", w, i)
+	for _, c := range []struct {
+		auto       bool
+		containers int
+		where      string
+	}{
+		{false, maxDisturbedAttempts, "DISTURBED, measured again in a new container"},
+		{true, 1, "DISTURBED, measured again in its container, after a new warm-up until steady"},
+	} {
+		l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": ok}, machine: &resources.ThisHost},
+			src: &steadyUsage{}, health: `{}`}
+		p := planFor("t")
+		p.GeneratorCPUs, p.Cells[0].Spec.CPUSet = cpus, cpuset.Format(cpus)
+		if c.auto {
+			p.Cells[0].Load.Warmup, p.Cells[0].Load.WarmupAuto = 500*time.Millisecond, true
 		}
-	}
-	if !strings.Contains(w, "measured again: attempt 1 set aside (") || !strings.Contains(w, "disturbed: other processes used") {
-		t.Errorf("warnings %q: want the attempts set aside, and the kept row's own disturbance", w)
-	}
-	// The attempts' words never read as the kept row's own disturbance.
-	if n := strings.Count(w, "disturbed"); n != 1 {
-		t.Errorf("warnings %q say disturbed %d times, want once (the kept row's own)", w, n)
-	}
-	if got := strings.Count(log.String(), "DISTURBED, measured again"); got != maxDisturbedAttempts-1 {
-		t.Errorf("the log says %d times that the cell is measured again, want %d:\n%s", got, maxDisturbedAttempts-1, log)
+		var recorded []results.Row
+		log := &strings.Builder{}
+		r := &Runner{Lifecycle: l, Log: log, Record: func(row results.Row) error { recorded = append(recorded, row); return nil }}
+		if _, err := r.Run(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		if l.started != c.containers || l.removed != c.containers {
+			t.Errorf("warm-up auto %v: %d containers started, %d removed; want %d each", c.auto, l.started, l.removed, c.containers)
+		}
+		if len(recorded) != 1 {
+			t.Fatalf("warm-up auto %v: %d rows recorded, want the one kept", c.auto, len(recorded))
+		}
+		w := recorded[0].Warnings
+		t.Logf("warm-up auto %v: the kept row's warnings: %s", c.auto, w)
+		for i := 1; i < maxDisturbedAttempts; i++ {
+			if !strings.Contains(w, fmt.Sprintf("attempt %d set aside (", i)) {
+				t.Errorf("warnings %q do not name attempt %d", w, i)
+			}
+		}
+		if !strings.Contains(w, "measured again: attempt 1 set aside (") || !strings.Contains(w, "disturbed: other processes used") {
+			t.Errorf("warnings %q: want the attempts set aside, and the kept row's own disturbance", w)
+		}
+		// The attempts' words never read as the kept row's own disturbance.
+		if n := strings.Count(w, "disturbed"); n != 1 {
+			t.Errorf("warnings %q say disturbed %d times, want once (the kept row's own)", w, n)
+		}
+		if got := strings.Count(log.String(), c.where); got != maxDisturbedAttempts-1 {
+			t.Errorf("the log says %d times %q, want %d:\n%s", got, c.where, maxDisturbedAttempts-1, log)
+		}
 	}
 }
