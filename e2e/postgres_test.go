@@ -73,7 +73,7 @@ func TestIOHeavyOnPostgres(t *testing.T) {
 	targets := []string{"spring-mvc-platform", "fastify"}
 	cmd := exec.Command(binary(t), "run", "--scenario", "io-heavy", "--db", "postgres",
 		"--targets", strings.Join(targets, ","), "--trials", "1", "--warmup", "3s", "--duration", "4s",
-		"--rate", "200", "--out", out)
+		"--rate", "200", "--keep-disturbed", "--out", out)
 	cmd.Dir = ".."
 	var log lockedBuffer
 	var table bytes.Buffer

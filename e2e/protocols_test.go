@@ -23,7 +23,7 @@ func TestOneJVMAndOneJSTargetLoadedOverTLSAndH2(t *testing.T) {
 			out := t.TempDir()
 			code, _, log := iotbench(t, context.Background(), "run", "--scenario", "io-heavy", "--targets", targets,
 				"--protocol", protocol, "--rate", "100", "--duration", "3s", "--warmup", "5s", "--trials", "1",
-				"--calibration=false", "--out", out)
+				"--calibration=false", "--keep-disturbed", "--out", out)
 			t.Log(log)
 			rows := readRows(t, out)
 			loaded := 0

@@ -437,7 +437,7 @@ func countsMatch(t *testing.T, code int, r results.Row, table string) {
 func runOneCell(t *testing.T, ctx context.Context, args ...string) (int, results.Row, string) {
 	t.Helper()
 	out := t.TempDir()
-	code, table, log := iotbench(t, ctx, append(append([]string{"run"}, args...), "--out", out)...)
+	code, table, log := iotbench(t, ctx, append(append([]string{"run"}, args...), "--keep-disturbed", "--out", out)...)
 	t.Log(log)
 	rows := readRows(t, out)
 	if len(rows) != 1 {

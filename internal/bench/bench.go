@@ -74,6 +74,10 @@ type Runner struct {
 	// ServiceCA, for a service the user started over TLS, is the CA its certificate is signed
 	// by, which the generator trusts instead of the run's own.
 	ServiceCA *x509.CertPool
+	// KeepDisturbed keeps a disturbed cell's (or find-max step's) first measurement, marked
+	// disturbed, instead of measuring it again: a shorter run on a shared host, for a smoke test;
+	// no figures to quote.
+	KeepDisturbed bool
 
 	// downstream is the service targets call instead of themselves (downstreamFor), while a plan runs.
 	downstream *downstream.Server
@@ -197,7 +201,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 // warm-up, or its cold start, is part of what it measures. The row kept names the attempts set
 // aside and what took their CPU.
 func (r *Runner) undisturbed(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int) (results.Row, phase, error) {
-	a := &attempts{log: r.Log}
+	a := &attempts{log: r.Log, most: r.mostAttempts()}
 	for {
 		row, ph, err := r.cell(ctx, p, c, images, startFailures, a)
 		if err != nil || a.done || !a.again(row, ph, "in a new container") {
@@ -207,9 +211,18 @@ func (r *Runner) undisturbed(ctx context.Context, p *plan.Plan, c plan.Cell, ima
 	}
 }
 
+// mostAttempts is how often a disturbed cell, or a step failed while disturbed, is measured.
+func (r *Runner) mostAttempts() int {
+	if r.KeepDisturbed {
+		return 1
+	}
+	return maxDisturbedAttempts
+}
+
 // attempts are a cell's measurements while disturbed, set aside.
 type attempts struct {
 	log      io.Writer
+	most     int // Runner.mostAttempts
 	n        int
 	setAside []string
 	done     bool // the last measurement is the one kept
@@ -219,7 +232,7 @@ type attempts struct {
 // says), and sets the attempt aside when it is.
 func (a *attempts) again(row results.Row, ph phase, where string) bool {
 	a.n++
-	if ph.disturbed == "" || a.n >= maxDisturbedAttempts {
+	if ph.disturbed == "" || a.n >= a.most {
 		a.done = true
 		return false
 	}
@@ -227,7 +240,7 @@ func (a *attempts) again(row results.Row, ph phase, where string) bool {
 	// as disturbed only when it was.
 	why := strings.ReplaceAll(ph.disturbed, "disturbed: ", "")
 	a.setAside = append(a.setAside, fmt.Sprintf("attempt %d set aside (%.0f rps; %s)", a.n, row.ThroughputRPS, strings.ReplaceAll(why, "; ", ", ")))
-	fmt.Fprintf(a.log, "  DISTURBED, measured again %s (attempt %d of %d): %s\n", where, a.n+1, maxDisturbedAttempts, why)
+	fmt.Fprintf(a.log, "  DISTURBED, measured again %s (attempt %d of %d): %s\n", where, a.n+1, a.most, why)
 	return true
 }
 

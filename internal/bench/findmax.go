@@ -258,7 +258,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 	}
 	probe := func(ctx context.Context, rate int) (maxrate.Step, error) {
 		for attempt := 1; ; attempt++ {
-			s, repeat, err := once(ctx, rate, attempt == maxDisturbedAttempts)
+			s, repeat, err := once(ctx, rate, attempt == r.mostAttempts())
 			if err != nil || !repeat {
 				return s, err
 			}

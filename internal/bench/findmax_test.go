@@ -431,3 +431,36 @@ func TestFindMaxBothMethodsInOneRun(t *testing.T) {
 		}
 	}
 }
+
+func TestFindMaxKeepDisturbedRepeatsNoStep(t *testing.T) {
+	// As above, with KeepDisturbed: a step failed while a neighbour spun counts as measured,
+	// marked disturbed.
+	cpus, err := hostinfo.AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	busyNeighbour(t)
+	l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(4, 50*time.Millisecond)}, machine: &resources.ThisHost},
+		src: &steadyUsage{}, health: `{}`}
+	p := planFor("t")
+	p.GeneratorCPUs, p.Cells[0].Spec.CPUSet = cpus, cpuset.Format(cpus)
+	var rows []results.Row
+	r := &Runner{Lifecycle: l, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }, KeepDisturbed: true}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 150 * time.Millisecond, MaxErrors: 0.01},
+		Search: maxrate.Config{Start: 40, Resolution: maxrate.Resolution{RPS: 40}, Limit: 320}, Step: 300 * time.Millisecond}
+	if _, err := r.FindMax(context.Background(), p, m); err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for i, row := range rows {
+		if strings.HasPrefix(row.InvalidReason, "repeated:") {
+			t.Errorf("step %d at %d rps repeated: %s", i+1, row.RequestedRPS, row.InvalidReason)
+		}
+		if strings.HasPrefix(row.InvalidReason, "slo not met") && strings.Contains(row.Warnings, "disturbed: other processes used") {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Errorf("no step failed while disturbed (4 slots × 50 ms: 80 rps at most, so rates up to 320 fail): %d steps", len(rows))
+	}
+}

@@ -232,18 +232,20 @@ func TestADisturbedCellIsMeasuredAgain(t *testing.T) {
 	// disturbed, so the cell is measured maxDisturbedAttempts times, and one row is kept: the
 	// last, still marked disturbed, naming the attempts set aside. A cell with a fixed warm-up is
 	// measured again in a new container; one warmed up until steady, in its own, warmed up again.
+	// With KeepDisturbed, the first measurement is kept, marked disturbed.
 	cpus, err := hostinfo.AllowedCPUs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	busyNeighbour(t)
 	for _, c := range []struct {
-		auto       bool
-		containers int
-		where      string
+		auto, keep           bool
+		containers, measured int
+		where                string
 	}{
-		{false, maxDisturbedAttempts, "DISTURBED, measured again in a new container"},
-		{true, 1, "DISTURBED, measured again in its container, after a new warm-up until steady"},
+		{false, false, maxDisturbedAttempts, maxDisturbedAttempts, "DISTURBED, measured again in a new container"},
+		{true, false, 1, maxDisturbedAttempts, "DISTURBED, measured again in its container, after a new warm-up until steady"},
+		{false, true, 1, 1, "DISTURBED, measured again"},
 	} {
 		l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": ok}, machine: &resources.ThisHost},
 			src: &steadyUsage{}, health: `{}`}
@@ -254,32 +256,32 @@ func TestADisturbedCellIsMeasuredAgain(t *testing.T) {
 		}
 		var recorded []results.Row
 		log := &strings.Builder{}
-		r := &Runner{Lifecycle: l, Log: log, Record: func(row results.Row) error { recorded = append(recorded, row); return nil }}
+		r := &Runner{Lifecycle: l, Log: log, Record: func(row results.Row) error { recorded = append(recorded, row); return nil }, KeepDisturbed: c.keep}
 		if _, err := r.Run(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 		if l.started != c.containers || l.removed != c.containers {
-			t.Errorf("warm-up auto %v: %d containers started, %d removed; want %d each", c.auto, l.started, l.removed, c.containers)
+			t.Errorf("warm-up auto %v, keep %v: %d containers started, %d removed; want %d each", c.auto, c.keep, l.started, l.removed, c.containers)
 		}
 		if len(recorded) != 1 {
 			t.Fatalf("warm-up auto %v: %d rows recorded, want the one kept", c.auto, len(recorded))
 		}
 		w := recorded[0].Warnings
 		t.Logf("warm-up auto %v: the kept row's warnings: %s", c.auto, w)
-		for i := 1; i < maxDisturbedAttempts; i++ {
+		for i := 1; i < c.measured; i++ {
 			if !strings.Contains(w, fmt.Sprintf("attempt %d set aside (", i)) {
 				t.Errorf("warnings %q do not name attempt %d", w, i)
 			}
 		}
-		if !strings.Contains(w, "measured again: attempt 1 set aside (") || !strings.Contains(w, "disturbed: other processes used") {
-			t.Errorf("warnings %q: want the attempts set aside, and the kept row's own disturbance", w)
+		if strings.Contains(w, "measured again: attempt 1 set aside (") != (c.measured > 1) || !strings.Contains(w, "disturbed: other processes used") {
+			t.Errorf("warnings %q: want the attempts set aside (%d), and the kept row's own disturbance", w, c.measured-1)
 		}
 		// The attempts' words never read as the kept row's own disturbance.
 		if n := strings.Count(w, "disturbed"); n != 1 {
 			t.Errorf("warnings %q say disturbed %d times, want once (the kept row's own)", w, n)
 		}
-		if got := strings.Count(log.String(), c.where); got != maxDisturbedAttempts-1 {
-			t.Errorf("the log says %d times %q, want %d:\n%s", got, c.where, maxDisturbedAttempts-1, log)
+		if got := strings.Count(log.String(), c.where); got != c.measured-1 {
+			t.Errorf("the log says %d times %q, want %d:\n%s", got, c.where, c.measured-1, log)
 		}
 	}
 }

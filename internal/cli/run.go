@@ -95,6 +95,8 @@ type RunOptions struct {
 	// Calibration measures a reference server of known latency before the first cell and after
 	// the last (run.Calibrate).
 	Calibration bool
+	// KeepDisturbed keeps a disturbed cell's first measurement (run.Setup.KeepDisturbed).
+	KeepDisturbed bool
 
 	// Effects are the run's effects on the world; those left nil are Docker's (run.Docker).
 	Effects run.Effects
@@ -251,6 +253,7 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
 	f.StringVar(&o.History, "history", "", "also add each row to this history `STORE` (a file or postgres:// URL)")
 	f.BoolVar(&o.Calibration, "calibration", true, "measure a reference server of known latency before and after the cells")
+	f.BoolVar(&o.KeepDisturbed, "keep-disturbed", false, "keep a cell other work disturbed as first measured, marked, not measured again (smoke runs on a shared host)")
 	f.StringVar(&o.Resume, "resume", "", "finish an interrupted run: the CSV it was writing")
 	addCABundleFlag(f, &o.CABundle)
 	f.StringVar(&o.DockerHost, "docker-host", "", "the Docker `ENGINE` the targets run on: tcp://, ssh:// or a context's name")
@@ -344,7 +347,7 @@ func (o *RunOptions) setup() (run.Setup, error) {
 		return run.Setup{}, err
 	}
 	s := run.Setup{Engine: o.DockerHost, CABundle: o.CABundle, Generators: o.generatorCount(), GeneratorHosts: o.GeneratorHosts,
-		Out: o.Out, Resume: o.Resume, SkipCalibration: !o.Calibration}
+		Out: o.Out, Resume: o.Resume, SkipCalibration: !o.Calibration, KeepDisturbed: o.KeepDisturbed}
 	if o.set("seed") {
 		s.Seed = &o.Seed
 	}

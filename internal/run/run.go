@@ -68,6 +68,9 @@ type Setup struct {
 	// SkipCalibration skips the known-answer calibration measured before the first cell and
 	// after the last (calibrate.go).
 	SkipCalibration bool
+	// KeepDisturbed keeps a disturbed cell's first measurement instead of measuring it again
+	// (bench.Runner.KeepDisturbed).
+	KeepDisturbed bool
 
 	// History, when set, keeps each row in a performance history as it is recorded (run --history).
 	History History
@@ -243,7 +246,7 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 	r := &bench.Runner{Lifecycle: lifecycle, ServiceCA: serviceCA, Meta: meta, Log: s.Progress, Status: status, RemoteHost: remote,
 		// A service the user started is measured even when its answers fail their check: its
 		// error ratio under load is what they came for.
-		WarnUnverified: s.Service != nil}
+		WarnUnverified: s.Service != nil, KeepDisturbed: s.KeepDisturbed}
 	// The generators first: a generator host that cannot be used stops the run before any file
 	// is written.
 	if lifecycle != nil {
