@@ -299,7 +299,8 @@ func TestConfigErrorsExitWithTwo(t *testing.T) {
 // scenarios (one open loop, one closed loop) that prove each chain under load. These runs, like
 // the other runs that prove a chain, keep a disturbed cell as first measured (--keep-disturbed):
 // on a host whose hypervisor takes CPU, measuring such cells again (45 in one run of this suite)
-// took a third of its time; the compare and gate tests, whose verdicts are statistics, do not.
+// took a third of its time. The tests whose assertions are statistics (compare, the gate, the
+// generators' merged p50 within 1 ms of one generator's) do not.
 var families = []struct {
 	name      string
 	targets   []string
