@@ -330,10 +330,10 @@ func TestEvenSearchesStartFromTheOddOnesBoundary(t *testing.T) {
 	}
 }
 
-func TestFindMaxRepeatsAStepFailedWhileDisturbed(t *testing.T) {
-	// A process spins beside the generator and the target through the whole search: every failing
-	// step is disturbed, so it is run again, up to three times, before it counts; a passing one
-	// counts at once.
+// disturbedSearch searches a target of 4 slots × 50 ms (80 rps at most, so rates up to 320 fail)
+// while a process spins beside the generator and the target; it answers the steps' rows.
+func disturbedSearch(t *testing.T, keepDisturbed bool) []results.Row {
+	t.Helper()
 	cpus, err := hostinfo.AllowedCPUs()
 	if err != nil {
 		t.Fatal(err)
@@ -344,12 +344,19 @@ func TestFindMaxRepeatsAStepFailedWhileDisturbed(t *testing.T) {
 	p := planFor("t")
 	p.GeneratorCPUs, p.Cells[0].Spec.CPUSet = cpus, cpuset.Format(cpus)
 	var rows []results.Row
-	r := &Runner{Lifecycle: l, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
+	r := &Runner{Lifecycle: l, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }, KeepDisturbed: keepDisturbed}
 	m := MaxSearch{SLO: maxrate.SLO{P99: 150 * time.Millisecond, MaxErrors: 0.01},
 		Search: maxrate.Config{Start: 40, Resolution: maxrate.Resolution{RPS: 40}, Limit: 320}, Step: 300 * time.Millisecond}
 	if _, err := r.FindMax(context.Background(), p, m); err != nil {
 		t.Fatal(err)
 	}
+	return rows
+}
+
+func TestFindMaxRepeatsAStepFailedWhileDisturbed(t *testing.T) {
+	// Every failing step is disturbed, so it is run again, up to three times, before it counts; a
+	// passing one counts at once.
+	rows := disturbedSearch(t, false)
 	repeated, run := 0, 0
 	for i, row := range rows {
 		t.Logf("step %d: %d rps, p99 %v: %s %s", i+1, row.RequestedRPS, row.LatencyP99, row.InvalidReason, row.Warnings)
@@ -433,24 +440,9 @@ func TestFindMaxBothMethodsInOneRun(t *testing.T) {
 }
 
 func TestFindMaxKeepDisturbedRepeatsNoStep(t *testing.T) {
-	// As above, with KeepDisturbed: a step failed while a neighbour spun counts as measured,
-	// marked disturbed.
-	cpus, err := hostinfo.AllowedCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	busyNeighbour(t)
-	l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(4, 50*time.Millisecond)}, machine: &resources.ThisHost},
-		src: &steadyUsage{}, health: `{}`}
-	p := planFor("t")
-	p.GeneratorCPUs, p.Cells[0].Spec.CPUSet = cpus, cpuset.Format(cpus)
-	var rows []results.Row
-	r := &Runner{Lifecycle: l, Log: &strings.Builder{}, Record: func(row results.Row) error { rows = append(rows, row); return nil }, KeepDisturbed: true}
-	m := MaxSearch{SLO: maxrate.SLO{P99: 150 * time.Millisecond, MaxErrors: 0.01},
-		Search: maxrate.Config{Start: 40, Resolution: maxrate.Resolution{RPS: 40}, Limit: 320}, Step: 300 * time.Millisecond}
-	if _, err := r.FindMax(context.Background(), p, m); err != nil {
-		t.Fatal(err)
-	}
+	// With KeepDisturbed, a step failed while a neighbour spun counts as measured, marked
+	// disturbed.
+	rows := disturbedSearch(t, true)
 	failed := 0
 	for i, row := range rows {
 		if strings.HasPrefix(row.InvalidReason, "repeated:") {
