@@ -10,8 +10,9 @@ import (
 // A verdict never rests on a figure the instrument cannot vouch for: a row whose measured phase
 // was not in a steady state (its figures moved through the phase: no one level describes it),
 // whose run's calibration, the one nearest the row, missed its limits (the instrument was off that
-// day by more than it promises), or whose JVM was still compiling its hot paths. Such rows are left out of compare and of the paired gate as an
-// invalid trial is, and the notes say how many and why (docs/selfcheck.md).
+// day by more than it promises), or whose JVM was still compiling its hot paths. Such rows are
+// left out of compare and of the paired gate as an invalid trial is, and the notes say how many
+// and why (docs/selfcheck.md).
 
 // trusted are the valid rows a verdict may rest on; left counts the others by reason.
 func trusted(rows []results.Row, left map[string]int) []results.Row {
@@ -32,13 +33,7 @@ func trusted(rows []results.Row, left map[string]int) []results.Row {
 // leftOutText says which valid trials of a cell were left out and why: "2 not steady, 1
 // calibration missed its limits"; empty when none.
 func leftOutText(left map[string]int) string {
-	var parts []string
-	for _, why := range results.DistrustReasons {
-		if n := left[why]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, why))
-		}
-	}
-	return strings.Join(parts, ", ")
+	return strings.Join(results.DistrustCounts(left), ", ")
 }
 
 // leftOutNote is the note of a cell some of whose valid trials (or searches) were left out;

@@ -738,6 +738,18 @@ const (
 // DistrustReasons are every reason Distrust gives, in the order it checks them.
 var DistrustReasons = []string{DistrustNotSteady, DistrustCalibration, DistrustWarming}
 
+// DistrustCounts names the rows counted by reason in left ("2 not steady", "1 still warming
+// up"), in the order of DistrustReasons; none when left counts none.
+func DistrustCounts(left map[string]int) []string {
+	var out []string
+	for _, why := range DistrustReasons {
+		if n := left[why]; n > 0 {
+			out = append(out, fmt.Sprintf("%d %s", n, why))
+		}
+	}
+	return out
+}
+
 // Distrust says why a valid row's figures carry no verdict and no rank: its measured phase was not
 // steady (no one level describes it), its run's calibration nearest to it missed its limits
 // (the instrument was off that day by more than it promises), or its JIT was still compiling (a

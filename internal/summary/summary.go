@@ -387,13 +387,7 @@ func (t *Target) trustedCells(distrusted map[string]int) []Cell {
 func (t Target) Distrusted() []string {
 	why := map[string]int{}
 	t.trustedCells(why)
-	var out []string
-	for _, reason := range results.DistrustReasons {
-		if n := why[reason]; n > 0 {
-			out = append(out, fmt.Sprintf("%d %s", n, reason))
-		}
-	}
-	return out
+	return results.DistrustCounts(why)
 }
 
 // ValidText is t's valid trials out of its trials, with those the self-checks distrust:
