@@ -59,6 +59,12 @@ func serveTLS(t testing.TB, h http.Handler, h2 bool) *tlsServer {
 	return ts
 }
 
+// On a shared test host, where other packages' tests keep the CPUs busy, a helper at the lowest
+// priority waited seconds for a CPU, and every timing here meant nothing (a connect p50 of 96 ms for
+// 50 ms handshakes, requests timed out). The helpers' priority is hostinfo's test; here they run
+// at normal priority.
+func init() { helperPriority = func() {} }
+
 func tlsConfig(ts *tlsServer, m Model, d time.Duration, resume bool) Config {
 	cfg := config(ts.URL, m, d)
 	cfg.Request.Protocol, cfg.Request.TLS, cfg.Request.Resume = HTTPS, &tls.Config{RootCAs: ts.roots}, resume
@@ -154,10 +160,10 @@ func TestNewConnectionPerRequestHandshakes(t *testing.T) {
 // handshakes take 50 ms shows a connect time of about 50 ms, however many wait behind them.
 func TestHandshakesBeyondTheHelpersWaitForOne(t *testing.T) {
 	ts := serveTLS(t, &stub{delay: 2 * time.Millisecond}, false)
-	const handshake = 50 * time.Millisecond
+	const handshake = 200 * time.Millisecond // long beside a busy host's delays, which add to each
 	ts.handshakeDelay.Store(int64(handshake))
 	conns := 3 * hostinfo.BackgroundSlots
-	cfg := tlsConfig(ts, Model{Connections: conns}, 500*time.Millisecond, false)
+	cfg := tlsConfig(ts, Model{Connections: conns}, time.Second, false)
 	cfg.Request.NewConnection = true
 	var most atomic.Int64
 	done := make(chan struct{})
@@ -192,7 +198,7 @@ func TestHandshakesBeyondTheHelpersWaitForOne(t *testing.T) {
 	}
 	// Three connections to a helper: the median request waits a whole handshake for one, which
 	// the connect time must not hold (it would be about two handshakes) and the own delay must.
-	if c := res.Connections.Connect; c.P50 < handshake || c.P50 > handshake*3/2+20*time.Millisecond {
+	if c := res.Connections.Connect; c.P50 < handshake || c.P50 > handshake*3/2 {
 		t.Errorf("connect p50 %v, want the server's %v handshake and little more", c.P50, handshake)
 	}
 	if res.OwnDelay.P99 < handshake/2 {
