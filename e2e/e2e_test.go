@@ -5,6 +5,7 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -255,6 +256,49 @@ func TestInterruptedRunRemovesItsContainer(t *testing.T) {
 				t.Errorf("an interrupted run does not say how to finish it:\n%s", log.String())
 			}
 		})
+	}
+}
+
+// TestRunIntoAClosedPipeRemovesItsContainer: `iotbench run 2>&1 | grep -m1 ...` closes the
+// run's output once grep has its line. The next progress line fails; the run stops as on Ctrl-C,
+// removes its container and exits 130, where SIGPIPE had ended it with the container running.
+func TestRunIntoAClosedPipeRemovesItsContainer(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	cmd := exec.Command(binary(t), "run", "--scenario", "io-heavy", "--targets", "fastify", "--trials", "1",
+		"--warmup", "0s", "--duration", "60s", "--rate", "100", "--calibration=false", "--out", out)
+	cmd.Dir = ".."
+	cmd.Stdout, cmd.Stderr = w, w
+	start(t, cmd)
+	w.Close() // the run's alone now: its reader is r
+	var log strings.Builder
+	lines := bufio.NewScanner(r)
+	for lines.Scan() && !strings.Contains(lines.Text(), "healthy in") {
+		log.WriteString(lines.Text() + "\n")
+	}
+	if containersOf(t, cmd.Process.Pid) == "" {
+		r.Close()
+		cmd.Wait()
+		t.Fatalf("no container under way when the target was healthy:\n%s", log.String())
+	}
+	r.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(45 * time.Second): // before the 60 s measurement ends on its own
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("the run went on writing into a closed pipe")
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want status 130 (interrupted)", err)
+	}
+	if left := containersOf(t, cmd.Process.Pid); left != "" {
+		t.Errorf("containers left: %s", left)
 	}
 }
 

@@ -10,10 +10,10 @@ import (
 )
 
 func main() {
-	// Ctrl-C, SIGTERM and SIGHUP cancel the run; every started container is still removed before
-	// exit. A second one exits at once (cli.WithInterrupts).
-	ctx, stop := cli.WithInterrupts(context.Background(), os.Stderr)
-	code := cli.Main(ctx, os.Args[1:], cli.DefaultStreams())
+	// Ctrl-C, SIGTERM, SIGHUP and a standard stream's reader gone cancel the run; every started
+	// container is still removed before exit. A second signal exits at once (cli.WithInterrupts).
+	ctx, streams, stop := cli.WithInterrupts(context.Background(), cli.DefaultStreams())
+	code := cli.Main(ctx, os.Args[1:], streams)
 	stop()
 	os.Exit(code)
 }

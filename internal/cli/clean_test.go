@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,6 +165,67 @@ func TestInterrupts(t *testing.T) {
 		if !strings.Contains(errOut.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
 		}
+	}
+}
+
+// TestBrokenPipeIsAnInterrupt: the first write to a standard stream whose reader has gone sends
+// one SIGPIPE to the interrupts, however many writes fail after it and on which stream; a write
+// failing otherwise sends none.
+func TestBrokenPipeIsAnInterrupt(t *testing.T) {
+	broken := func(t *testing.T) *os.File {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		t.Cleanup(func() { w.Close() })
+		return w
+	}
+	closed := func(t *testing.T) *os.File {
+		f := broken(t)
+		f.Close()
+		return f
+	}
+	cases := []struct {
+		name   string
+		out    func(*testing.T) *os.File
+		errOut func(*testing.T) *os.File
+		want   int
+	}{
+		{"stdout gone", broken, nil, 1},
+		{"stdout and stderr gone", broken, broken, 1},
+		{"stderr gone", nil, broken, 1},
+		{"a write failing otherwise", closed, nil, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var s Streams
+			var errOut strings.Builder
+			s.Out, s.ErrOut = io.Discard, &errOut
+			if c.out != nil {
+				s.Out = c.out(t)
+			}
+			if c.errOut != nil {
+				s.ErrOut = c.errOut(t)
+			}
+			sigs := make(chan os.Signal, 3)
+			s = onBrokenPipe(s, sigs)
+			if s.ErrTerminal != nil {
+				t.Error("a stream that was not there is there")
+			}
+			for range 3 {
+				fmt.Fprintln(s.Out, "a table row")
+				fmt.Fprintln(s.ErrOut, "a progress line")
+			}
+			if got := len(sigs); got != c.want {
+				t.Fatalf("%d signals, want %d", got, c.want)
+			}
+			if c.want > 0 {
+				if sig := <-sigs; sig != syscall.SIGPIPE {
+					t.Errorf("signal %v, want SIGPIPE", sig)
+				}
+			}
+		})
 	}
 }
 

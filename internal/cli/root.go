@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -144,11 +145,56 @@ var Interrupts = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 // rows and removes its container. The second exits the process at once with ExitInterrupted,
 // after removing what this process started (best effort, bounded). stop restores the signals'
 // default behaviour.
-func WithInterrupts(parent context.Context, errOut io.Writer) (ctx context.Context, stop func()) {
-	sigs := make(chan os.Signal, 2)
+//
+// A standard stream whose reader has gone (`iotbench run | head`) is the first interrupt too, with
+// the streams it returns: SIGPIPE, which a write to a closed standard stream raises and which
+// would end the process with its container running, is ignored for good, so that the write fails
+// with EPIPE instead. It is not notified: a load generator's socket that its server closed raises
+// it too.
+func WithInterrupts(parent context.Context, s Streams) (ctx context.Context, streams Streams, stop func()) {
+	sigs := make(chan os.Signal, 3)
 	signal.Notify(sigs, Interrupts...)
-	ctx, stopWatching := onInterrupt(parent, sigs, errOut, run.RemoveMine, os.Exit)
-	return ctx, func() { signal.Stop(sigs); stopWatching() }
+	signal.Ignore(syscall.SIGPIPE)
+	streams = onBrokenPipe(s, sigs)
+	ctx, stopWatching := onInterrupt(parent, sigs, streams.ErrOut, run.RemoveMine, os.Exit)
+	return ctx, streams, func() { signal.Stop(sigs); stopWatching() }
+}
+
+// onBrokenPipe is s whose writers send SIGPIPE to sigs on the first write that fails with EPIPE,
+// once for all of them: stdout and stderr are often the same pipe, and a second interrupt would
+// exit at once.
+func onBrokenPipe(s Streams, sigs chan<- os.Signal) Streams {
+	var once sync.Once
+	broken := func() {
+		once.Do(func() {
+			select {
+			case sigs <- syscall.SIGPIPE:
+			default: // two signals are already waiting: the process is exiting anyway
+			}
+		})
+	}
+	wrap := func(w io.Writer) io.Writer {
+		if w == nil {
+			return nil
+		}
+		return pipeWriter{w, broken}
+	}
+	s.Out, s.ErrOut, s.ErrTerminal = wrap(s.Out), wrap(s.ErrOut), wrap(s.ErrTerminal)
+	return s
+}
+
+// pipeWriter is w that calls broken when a write fails because its reader has gone.
+type pipeWriter struct {
+	w      io.Writer
+	broken func()
+}
+
+func (p pipeWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		p.broken()
+	}
+	return n, err
 }
 
 // removeMineTimeout bounds the removal before an immediate exit: the user asked to stop now.
