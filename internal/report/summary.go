@@ -42,20 +42,11 @@ func summaries(w io.Writer, sc summary.Scenario) []string {
 	var notes []string
 	ranking := len(sc.Targets) > 1
 	by := sc.RankedBy
-	switch {
-	case !ranking:
-	case len(sc.Unranked) > 0:
-		if n := sc.DistrustedNote(); n != "" {
-			notes = append(notes, n)
+	if ranking {
+		notes = append(notes, sc.RankNote)
+		if len(sc.Unranked) > 0 {
+			by, _ = results.MetricNamed(rankName(sc.Settings.Mode))
 		}
-		notes = append(notes, fmt.Sprintf("not ranked: a ranking needs %d valid trials per target (%s); run with --trials %d or more", summary.MinTrialsToRank, strings.Join(sc.Unranked, ", "), summary.MinTrialsToRank+1))
-		by, _ = results.MetricNamed(rankName(sc.Settings.Mode))
-	default:
-		better := "lower"
-		if by.HigherIsBetter {
-			better = "higher"
-		}
-		notes = append(notes, fmt.Sprintf("rank: by median %s, %s is better; \"=\" marks targets whose difference is not significant (Mann–Whitney, p ≥ %g), a tie", by.Name, better, stats.DefaultAlpha))
 	}
 	header := []string{"target", "valid trials"}
 	for _, name := range summaryMetrics {

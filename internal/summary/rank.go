@@ -84,14 +84,6 @@ func rank(samples [][]float64, higherIsBetter bool) (order []int, ranks []string
 	return order, ranks
 }
 
-// DistrustedNote says which valid trials were left out of the ranking, and why; empty when none.
-func (sc Scenario) DistrustedNote() string {
-	if len(sc.Distrusted) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("not ranked: valid trials the self-checks distrust (%s)", strings.Join(sc.Distrusted, ", "))
-}
-
 // rankMetric is the figure a fixed-rate scenario's targets are ranked on: closed loop, throughput
 // (each target went as fast as it could); open loop, p99 (every valid target carried the same
 // rate, so latency under that load is the difference).
@@ -104,33 +96,40 @@ func rankMetric(mode string) results.Metric {
 
 // rankTargets ranks a fixed-rate scenario's targets on rankMetric when every target has
 // MinTrialsToRank valid trials the self-checks trust, and orders them by rank: a trial
-// results.Row.Distrust names a reason for is never ranked.
+// results.Row.Distrust names a reason for is never ranked. RankNote says how, or why not.
 func rankTargets(sc *Scenario) {
 	if len(sc.Targets) < 2 {
 		return
 	}
 	by := rankMetric(sc.Settings.Mode)
 	var short, distrusted []string
+	var fewTrials bool
+	why := map[string]int{} // the distrusted trials of the targets short of trusted ones
 	samples := make([][]float64, len(sc.Targets))
 	for i, t := range sc.Targets {
-		cells := t.trustedCells(map[string]int{})
+		left := map[string]int{}
+		cells := t.trustedCells(left)
+		for _, d := range results.DistrustCounts(left) {
+			distrusted = append(distrusted, t.Name+" "+d)
+		}
 		if len(cells) < MinTrialsToRank {
 			short = append(short, fmt.Sprintf("%s %d", t.Name, len(cells)))
-		}
-		for _, d := range t.Distrusted() {
-			distrusted = append(distrusted, t.Name+" "+d)
+			fewTrials = fewTrials || t.Trials <= MinTrialsToRank
+			for k, n := range left {
+				why[k] += n
+			}
 		}
 		for _, c := range cells {
 			samples[i] = append(samples[i], by.Value(c.Row))
 		}
 	}
-	if len(distrusted) > 0 {
-		sc.Distrusted = distrusted
-		sc.Notes = append(sc.Notes, sc.DistrustedNote())
-	}
 	if len(short) > 0 {
 		sc.Unranked = short
-		sc.Notes = append(sc.Notes, fmt.Sprintf("not ranked: a ranking needs %d valid trials per target (%s)", MinTrialsToRank, strings.Join(short, ", ")))
+		sc.RankNote = fmt.Sprintf("not ranked: a ranking needs %d valid trials per target that the self-checks trust (%s)", MinTrialsToRank, strings.Join(short, ", "))
+		if r := rankRemedies(fewTrials, why); len(r) > 0 {
+			sc.RankNote += "; " + strings.Join(r, "; ")
+		}
+		sc.Notes = append(sc.Notes, sc.RankNote)
 		return
 	}
 	sc.RankedBy = by
@@ -145,5 +144,32 @@ func rankTargets(sc *Scenario) {
 	if by.HigherIsBetter {
 		better = "higher"
 	}
-	sc.Notes = append(sc.Notes, fmt.Sprintf("rank: by median %s, %s is better; \"=\" marks targets whose difference is not significant (Mann–Whitney, p ≥ %g)", by.Name, better, stats.DefaultAlpha))
+	sc.RankNote = fmt.Sprintf("rank: by median %s, %s is better; \"=\" marks targets whose difference is not significant (Mann–Whitney, p ≥ %g)", by.Name, better, stats.DefaultAlpha)
+	if len(distrusted) > 0 {
+		sc.RankNote += fmt.Sprintf("; without the valid trials the self-checks distrust (%s)", strings.Join(distrusted, ", "))
+	}
+	sc.Notes = append(sc.Notes, sc.RankNote)
+}
+
+// rankRemedies say what would give the targets short of trusted trials enough: more trials when
+// one has no spare, and for each reason the self-checks distrusted some (docs/selfcheck.md).
+func rankRemedies(fewTrials bool, distrusted map[string]int) []string {
+	var out []string
+	if fewTrials {
+		out = append(out, fmt.Sprintf("run with --trials %d or more", MinTrialsToRank+1))
+	}
+	for _, why := range results.DistrustReasons {
+		if distrusted[why] == 0 {
+			continue
+		}
+		switch why {
+		case results.DistrustWarming:
+			out = append(out, "a target still warming up needs a longer warm-up (warmup: auto:15m)")
+		case results.DistrustNotSteady:
+			out = append(out, "a trial not steady says which figure moved: a longer warm-up, or a leak")
+		case results.DistrustCalibration:
+			out = append(out, "the calibration missed its limits: measure again on a quiet machine")
+		}
+	}
+	return out
 }

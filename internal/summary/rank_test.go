@@ -20,24 +20,27 @@ func fixedRateRows(trials int, p99 map[string]time.Duration) []results.Row {
 	return rows
 }
 
-// A trial the self-checks distrust (not steady, or its calibration missed its limits) is never
-// ranked: without it, a target falls short of the trials a ranking needs, and the notes say why.
+// A trial the self-checks distrust (not steady, its calibration missed its limits, still warming
+// up) is never ranked: without it, a target falls short of the trials a ranking needs, and the
+// note says what would rank it. With a spare trial, the targets are ranked without it, and the
+// note names it.
 func TestDistrustedTrialsAreNeverRanked(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		spoil   func(*results.Row)
 		note    string
+		left    string // in the note of the ranking with a spare trial
 		verdict string
 	}{
 		{"not steady", func(r *results.Row) {
 			r.Steady, r.Warnings = false, "not steady: p99 rose 1 ms per second over the measured phase"
-		}, "not ranked: valid trials the self-checks distrust (fast 1 not steady)", "not-steady"},
+		}, "not ranked: a ranking needs 5 valid trials per target that the self-checks trust (fast 4); run with --trials 6 or more; a trial not steady says which figure moved: a longer warm-up, or a leak", "fast 1 not steady", "not-steady"},
 		{"calibration missed", func(r *results.Row) {
 			r.Calibrated, r.CalibrationWithin = true, false
-		}, "not ranked: valid trials the self-checks distrust (fast 1 calibration missed its limits)", "valid"},
+		}, "not ranked: a ranking needs 5 valid trials per target that the self-checks trust (fast 4); run with --trials 6 or more; the calibration missed its limits: measure again on a quiet machine", "fast 1 calibration missed its limits", "valid"},
 		{"still warming up", func(r *results.Row) {
 			r.Duration, r.JITBusy, r.JITJudged = 10*time.Second, 10*time.Second, true
-		}, "not ranked: valid trials the self-checks distrust (fast 1 still warming up)", "still-warming"},
+		}, "not ranked: a ranking needs 5 valid trials per target that the self-checks trust (fast 4); run with --trials 6 or more; a target still warming up needs a longer warm-up (warmup: auto:15m)", "fast 1 still warming up", "still-warming"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows := fixedRateRows(MinTrialsToRank, map[string]time.Duration{"fast": 2 * time.Millisecond, "slow": 9 * time.Millisecond})
@@ -65,8 +68,8 @@ func TestDistrustedTrialsAreNeverRanked(t *testing.T) {
 			if sc.RankedBy.Name != "" || len(sc.Unranked) != 1 || sc.Unranked[0] != "fast 4" {
 				t.Errorf("ranked by %q, unranked %v; want fast short of trusted trials", sc.RankedBy.Name, sc.Unranked)
 			}
-			if notes := strings.Join(sc.Notes, "\n"); !strings.Contains(notes, tc.note) {
-				t.Errorf("notes:\n%s\nwant %q", notes, tc.note)
+			if notes := strings.Join(sc.Notes, "\n"); sc.RankNote != tc.note || !strings.Contains(notes, tc.note) {
+				t.Errorf("rank note %q, notes:\n%s\nwant %q among them", sc.RankNote, notes, tc.note)
 			}
 			for _, tg := range sc.Targets {
 				for _, c := range tg.Cells {
@@ -78,6 +81,20 @@ func TestDistrustedTrialsAreNeverRanked(t *testing.T) {
 						t.Errorf("%s trial %d: verdict %s, want %s", tg.Name, c.Row.Trial, c.Verdict, want)
 					}
 				}
+			}
+
+			spare := append(rows, fixedRateRows(1, map[string]time.Duration{"fast": 2 * time.Millisecond, "slow": 9 * time.Millisecond})...)
+			for i := len(rows); i < len(spare); i++ {
+				spare[i].Trial = MinTrialsToRank + 1
+				spare[i].Calibrated, spare[i].CalibrationWithin = true, true
+			}
+			o, err = Build([]Source{{Path: "a.csv", Rows: spare}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc = o.Scenarios[0]
+			if want := "without the valid trials the self-checks distrust (" + tc.left + ")"; sc.RankedBy.Name == "" || !strings.HasSuffix(sc.RankNote, want) {
+				t.Errorf("with a spare trial: ranked by %q, rank note %q; want ranked, the note ending %q", sc.RankedBy.Name, sc.RankNote, want)
 			}
 		})
 	}

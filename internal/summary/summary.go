@@ -53,13 +53,13 @@ type Scenario struct {
 	// Rows are the scenario's rows in the order of their files.
 	Rows []results.Row
 	// RankedBy is the metric a fixed-rate scenario's targets are ranked on; Unranked names the
-	// targets with too few valid trials ("name n") when they are not ranked.
+	// targets with too few valid trials the self-checks trust ("name n") when they are not
+	// ranked. RankNote, one of Notes, says how they are ranked or why not, and what would rank
+	// them.
 	RankedBy results.Metric
 	Unranked []string
-	// Distrusted names, when trials were left out of the ranking, each target's count and reason
-	// ("name n reason").
-	Distrusted []string
-	Notes      []string
+	RankNote string
+	Notes    []string
 	// Checks are the instrument's self-checks over the rows, at a glance.
 	Checks []Check
 	// Protocols are each target's figures per protocol when the rows hold several (plaintext
