@@ -79,6 +79,10 @@ type Runner struct {
 	// no figures to quote.
 	KeepDisturbed bool
 
+	// disturbedInARow counts the cells just measured whose every attempt was disturbed
+	// (chronicAfter).
+	disturbedInARow int
+
 	// downstream is the service targets call instead of themselves (downstreamFor), while a plan runs.
 	downstream *downstream.Server
 	// certs are the run's certificates, made for the first cell over TLS (serve).
@@ -206,14 +210,48 @@ func (r *Runner) undisturbed(ctx context.Context, p *plan.Plan, c plan.Cell, ima
 		row, ph, err := r.cell(ctx, p, c, images, startFailures, a)
 		if err != nil || a.done || !a.again(row, ph, "in a new container") {
 			a.keep(&row)
+			if err == nil && row.Loaded() {
+				r.disturbance(&row, ph.disturbed != "")
+			}
 			return row, ph, err
 		}
 	}
 }
 
+// chronicAfter is how many cells in a row, every attempt of each disturbed, make a disturbance
+// the host's own (a hypervisor that steals whenever the run uses its CPUs, a build beside the
+// run) rather than a passing neighbour's: measuring again then only repeats it, at twice or three
+// times the run's length. From there on a disturbed cell is kept as first measured, marked, until
+// a cell is measured undisturbed.
+const chronicAfter = 2
+
+// disturbance counts the cells in a row whose kept measurement, row, was disturbed (every attempt
+// of it was), says when that makes the disturbance chronic and when it ends, and names in row a
+// measurement kept first because of it.
+func (r *Runner) disturbance(row *results.Row, disturbed bool) {
+	if r.KeepDisturbed {
+		return
+	}
+	if !disturbed {
+		if r.disturbedInARow >= chronicAfter {
+			fmt.Fprintln(r.Log, "  measured undisturbed: a disturbed cell is measured again from here on")
+		}
+		r.disturbedInARow = 0
+		return
+	}
+	if r.disturbedInARow >= chronicAfter {
+		// Not the word the row's own disturbance is read by.
+		warn(row, fmt.Sprintf("measured once: the host was never quiet through the %d cells before it, in any attempt", r.disturbedInARow))
+	}
+	r.disturbedInARow++
+	if r.disturbedInARow == chronicAfter {
+		fmt.Fprintf(r.Log, "  DISTURBED in every attempt of %d cells in a row: the disturbance is this host's, not a passing neighbour's; from here on a disturbed cell is kept as first measured, marked, until a cell is measured undisturbed\n", chronicAfter)
+	}
+}
+
 // mostAttempts is how often a disturbed cell, or a step failed while disturbed, is measured.
 func (r *Runner) mostAttempts() int {
-	if r.KeepDisturbed {
+	if r.KeepDisturbed || r.disturbedInARow >= chronicAfter {
 		return 1
 	}
 	return maxDisturbedAttempts

@@ -285,3 +285,81 @@ func TestADisturbedCellIsMeasuredAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestAHostNeverQuietIsMeasuredOnce: a process spins beside the run through three cells. The first
+// two are each measured maxDisturbedAttempts times, every attempt disturbed; the disturbance is
+// then the host's, and the third is kept as first measured, marked, and says why.
+func TestAHostNeverQuietIsMeasuredOnce(t *testing.T) {
+	cpus, err := hostinfo.AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	busyNeighbour(t)
+	l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": ok}, machine: &resources.ThisHost},
+		src: &steadyUsage{}, health: `{}`}
+	p := planFor("t", "t", "t")
+	p.GeneratorCPUs = cpus
+	for i := range p.Cells {
+		p.Cells[i].Trial, p.Cells[i].Spec.CPUSet = i+1, cpuset.Format(cpus)
+	}
+	var recorded []results.Row
+	log := &strings.Builder{}
+	r := &Runner{Lifecycle: l, Log: log, Record: func(row results.Row) error { recorded = append(recorded, row); return nil }}
+	if _, err := r.Run(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if want := chronicAfter*maxDisturbedAttempts + 1; l.started != want {
+		t.Errorf("%d containers started, want %d: %d cells measured %d times, then one once", l.started, want, chronicAfter, maxDisturbedAttempts)
+	}
+	if len(recorded) != 3 {
+		t.Fatalf("%d rows, want 3", len(recorded))
+	}
+	for i, row := range recorded {
+		once := strings.Contains(row.Warnings, "measured once: the host was never quiet through the 2 cells before it")
+		if !strings.Contains(row.Warnings, "disturbed: ") || once != (i == 2) || strings.Contains(row.Warnings, "measured again: ") == (i == 2) {
+			t.Errorf("trial %d's warnings: %s", row.Trial, row.Warnings)
+		}
+	}
+	if n := strings.Count(log.String(), "DISTURBED in every attempt of 2 cells in a row"); n != 1 {
+		t.Errorf("the log says %d times that the disturbance is the host's, want once:\n%s", n, log)
+	}
+}
+
+// The count of disturbed cells in a row: chronic after chronicAfter, and over at the first cell
+// measured undisturbed, each said once in the log.
+func TestChronicDisturbanceEndsWithAQuietCell(t *testing.T) {
+	log := &strings.Builder{}
+	r := &Runner{Log: log}
+	for i, c := range []struct {
+		disturbed bool
+		most      int // attempts for the next cell
+		once      bool
+	}{
+		{true, maxDisturbedAttempts, false},
+		{true, 1, false},
+		{true, 1, true},
+		{false, maxDisturbedAttempts, false},
+		{true, maxDisturbedAttempts, false},
+	} {
+		var row results.Row
+		r.disturbance(&row, c.disturbed)
+		if got := r.mostAttempts(); got != c.most {
+			t.Errorf("after cell %d: %d attempts for the next, want %d", i+1, got, c.most)
+		}
+		if once := strings.Contains(row.Warnings, "measured once"); once != c.once {
+			t.Errorf("cell %d: warnings %q", i+1, row.Warnings)
+		}
+	}
+	for _, want := range []string{"DISTURBED in every attempt of 2 cells", "measured undisturbed: a disturbed cell is measured again"} {
+		if n := strings.Count(log.String(), want); n != 1 {
+			t.Errorf("the log says %q %d times, want once:\n%s", want, n, log)
+		}
+	}
+	r = &Runner{Log: log, KeepDisturbed: true}
+	for range 3 {
+		r.disturbance(&results.Row{}, true)
+	}
+	if r.disturbedInARow != 0 {
+		t.Error("with KeepDisturbed, disturbed cells are counted")
+	}
+}
