@@ -136,6 +136,7 @@ type jsonTarget struct {
 	Name          string        `json:"name"`
 	Trials        int           `json:"trials"`
 	Valid         int           `json:"valid_trials"`
+	Distrusted    []string      `json:"distrusted_trials,omitempty"`
 	Rank          string        `json:"rank,omitempty"`
 	Throughput    *jsonEstimate `json:"throughput_rps"`
 	P50           *jsonEstimate `json:"latency_p50_ms"`
@@ -201,7 +202,7 @@ func WriteJSON(w io.Writer, o *summary.Overview) error {
 			}
 		}
 		for _, t := range sc.Targets {
-			jt := jsonTarget{Name: t.Name, Trials: t.Trials, Valid: t.Valid, Rank: t.Rank,
+			jt := jsonTarget{Name: t.Name, Trials: t.Trials, Valid: t.Valid, Distrusted: t.Distrusted(), Rank: t.Rank,
 				Throughput: jsonEst(t.Throughput), P50: jsonEst(t.P50), P99: jsonEst(t.P99), P999: jsonEst(t.P999),
 				CPUCores: jsonEst(t.CPUCores), MemoryPeakMiB: jsonEst(t.MemoryPeakMiB), RPSPerCore: jsonEst(t.RPSPerCore), RPSPerGiB: jsonEst(t.RPSPerGiB)}
 			if p := t.Pooled; p != nil {

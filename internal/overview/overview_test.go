@@ -2,6 +2,7 @@ package overview
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -312,12 +313,31 @@ func TestDistrustedTrialsBesideTheMedians(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var md, page bytes.Buffer
+	var md, page, js bytes.Buffer
 	if err := WriteMarkdown(&md, o); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteHTML(&page, o, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
+	}
+	if err := WriteJSON(&js, o); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Scenarios []struct {
+			Targets []struct {
+				Name       string
+				Distrusted []string `json:"distrusted_trials"`
+			}
+		}
+	}
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range doc.Scenarios[0].Targets {
+		if want := map[string]string{"jvm": "2 still warming up"}[tg.Name]; strings.Join(tg.Distrusted, ", ") != want {
+			t.Errorf("JSON: %s's distrusted_trials %q, want %q", tg.Name, tg.Distrusted, want)
+		}
 	}
 	for _, f := range []struct{ format, text, jvm, node string }{
 		{"markdown", md.String(), "| jvm | 3/3 (2 still warming up) |", "| node | 3/3 |"},
