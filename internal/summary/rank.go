@@ -151,24 +151,23 @@ func rankTargets(sc *Scenario) {
 	sc.Notes = append(sc.Notes, sc.RankNote)
 }
 
+// distrustRemedies are what would make each reason of results.Distrust go (docs/selfcheck.md).
+var distrustRemedies = map[string]string{
+	results.DistrustNotSteady:   "a trial not steady says which figure moved: a longer warm-up, or a leak",
+	results.DistrustCalibration: "the calibration missed its limits: measure again on a quiet machine",
+	results.DistrustWarming:     "a target still warming up needs a longer warm-up (warmup: auto:15m)",
+}
+
 // rankRemedies say what would give the targets short of trusted trials enough: more trials when
-// one has no spare, and for each reason the self-checks distrusted some (docs/selfcheck.md).
+// one has no spare, and the remedy of each reason the self-checks distrusted some for.
 func rankRemedies(fewTrials bool, distrusted map[string]int) []string {
 	var out []string
 	if fewTrials {
 		out = append(out, fmt.Sprintf("run with --trials %d or more", MinTrialsToRank+1))
 	}
 	for _, why := range results.DistrustReasons {
-		if distrusted[why] == 0 {
-			continue
-		}
-		switch why {
-		case results.DistrustWarming:
-			out = append(out, "a target still warming up needs a longer warm-up (warmup: auto:15m)")
-		case results.DistrustNotSteady:
-			out = append(out, "a trial not steady says which figure moved: a longer warm-up, or a leak")
-		case results.DistrustCalibration:
-			out = append(out, "the calibration missed its limits: measure again on a quiet machine")
+		if distrusted[why] > 0 {
+			out = append(out, distrustRemedies[why])
 		}
 	}
 	return out
