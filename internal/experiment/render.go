@@ -66,7 +66,7 @@ var Legend = strings.Join([]string{
 		"and for a factor the interval of ratios it does not reject (with 3 trials against 3 no order of the trials reaches p < 0.05, "+
 		"so none is claimed). Ranges that overlap or not decide nothing. A trial where a target itself failed leaves the claim undecided in that run "+
 		"(its other trials would be only its good ones); a trial the generator spoiled, whose measured phase was not steady, or whose JVM was still "+
-		"compiling (its JIT busy for over a fifth of the phase), is left out. A winner beaten, or an order reversed, by targets measured cleanly "+
+		"compiling (its JIT busy for over half of the phase), is left out. A winner beaten, or an order reversed, by targets measured cleanly "+
 		"does not hold whatever the run's other cells show.", MinTrials),
 	"",
 	"- ✅ **holds** — a factor: the published one lies in the 95% interval, which excludes 1 on its side; an order or a winner: each claimed pair significant that way; a tie: the interval within ±10%.",

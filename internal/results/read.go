@@ -236,6 +236,7 @@ func parseComplete(data []byte) (*parsed, error) {
 		if !hasJIT {
 			row.JITBusy, row.JITJudged = jitWarned(row.Warnings)
 		}
+		row.Warnings = rewarned(row)
 		p.rows = append(p.rows, row)
 	}
 	if p.version == 0 {

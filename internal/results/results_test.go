@@ -71,7 +71,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// A row is distrusted as still warming up from a JIT busy for more than a fifth of its measured
+// A row is distrusted as still warming up from a JIT busy for more than half of its measured
 // phase, and only when the target told the time; not steady and the calibration are named first.
 func TestDistrust(t *testing.T) {
 	for _, c := range []struct {
@@ -82,12 +82,12 @@ func TestDistrust(t *testing.T) {
 		want              string
 	}{
 		{"no JIT told", 0, false, false, false, ""},
-		{"a settled JIT", 3 * time.Second, true, false, false, ""},
-		{"a JIT compiling", 5 * time.Second, true, false, false, DistrustWarming},
-		{"not steady first", 5 * time.Second, true, true, false, DistrustNotSteady},
-		{"calibration before the JIT", 5 * time.Second, true, false, true, DistrustCalibration},
+		{"a settled JIT", 8 * time.Second, true, false, false, ""},
+		{"a JIT compiling", 12 * time.Second, true, false, false, DistrustWarming},
+		{"not steady first", 12 * time.Second, true, true, false, DistrustNotSteady},
+		{"calibration before the JIT", 12 * time.Second, true, false, true, DistrustCalibration},
 	} {
-		r := sample(1, true) // a 20-s phase: a fifth is 4 s
+		r := sample(1, true) // a 20-s phase: half is 10 s
 		r.JITBusy, r.JITJudged = c.busy, c.judged
 		r.SteadyJudged, r.Steady = true, !c.unsteady
 		r.Calibrated, r.CalibrationWithin = c.calibrationMissed, !c.calibrationMissed
@@ -177,13 +177,37 @@ func TestOldRowsTakeTheirJITTimeFromTheirWarning(t *testing.T) {
 		t.Fatalf("%d rows, %v", len(rows), err)
 	}
 	for i, want := range []struct {
-		busy    time.Duration
-		judged  bool
-		warming bool
-	}{{33230 * time.Millisecond, true, true}, {1790 * time.Millisecond, true, false}, {0, false, false}} {
-		if r := rows[i]; r.JITBusy != want.busy || r.JITJudged != want.judged || r.StillWarming() != want.warming {
-			t.Errorf("row %d: JIT busy %v (judged %v, still warming %v), want %v (%v, %v)", i+1, r.JITBusy, r.JITJudged, r.StillWarming(), want.busy, want.judged, want.warming)
+		busy     time.Duration
+		judged   bool
+		warming  bool
+		warnings string
+	}{
+		{33230 * time.Millisecond, true, true, "disturbed: the hypervisor took 0.1 cores; the JIT compiled for 33.23s during the measured phase (110.8% of it, its compiler threads' busy time): the target was still warming up"},
+		{1790 * time.Millisecond, true, false, "disturbed: the hypervisor took 0.1 cores"},
+		{0, false, false, ""},
+	} {
+		if r := rows[i]; r.JITBusy != want.busy || r.JITJudged != want.judged || r.StillWarming() != want.warming || r.Warnings != want.warnings {
+			t.Errorf("row %d: JIT busy %v (judged %v, still warming %v), warnings %q; want %v (%v, %v), %q", i+1, r.JITBusy, r.JITJudged, r.StillWarming(), r.Warnings, want.busy, want.judged, want.warming, want.warnings)
 		}
+	}
+}
+
+// A row recorded when a lower share of JIT busy time meant still warming up reads back without
+// that warning, its others kept: its warnings never say what its distrust does not.
+func TestAWarningTheRuleNoLongerGivesIsDropped(t *testing.T) {
+	var b bytes.Buffer
+	r := sample(1, true)
+	r.Duration, r.JITBusy, r.JITJudged = 30*time.Second, 7320*time.Millisecond, true
+	r.Warnings = "the JIT compiled for 7.32s during the measured phase (24.4% of it, its compiler threads' busy time): the target was still warming up; seconds not independent"
+	if err := write(&b, []Row{r}); err != nil {
+		t.Fatal(err)
+	}
+	rows, _, err := Read(&b)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	if got := rows[0].Warnings; got != "seconds not independent" || rows[0].Distrust() != "" {
+		t.Errorf("warnings %q, distrust %q; want only the other warning and no distrust", got, rows[0].Distrust())
 	}
 }
 

@@ -23,8 +23,8 @@ func TestVerdict(t *testing.T) {
 		{loaded(func(r *results.Row) { r.Valid, r.InvalidReason = false, "success ratio 0.5" }), "invalid"},
 		{loaded(func(r *results.Row) { r.Warnings = "disturbed: the hypervisor took 0.2 cores" }), "disturbed"},
 		{loaded(func(r *results.Row) { r.SteadyJudged = true }), "not-steady"},
-		{loaded(func(r *results.Row) { r.JITBusy, r.JITJudged = 3*time.Second, true }), "still-warming"},
-		{loaded(func(r *results.Row) { r.JITBusy, r.JITJudged = time.Second, true }), "valid"},
+		{loaded(func(r *results.Row) { r.JITBusy, r.JITJudged = 6*time.Second, true }), "still-warming"},
+		{loaded(func(r *results.Row) { r.JITBusy, r.JITJudged = 4*time.Second, true }), "valid"},
 		{loaded(func(*results.Row) {}), "valid"},
 	} {
 		if got := Verdict(c.row); got != c.want {
