@@ -687,7 +687,7 @@ func (r Row) NotSteady() bool { return r.SteadyJudged && !r.Steady }
 // connections (busy counts the wait for the CPU, which 200 request threads hold), and 100–220% in
 // its first minutes elsewhere. A settled JVM still compiles now and then, in bursts that wait as
 // long: Javalin serving pages for 6–11% of 30-s phases, that Spring MVC, its backlog done (a few
-// compilations in 10 s, against 30–170 before), for 17–27% of its measured phases. Half lies clear
+// compilations in 10 s, against 3–170 before), for 17–27% of its measured phases. Half lies clear
 // of both; a late compilation that moves the figures is the steady-state test's to see.
 const JITBusyShare = 0.5
 
