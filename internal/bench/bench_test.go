@@ -22,12 +22,11 @@ import (
 
 // fakeLifecycle starts in-process servers in place of containers, and counts what it removes.
 type fakeLifecycle struct {
-	mu       sync.Mutex
-	handler  map[string]http.HandlerFunc // by target; missing: the start fails
-	started  int
-	removed  int
-	built    []string
-	onRemove func()
+	mu      sync.Mutex
+	handler map[string]http.HandlerFunc // by target; missing: the start fails
+	started int
+	removed int
+	built   []string
 	// machine is where the disturbance check reads CPU time: nil, a quiet machine of two CPUs whose
 	// counters never move, so that no test hangs on this host's neighbours or its hypervisor.
 	machine *resources.Host

@@ -34,11 +34,6 @@ type MaxSearch struct {
 	// target does not spill into the next step. A step that met it left nothing queued: at most its
 	// last requests, a p99 long.
 	Cooldown time.Duration
-	// Method is how each search finds where to bisect: doubling steps, or a ramp first (ramp.go);
-	// Both alternates them by search.
-	Method maxrate.Method
-	// RampDoubling is how long the ramp takes to double its rate, whole seconds; 0: rampDoubling.
-	RampDoubling time.Duration
 }
 
 // FindMax searches each target of p once per trial, each search in a fresh container, for the
@@ -155,31 +150,12 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 			fmt.Fprintf(r.Log, "  %s\n", warmedText(res.Warmed, warm.Warmup))
 		}
 	}
-	method := m.Method.Of(c.Trial)
-	if method == "" {
-		method = maxrate.Steps
-	}
-	out.Method = method
 	overloaded := false // the last load may have left work queued in the target
-	if b := m.Search.Bracket; method == maxrate.Steps && b != (maxrate.Bracket{}) {
+	if b := m.Search.Bracket; b != (maxrate.Bracket{}) {
 		fmt.Fprintf(r.Log, "  from search %d's boundary: %d rps met, %d failed (each voted on again)\n", c.Trial-1, b.Low, b.High)
 		if overloaded, err = r.climb(ctx, in, c, m.Search.Start, b.Low, m); err != nil {
 			return out, err
 		}
-	}
-	if method == maxrate.Ramp {
-		step := c
-		step.Trial = nextStep()
-		b, err := r.ramp(ctx, p, step, in, images, m)
-		if errors.Is(err, errTargetDown) || errors.Is(err, errTargetFaked) {
-			out.Failed = err.Error()
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		m.Search.Bracket = b
-		overloaded = true // the ramp ended past the target's limit
 	}
 	// once runs one step; repeat says it failed while other work disturbed its CPUs and may be run
 	// again (not when last), so that a neighbour's burst is not taken for the target's limit.

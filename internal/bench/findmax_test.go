@@ -380,65 +380,6 @@ func TestFindMaxRepeatsAStepFailedWhileDisturbed(t *testing.T) {
 	}
 }
 
-func TestFindMaxBothMethodsInOneRun(t *testing.T) {
-	// Two trials with --search both: the first search doubles, the second ramps first. The ramp
-	// is a row of its search, numbered as a step, marked as a ramp and cut short once it broke
-	// the SLO: 8 slots × 50 ms hold 160 rps, and the ramp doubles every 2 s from 20 towards 3200.
-	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}}
-	p := planFor("t")
-	second := p.Cells[0]
-	second.Trial = 2
-	p.Cells = append(p.Cells, second)
-	var rows []results.Row
-	log := &strings.Builder{}
-	t.Cleanup(func() { t.Log(log) })
-	r := &Runner{Lifecycle: f, Log: log, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
-	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
-		Search: maxrate.Config{Start: 20, Resolution: maxrate.Resolution{RPS: 20}, Limit: 3200}, Step: 500 * time.Millisecond,
-		Cooldown: 50 * time.Millisecond, Method: maxrate.Both, RampDoubling: 2 * time.Second}
-	found, err := r.FindMax(context.Background(), p, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(found) != 2 {
-		t.Fatalf("%d searches, want 2", len(found))
-	}
-	var ramps []results.Row
-	for i, row := range rows {
-		if row.Trial != i+1 {
-			t.Errorf("row %d has trial %d: the ramp is numbered among the steps", i, row.Trial)
-		}
-		if row.Stages != "" {
-			ramps = append(ramps, row)
-		}
-	}
-	if len(ramps) != 1 {
-		t.Fatalf("%d ramp rows, want the second search's one", len(ramps))
-	}
-	ramp := ramps[0]
-	t.Logf("ramp: %s over %v, %d rps: %s", ramp.Stages, ramp.Duration, ramp.RequestedRPS, ramp.InvalidReason)
-	if ramp.Valid || !strings.HasPrefix(ramp.InvalidReason, results.RampReason) {
-		t.Errorf("ramp row valid=%v reason %q: want it marked as a ramp, no step", ramp.Valid, ramp.InvalidReason)
-	}
-	if full := load.StagesDuration(rampStages(20, 3200, 2*time.Second)); ramp.Duration >= full {
-		t.Errorf("the ramp ran its whole %v against a target holding 160 rps: want it ended once it broke", full)
-	}
-	for _, o := range found {
-		want := maxrate.Both.Of(o.Search)
-		t.Logf("search %d (%s, bracket %v): max %d, first failed %d, %d steps", o.Search, o.Method, o.Bracket, o.Max, o.FirstFailed, len(o.Steps))
-		if o.Method != want {
-			t.Errorf("search %d by %s, want %s", o.Search, o.Method, want)
-		}
-		bracketed := strings.HasPrefix(ramp.InvalidReason, results.RampReason+"steps between")
-		if (o.Bracket != maxrate.Bracket{}) != (want == maxrate.Ramp && bracketed) {
-			t.Errorf("search %d by %s: bracket %v, the ramp read %q", o.Search, o.Method, o.Bracket, ramp.InvalidReason)
-		}
-		if !o.GeneratorLimited && (o.Max < 120 || o.Max > 220) {
-			t.Errorf("search %d by %s: max %d, want near 160–208 rps", o.Search, o.Method, o.Max)
-		}
-	}
-}
-
 func TestFindMaxKeepDisturbedRepeatsNoStep(t *testing.T) {
 	// With KeepDisturbed, a step failed while a neighbour spun counts as measured, marked
 	// disturbed.

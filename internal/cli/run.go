@@ -11,7 +11,6 @@ import (
 	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/history"
 	"github.com/iotbench/iotbench/internal/load"
-	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/run"
 	"github.com/spf13/cobra"
@@ -82,7 +81,6 @@ type RunOptions struct {
 	SLO            string
 	Step           time.Duration
 	Resolution     string
-	Search         string
 
 	// Output: what is printed at the end, the HTML report, no progress.
 	Format string
@@ -168,9 +166,6 @@ The flags in more detail:
   --find-max        doubles the rate from --rate, then bisects, once per trial; an even trial
                     starts between the rates the trial before ended between; --resolution is
                     a share of the rate (10%) or rps (200)
-  --search          steps doubles constant-rate steps from --rate; ramp first loads one ramp
-                    through the rates and bisects where it broke the SLO (doubling when it says
-                    nothing); both alternates them by trial, to compare them in one run
   --resume          give the flags that started the run
   --calibration     on by default: before the first cell and after the last, about 5 s each, a
                     reference server of known latency is measured and the instrument's error
@@ -194,9 +189,6 @@ docs/scale.md has the layouts of engines and generators.`,
 
   # each target's maximum sustainable rate (median of 3 searches), and its latency at 50/75/90% of it
   iotbench run --scenario io-heavy --targets spring-mvc-platform,javalin-platform --find-max --slo 'p99<100ms,errors<0.1%' --trials 3
-
-  # the doubling search and the search bracketed by a ramp, alternating, 2 of each a target
-  iotbench run --scenario io-heavy --find-max --search both --trials 4
 
   # every target on a PostgreSQL server of its own (on the target's CPUs), at pool sizes 5, 10 and 20
   iotbench run --scenario io-heavy --db postgres --db-pool 5,10,20
@@ -280,7 +272,6 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.SLO, "slo", run.DefaultSLO, "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", run.DefaultStep, "--find-max: how long each rate is held")
 	f.StringVar(&o.Resolution, "resolution", run.DefaultResolution, "--find-max: precision of the maximum, 10% or 200 (rps)")
-	f.StringVar(&o.Search, "search", string(maxrate.Steps), "--find-max: where the bisection starts: steps, ramp or both")
 	return cmd
 }
 
@@ -468,7 +459,7 @@ func (o *RunOptions) gate(findMax bool) (*run.Gate, error) {
 // findMax reads the --find-max flags; nil when the run measures at one rate.
 func (o *RunOptions) findMax() (*run.FindMax, error) {
 	if !o.FindMax {
-		for _, name := range []string{"slo", "step", "resolution", "search"} {
+		for _, name := range []string{"slo", "step", "resolution"} {
 			if o.set(name) {
 				return nil, usagef("--%s belongs to --find-max", name)
 			}
@@ -481,9 +472,6 @@ func (o *RunOptions) findMax() (*run.FindMax, error) {
 	m, err := run.NewFindMax(o.SLO, o.Step, o.Resolution)
 	if err != nil {
 		return nil, err
-	}
-	if m.Method, err = maxrate.ParseMethod(o.Search); err != nil {
-		return nil, flagErr("search", o.Search, err)
 	}
 	return m, nil
 }

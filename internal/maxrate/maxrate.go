@@ -2,9 +2,8 @@
 // which a whole step of load meets a service-level objective (SLO). It ramps the rate up by
 // doubling until a rate fails, then bisects between the last rate that met the SLO and the first
 // that did not, down to a given resolution; each verdict near the boundary is a vote of up to three
-// steps. A ramp read beforehand (ramp.go) may bracket the boundary instead of the doubling. The
-// search is a pure function of a Probe, which runs one step, so it is tested against a simulated
-// target.
+// steps. An earlier search's boundary may bracket it instead of the doubling. The search is a pure
+// function of a Probe, which runs one step, so it is tested against a simulated target.
 package maxrate
 
 import (
@@ -94,10 +93,14 @@ type Config struct {
 	// when the target behaves the same.
 	Resolution Resolution
 	Limit      int // no rate above this is tried
-	// Bracket, when set, is where a ramp (ReadRamp) or an earlier search (Result.Boundary) found
-	// the boundary: the bisection starts between its bounds instead of after the doubling.
+	// Bracket, when set, is where an earlier search (Result.Boundary) found the boundary: the
+	// bisection starts between its bounds instead of after the doubling.
 	Bracket Bracket
 }
+
+// Bracket is where the boundary lies, as an earlier search found it (Result.Boundary):
+// constant-rate steps search between Low and High. The zero Bracket is none.
+type Bracket struct{ Low, High int }
 
 // Resolution is a width in rps, or a share of the rate. A share suits any target: a runtime's
 // capacity moves by several percent from one run to the next (the median of three searches of
@@ -173,8 +176,6 @@ func (r Result) Boundary() Bracket {
 type Outcome struct {
 	Target string
 	Search int // which of the target's searches, from 1
-	// Method is how the search found where to bisect: Steps or Ramp.
-	Method Method
 	Result
 	// Failed says why the search could not run (the target did not start or failed verification).
 	Failed string

@@ -2,42 +2,12 @@ package maxrate
 
 import (
 	"context"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 )
-
-// ramp simulates a ramp against q: second i at start·2^((i+½)/doubling) rps, seen lag seconds
-// late (a queue shows in the p99 after it has grown), until it breaks the SLO or passes limit.
-func (q *queue) ramp(start, limit, doubling, lag int) []Step {
-	rate := func(i int) float64 { return float64(start) * math.Pow(2, (float64(i)+0.5)/float64(doubling)) }
-	var seconds []Step
-	for i := 0; rate(i) <= float64(limit) && !RampBroken(seconds, slo100); i++ {
-		s := q.at(rate(max(0, i-lag)))
-		s.Rate = int(rate(i))
-		seconds = append(seconds, s)
-	}
-	return seconds
-}
-
-func TestParseMethod(t *testing.T) {
-	for _, c := range []struct {
-		text    string
-		want    Method
-		wantErr bool
-	}{{"", Steps, false}, {"steps", Steps, false}, {" ramp ", Ramp, false}, {"both", Both, false}, {"doubling", "", true}} {
-		got, err := ParseMethod(c.text)
-		if got != c.want || (err != nil) != c.wantErr {
-			t.Errorf("ParseMethod(%q) = %q, %v; want %q, error %v", c.text, got, err, c.want, c.wantErr)
-		}
-	}
-	if got := []Method{Both.Of(1), Both.Of(2), Both.Of(3), Ramp.Of(1), Steps.Of(2)}; got[0] != Steps || got[1] != Ramp || got[2] != Steps || got[3] != Ramp || got[4] != Steps {
-		t.Errorf("methods of searches 1, 2, 3 (both), 1 (ramp), 2 (steps) = %v", got)
-	}
-}
 
 func TestRampBroken(t *testing.T) {
 	ok, bad := Step{P99: time.Millisecond}, Step{P99: time.Second}
@@ -55,86 +25,6 @@ func TestRampBroken(t *testing.T) {
 		if got := RampBroken(c.seconds, slo100); got != c.want {
 			t.Errorf("%s: RampBroken = %v, want %v", c.name, got, c.want)
 		}
-	}
-}
-
-func TestReadRamp(t *testing.T) {
-	at := func(rate int, p99 time.Duration) Step { return Step{Rate: rate, P99: p99} }
-	ok, bad := 10*time.Millisecond, time.Second
-	cases := []struct {
-		name    string
-		seconds []Step
-		limit   int
-		want    Bracket
-		wantWhy string
-	}{
-		{"a clean break: the last passing rate ± half", []Step{at(100, ok), at(200, ok), at(400, ok), at(800, bad), at(900, bad), at(1000, bad)}, 50000, Bracket{200, 600}, ""},
-		{"a pause before the break is passed over", []Step{at(100, ok), at(200, bad), at(300, bad), at(400, ok), at(500, bad), at(600, bad), at(700, bad)}, 50000, Bracket{200, 600}, ""},
-		{"the high bound held to the limit", []Step{at(100, ok), at(400, ok), at(500, bad), at(600, bad), at(700, bad)}, 500, Bracket{200, 500}, ""},
-		{"no break up to the ceiling", []Step{at(100, ok), at(200, ok), at(400, bad), at(800, bad)}, 50000, Bracket{}, "no 3 seconds in a row failed the SLO up to 800 rps"},
-		{"a break at once", []Step{at(100, bad), at(200, bad), at(300, bad)}, 50000, Bracket{}, "its first 3 seconds failed the SLO (p99 1s ≥ 100ms)"},
-		{"nothing", nil, 50000, Bracket{}, "no 3 seconds in a row failed the SLO up to 0 rps"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got, why := ReadRamp(c.seconds, slo100, c.limit)
-			if got != c.want || why != c.wantWhy {
-				t.Errorf("ReadRamp = %v, %q; want %v, %q", got, why, c.want, c.wantWhy)
-			}
-		})
-	}
-}
-
-// TestTheBracketedSearchFindsTheSameMaxInFewerSteps searches simulated targets of several
-// capacities twice, doubling from the start rate and bracketed by a ramp read as bench reads one,
-// and holds the second to the first's answer within the resolution, in fewer constant-rate steps.
-func TestTheBracketedSearchFindsTheSameMaxInFewerSteps(t *testing.T) {
-	const start, limit = 100, 50000
-	res := Resolution{Percent: 10}
-	for _, c := range []struct {
-		name          string
-		capacity      float64 // the SLO's boundary is at 90% of it
-		noise, pauses float64
-		lag           int // seconds the ramp's p99 lags its rate
-	}{
-		{"knee at 270 rps", 300, 0, 0, 0},
-		{"knee at 900 rps", 1000, 0, 0, 1},
-		{"knee at 2700 rps, noisy", 3000, 0.02, 0.1, 2},
-		{"knee at 9000 rps, noisy", 10000, 0.02, 0.1, 2},
-		{"knee at 27000 rps", 30000, 0, 0, 3},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			boundary := 0.9 * c.capacity
-			for seed := range uint64(5) {
-				q := func() *queue {
-					return &queue{capacity: c.capacity, service: 10 * time.Millisecond, noise: c.noise, pauses: c.pauses, rng: rand.New(rand.NewPCG(seed, 2))}
-				}
-				doubled, err := Find(context.Background(), Config{Start: start, Resolution: res, Limit: limit}, slo100, q().probe)
-				if err != nil {
-					t.Fatal(err)
-				}
-				rq := q()
-				b, why := ReadRamp(rq.ramp(start, limit, 6, c.lag), slo100, limit)
-				if why != "" {
-					t.Fatalf("seed %d: the ramp said nothing: %s", seed, why)
-				}
-				bracketed, err := Find(context.Background(), Config{Start: start, Resolution: res, Limit: limit, Bracket: b}, slo100, rq.probe)
-				if err != nil {
-					t.Fatal(err)
-				}
-				width := res.At(doubled.Max)
-				if diff := bracketed.Max - doubled.Max; diff > width || diff < -width || float64(bracketed.Max) >= boundary {
-					t.Errorf("seed %d: bracketed by %v: max %d, doubling: %d; want within %d of each other and below %.0f", seed, b, bracketed.Max, doubled.Max, width, boundary)
-				}
-				if len(bracketed.Steps) >= len(doubled.Steps) {
-					t.Errorf("seed %d: bracketed by %v: %d steps %v, doubling %d %v; want fewer", seed, b, len(bracketed.Steps), rq.probes, len(doubled.Steps), rates(doubled.Steps))
-				}
-				if bracketed.Bracket != b || doubled.Bracket != (Bracket{}) {
-					t.Errorf("brackets reported %v and %v, want %v and none", bracketed.Bracket, doubled.Bracket, b)
-				}
-				t.Logf("seed %d: doubling %d rps in %d steps; bracket %v: %d rps in %d steps", seed, doubled.Max, len(doubled.Steps), b, bracketed.Max, len(bracketed.Steps))
-			}
-		})
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/maxrate"
-	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/iotbench/iotbench/internal/units"
@@ -102,11 +101,8 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 		notes = append(notes, fmt.Sprintf("several searches a target, each in a fresh container: max rps, first failing and the latencies are medians over them, max rps with the range of the searches [least–greatest] under %d searches, else with its 95%% interval", stats.MinTrialsForCI))
 	}
 	notes = append(notes, "every step is a row of the CSV (scenario "+rowsScenario+"); a step meets the SLO over its whole length, so a longer --step finds a lower, steadier maximum")
-	if slices.ContainsFunc(found, func(o maxrate.Outcome) bool { return o.Method == maxrate.Steps && o.Bracket != (maxrate.Bracket{}) }) {
+	if slices.ContainsFunc(found, func(o maxrate.Outcome) bool { return o.Bracket != (maxrate.Bracket{}) }) {
 		notes = append(notes, "an even search starts from the boundary the search before it found (its maximum and first failing rate, each voted on again) instead of doubling from the first rate; odd searches start afresh")
-	}
-	if slices.ContainsFunc(found, func(o maxrate.Outcome) bool { return o.Method == maxrate.Ramp }) {
-		notes = append(notes, "a search by ramp (--search) has the ramp's row before its steps: its stages, and invalid_reason "+results.RampReason+"where it had the steps look; it is no step")
 	}
 	for _, n := range notes {
 		fmt.Fprintf(w, "  • %s\n", termText(n))

@@ -49,15 +49,4 @@ func TestWriteMax(t *testing.T) {
 	if strings.Contains(b.String(), "spring: its searches") {
 		t.Errorf("a single search is said to spread:\n%s", b.String())
 	}
-	if strings.Contains(b.String(), "search by ramp") {
-		t.Errorf("a ramp's row explained where no search ramped:\n%s", b.String())
-	}
-	found[0].Method = maxrate.Ramp
-	b.Reset()
-	if err := WriteMax(&b, "io-heavy", "io-heavy.find-max", slo, 10*time.Second, maxrate.Resolution{Percent: 5}, found); err != nil {
-		t.Fatal(err)
-	}
-	if want := "a search by ramp (--search) has the ramp's row before its steps"; !strings.Contains(b.String(), want) {
-		t.Errorf("report lacks %q:\n%s", want, b.String())
-	}
 }

@@ -670,14 +670,6 @@ func calibration(c codec) codec { return judged(func(r *Row) *bool { return &r.C
 // Part says the row is a part of a cell's, recorded with it: a stage's or a request's of a mix.
 func (r Row) Part() bool { return r.Stage > 0 || r.Request != "" }
 
-// RampReason opens the invalid_reason of a find-max search's ramp row (run --search ramp): the
-// ramp neither meets nor fails the SLO, it says where the steps look; the rest says what was read.
-const RampReason = "ramp: "
-
-// Ramp says the row is a find-max search's ramp, not one of its steps: a find-max row with stages
-// (its steps are each at one rate).
-func (r Row) Ramp() bool { return r.Stages != "" && strings.HasSuffix(r.Scenario, FindMaxSuffix) }
-
 // NotSteady says the row was judged and its measured phase was not in a steady state.
 func (r Row) NotSteady() bool { return r.SteadyJudged && !r.Steady }
 

@@ -37,7 +37,7 @@ func NewFindMax(slo string, step time.Duration, resolution string) (*FindMax, er
 		return nil, exitcode.Flag("resolution", resolution, err)
 	}
 	return &FindMax{bench.MaxSearch{SLO: s, Step: step, StepWarmup: step / 2, Cooldown: 2 * time.Second,
-		Search: maxrate.Config{Resolution: res, Limit: maxRateLimit}, Method: maxrate.Steps}}, nil
+		Search: maxrate.Config{Resolution: res, Limit: maxRateLimit}}}, nil
 }
 
 // findMax searches every target of p and returns their maxima with the steps' rows. The search

@@ -25,8 +25,6 @@ type Search struct {
 	// Ended is the reason of its last step that neither met nor failed the SLO (the target
 	// exited): why a search may have ended without a maximum.
 	Ended string
-	// Ramp says the search began with a ramp (run --search ramp), one of Steps that is no step.
-	Ramp  bool
 	Steps []results.Row
 }
 
@@ -83,17 +81,12 @@ func (s *Search) finished() bool {
 // did not, as the search counted them (steps repeated because other work disturbed them, and
 // steps at fractions of the maximum, decide nothing above it).
 func (s *Search) judge() {
-	s.Max, s.GeneratorLimited, s.Failed, s.Ended, s.Ramp = 0, false, "", "", false
+	s.Max, s.GeneratorLimited, s.Failed, s.Ended = 0, false, "", ""
 	met, failed := map[int]int{}, map[int]int{}
 	for _, r := range s.Steps {
 		switch {
 		case !r.Loaded() || strings.HasPrefix(r.InvalidReason, storedRows):
 			s.Failed = r.InvalidReason
-		case r.Ramp():
-			s.Ramp = true
-			if !strings.HasPrefix(r.InvalidReason, results.RampReason) {
-				s.Ended = r.InvalidReason // the target died on the ramp
-			}
 		case r.Valid:
 			met[r.RequestedRPS]++
 		case strings.HasPrefix(r.InvalidReason, sloNotMet):
@@ -125,7 +118,7 @@ func (t *Target) atMax() []Cell {
 			continue
 		}
 		for _, c := range t.Cells {
-			if c.Row.Valid && !c.Row.Ramp() && c.Row.RequestedRPS == s.Max && slices.ContainsFunc(s.Steps, func(r results.Row) bool { return r.Trial == c.Row.Trial }) {
+			if c.Row.Valid && c.Row.RequestedRPS == s.Max && slices.ContainsFunc(s.Steps, func(r results.Row) bool { return r.Trial == c.Row.Trial }) {
 				out = append(out, c)
 			}
 		}
@@ -191,45 +184,6 @@ func (t Target) Unsearched() string {
 		}
 	}
 	return "no rate met the SLO"
-}
-
-// byMethod says, when a search of t began with a ramp, what each method found and in how many
-// constant-rate steps (the steps at fractions of a maximum left out) after how long a ramp: the
-// two compared in one run (run --search both). Empty when no search ramped.
-func (t Target) byMethod() string {
-	if !slices.ContainsFunc(t.Searches, func(s Search) bool { return s.Ramp }) {
-		return ""
-	}
-	var parts []string
-	for _, ramp := range []bool{false, true} {
-		var maxima, steps, ramps []string
-		for _, s := range t.Searches {
-			if s.Ramp != ramp {
-				continue
-			}
-			n := 0
-			for _, r := range s.Steps {
-				switch {
-				case r.Ramp():
-					ramps = append(ramps, fmt.Sprintf("%.0f", r.Duration.Seconds()))
-				case r.Loaded():
-					n++
-				}
-			}
-			if s.finished() {
-				n -= len(maxrate.Fractions)
-			}
-			maxima, steps = append(maxima, units.Count(float64(s.Max))), append(steps, fmt.Sprint(n))
-		}
-		switch {
-		case len(maxima) == 0:
-		case ramp:
-			parts = append(parts, fmt.Sprintf("after a ramp (%s s) %s rps in %s steps", strings.Join(ramps, ", "), strings.Join(maxima, ", "), strings.Join(steps, ", ")))
-		default:
-			parts = append(parts, fmt.Sprintf("doubling %s rps in %s steps", strings.Join(maxima, ", "), strings.Join(steps, ", ")))
-		}
-	}
-	return "searches found " + strings.Join(parts, "; ")
 }
 
 // MaxEstimate is the median of values with its 95% interval from stats.MinTrialsForCI values on,
@@ -300,9 +254,6 @@ func (sc Scenario) MaxNotes() []string {
 		}
 		if t.AtLeastMax() {
 			notes = append(notes, fmt.Sprintf("%s: the generator could not send more on time: its maximum is at least this", t.Name))
-		}
-		if n := t.byMethod(); n != "" {
-			notes = append(notes, fmt.Sprintf("%s: %s", t.Name, n))
 		}
 	}
 	notes = append(notes, fmt.Sprintf("max rps: the median of the searches' maxima with their range [least–greatest]; from %d searches a target, with its 95%% interval instead", stats.MinTrialsForCI))

@@ -9,19 +9,12 @@ import (
 
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/units"
 )
 
 // searchRows runs maxrate.Find against a simulated target whose capacity is capacity (a step
 // meets the SLO below it; flaky lists rates whose first step fails anyway) and records every step
 // as internal/bench does: one row a step, valid when it met the SLO, trial counting on.
 func searchRows(t *testing.T, target string, startup time.Duration, capacity int, flaky map[int]bool, trial *int) ([]results.Row, maxrate.Result) {
-	t.Helper()
-	return bracketedRows(t, target, startup, capacity, flaky, trial, maxrate.Bracket{})
-}
-
-// bracketedRows are searchRows of a search bracketed by a ramp (none: the zero Bracket).
-func bracketedRows(t *testing.T, target string, startup time.Duration, capacity int, flaky map[int]bool, trial *int, bracket maxrate.Bracket) ([]results.Row, maxrate.Result) {
 	t.Helper()
 	slo, _ := maxrate.ParseSLO("p99<100ms")
 	var rows []results.Row
@@ -42,7 +35,7 @@ func bracketedRows(t *testing.T, target string, startup time.Duration, capacity 
 		rows = append(rows, r)
 		return s, nil
 	}
-	res, err := maxrate.Find(context.Background(), maxrate.Config{Start: 100, Limit: 50000, Resolution: maxrate.Resolution{Percent: 5}, Bracket: bracket}, slo, probe)
+	res, err := maxrate.Find(context.Background(), maxrate.Config{Start: 100, Limit: 50000, Resolution: maxrate.Resolution{Percent: 5}}, slo, probe)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,34 +200,6 @@ func TestAllSearchesDistrustedAnswerNothing(t *testing.T) {
 	}
 	if f := sc.Finding(); !strings.HasPrefix(f, "Finding: no answer: calibration missed its limits") {
 		t.Errorf("finding %q: want the calibration blamed", f)
-	}
-}
-
-// TestARampIsNoStep: a search that began with a ramp (run --search both) is read back with its
-// maximum from its steps alone, the ramp row neither met nor failed, and a note sets each
-// method's maxima and step counts side by side.
-func TestARampIsNoStep(t *testing.T) {
-	trial := new(int)
-	doubled, res1 := searchRows(t, "t", time.Second, 3000, nil, trial)
-	*trial++
-	ramp := results.Row{Scenario: "io" + results.FindMaxSuffix, Target: "t", Trial: *trial, Mode: "open", Stages: "6s:100-200,6s:200-400", RequestedRPS: 250, Duration: 12 * time.Second,
-		Startup: 2 * time.Second, Requests: 3000, Successes: 3000, LatencyP99: time.Second, InvalidReason: results.RampReason + "steps between 2000 and 6000 rps"}
-	bracketed, res2 := bracketedRows(t, "t", 2*time.Second, 3000, nil, trial, maxrate.Bracket{Low: 2000, High: 6000})
-	rows := append(append(doubled, ramp), bracketed...)
-	sc := FromRows(rows).Scenarios[0]
-	s := sc.Targets[0].Searches
-	if len(s) != 2 || s[0].Max != res1.Max || s[1].Max != res2.Max || s[0].Ramp || !s[1].Ramp || s[1].Ended != "" {
-		t.Fatalf("searches %+v, want maxima %d then %d, the second after a ramp", s, res1.Max, res2.Max)
-	}
-	if v := Verdict(ramp); v != "ramp" {
-		t.Errorf("the ramp's verdict %q", v)
-	}
-	want := fmt.Sprintf("t: searches found doubling %s rps in %d steps; after a ramp (12 s) %s rps in %d steps", units.Count(float64(res1.Max)), len(res1.Steps), units.Count(float64(res2.Max)), len(res2.Steps))
-	if notes := strings.Join(sc.MaxNotes(), "\n"); !strings.Contains(notes, want) {
-		t.Errorf("notes\n%s\nlack %q", notes, want)
-	}
-	if len(res2.Steps) >= len(res1.Steps) {
-		t.Errorf("bracketed search of %d steps, doubling %d", len(res2.Steps), len(res1.Steps))
 	}
 }
 

@@ -184,8 +184,6 @@ func Verdict(r results.Row) string {
 	case !r.Loaded():
 		before, _, _ := strings.Cut(r.InvalidReason, ":")
 		return before
-	case r.Ramp():
-		return "ramp"
 	case !r.Valid:
 		return "invalid"
 	case strings.Contains(r.Warnings, "disturbed:"):
