@@ -33,6 +33,7 @@ const (
 	sloNotMet        = "slo not met"
 	generatorLimited = "generator-limited"
 	storedRows       = "stored rows"
+	repeated         = "repeated" // a step failed while disturbed, measured again in the next row
 )
 
 // searchesOf splits a find-max scenario's rows, in file order, into each target's searches. A
@@ -62,13 +63,18 @@ func searchesOf(rows []results.Row, nameOf func(results.Row) string, source func
 }
 
 // finished says the search's last steps are those at fractions of its maximum, run once it is
-// found: the search is over.
+// found: the search is over. A step repeated is not one of them: the step measured again after it
+// is.
 func (s *Search) finished() bool {
 	n := len(maxrate.Fractions)
-	if s.Max == 0 || len(s.Steps) < n {
+	if s.Max == 0 || len(s.Steps) < n || strings.HasPrefix(s.Steps[len(s.Steps)-1].InvalidReason, repeated) {
 		return false
 	}
-	last := s.Steps[len(s.Steps)-n:]
+	kept := slices.DeleteFunc(slices.Clone(s.Steps), func(r results.Row) bool { return strings.HasPrefix(r.InvalidReason, repeated) })
+	if len(kept) < n {
+		return false
+	}
+	last := kept[len(kept)-n:]
 	for i, f := range maxrate.Fractions {
 		if last[i].RequestedRPS != max(1, int(f*float64(s.Max))) {
 			return false
@@ -93,7 +99,7 @@ func (s *Search) judge() {
 			failed[r.RequestedRPS]++
 		case strings.HasPrefix(r.InvalidReason, generatorLimited):
 			s.GeneratorLimited = true
-		case !strings.HasPrefix(r.InvalidReason, "repeated"):
+		case !strings.HasPrefix(r.InvalidReason, repeated):
 			s.Ended = r.InvalidReason
 		}
 	}

@@ -220,3 +220,21 @@ func TestAGeneratorLimitedSearchKeepsItsLastGoodRate(t *testing.T) {
 		t.Errorf("searches %+v; want one, at least 16000, generator-limited", s)
 	}
 }
+
+// A step at a fraction of the maximum that failed while disturbed is measured again: the search
+// ends with the step measured again, not before it (a search of its own, with no maximum, once).
+func TestARepeatedFractionStepEndsNoSearch(t *testing.T) {
+	var rows []results.Row
+	for i, s := range []struct {
+		rate int
+		why  string
+	}{{1000, ""}, {1000, ""}, {2000, "slo not met: p99"}, {2000, "slo not met: p99"}, {500, ""}, {750, ""},
+		{900, "repeated: failed while disturbed (see warnings)"}, {900, ""}} {
+		rows = append(rows, results.Row{Scenario: "io" + results.FindMaxSuffix, Target: "bun", Trial: i + 1, Mode: "open", RequestedRPS: s.rate,
+			Startup: time.Second, Valid: s.why == "", InvalidReason: s.why})
+	}
+	s := FromRows(rows).Scenarios[0].Targets[0].Searches
+	if len(s) != 1 || s[0].Max != 1000 || len(s[0].Steps) != len(rows) || !s[0].finished() {
+		t.Errorf("%d searches, the first %+v; want one of every step, finished, max 1000", len(s), s[0])
+	}
+}
