@@ -420,7 +420,7 @@ scenarios:
 // by exactly the merged successes (the stored-rows check would say otherwise).
 func countsMatch(t *testing.T, code int, r results.Row, table string) {
 	t.Helper()
-	generatorOnly := !r.Valid && strings.Contains(r.InvalidReason, "generator delayed requests")
+	generatorOnly := generatorLate(r)
 	if !r.Valid && !generatorOnly || r.Errors != 0 || r.Requests != r.Successes {
 		t.Fatalf("exit %d: valid %v (%s), %d requests, %d successes, %d errors\n%s", code, r.Valid, r.InvalidReason, r.Requests, r.Successes, r.Errors, table)
 	}
