@@ -187,7 +187,7 @@ var Fractions = []float64{0.50, 0.75, 0.90}
 // Find searches for the maximum sustainable rate. A single step is weak evidence either way: a
 // quiet moment lets a rate above the boundary pass, a collector pause or a neighbour's burst makes
 // one below it fail. So a rate is judged by a vote: it meets the SLO when two of its steps do before
-// two fail (at most three steps). The ramp runs one step per rate and calls a vote only when a step
+// two fail (at most three steps). The doubling runs one step per rate and calls a vote only when a step
 // fails; every rate bisection tries is voted on, and so is the final maximum before it is reported.
 //
 // With cfg.Bracket, the doubling is skipped: its Low is taken as passing and its High as failing,
@@ -312,7 +312,7 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 		if good == 0 {
 			break
 		}
-		ok, err := vote(good) // a rate the ramp passed once is confirmed here
+		ok, err := vote(good) // a rate the doubling passed once is confirmed here
 		if err != nil || res.GeneratorLimited {
 			return stopped(err, good)
 		}

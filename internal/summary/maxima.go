@@ -67,7 +67,7 @@ func searchesOf(rows []results.Row, nameOf func(results.Row) string, source func
 // is.
 func (s *Search) finished() bool {
 	n := len(maxrate.Fractions)
-	if s.Max == 0 || len(s.Steps) < n || strings.HasPrefix(s.Steps[len(s.Steps)-1].InvalidReason, repeated) {
+	if s.Max == 0 || strings.HasPrefix(s.Steps[len(s.Steps)-1].InvalidReason, repeated) { // a maximum has steps
 		return false
 	}
 	kept := slices.DeleteFunc(slices.Clone(s.Steps), func(r results.Row) bool { return strings.HasPrefix(r.InvalidReason, repeated) })
