@@ -637,7 +637,12 @@ func order(figs []Figure, winner bool) Finding {
 			unsure = append(unsure, fmt.Sprintf("%s and %s", a.Target, b.Target))
 		}
 	}
+	// A winner is compared with each other target: a list after it, where a chain would say
+	// "a worse than b worse than c" of b and c, which were never compared.
 	measured := strings.Join(parts, " ")
+	if winner {
+		measured = parts[0] + ": " + strings.Join(parts[1:], ", ")
+	}
 	switch {
 	case len(wrong) > 0:
 		return Finding{Verdict: DoesNotHold, Measured: measured, Why: strings.Join(wrong, "; ") + " (Mann–Whitney, 95%)"}

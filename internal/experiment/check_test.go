@@ -166,6 +166,23 @@ func TestOrderSaysWhichIsBetter(t *testing.T) {
 	}
 }
 
+// A winner's text lists its comparisons after it: as a chain, "a worse than b better than c" would
+// read as b compared with c.
+func TestAWinnerIsComparedWithEachOtherInAList(t *testing.T) {
+	claim := &Claim{Quote: "q", Runs: []string{"r"}, Winner: &Winner{Metric: "throughput_rps", Target: "a", Over: []string{"b", "c"}}}
+	var rows []results.Row
+	for target, rps := range map[string][]float64{"a": {200, 201, 202, 203, 204}, "b": {300, 301, 302, 303, 304}, "c": {100, 101, 102, 103, 104}} {
+		for i, v := range rps {
+			rows = append(rows, results.Row{Target: target, Trial: i + 1, Valid: true, Successes: 9, ThroughputRPS: v})
+		}
+	}
+	e := &Experiment{Name: "x", Claims: []*Claim{claim}, Runs: []*Run{{Name: "r"}}}
+	got := Check(e, map[string][]results.Row{"r": rows})[0].Measured
+	if want := "a 202: worse than b 302, better than c 102"; !strings.Contains(got, want) {
+		t.Errorf("measured %q, want %q", got, want)
+	}
+}
+
 // The source's own figures: Little's law and the core count decide a claim on any host, with the
 // arithmetic printed, whatever the runs measured.
 func TestImpossibleAsPublished(t *testing.T) {
