@@ -62,7 +62,7 @@ iotbench claims prints the report again from the files, without running anything
   iotbench reproduce virtual-threads-500ms       # one experiment, as experiments.yaml says
   iotbench reproduce all --out results/experiments
   iotbench reproduce iot-ingest --runs realistic-corrected   # that run only; the others' files are kept
-  iotbench reproduce all --trials 2 --duration 5s --out docs/experiments   # short: what docs/experiments.md shows`,
+  iotbench reproduce all --trials 2 --duration 5s --out /tmp/short   # short: proves the chain, decides few claims`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("name an experiment of experiments.yaml, or all (iotbench list shows them)")
