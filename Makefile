@@ -8,7 +8,7 @@ LDFLAGS := -X $(PKG)/internal/hostinfo.Version=$(VERSION) -X $(PKG)/internal/hos
 # `make run` answers the default question: which runtime sustains the most io-heavy load under the
 # SLO (p99 < 100 ms, errors < 0.1%), at what latency and CPU and memory cost, ranked with ties, in
 # one sentence (2 searches a target: about 13 minutes once the images are built, 19 the first time), each target in the
-# scenario's 1 GiB (the embedded store keeps the latest 50,000 readings: docs/contract.md). ARGS
+# scenario's 1 GiB (the embedded store keeps the latest 1,000 readings: docs/contract.md). ARGS
 # replaces it with any run, e.g. make run ARGS="--scenario io-heavy --trials 5"
 RUN_DEFAULT := --scenario io-heavy --targets spring-mvc-virtual,fastify,bun-native --find-max --trials 2 --step 4s --warmup auto --resolution 20%
 ARGS    ?=

@@ -42,11 +42,11 @@ export const SQL_POSTGRES = {
 };
 
 /**
- * How many readings the embedded store keeps: READINGS_KEEP, 50,000 by default, 0 for all
+ * How many readings the embedded store keeps: READINGS_KEEP, 1,000 by default, 0 for all
  * (docs/contract.md, "The embedded store is bounded").
  */
 export function keepReadings(env = process.env) {
-  return setting(env, 'READINGS_KEEP', 50_000, 0, 1e9, "the number of readings the embedded store keeps (0: all)");
+  return setting(env, 'READINGS_KEEP', 1_000, 0, 1e9, "the number of readings the embedded store keeps (0: all)");
 }
 
 /** The id an insert that got id deletes (0: none): the reading keep inserts older. */

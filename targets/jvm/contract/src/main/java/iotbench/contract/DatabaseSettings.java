@@ -9,7 +9,7 @@ import java.util.Map;
  * Which store an app uses, read from the environment (docs/contract.md, "Process"): {@code DATABASE_URL}
  * ({@code postgresql://user:password@host:port/database}) for PostgreSQL, unset for H2 in memory; and
  * {@code DB_POOL_SIZE}, the pool's fixed size (10); {@code READINGS_KEEP}, how many readings the embedded
- * store keeps (50,000; 0 keeps all). Every app gives these to its HikariCP pool and its store, so that every
+ * store keeps (1,000; 0 keeps all). Every app gives these to its HikariCP pool and its store, so that every
  * JVM target talks to either store through the same pool, the same SQL and the same bound.
  *
  * @param keep the readings the store keeps, 0 for all: always 0 on PostgreSQL, which keeps every reading in
@@ -19,7 +19,7 @@ public record DatabaseSettings(String jdbcUrl, String user, String password, int
                                long keep) {
     public static final String H2_URL = "jdbc:h2:mem:iot;DB_CLOSE_DELAY=-1";
     public static final int DEFAULT_POOL_SIZE = 10;
-    public static final long DEFAULT_KEEP = 50_000;
+    public static final long DEFAULT_KEEP = 1_000;
 
     /** The settings of this process's environment; a malformed value fails startup with what to fix. */
     public static DatabaseSettings fromEnv() {

@@ -17,8 +17,8 @@ class DatabaseSettingsTest {
     static Stream<Arguments> keeps() {
         return Stream.of(
                 // READINGS_KEEP (null: unset), DATABASE_URL, the keep in force, evictedBy(ids 50_001, 10)
-                Arguments.of(null, null, 50_000L, 1L, 0L),
-                Arguments.of("", null, 50_000L, 1L, 0L),
+                Arguments.of(null, null, 1_000L, 49_001L, 0L),
+                Arguments.of("", null, 1_000L, 49_001L, 0L),
                 Arguments.of("0", null, 0L, 0L, 0L),
                 Arguments.of("5", null, 5L, 49_996L, 5L),
                 Arguments.of("10", null, 10L, 49_991L, 0L),
