@@ -618,7 +618,7 @@ func validMedians(a, b Figure) string {
 // order checks that each figure is better than the next (winner: the first than every other),
 // each pair by the Mann–Whitney test at 95%.
 func order(figs []Figure, winner bool) Finding {
-	var parts, wrong, unsure []string
+	var steps, wrong, unsure []string
 	for i := 1; i < len(figs); i++ {
 		a := figs[i-1]
 		if winner {
@@ -626,10 +626,7 @@ func order(figs []Figure, winner bool) Finding {
 		}
 		b := figs[i]
 		o, _ := summary.Order(a.Values, b.Values, a.Metric.HigherIsBetter)
-		if i == 1 {
-			parts = append(parts, a.Target+" "+a.Metric.Format(stats.Summarize(a.Values).Median))
-		}
-		parts = append(parts, relation(o)+" "+b.Target+" "+b.Metric.Format(stats.Summarize(b.Values).Median))
+		steps = append(steps, relation(o)+" "+b.Target+" "+b.Metric.Format(stats.Summarize(b.Values).Median))
 		switch o {
 		case -1:
 			wrong = append(wrong, fmt.Sprintf("%s is better than %s", b.Target, a.Target))
@@ -639,9 +636,16 @@ func order(figs []Figure, winner bool) Finding {
 	}
 	// A winner is compared with each other target: a list after it, where a chain would say
 	// "a worse than b worse than c" of b and c, which were never compared.
-	measured := strings.Join(parts, " ")
-	if winner {
-		measured = parts[0] + ": " + strings.Join(parts[1:], ", ")
+	var measured string
+	if len(figs) > 0 {
+		measured = figs[0].Target + " " + figs[0].Metric.Format(stats.Summarize(figs[0].Values).Median)
+		sep := " "
+		if winner {
+			measured, sep = measured+":", ", "
+		}
+		if len(steps) > 0 {
+			measured += " " + strings.Join(steps, sep)
+		}
 	}
 	switch {
 	case len(wrong) > 0:

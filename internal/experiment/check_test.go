@@ -183,6 +183,20 @@ func TestAWinnerIsComparedWithEachOtherInAList(t *testing.T) {
 	}
 }
 
+// A winner over every target of the run, in a run holding only its rows (one resumed early), has
+// nothing to list after it: its text is its own figure, not a panic.
+func TestAWinnerWithNoOtherTargetIsItsOwnFigure(t *testing.T) {
+	claim := &Claim{Quote: "q", Runs: []string{"r"}, Winner: &Winner{Metric: "throughput_rps", Target: "a"}}
+	var rows []results.Row
+	for i, v := range []float64{200, 201, 202, 203, 204} {
+		rows = append(rows, results.Row{Target: "a", Trial: i + 1, Valid: true, Successes: 9, ThroughputRPS: v})
+	}
+	e := &Experiment{Name: "x", Claims: []*Claim{claim}, Runs: []*Run{{Name: "r"}}}
+	if got := Check(e, map[string][]results.Row{"r": rows})[0].Measured; got != "a 202:" {
+		t.Errorf("measured %q, want %q", got, "a 202:")
+	}
+}
+
 // The source's own figures: Little's law and the core count decide a claim on any host, with the
 // arithmetic printed, whatever the runs measured.
 func TestImpossibleAsPublished(t *testing.T) {
