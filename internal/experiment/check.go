@@ -361,6 +361,10 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 			f = wrong
 		}
 	case stop:
+	case c.Winner != nil && len(figs) < 2:
+		f = Finding{Verdict: NotMeasured, Measured: figs[0].Target + " " + m.Format(stats.Summarize(figs[0].Values).Median),
+			Why:    "no other target has rows in this run: a winner over nobody decides nothing",
+			Decide: reproduce + " measures the missing cells"}
 	case c.Ratio != nil:
 		f = ratio(figs[0], figs[1], c.Ratio.Published)
 	case c.Ranking != nil:
@@ -403,6 +407,9 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	measured := estimate(c, figs)
 	var reasons []string
 	var fails, noisy, short, unsteady, warming, miscalibrated []string
+	// settled: every trial still warming up had a warm-up until steady that ended on its own, before
+	// its maximum: a longer maximum would not have changed it.
+	settled := true
 	// retry are the figures more trials may complete: those whose trials fell short by chance
 	// (a disturbed generator, some trials unsteady), not each of them the same way.
 	var retry []Figure
@@ -429,6 +436,11 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 				unsteady = append(unsteady, f.Target)
 			case results.DistrustWarming:
 				warming = append(warming, f.Target)
+				for _, row := range f.Distrusted {
+					if row.StillWarming() && (!row.WarmupAuto || row.WarmupTaken >= row.Warmup) {
+						settled = false
+					}
+				}
 			default:
 				miscalibrated = append(miscalibrated, f.Target)
 			}
@@ -515,7 +527,10 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 			decide = append(decide, "a longer warm-up or measured phase, so that each trial reaches a steady state")
 		}
 	}
-	if len(warming) > 0 {
+	switch {
+	case len(warming) > 0 && settled:
+		decide = append(decide, "a rerun with a fixed warm-up past the JIT's compilation (`warmup: 10m`): these warm-ups until steady ended on their own, before their maximum, with the JIT not done, so a longer maximum would not change them")
+	case len(warming) > 0:
 		decide = append(decide, "a rerun whose warm-up lasts until the JIT has finished compiling (on one CPU under hundreds of request threads its compilers starve: Spring MVC's took 10 minutes at 256 connections; `warmup: auto:15m` allows it)")
 	}
 	if len(miscalibrated) > 0 {

@@ -62,6 +62,12 @@ func warming(rows []results.Row, n int) []results.Row {
 	return rows
 }
 
+// endedEarly marks trial n of rows as warmed up until steady, ended on its own before its maximum.
+func endedEarly(rows []results.Row, n int) []results.Row {
+	rows[n-1].WarmupAuto, rows[n-1].Warmup, rows[n-1].WarmupTaken = true, 2*time.Minute, 70*time.Second
+	return rows
+}
+
 func TestCheck(t *testing.T) {
 	ratio := func(published float64) *Claim {
 		return &Claim{Quote: "q", Runs: []string{"r"}, Ratio: &Ratio{Metric: "throughput_rps", Of: "a", To: "b", Published: published}}
@@ -104,6 +110,7 @@ func TestCheck(t *testing.T) {
 		{"a trial whose calibration missed is left out", ratio(2), join(miscalibrated(trials("a", 190, 200, 205, 210, 900), 5), b4), Holds, "lies in the 95% interval"},
 		{"too few calibrated trials decide nothing", ratio(2), join(miscalibrated(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "a calibration missed its limits in 1 of 4 trials (calibration missed its limits: p99"},
 		{"a JVM still warming up decides nothing", ratio(2), join(warming(trials("a", 190, 200, 205, 210), 4), b4), Inconclusive, "a still warming up in 1 of 4 trials (its JIT busy for over 50% of the measured phase); valid trials: a 3; the Mann–Whitney test needs 4 a side to reach p < 0.05 / a rerun whose warm-up lasts until the JIT has finished compiling"},
+		{"a JVM compiling after a warm-up that ended on its own needs a fixed warm-up, not a longer maximum", ratio(2), join(endedEarly(warming(trials("a", 190, 200, 205, 210), 4), 4), b4), Inconclusive, "a rerun with a fixed warm-up past the JIT's compilation (`warmup: 10m`): these warm-ups until steady ended on their own"},
 		{"a disturbed generator: a quiet rerun decides", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 23)), Inconclusive, "a rerun on a quiet host"},
 		{"a saturated generator needs a larger host", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 97)), LargerHost, "more CPUs for the generator"},
 		{"a run skipped for CPUs needs a larger host", ratio(2), append(trials("a", 200), skipped), LargerHost, "a host of 3 CPUs or more"},
@@ -183,17 +190,17 @@ func TestAWinnerIsComparedWithEachOtherInAList(t *testing.T) {
 	}
 }
 
-// A winner over every target of the run, in a run holding only its rows (one resumed early), has
-// nothing to list after it: its text is its own figure, not a panic.
-func TestAWinnerWithNoOtherTargetIsItsOwnFigure(t *testing.T) {
+// A run resumed early may hold the winner's rows only: beating nobody is not a finding.
+func TestAWinnerWithNoOtherTargetIsNotMeasured(t *testing.T) {
 	claim := &Claim{Quote: "q", Runs: []string{"r"}, Winner: &Winner{Metric: "throughput_rps", Target: "a"}}
 	var rows []results.Row
 	for i, v := range []float64{200, 201, 202, 203, 204} {
 		rows = append(rows, results.Row{Target: "a", Trial: i + 1, Valid: true, Successes: 9, ThroughputRPS: v})
 	}
 	e := &Experiment{Name: "x", Claims: []*Claim{claim}, Runs: []*Run{{Name: "r"}}}
-	if got := Check(e, map[string][]results.Row{"r": rows})[0].Measured; got != "a 202:" {
-		t.Errorf("measured %q, want %q", got, "a 202:")
+	f := Check(e, map[string][]results.Row{"r": rows})[0]
+	if f.Verdict != NotMeasured || f.Measured != "a 202" {
+		t.Errorf("got %s, measured %q; want %s, measured %q", f.Verdict, f.Measured, NotMeasured, "a 202")
 	}
 }
 
