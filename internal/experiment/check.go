@@ -362,7 +362,7 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 		}
 	case stop:
 	case c.Winner != nil && len(figs) < 2:
-		f = Finding{Verdict: NotMeasured, Measured: figs[0].Target + " " + m.Format(stats.Summarize(figs[0].Values).Median),
+		f = Finding{Verdict: NotMeasured, Measured: figs[0].validText(),
 			Why:    "no other target has rows in this run: a winner over nobody decides nothing",
 			Decide: reproduce + " measures the missing cells"}
 	case c.Ratio != nil:
@@ -594,10 +594,13 @@ func validMedian(f Figure) float64 {
 	return stats.Summarize(f.Values).Median
 }
 
+// validText is the target and the median of its valid trials: "fastify 2,393".
+func (f Figure) validText() string { return f.Target + " " + f.Metric.Format(validMedian(f)) }
+
 func medians(figs []Figure) string {
 	var parts []string
 	for _, f := range figs {
-		parts = append(parts, f.Target+" "+f.Metric.Format(validMedian(f)))
+		parts = append(parts, f.validText())
 	}
 	if len(figs) == 2 {
 		return parts[0] + " / " + parts[1]
@@ -626,8 +629,7 @@ func ratio(a, b Figure, published float64) Finding {
 
 // validMedians are the valid trials' medians of two figures.
 func validMedians(a, b Figure) string {
-	m := func(f Figure) string { return f.Target + " " + f.Metric.Format(stats.Summarize(f.Values).Median) }
-	return fmt.Sprintf("%s / %s, %d and %d valid trials", m(a), m(b), a.Valid(), b.Valid())
+	return fmt.Sprintf("%s / %s, %d and %d valid trials", a.validText(), b.validText(), a.Valid(), b.Valid())
 }
 
 // order checks that each figure is better than the next (winner: the first than every other),
@@ -641,7 +643,7 @@ func order(figs []Figure, winner bool) Finding {
 		}
 		b := figs[i]
 		o, _ := summary.Order(a.Values, b.Values, a.Metric.HigherIsBetter)
-		steps = append(steps, relation(o)+" "+b.Target+" "+b.Metric.Format(stats.Summarize(b.Values).Median))
+		steps = append(steps, relation(o)+" "+b.validText())
 		switch o {
 		case -1:
 			wrong = append(wrong, fmt.Sprintf("%s is better than %s", b.Target, a.Target))
@@ -651,17 +653,12 @@ func order(figs []Figure, winner bool) Finding {
 	}
 	// A winner is compared with each other target: a list after it, where a chain would say
 	// "a worse than b worse than c" of b and c, which were never compared.
-	var measured string
-	if len(figs) > 0 {
-		measured = figs[0].Target + " " + figs[0].Metric.Format(stats.Summarize(figs[0].Values).Median)
-		sep := " "
-		if winner {
-			measured, sep = measured+":", ", "
-		}
-		if len(steps) > 0 {
-			measured += " " + strings.Join(steps, sep)
-		}
+	// Two figures at least: check and refuted stop short of fewer.
+	measured, sep := figs[0].validText(), " "
+	if winner {
+		measured, sep = measured+":", ", "
 	}
+	measured += " " + strings.Join(steps, sep)
 	switch {
 	case len(wrong) > 0:
 		return Finding{Verdict: DoesNotHold, Measured: measured, Why: strings.Join(wrong, "; ") + " (Mann–Whitney, 95%)"}
@@ -711,7 +708,7 @@ const TieMargin = 1.10
 func tie(figs []Figure) Finding {
 	var parts, apart, unsure []string
 	for i, f := range figs {
-		parts = append(parts, f.Target+" "+f.Metric.Format(stats.Summarize(f.Values).Median))
+		parts = append(parts, f.validText())
 		for _, g := range figs[i+1:] {
 			r := stats.RatioInterval(f.Values, g.Values, stats.Confidence)
 			pair := fmt.Sprintf("%s/%s %s× [%s–%s]", f.Target, g.Target, factor(r.Estimate), factor(r.Lo), factor(r.Hi))
