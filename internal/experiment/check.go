@@ -437,7 +437,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 			case results.DistrustWarming:
 				warming = append(warming, f.Target)
 				for _, row := range f.Distrusted {
-					if row.StillWarming() && (!row.WarmupAuto || row.WarmupTaken >= row.Warmup) {
+					if row.StillWarming() && !row.WarmupEndedEarly() {
 						settled = false
 					}
 				}

@@ -688,6 +688,12 @@ func (r Row) StillWarming() bool {
 	return r.JITJudged && r.Duration > 0 && r.JITBusy.Seconds() > JITBusyShare*r.Duration.Seconds()
 }
 
+// WarmupEndedEarly says the row's warm-up until steady ended on its own, before its maximum: a
+// longer maximum would not have lengthened it (a JVM still compiling then needs a fixed warm-up).
+func (r Row) WarmupEndedEarly() bool {
+	return r.WarmupAuto && r.WarmupTaken < r.Warmup
+}
+
 // The words around the time in a row's warning that its target was still warming up.
 const (
 	jitWarned1 = "the JIT compiled for "

@@ -105,6 +105,9 @@ func rankTargets(sc *Scenario) {
 	var short, distrusted []string
 	var fewTrials bool
 	why := map[string]int{} // the distrusted trials of the targets short of trusted ones
+	// endedEarly: each of their trials still warming up had a warm-up until steady that ended
+	// before its maximum, so a longer maximum would not help.
+	endedEarly := true
 	samples := make([][]float64, len(sc.Targets))
 	for i, t := range sc.Targets {
 		left := map[string]int{}
@@ -118,6 +121,11 @@ func rankTargets(sc *Scenario) {
 			for k, n := range left {
 				why[k] += n
 			}
+			for _, c := range t.validCells() {
+				if c.Row.Distrust() == results.DistrustWarming && !c.Row.WarmupEndedEarly() {
+					endedEarly = false
+				}
+			}
 		}
 		for _, c := range cells {
 			samples[i] = append(samples[i], by.Value(c.Row))
@@ -126,7 +134,7 @@ func rankTargets(sc *Scenario) {
 	if len(short) > 0 {
 		sc.Unranked = short
 		sc.RankNote = fmt.Sprintf("not ranked: a ranking needs %d valid trials per target that the self-checks trust (%s)", MinTrialsToRank, strings.Join(short, ", "))
-		if r := rankRemedies(fewTrials, why); len(r) > 0 {
+		if r := rankRemedies(fewTrials, why, endedEarly); len(r) > 0 {
 			sc.RankNote += "; " + strings.Join(r, "; ")
 		}
 		sc.Notes = append(sc.Notes, sc.RankNote)
@@ -158,15 +166,25 @@ var distrustRemedies = map[string]string{
 	results.DistrustWarming:     "a target still warming up needs a longer warm-up (warmup: auto:15m)",
 }
 
+// fixedWarmupRemedy replaces DistrustWarming's remedy when every warm-up until steady of the
+// trials still warming up ended on its own before its maximum: the steady-state test was met
+// while the JIT still compiled, so only a fixed warm-up outlasts it.
+const fixedWarmupRemedy = "a target still warming up after a warm-up until steady that ended before its maximum needs a fixed warm-up past its JIT's compilation (warmup: 10m)"
+
 // rankRemedies say what would give the targets short of trusted trials enough: more trials when
-// one has no spare, and the remedy of each reason the self-checks distrusted some for.
-func rankRemedies(fewTrials bool, distrusted map[string]int) []string {
+// one has no spare, and the remedy of each reason the self-checks distrusted some for;
+// endedEarly as results.Row.WarmupEndedEarly says of all the trials still warming up.
+func rankRemedies(fewTrials bool, distrusted map[string]int, endedEarly bool) []string {
 	var out []string
 	if fewTrials {
 		out = append(out, fmt.Sprintf("run with --trials %d or more", MinTrialsToRank+1))
 	}
 	for _, why := range results.DistrustReasons {
-		if distrusted[why] > 0 {
+		switch {
+		case distrusted[why] == 0:
+		case why == results.DistrustWarming && endedEarly:
+			out = append(out, fixedWarmupRemedy)
+		default:
 			out = append(out, distrustRemedies[why])
 		}
 	}

@@ -41,6 +41,15 @@ func TestDistrustedTrialsAreNeverRanked(t *testing.T) {
 		{"still warming up", func(r *results.Row) {
 			r.Duration, r.JITBusy, r.JITJudged = 10*time.Second, 10*time.Second, true
 		}, "not ranked: a ranking needs 5 valid trials per target that the self-checks trust (fast 4); run with --trials 6 or more; a target still warming up needs a longer warm-up (warmup: auto:15m)", "fast 1 still warming up", "still-warming"},
+		{"still warming up after a warm-up until steady at its maximum", func(r *results.Row) {
+			r.Duration, r.JITBusy, r.JITJudged = 10*time.Second, 10*time.Second, true
+			r.WarmupAuto, r.Warmup, r.WarmupTaken = true, 10*time.Minute, 10*time.Minute
+		}, "not ranked: a ranking needs 5 valid trials per target that the self-checks trust (fast 4); run with --trials 6 or more; a target still warming up needs a longer warm-up (warmup: auto:15m)", "fast 1 still warming up", "still-warming"},
+		// Steady by the test, yet compiling: a longer maximum would end at the same point.
+		{"still warming up after a warm-up until steady that ended early", func(r *results.Row) {
+			r.Duration, r.JITBusy, r.JITJudged = 10*time.Second, 10*time.Second, true
+			r.WarmupAuto, r.Warmup, r.WarmupTaken = true, 10*time.Minute, 4*time.Minute
+		}, "not ranked: a ranking needs 5 valid trials per target that the self-checks trust (fast 4); run with --trials 6 or more; a target still warming up after a warm-up until steady that ended before its maximum needs a fixed warm-up past its JIT's compilation (warmup: 10m)", "fast 1 still warming up", "still-warming"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rows := fixedRateRows(MinTrialsToRank, map[string]time.Duration{"fast": 2 * time.Millisecond, "slow": 9 * time.Millisecond})
