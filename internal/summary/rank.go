@@ -122,7 +122,7 @@ func rankTargets(sc *Scenario) {
 				why[k] += n
 			}
 			for _, c := range t.validCells() {
-				if c.Row.Distrust() == results.DistrustWarming && !c.Row.WarmupEndedEarly() {
+				if c.Row.StillWarming() && !c.Row.WarmupEndedEarly() {
 					endedEarly = false
 				}
 			}
