@@ -359,6 +359,38 @@ func TestHeaderSpanNamesTheLastDay(t *testing.T) {
 	}
 }
 
+// A run's wall time spans its loaded cells, warm-ups included, and the pause of a resumed run; a
+// skipped cell's row, written when the run began, does not stretch it.
+func TestWallTimeSpansTheLoadedCells(t *testing.T) {
+	at := func(s string) time.Time {
+		ts, err := time.Parse(time.DateTime, "2026-11-30 "+s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts
+	}
+	cell := func(measuredFrom string, warmup time.Duration) results.Row {
+		return results.Row{Valid: true, StartedAt: at(measuredFrom), WarmupTaken: warmup, Duration: 30 * time.Second}
+	}
+	skipped := results.Row{StartedAt: at("09:00:00"), Duration: 30 * time.Second,
+		InvalidReason: results.Skipped + ": needs 2 target CPUs; this host gives targets 1"}
+	for _, c := range []struct {
+		name string
+		rows []results.Row
+		want time.Duration
+	}{
+		{"one cell", []results.Row{cell("10:00:10", 10*time.Second)}, 40 * time.Second},
+		{"warm-ups of their own length", []results.Row{cell("10:04:00", 4*time.Minute), cell("10:05:00", 20*time.Second)}, 5*time.Minute + 30*time.Second},
+		{"resumed an hour later", []results.Row{cell("10:00:00", 0), cell("11:00:00", 0)}, time.Hour + 30*time.Second},
+		{"a skipped row aside", []results.Row{skipped, cell("10:00:00", 0)}, 30 * time.Second},
+		{"nothing loaded", []results.Row{skipped}, 0},
+	} {
+		if got := wallTime(c.rows); got != c.want {
+			t.Errorf("%s: wall time %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // A target's invalid trials are told by the reason most of them share, figures aside, not by the
 // first trial's.
 func TestCommonestReasonTellsTheTrials(t *testing.T) {

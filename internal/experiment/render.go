@@ -520,7 +520,36 @@ func runSettings(r *Run, sf *scenario.File, rows []results.Row) string {
 			break
 		}
 	}
+	if wall := wallTime(rows); wall > 0 {
+		unit := time.Minute
+		if wall < time.Minute {
+			unit = time.Second
+		}
+		text += fmt.Sprintf(" Wall time %s, from the first cell's warm-up to the last cell's end.",
+			scenario.FormatDuration(wall.Round(unit)))
+	}
 	return text + " Figures: median [range of the trials, or 95% interval from 6 trials on]."
+}
+
+// wallTime is how long the run's loaded cells took, as their rows record it: the measured phase
+// starts at StartedAt, after WarmupTaken; a run resumed later counts the pause between its sittings.
+func wallTime(rows []results.Row) time.Duration {
+	var first, last time.Time
+	seen := false
+	for _, r := range rows {
+		if !r.Loaded() || r.StartedAt.IsZero() {
+			continue
+		}
+		begin, end := r.StartedAt.Add(-r.WarmupTaken), r.StartedAt.Add(r.Duration)
+		if !seen || begin.Before(first) {
+			first = begin
+		}
+		if !seen || end.After(last) {
+			last = end
+		}
+		seen = true
+	}
+	return last.Sub(first)
 }
 
 // doc collects a report's blocks and renders them as Markdown or terminal text.
