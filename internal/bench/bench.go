@@ -204,7 +204,7 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 // target (maxDisturbedAttempts in all): a neighbour's burst or the hypervisor's steal is not the
 // target's figure. A cell warmed up until steady is measured again in its container, after a new
 // warm-up until steady (cell): that trial's container, warm, is what it measures, and a JVM's
-// first warm-up took 10 minutes. Any other is measured again in a new container: its fixed
+// first warm-up can take minutes. Any other is measured again in a new container: its fixed
 // warm-up, or its cold start, is part of what it measures. The row kept names the attempts set
 // aside and what took their CPU.
 func (r *Runner) undisturbed(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int) (results.Row, phase, error) {
