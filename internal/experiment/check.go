@@ -294,6 +294,11 @@ func (p *PublishedRow) label() string {
 	return p.Target
 }
 
+// reproduce is the command that measures one run of the experiment, and no other.
+func (e *Experiment) reproduce(run string) string {
+	return fmt.Sprintf("iotbench reproduce %s --runs %s", e.Name, run)
+}
+
 func (e *Experiment) run(name string) *Run {
 	for _, r := range e.Runs {
 		if r.Name == name {
@@ -328,7 +333,7 @@ func cmpOr(a, b string) string {
 
 // check checks the claim in one run's rows.
 func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
-	reproduce := fmt.Sprintf("`iotbench reproduce %s`", e.Name)
+	reproduce := "`" + e.reproduce(run) + "`"
 	r := e.run(run)
 	switch {
 	case r == nil:
@@ -381,7 +386,7 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 // undecidable is the finding of a run that cannot decide the claim: a target not loaded (not in
 // the run, or skipped for want of CPUs), invalid cells, or too few valid trials for the test.
 func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool) {
-	reproduce := fmt.Sprintf("iotbench reproduce %s", e.Name)
+	reproduce := e.reproduce(r.Name)
 	for _, f := range figs {
 		if f.Trials() > 0 || len(f.Invalid) > 0 {
 			continue
