@@ -536,7 +536,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	case len(warming) > 0 && settled:
 		decide = append(decide, "a rerun with a fixed warm-up past the JIT's compilation (`warmup: 10m`): these warm-ups until steady ended on their own, before their maximum, with the JIT not done, so a longer maximum would not change them")
 	case len(warming) > 0:
-		decide = append(decide, "a rerun whose warm-up lasts until the JIT has finished compiling (on one CPU under hundreds of request threads its compilers starve: Spring MVC's took 4–5 minutes at 256 connections in io-corrected, 7–10 on a busier host; `warmup: auto:15m` allows it)")
+		decide = append(decide, "a rerun whose warm-up lasts until the JIT has finished compiling (on one CPU under hundreds of request threads its compilers starve for minutes, docs/selfcheck.md says how many; `warmup: auto:15m` allows it)")
 	}
 	if len(miscalibrated) > 0 {
 		decide = append(decide, "a rerun whose calibration is within its limits (a quiet host)")
