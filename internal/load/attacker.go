@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -35,9 +34,6 @@ type attacker struct {
 	keepLate bool
 	// lingering counts the requests past their timeout still waiting for their answer.
 	lingering int64
-	// received counts the bytes read from every connection (heads and bodies, failed answers
-	// too), as wrk's Transfer/sec does; the engine reads it across a measured phase.
-	received atomic.Int64
 
 	ep     int // the epoll set
 	wake   int // an eventfd, written when the attack's context ends

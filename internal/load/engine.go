@@ -329,13 +329,15 @@ type Result struct {
 	// Scheduled is how many requests the open loop's schedule had due within the phase: what
 	// Requests is judged against (a Poisson process's count varies around rate × duration).
 	Scheduled int64 `json:",omitempty"`
-	// Span runs from the phase's start to its last successful answer: the requests sent near
-	// the phase's end are answered after it, and counting them over Duration
-	// alone would add connections/Duration to a closed loop's throughput and the offered rate to
-	// an overloaded open loop's.
-	Span time.Duration
-	// BytesReceived is every byte read from the target over the phase (heads and bodies of
-	// every answer, failed ones too): wrk's Transfer/sec is BytesReceived / Duration.
+	// Answered is how many successes were received within the phase, whichever phase sent them,
+	// as wrk and k6 count: Throughput's count. Successes counts the phase's own requests, the
+	// population its latencies and success ratio are of; at its edges the two differ. A closed
+	// loop's phase begins with the warm-up's requests in flight and ends with its own: counting
+	// its own successes would leave out answers it received and take in others after it, up to
+	// a whole answer time of them (10 s answers read 8.5 rps over 30 s where 10 are sustained).
+	Answered int64
+	// BytesReceived is every byte of the answers received within the phase, as Answered
+	// (heads and bodies, failed ones too): wrk's Transfer/sec is BytesReceived / Duration.
 	BytesReceived int64
 	Codes         map[int]int64    // status code → count; 0 for transport errors
 	ErrorKinds    map[string]int64 // a few distinct error messages, counted
@@ -350,7 +352,8 @@ type Result struct {
 	// Warmed is how long the warm-up lasted (with WarmupAuto, until steady or its maximum).
 	Warmed time.Duration `json:",omitempty"`
 	// WarmupInFlight is how many requests of the warm-up were in flight as the measured phase
-	// began: the load went on across the boundary. Their answers are the warm-up's.
+	// began: the load went on across the boundary. Their latencies are the warm-up's; their
+	// answers, received within the phase, are in its Answered.
 	WarmupInFlight int64 `json:",omitempty"`
 	// Wrk is what wrk would have printed of the measured phase (Compat Wrk); nil otherwise.
 	Wrk *WrkFigures `json:",omitempty"`
@@ -395,9 +398,14 @@ type Result struct {
 // AchievedRate is the rate at which requests were sent.
 func (r Result) AchievedRate() float64 { return float64(r.Requests) / r.Duration.Seconds() }
 
-// Throughput is the successes per second of Span, as vegeta counts them (successes over the
-// time from the first request to the last answer): an error is never throughput.
-func (r Result) Throughput() float64 { return float64(r.Successes) / max(r.Span, r.Duration).Seconds() }
+// Throughput is the successes received per second of the phase (Answered): an error is never
+// throughput.
+func (r Result) Throughput() float64 {
+	if r.Duration <= 0 {
+		return 0
+	}
+	return float64(r.Answered) / r.Duration.Seconds()
+}
 
 // SuccessRatio is Successes / Requests, 0 when nothing was sent.
 func (r Result) SuccessRatio() float64 {
@@ -524,8 +532,8 @@ func newTally(cfg Config, du time.Duration, schedule schedule, began time.Time) 
 
 // add counts r, a request of kind (0 but in a mix) the engine was responsible for from start:
 // when it was due in open loop (its latency counts from there), when it was released in closed
-// loop.
-func (t *tally) add(r *vegeta.Result, start time.Time, kind int) {
+// loop. It says whether r is a success.
+func (t *tally) add(r *vegeta.Result, start time.Time, kind int) bool {
 	if t.kinds != nil {
 		t.kinds[kind].add(r, start, 0)
 	}
@@ -565,13 +573,23 @@ func (t *tally) add(r *vegeta.Result, start time.Time, kind int) {
 		outcome = timeline.Check
 	default:
 		res.Successes++
-		if span := answered.Sub(t.began); span > res.Span {
-			res.Span = span
-		}
 		t.lat.Record(took)
 	}
 	if t.seconds != nil {
 		t.seconds.Add(due, r.Timestamp, answered, outcome, took)
+	}
+	return outcome == timeline.Success
+}
+
+// received counts r's answer, a success or not, as one received within the phase (Answered,
+// BytesReceived), a mix's kind's too.
+func (t *tally) received(r *vegeta.Result, success bool, kind int) {
+	if t.kinds != nil {
+		t.kinds[kind].received(r, success, 0)
+	}
+	t.res.BytesReceived += int64(r.BytesIn)
+	if success {
+		t.res.Answered++
 	}
 }
 

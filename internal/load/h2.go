@@ -376,7 +376,6 @@ func (a *attacker) h2read(c *conn) {
 				if !at.IsZero() {
 					c.arrival = at
 				}
-				a.received.Add(int64(n))
 				if n == 0 {
 					err = io.EOF
 				}

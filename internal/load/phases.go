@@ -69,7 +69,8 @@ func (p *phases) due(i uint64) time.Duration {
 // runner is one measurement: a warm-up and a measured phase on the same connections under one
 // load, split at a point in time, the boundary. A request belongs to the phase it was due in
 // (open loop) or released in (closed loop): the warm-up's requests still in flight at the
-// boundary are answered during the measured phase, and counted in the warm-up.
+// boundary are answered during the measured phase, and counted in the warm-up; what the phase
+// received (its throughput and bytes) is counted by when answers came, whoever sent them.
 type runner struct {
 	cfg      Config
 	pace     *phases
@@ -88,7 +89,6 @@ type runner struct {
 	started             bool      // the measured phase has begun (at boundary)
 	end                 time.Time // the measured phase's: boundary + Duration
 	warmSeconds         []timeline.Second
-	received            int64 // a.received at the boundary
 	inFlight            int64 // at the boundary
 	wrk                 *WrkFigures
 	// The measured phase's seconds asked about, and when to ask next (cfg.EndEarly).
@@ -309,7 +309,6 @@ func (r *runner) begin(hits uint64) time.Time {
 	now := time.Now()
 	r.boundary, r.end = now, now.Add(cfg.Duration)
 	r.inFlight = r.inFlightNow()
-	r.received = r.a.received.Load()
 	r.a.peak, r.a.phaseEnd = r.inFlight, r.end
 	at := now.Sub(r.began)
 	r.pace.begin(at, hits)
@@ -335,7 +334,10 @@ func (r *runner) each(res *vegeta.Result, start time.Time, kind int) {
 	if r.started && !start.Before(r.boundary) {
 		t, phase, du = r.measure, timeline.Measure, r.cfg.Duration
 	}
-	t.add(res, start, kind)
+	success := t.add(res, start, kind)
+	if r.within(res) {
+		r.measure.received(res, success, kind)
+	}
 	if r.wrk != nil {
 		r.late(res)
 	}
@@ -350,12 +352,18 @@ func (r *runner) each(res *vegeta.Result, start time.Time, kind int) {
 	}
 }
 
+// within says whether res is an answer read within the measured phase.
+func (r *runner) within(res *vegeta.Result) bool {
+	if res.Code == 0 || r.boundary.IsZero() {
+		return false
+	}
+	done := res.Timestamp.Add(res.Latency)
+	return !done.Before(r.boundary) && done.Before(r.end)
+}
+
 // late counts an answer in wrk's figures when it was read within the measured phase.
 func (r *runner) late(res *vegeta.Result) {
-	if res.Code == 0 || r.boundary.IsZero() {
-		return
-	}
-	if done := res.Timestamp.Add(res.Latency); !done.Before(r.boundary) && done.Before(r.end) {
+	if r.within(res) {
 		r.wrk.add(res, r.cfg.Timeout)
 	}
 }
@@ -376,7 +384,6 @@ func (r *runner) result() Result {
 	case t.open:
 		res.Scheduled = scheduled(r.pace.measureDue, res.Requests, cfg.Duration)
 	}
-	res.BytesReceived = r.a.received.Load() - r.received
 	measureOwn := r.own.measure
 	res.OwnDelay = measureOwn.summary()
 	res.Connections, res.FirstByte = r.stats.result(&r.a.tls)

@@ -28,7 +28,6 @@ func (a *attacker) read(c *conn) {
 			c.arrival = at
 		}
 		a.arrived(c)
-		a.received.Add(int64(n))
 		if n == 0 {
 			if err := c.resp.eof(); err != nil {
 				a.broken(c, "", err)

@@ -308,10 +308,8 @@ func StageResults(res Result, stages []Stage) ([]Result, error) {
 			h = hdrhistogram.New(1, time.Hour.Microseconds(), 3)
 		}
 		r.Requests = r.Successes + r.Errors
+		r.Answered = r.Successes // by the second they were answered in
 		r.OwnDelay.Count = r.Successes
-		if r.Successes > 0 {
-			r.Span = st.Duration
-		}
 		r.Latencies, r.Latency = h, latency.Summarize(h)
 		r.Valid, r.InvalidReason = judge(r)
 		out[k] = r

@@ -391,7 +391,6 @@ func (a *attacker) recvTLS(c *conn, p []byte) (int, error) {
 		}
 	}
 	a.arrived(c)
-	a.received.Add(int64(n))
 	return int(n), nil
 }
 

@@ -72,8 +72,8 @@ type Row struct {
 
 	Requests, Successes, Errors, Timeouts int64
 	SuccessRatio                          float64
-	// BytesReceived is every byte of the measured phase's answers, heads and bodies, failed ones
-	// too: what wrk's Transfer/sec divides by the duration (TransferPerSecond).
+	// BytesReceived is every byte of the answers read within the measured phase, heads and
+	// bodies, failed ones too: what wrk's Transfer/sec divides by the duration (TransferPerSecond).
 	BytesReceived int64
 	StatusCodes   string
 
@@ -230,17 +230,13 @@ func (r Row) HandshakesPerSecond() float64 {
 	return float64(r.ConnectionsOpened) / r.Duration.Seconds()
 }
 
-// TransferPerSecond is BytesReceived per second of the span throughput_rps is counted over
-// (successes / throughput_rps: the phase and the answers that came after it); 0 when not measured.
+// TransferPerSecond is BytesReceived per second of the measured phase, wrk's Transfer/sec; 0 when
+// not measured.
 func (r Row) TransferPerSecond() float64 {
-	span := r.Duration.Seconds()
-	if r.Successes > 0 && r.ThroughputRPS > 0 {
-		span = max(span, float64(r.Successes)/r.ThroughputRPS)
-	}
-	if span <= 0 {
+	if r.Duration <= 0 {
 		return 0
 	}
-	return float64(r.BytesReceived) / span
+	return float64(r.BytesReceived) / r.Duration.Seconds()
 }
 
 // VerifyFailed reports whether the cell's target failed verification and was not loaded.

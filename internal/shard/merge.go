@@ -92,7 +92,7 @@ func merge(parts []Part) (load.Result, error) {
 		res.Requests += r.Requests
 		res.Scheduled += r.Scheduled
 		res.Successes += r.Successes
-		res.Span = max(res.Span, r.Span)
+		res.Answered += r.Answered
 		res.Errors += r.Errors
 		res.Timeouts += r.Timeouts
 		res.BytesReceived += r.BytesReceived
