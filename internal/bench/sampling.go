@@ -8,9 +8,10 @@ import (
 )
 
 // judgeSampling records the sampling checks of a measured phase in row (docs/selfcheck.md):
-// whether the requests were sent as the intended arrival process sends them, and how
-// independent its seconds were; a failed check adds a warning saying what it means for the
-// row's figures.
+// whether the requests were sent as the intended arrival process sends them, how independent
+// its seconds were, and whether a closed loop's count is fine enough for its throughput (row,
+// filled from res already); a failed check adds a warning saying what it means for the row's
+// figures.
 func judgeSampling(row *results.Row, res load.Result) {
 	if res.Mode == load.Open {
 		a := sampling.JudgeArrivals(string(res.Arrival), res.Sends)
@@ -18,6 +19,9 @@ func judgeSampling(row *results.Row, res load.Result) {
 		if words := a.String(); words != "" {
 			warn(row, words)
 		}
+	}
+	if words := row.CountWarning(); words != "" {
+		warn(row, words)
 	}
 	in := independence(res.Timeline)
 	if in.Figure == "" {

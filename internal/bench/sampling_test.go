@@ -39,9 +39,16 @@ func TestSamplingChecksOnTheRow(t *testing.T) {
 		{"poisson sends on a uniform schedule, correlated seconds", load.Result{Mode: load.Open, Arrival: load.Uniform, Sends: sampling.Dispersion{Windows: 200, Mean: 10, Variance: 10}, Timeline: swinging},
 			false, false, []string{"arrivals not as intended: the sends came in clumps (dispersion 1.00", "seconds not independent: the per-second p50 follows the second before it", "worth about"}},
 		{"closed loop", load.Result{Mode: load.Closed, Timeline: independent}, false, true, nil},
+		// 256 connections over 30 s answering 60,000 times: ±8.5 of 2,000 rps, under 2%.
+		{"closed loop, a fine count", load.Result{Mode: load.Closed, InFlightLimit: 256, PeakInFlight: 256, Duration: 30 * time.Second, Answered: 60000, Timeline: independent}, false, true, nil},
+		// seed 002's Tomcat at 50 threads: 100 connections over 30 s, 261 answers (8.7 rps).
+		{"closed loop, a coarse count", load.Result{Mode: load.Closed, InFlightLimit: 100, PeakInFlight: 100, Duration: 30 * time.Second, Answered: 261, Timeline: independent}, false, true,
+			[]string{"count coarse: throughput within ±3.33 rps (38%) by the count alone, each of 100 users answering one time more or fewer over 30s", "a phase of 9m35s would hold it within 2%"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var row results.Row
+			fill(&row, c.res)
+			row.Duration = c.res.Duration // the cell's, from its settings
 			judgeSampling(&row, c.res)
 			if c.res.Mode == load.Open && (!row.ArrivalJudged || row.ArrivalAsIntended != c.arrival) {
 				t.Errorf("arrival judged %v, as intended %v; want judged, %v", row.ArrivalJudged, row.ArrivalAsIntended, c.arrival)

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"cmp"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -388,6 +389,31 @@ func TestWallTimeSpansTheLoadedCells(t *testing.T) {
 		if got := wallTime(c.rows); got != c.want {
 			t.Errorf("%s: wall time %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// A run's coarse counts: each target's first valid row's warning, the targets that read alike on
+// one line, in the order the rows give them; invalid rows and other warnings aside.
+func TestCoarseCountsGroupTheTargets(t *testing.T) {
+	const (
+		wide   = "throughput within ±3.33 rps (38%) by the count alone"
+		narrow = "throughput within ±3.33 rps (17%) by the count alone"
+	)
+	row := func(target string, valid bool, warnings string) results.Row {
+		return results.Row{Target: target, Valid: valid, Warnings: warnings}
+	}
+	rows := []results.Row{
+		row("tomcat50", false, results.CountCoarse+narrow),
+		row("ktor", true, "seconds not independent; "+results.CountCoarse+narrow),
+		row("tomcat50", true, results.CountCoarse+wide),
+		row("ktor", true, results.CountCoarse+wide), // its second trial: the first speaks for it
+		row("fastify", true, "seconds not independent"),
+		row("virtual", true, results.CountCoarse+narrow),
+	}
+	got := coarseCounts(rows)
+	want := []coarse{{narrow, []string{"`ktor`", "`virtual`"}}, {wide, []string{"`tomcat50`"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 }
 

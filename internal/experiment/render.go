@@ -483,6 +483,47 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 	if len(disturbedNotes) > 0 {
 		d.para("⚠️ Disturbed cells (other processes took CPU during the measured phase: measure them again on a quiet host):\n" + strings.Join(disturbedNotes, "\n"))
 	}
+	var coarse []string
+	for _, c := range coarseCounts(rows) {
+		coarse = append(coarse, fmt.Sprintf("- %s: %s", strings.Join(c.targets, ", "), d.literal(c.text)))
+	}
+	if len(coarse) > 0 {
+		d.para("Count coarse (a closed loop's answers are a whole number a connection over the phase; the throughput column is within this of the rate sustained by the count alone):\n" + strings.Join(coarse, "\n"))
+	}
+}
+
+// coarse is one text of the count warning (results.CountCoarse, without it) and the targets,
+// quoted, whose rows read so.
+type coarse struct {
+	text    string
+	targets []string
+}
+
+// coarseCounts are the count warnings of a run's rows, each target's first valid row's (a coarse
+// count is a property of the run's load, its users and phase, and of the target's rate), the
+// targets that read alike together, in the order the rows first give them.
+func coarseCounts(rows []results.Row) []coarse {
+	var out []coarse
+	seen := map[string]bool{}
+	for _, row := range rows {
+		if !row.Valid || seen[row.Target] {
+			continue
+		}
+		for _, w := range strings.Split(row.Warnings, "; ") {
+			text, ok := strings.CutPrefix(w, results.CountCoarse)
+			if !ok {
+				continue
+			}
+			seen[row.Target] = true
+			i := slices.IndexFunc(out, func(c coarse) bool { return c.text == text })
+			if i < 0 {
+				i = len(out)
+				out = append(out, coarse{text: text})
+			}
+			out[i].targets = append(out[i].targets, "`"+row.Target+"`")
+		}
+	}
+	return out
 }
 
 // runSettings says how the run loads, as the file asks and as the rows record it.

@@ -593,7 +593,7 @@ func (t *tally) received(r *vegeta.Result, success bool, kind int) {
 	}
 }
 
-// startAt counts the phase's span from at, a mix's kinds' too.
+// startAt puts the phase's start at at (its progress counts from there), a mix's kinds' too.
 func (t *tally) startAt(at time.Time) {
 	t.began = at
 	for _, k := range t.kinds {

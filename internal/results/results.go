@@ -725,19 +725,53 @@ func jitWarned(warnings string) (time.Duration, bool) {
 	return d, true
 }
 
-// rewarned is r's warnings with its JIT's as today's rule words it (WarmingWarning): a row
-// recorded under an older rule keeps no warning the self-checks no longer give.
+// rewarned is r's warnings with its JIT's and its count's as today's rules word them
+// (WarmingWarning, CountWarning): a row recorded under an older rule keeps no warning the
+// self-checks no longer give, and gets those they give now.
 func rewarned(r Row) string {
 	var kept []string
 	for _, w := range strings.Split(r.Warnings, "; ") {
-		if w != "" && !strings.HasPrefix(w, jitWarned1) {
+		if w != "" && !strings.HasPrefix(w, jitWarned1) && !strings.HasPrefix(w, CountCoarse) {
 			kept = append(kept, w)
 		}
 	}
-	if w := r.WarmingWarning(); w != "" {
-		kept = append(kept, w)
+	for _, w := range []string{r.WarmingWarning(), r.CountWarning()} {
+		if w != "" {
+			kept = append(kept, w)
+		}
 	}
 	return strings.Join(kept, "; ")
+}
+
+// countShare is the share of a closed loop's throughput its count's resolution must pass to be
+// warned of: below it, trials differ by more than the count can.
+const countShare = 0.02
+
+// CountCoarse begins CountWarning's text.
+const CountCoarse = "count coarse: "
+
+// CountWarning says how far a closed loop's throughput may be off by its count alone, when that
+// is over countShare of it, and how long a phase holds it within; empty otherwise. Over a phase
+// each user (a connection, or a stream of one) answers a whole number of times, one more or fewer
+// than its rate gives (answers every 5 s are 6 or 7 in 30 s), so the count may gain or miss up to
+// one answer a user: all of them when the users answer in step (100 connections on 50 threads:
+// waves of 50 every 5 s). An open loop's count is set by its schedule.
+func (r Row) CountWarning() string {
+	if r.Mode != "closed" || r.Duration <= 0 || r.ThroughputRPS <= 0 {
+		return ""
+	}
+	users := float64(max(r.PeakInFlight, int64(r.Connections)))
+	within := users / r.Duration.Seconds()
+	if within <= countShare*r.ThroughputRPS {
+		return ""
+	}
+	need := time.Duration(users / (countShare * r.ThroughputRPS) * float64(time.Second)).Round(time.Second)
+	who := fmt.Sprintf("each of %.0f users answering one time more or fewer over %s (all of them when they answer in step)", users, r.Duration)
+	if users == 1 {
+		who = fmt.Sprintf("its one user answering one time more or fewer over %s", r.Duration)
+	}
+	return fmt.Sprintf(CountCoarse+"throughput within ±%.3g rps (%.0f%%) by the count alone, %s, a phase of %s would hold it within %.0f%%",
+		within, 100*within/r.ThroughputRPS, who, need, 100*countShare)
 }
 
 // Why the self-checks distrust a valid row (docs/selfcheck.md), as notes name it.

@@ -211,6 +211,54 @@ func TestAWarningTheRuleNoLongerGivesIsDropped(t *testing.T) {
 	}
 }
 
+// A closed loop's throughput is warned of when its count may be off by more than 2% of it (one
+// answer a user over the phase), whenever the row was written: a stale wording is replaced.
+func TestCountWarning(t *testing.T) {
+	closed := func(conns int, peak int64, du time.Duration, rps float64) Row {
+		r := sample(1, true)
+		r.Mode, r.Connections, r.PeakInFlight, r.Duration, r.ThroughputRPS = "closed", conns, peak, du, rps
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		row  Row
+		want string
+	}{
+		{"seed 002's Tomcat at 50 threads", closed(100, 100, 30*time.Second, 8.7),
+			"count coarse: throughput within ±3.33 rps (38%) by the count alone, each of 100 users answering one time more or fewer over 30s (all of them when they answer in step), a phase of 9m35s would hold it within 2%"},
+		{"streams in flight beyond the connections", closed(10, 40, 20*time.Second, 50),
+			"count coarse: throughput within ±2 rps (4%) by the count alone, each of 40 users answering one time more or fewer over 20s (all of them when they answer in step), a phase of 40s would hold it within 2%"},
+		{"one connection", closed(1, 1, 30*time.Second, 0.2),
+			"count coarse: throughput within ±0.0333 rps (17%) by the count alone, its one user answering one time more or fewer over 30s, a phase of 4m10s would hold it within 2%"},
+		{"256 connections at 2,000 rps over 30 s: 0.4%", closed(256, 256, 30*time.Second, 2000), ""},
+		{"nothing answered", closed(100, 100, 30*time.Second, 0), ""},
+		{"open loop", sample(1, true), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.row.CountWarning(); got != c.want {
+				t.Errorf("got %q\nwant %q", got, c.want)
+			}
+			r := c.row
+			r.Warnings = "count coarse: throughput within ±9 rps, an older wording; seconds not independent"
+			var b bytes.Buffer
+			if err := write(&b, []Row{r}); err != nil {
+				t.Fatal(err)
+			}
+			rows, _, err := Read(&b)
+			if err != nil || len(rows) != 1 {
+				t.Fatalf("%d rows, %v", len(rows), err)
+			}
+			want := "seconds not independent"
+			if c.want != "" {
+				want += "; " + c.want
+			}
+			if rows[0].Warnings != want {
+				t.Errorf("read back with warnings %q, want %q", rows[0].Warnings, want)
+			}
+		})
+	}
+}
+
 // FuzzRead: whatever the bytes, Read returns rows or an error without panicking; a cut row is
 // the last line, and the file without it reads as the same rows, uncut; rows Read accepts survive
 // being written and read again unchanged. Seed corpus: testdata/read and testdata/fuzz/FuzzRead.
