@@ -337,9 +337,9 @@ func (r *runner) each(res *vegeta.Result, start time.Time, kind int) {
 	success := t.add(res, start, kind)
 	if r.within(res) {
 		r.measure.received(res, success, kind)
-	}
-	if r.wrk != nil {
-		r.late(res)
+		if r.wrk != nil {
+			r.wrk.add(res, r.cfg.Timeout)
+		}
 	}
 	if r.users != nil {
 		r.users.answered(res.Timestamp.Add(res.Latency))
@@ -361,7 +361,8 @@ func (r *runner) within(res *vegeta.Result) bool {
 	return !done.Before(r.boundary) && done.Before(r.end)
 }
 
-// late counts an answer in wrk's figures when it was read within the measured phase.
+// late counts the answer of a request past its timeout (hooks.late) in wrk's figures when it was
+// read within the measured phase.
 func (r *runner) late(res *vegeta.Result) {
 	if r.within(res) {
 		r.wrk.add(res, r.cfg.Timeout)
