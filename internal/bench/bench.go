@@ -180,16 +180,17 @@ func (r *Runner) Run(ctx context.Context, p *plan.Plan) ([]results.Row, error) {
 			r.status().Done(row)
 			if row.Valid {
 				fmt.Fprintf(r.Log, "  %.0f rps ok, success %.2f%%, p50 %s p99 %s, generator delay p99 %s\n", row.ThroughputRPS, 100*row.SuccessRatio, units.Millis(row.LatencyP50), units.Millis(row.LatencyP99), units.Millis(row.GeneratorDelayP99))
-				for _, w := range strings.Split(row.Warnings, "; ") {
-					switch {
-					case strings.HasPrefix(w, "not steady: "):
-						fmt.Fprintf(r.Log, "  NOT STEADY (never ranked): %s\n", strings.TrimPrefix(w, "not steady: "))
-					case strings.HasPrefix(w, "disturbed: "):
-						fmt.Fprintf(r.Log, "  DISTURBED, kept so, marked in its row: %s\n", strings.TrimPrefix(w, "disturbed: "))
-					}
-				}
 			} else {
 				fmt.Fprintf(r.Log, "  INVALID: %s\n", row.InvalidReason)
+			}
+			// An invalid row's disturbance is said too: it is often why the row is invalid.
+			for _, w := range strings.Split(row.Warnings, "; ") {
+				switch {
+				case strings.HasPrefix(w, "not steady: ") && row.Valid:
+					fmt.Fprintf(r.Log, "  NOT STEADY (never ranked): %s\n", strings.TrimPrefix(w, "not steady: "))
+				case strings.HasPrefix(w, "disturbed: "):
+					fmt.Fprintf(r.Log, "  DISTURBED, kept so, marked in its row: %s\n", strings.TrimPrefix(w, "disturbed: "))
+				}
 			}
 		}
 		if r.More == nil || !p.Paired || !r.More(append(slices.Clone(r.Resumed), rows...)) {
