@@ -647,7 +647,7 @@ func order(figs []Figure, winner bool) Finding {
 			a = figs[0]
 		}
 		b := figs[i]
-		o, _ := summary.Order(a.Values, b.Values, a.Metric.HigherIsBetter)
+		o := summary.Order(a.Values, b.Values, a.Metric.HigherIsBetter)
 		steps = append(steps, relation(o)+" "+b.validText())
 		switch o {
 		case -1:

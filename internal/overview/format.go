@@ -6,6 +6,7 @@
 package overview
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -337,7 +338,7 @@ func maxRows(sc summary.Scenario) []maxRow {
 		r := maxRow{Rank: "—", Target: t.Name, Max: "—", P99: medianText(t.P99, 2), CPU: medianText(t.CPUCores, 2), Memory: medianText(t.MemoryPeakMiB, 0), PerCore: "—"}
 		switch {
 		case t.Max != nil:
-			r.Rank, r.Max = t.Rank, report.MaxText(*t.Max, t.AtLeastMax())
+			r.Rank, r.Max = cmp.Or(t.Rank, "—"), report.MaxText(*t.Max, t.AtLeastMax())
 			if t.CPUCores != nil && t.CPUCores.Median > 0 {
 				r.PerCore = units.Count(t.Max.Median / t.CPUCores.Median)
 			}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -130,7 +131,7 @@ func WriteMaxima(w io.Writer, sc summary.Scenario) error {
 		if tg.CPUCores != nil && tg.CPUCores.Median > 0 {
 			perCore = units.Count(tg.Max.Median / tg.CPUCores.Median)
 		}
-		if err := t.Append([]string{tg.Rank, termText(tg.Name), MaxText(*tg.Max, tg.AtLeastMax()), median(tg.P99, units.MillisOrSeconds),
+		if err := t.Append([]string{cmp.Or(tg.Rank, "—"), termText(tg.Name), MaxText(*tg.Max, tg.AtLeastMax()), median(tg.P99, units.MillisOrSeconds),
 			median(tg.CPUCores, units.Cores), median(tg.MemoryPeakMiB, units.MiB), perCore}); err != nil {
 			return err
 		}

@@ -202,11 +202,16 @@ func MaxEstimate(values []float64) *Estimate {
 	return e
 }
 
-// rankMaxima ranks a find-max scenario's targets by their maxima, best first, those without
-// one last; and gives a target without one the highest rate a step of it met the SLO at, of the
-// steps the calibration does not distrust.
+// rankMaxima orders a find-max scenario's targets by their median maxima, best first, those
+// without one last, and ranks those with one on the rule a fixed-rate scenario's trials follow:
+// when each has MinTrialsToRank searches whose maximum the self-checks trust (RankNote says how,
+// or why not). It gives a target without a maximum the highest rate a step of it met the SLO at,
+// of the steps the calibration does not distrust.
 func rankMaxima(sc *Scenario) {
 	var with, without []Target
+	var short []string
+	fewSearches := false
+	distrusted := map[string]int{}
 	for _, t := range sc.Targets {
 		t.Max = MaxEstimate(t.Maxima())
 		if t.Max == nil {
@@ -219,12 +224,30 @@ func rankMaxima(sc *Scenario) {
 			continue
 		}
 		with = append(with, t)
+		if n := len(t.Maxima()); n < MinTrialsToRank {
+			short = append(short, fmt.Sprintf("%s %d", t.Name, n))
+			fewSearches = fewSearches || len(t.Searches) <= MinTrialsToRank
+			distrusted[results.DistrustCalibration] += t.distrustedMaxima()
+		}
 	}
 	samples := make([][]float64, len(with))
 	for i, t := range with {
 		samples[i] = t.Maxima()
 	}
 	order, ranks := rank(samples, true)
+	switch {
+	case len(with) < 2: // nothing to rank against
+		ranks = make([]string, len(with))
+	case len(short) > 0:
+		ranks = make([]string, len(with))
+		sc.Unranked = short
+		sc.RankNote = fmt.Sprintf("not ranked: a ranking needs %d searches a target whose maximum the self-checks trust (%s)", MinTrialsToRank, strings.Join(short, ", "))
+		if r := rankRemedies(fewSearches, distrusted, true); len(r) > 0 {
+			sc.RankNote += "; " + strings.Join(r, "; ")
+		}
+	default:
+		sc.RankNote = fmt.Sprintf("rank: by median maximum; \"=\" marks targets whose maxima the Mann–Whitney test cannot tell apart (p ≥ %g)", stats.DefaultAlpha)
+	}
 	sc.Targets = sc.Targets[:0]
 	for _, i := range order {
 		with[i].Rank = ranks[i]
@@ -263,7 +286,9 @@ func (sc Scenario) MaxNotes() []string {
 		}
 	}
 	notes = append(notes, fmt.Sprintf("max rps: the median of the searches' maxima with their range [least–greatest]; from %d searches a target, with its 95%% interval instead", stats.MinTrialsForCI))
-	notes = append(notes, fmt.Sprintf("ties (=): maxima that cannot be told apart (with fewer than %d searches a target, ranges that overlap; else the Mann–Whitney test at p < %g)", stats.TrialsToDiffer(stats.DefaultAlpha), stats.DefaultAlpha))
+	if sc.RankNote != "" {
+		notes = append(notes, sc.RankNote)
+	}
 	return notes
 }
 
@@ -278,6 +303,11 @@ func (sc Scenario) Finding() string {
 		return fmt.Sprintf("Finding: no search of %s under %s found a maximum.", sc.Base(), slo)
 	}
 	top := sc.Targets[0]
+	ranked := top.Rank != ""
+	most := "sustains the most"
+	if !ranked {
+		most = "has the highest median maximum"
+	}
 	// A target whose searches ended without a maximum, but met the SLO above the top maximum, may
 	// be the answer: say so rather than crown the top.
 	var above []string
@@ -287,14 +317,19 @@ func (sc Scenario) Finding() string {
 		}
 	}
 	if len(above) > 0 {
-		return fmt.Sprintf("Finding: no answer yet: %s; of the targets with a maximum, %s sustains the most, %s rps. Give the others what ended their searches (memory: --memory), and run again.",
-			strings.Join(above, "; "), top.Name, units.Count(top.Max.Median))
+		return fmt.Sprintf("Finding: no answer yet: %s; of the targets with a maximum, %s %s, %s rps. Give the others what ended their searches (memory: --memory), and run again.",
+			strings.Join(above, "; "), top.Name, most, units.Count(top.Max.Median))
 	}
-	var tied []string
-	for _, t := range sc.Targets[1:] {
-		if t.Rank == top.Rank {
-			tied = append(tied, t.Name)
-		}
+	rps := units.Count(top.Max.Median)
+	var s string
+	switch {
+	case ranked:
+		s = fmt.Sprintf("Finding: %s sustains the most %s load under %s, %s rps", top.Name, sc.Base(), slo, rps)
+	case len(sc.Unranked) > 0:
+		s = fmt.Sprintf("Finding: not ranked, with fewer than %d trusted maxima a target (%s): the highest median maximum of %s load under %s is %s's, %s rps",
+			MinTrialsToRank, strings.Join(sc.Unranked, ", "), sc.Base(), slo, top.Name, rps)
+	default: // the only target with a maximum
+		s = fmt.Sprintf("Finding: %s sustains %s load under %s up to %s rps", top.Name, sc.Base(), slo, rps)
 	}
 	// What the maximum costs, as far as it was measured.
 	var cost []string
@@ -307,15 +342,20 @@ func (sc Scenario) Finding() string {
 	if top.MemoryPeakMiB != nil {
 		cost = append(cost, units.MiB(top.MemoryPeakMiB.Median))
 	}
-	s := fmt.Sprintf("Finding: %s sustains the most %s load under %s, %s rps", top.Name, sc.Base(), slo, units.Count(top.Max.Median))
 	if len(cost) > 0 {
 		s += " (" + strings.Join(cost, ", ") + ")"
 	}
+	var tied []string
+	for _, t := range sc.Targets[1:] {
+		if ranked && t.Rank == top.Rank {
+			tied = append(tied, t.Name)
+		}
+	}
 	if len(tied) > 0 {
-		s += fmt.Sprintf(", tied with %s within what %d search(es) a target can tell", strings.Join(tied, " and "), top.Max.N)
+		s += fmt.Sprintf(", tied with %s (Mann–Whitney, p ≥ %g)", strings.Join(tied, " and "), stats.DefaultAlpha)
 	}
 	for _, t := range sc.Targets[1:] {
-		if t.Rank != top.Rank && t.Max != nil {
+		if t.Max != nil && !slices.Contains(tied, t.Name) {
 			s += fmt.Sprintf("; next, %s at %s rps", t.Name, units.Count(t.Max.Median))
 			break
 		}

@@ -16,30 +16,19 @@ import (
 const MinTrialsToRank = 5
 
 // Order is the one rule that tells two samples of a figure apart: 1 when a is better, -1 when b
-// is, 0 when they cannot be told apart. With stats.TrialsToDiffer values a side it is the
-// Mann–Whitney test at stats.DefaultAlpha (tested); with fewer, no test can decide, and only
-// ranges that do not overlap order them.
-func Order(a, b []float64, higherIsBetter bool) (order int, tested bool) {
-	sign := 1
+// is, 0 when they cannot be told apart. It is the Mann–Whitney test at stats.DefaultAlpha, which
+// needs stats.TrialsToDiffer values a side to tell any two samples apart: with fewer, none are
+// (whether their ranges overlap or not).
+func Order(a, b []float64, higherIsBetter bool) int {
+	n := stats.TrialsToDiffer(stats.DefaultAlpha)
+	if len(a) < n || len(b) < n || !stats.Compare(a, b, stats.DefaultAlpha).Significant() {
+		return 0
+	}
+	o := cmp.Compare(stats.Summarize(a).Median, stats.Summarize(b).Median)
 	if !higherIsBetter {
-		sign = -1
+		o = -o
 	}
-	if n := stats.TrialsToDiffer(stats.DefaultAlpha); len(a) >= n && len(b) >= n {
-		if !stats.Compare(a, b, stats.DefaultAlpha).Significant() {
-			return 0, true
-		}
-		if stats.Summarize(a).Median > stats.Summarize(b).Median {
-			return sign, true
-		}
-		return -sign, true
-	}
-	switch {
-	case slices.Min(a) > slices.Max(b):
-		return sign, false
-	case slices.Max(a) < slices.Min(b):
-		return -sign, false
-	}
-	return 0, false
+	return o
 }
 
 // rank sorts samples best first by median (stably) and gives each its rank: a sample that Order
@@ -64,7 +53,7 @@ func rank(samples [][]float64, higherIsBetter bool) (order []int, ranks []string
 	for i, s := range order {
 		if leader < 0 {
 			leader = s
-		} else if o, _ := Order(samples[leader], samples[s], higherIsBetter); o != 0 {
+		} else if Order(samples[leader], samples[s], higherIsBetter) != 0 {
 			leader = s
 		}
 		if leader == s {

@@ -53,9 +53,9 @@ type Scenario struct {
 	// Rows are the scenario's rows in the order of their files.
 	Rows []results.Row
 	// RankedBy is the metric a fixed-rate scenario's targets are ranked on; Unranked names the
-	// targets with too few valid trials the self-checks trust ("name n") when they are not
-	// ranked. RankNote, one of Notes, says how they are ranked or why not, and what would rank
-	// them.
+	// targets with too few valid trials (a find-max scenario's: searches with a maximum) the
+	// self-checks trust ("name n") when they are not ranked. RankNote says how they are ranked or
+	// why not, and what would rank them: one of Notes, or of a find-max scenario's MaxNotes.
 	RankedBy results.Metric
 	Unranked []string
 	RankNote string
