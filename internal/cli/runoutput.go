@@ -34,9 +34,21 @@ func (o *RunOptions) checkOutputFlags() error {
 	return nil
 }
 
-// writeOutcome prints what the run answers, as --format asks, and writes --html: a find-max
-// run's maxima, else the table of its cells and a sentence.
+// writeOutcome prints what the run answers, as --format asks, and writes --html; then, last,
+// that the calibration after the last cell missed its limits, when it did: no row carries it.
 func (o *RunOptions) writeOutcome(out *run.Outcome) error {
+	if err := o.writeAnswer(out); err != nil {
+		return err
+	}
+	if cal := out.LastCalibrationMissed; cal != "" {
+		fmt.Fprintf(o.Streams.ErrOut, "CALIBRATION AFTER THE LAST CELL MISSED ITS LIMITS: %s: the figures above, the last cells' above all, are suspect, and no row says so (each was written before it): run again on a quieter machine\n", cal)
+	}
+	return nil
+}
+
+// writeAnswer is writeOutcome's answer: a find-max run's maxima, else the table of its cells and
+// a sentence.
+func (o *RunOptions) writeAnswer(out *run.Outcome) error {
 	if m := out.FindMax; m != nil {
 		if len(out.Found) == 0 {
 			return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/iotbench/iotbench/internal/hdrlog"
 	"github.com/iotbench/iotbench/internal/overview"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/run"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
 
@@ -144,5 +145,25 @@ func TestFindMaxWritesReport(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "report: "+html) {
 		t.Errorf("stderr does not name the report %s:\n%s", html, errOut)
+	}
+}
+
+// TestARunEndsWithItsLastCalibrationMissed: the calibration after the last cell marks no row (each
+// was written before it), so the run's output ends saying it missed, after the answer.
+func TestARunEndsWithItsLastCalibrationMissed(t *testing.T) {
+	rows := []results.Row{{Scenario: "s", Target: "t", Trial: 1, Mode: "open", RequestedRPS: 100, Valid: true, SuccessRatio: 1}}
+	for _, c := range []struct{ last, want string }{
+		{"", ""},
+		{"p50 +1.239 ms, p99 +5.163 ms off the truth: MISSED", "CALIBRATION AFTER THE LAST CELL MISSED ITS LIMITS: p50 +1.239 ms, p99 +5.163 ms off the truth: MISSED: the figures above"},
+	} {
+		s, stdout, errOut := streams()
+		o := &RunOptions{Streams: s, Format: "table"}
+		if err := o.writeOutcome(&run.Outcome{Rows: rows, Path: "r.csv", LastCalibrationMissed: c.last}); err != nil {
+			t.Fatal(err)
+		}
+		said := strings.Contains(errOut.String(), "CALIBRATION AFTER THE LAST CELL")
+		if c.want == "" && said || c.want != "" && !strings.Contains(errOut.String(), c.want) || !strings.Contains(stdout.String(), "│ t ") {
+			t.Errorf("last calibration %q: stdout:\n%s\nstderr:\n%s", c.last, stdout, errOut)
+		}
 	}
 }

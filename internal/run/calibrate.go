@@ -279,23 +279,34 @@ type calibrator struct {
 }
 
 // measure runs a calibration, when, and says what it found: loudly when it missed its limits.
-func (c *calibrator) measure(ctx context.Context, when string) {
+// It returns the calibration; nil when none could be measured.
+func (c *calibrator) measure(ctx context.Context, when string) *Calibration {
 	cal, err := c.run(ctx, c.rate, c.cpus)
 	if err != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintf(c.log, "calibration %s: not measured: %v\n", when, err)
 		}
-		return
+		return nil
 	}
 	if when != afterLast {
 		c.latest = &cal
 	}
 	if cal.Within() {
 		fmt.Fprintf(c.log, "calibration %s: %s\n", when, cal)
-		return
+		return &cal
 	}
 	c.missed++
-	fmt.Fprintf(c.log, "CALIBRATION %s MISSED ITS LIMITS: %s\n  the instrument measured a server of known latency wrongly on this machine now: its figures are suspect (rows marked calibration_within_limits=false)\n", strings.ToUpper(when), cal)
+	fmt.Fprintf(c.log, "CALIBRATION %s MISSED ITS LIMITS: %s\n  the instrument measured a server of known latency wrongly on this machine now: %s\n", strings.ToUpper(when), cal, suspect(when))
+	return &cal
+}
+
+// suspect says which figures a calibration missed at when puts in doubt, and where that is kept.
+func suspect(when string) string {
+	if when == afterLast {
+		// The rows were written before it: none carries it.
+		return "the figures measured since the calibration before it are suspect; the rows, written before it, do not carry it: the run says it again at its end"
+	}
+	return "its figures are suspect (rows marked calibration_within_limits=false)"
 }
 
 // The calibrations of a run.

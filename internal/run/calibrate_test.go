@@ -111,6 +111,13 @@ func TestAMissedCalibrationMarksTheRows(t *testing.T) {
 	if out.CalibrationsMissed != 2 || !strings.Contains(log.String(), "CALIBRATION BEFORE THE FIRST CELL MISSED ITS LIMITS: ") {
 		t.Errorf("%d missed; log:\n%s", out.CalibrationsMissed, log.String())
 	}
+	// The one after the last cell marks no row: the log says where it is kept instead, and the
+	// outcome carries it for the run's end.
+	_, last, _ := strings.Cut(log.String(), "CALIBRATION AFTER THE LAST CELL MISSED ITS LIMITS: ")
+	if !strings.Contains(last, "the rows, written before it, do not carry it") || strings.Contains(last, "rows marked") ||
+		!strings.HasPrefix(out.LastCalibrationMissed, "p50 +0.300 ms, p99 +5.100 ms off the truth") {
+		t.Errorf("after the last cell: log %q, outcome %q", last, out.LastCalibrationMissed)
+	}
 }
 
 // A calibration that cannot be measured leaves the rows uncalibrated and the run going.

@@ -191,6 +191,9 @@ type Outcome struct {
 	Skipped string
 	// CalibrationsMissed counts the run's calibrations that missed their limits.
 	CalibrationsMissed int
+	// LastCalibrationMissed is the calibration after the last cell when it missed its limits:
+	// no row carries it (they were written before it), so the run's end says it.
+	LastCalibrationMissed string
 }
 
 // Err is the outcome's exit status as an error: nil when every cell is valid (a find-max run:
@@ -337,7 +340,9 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 		// in the log and the outcome, and the rows carry the latest one before them.
 		defer func() {
 			if ctx.Err() == nil {
-				cal.measure(ctx, afterLast)
+				if last := cal.measure(ctx, afterLast); last != nil && !last.Within() {
+					out.LastCalibrationMissed = last.String()
+				}
 			}
 			out.CalibrationsMissed = cal.missed
 		}()
