@@ -212,8 +212,10 @@ func rankMaxima(sc *Scenario) {
 	var short []string
 	fewSearches := false
 	distrusted := map[string]int{}
+	var samples [][]float64 // the maxima of the targets with one, as with lists them
 	for _, t := range sc.Targets {
-		t.Max = MaxEstimate(t.Maxima())
+		maxima := t.Maxima()
+		t.Max = MaxEstimate(maxima)
 		if t.Max == nil {
 			for _, c := range t.validCells() {
 				if c.Row.Distrust() != results.DistrustCalibration {
@@ -223,16 +225,12 @@ func rankMaxima(sc *Scenario) {
 			without = append(without, t)
 			continue
 		}
-		with = append(with, t)
-		if n := len(t.Maxima()); n < MinTrialsToRank {
-			short = append(short, fmt.Sprintf("%s %d", t.Name, n))
+		with, samples = append(with, t), append(samples, maxima)
+		if len(maxima) < MinTrialsToRank {
+			short = append(short, fmt.Sprintf("%s %d", t.Name, len(maxima)))
 			fewSearches = fewSearches || len(t.Searches) <= MinTrialsToRank
 			distrusted[results.DistrustCalibration] += t.distrustedMaxima()
 		}
-	}
-	samples := make([][]float64, len(with))
-	for i, t := range with {
-		samples[i] = t.Maxima()
 	}
 	order, ranks := rank(samples, true)
 	switch {
