@@ -315,8 +315,12 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 	}
 	inst.startup = time.Since(begin)
 	// Found while the container runs: once it has died, its cgroup is gone.
+	inst.hostOOMKills = -1
 	if cg, err := inst.cgroup(ctx); err == nil {
 		inst.cg = cg
+		if n, err := resources.HostOOMKills(resources.ProcVMStat); err == nil {
+			inst.hostOOMKills = n
+		}
 	}
 	if img, err := d.imageInspect(ctx, s.Image); err == nil {
 		inst.imageSize = img.Size
@@ -443,8 +447,11 @@ type dockerInstance struct {
 	startup   time.Duration
 	imageSize int64
 	cg        *resources.Cgroup // nil when it could not be found
-	hc        *http.Client      // asks for the health endpoint in the target's protocol
-	watch     *engineWatch      // nil until the target is healthy
+	// hostOOMKills is the host's count of OOM kills when the target was healthy; -1 when unknown
+	// (an engine on another machine, or no cgroup found).
+	hostOOMKills int64
+	hc           *http.Client // asks for the health endpoint in the target's protocol
+	watch        *engineWatch // nil until the target is healthy
 }
 
 var (
@@ -503,7 +510,21 @@ func (i *dockerInstance) Fate(ctx context.Context) (Fate, error) {
 			f.OOMKills = n
 		}
 	}
+	f.OOMKilled = f.OOMKilled || i.hostKilled(f)
 	return f, nil
+}
+
+// hostKilled says whether a container that died of SIGKILL (exit code 137) was killed by the
+// kernel for memory, when neither the engine nor the cgroup can say. containerd publishes the
+// kernel's OOM event apart from the exit, and an engine that takes the exit first records no
+// OOMKilled (CI saw exit 137 and false at a 64 MiB limit); the cgroup and its count are gone
+// with the container. The host's count outlives both: it rose since the target was healthy.
+func (i *dockerInstance) hostKilled(f Fate) bool {
+	if f.Running || f.ExitCode != 137 || f.OOMKills >= 0 || i.hostOOMKills < 0 {
+		return false
+	}
+	n, err := resources.HostOOMKills(resources.ProcVMStat)
+	return err == nil && n > i.hostOOMKills
 }
 
 func (i *dockerInstance) waitHealthy(ctx context.Context, s Spec) error {

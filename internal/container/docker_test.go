@@ -248,3 +248,55 @@ func TestHealthIgnoresRedirects(t *testing.T) {
 		}
 	}
 }
+
+// An engine may record no OOMKilled for a container the kernel killed for memory, and the
+// container's cgroup is gone with it: the host's count of OOM kills must tell it instead, and
+// must not call a target that exits by itself with SIGKILL's code OOM-killed.
+func TestAnOOMKillIsToldWithoutTheEnginesWord(t *testing.T) {
+	d := connect(t)
+	img := healthImage(t, d)
+	for _, c := range []struct {
+		name, path string
+		oom        bool
+	}{
+		{"grows past its limit", "/grow?mb=128", true},
+		{"exits with code 137 by itself", "/exit?code=137", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			inst, err := d.Start(context.Background(), Spec{Target: "oom", Image: img, Port: freePort(t), Health: "/health",
+				StartupTimeout: 30 * time.Second, Memory: 64 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer inst.Remove(context.Background())
+			di := inst.(*dockerInstance)
+			if di.hostOOMKills < 0 {
+				t.Fatal("the host's count of OOM kills was not read at the start")
+			}
+			if resp, err := http.Get(inst.URL() + c.path); err == nil {
+				resp.Body.Close()
+			}
+			var f Fate
+			for deadline := time.Now().Add(20 * time.Second); ; {
+				if f, err = di.Fate(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				if !f.Running || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			t.Logf("%s: %+v", c.path, f)
+			if f.Running || f.ExitCode != 137 {
+				t.Fatalf("running %v, exit code %d: want ended with 137", f.Running, f.ExitCode)
+			}
+			if f.OOMKilled != c.oom {
+				t.Errorf("OOMKilled %v, want %v", f.OOMKilled, c.oom)
+			}
+			// As when the engine took the exit before the OOM event and the cgroup was gone.
+			if got := di.hostKilled(Fate{ExitCode: f.ExitCode, OOMKills: -1}); got != c.oom {
+				t.Errorf("from the host's count alone: OOM-killed %v, want %v", got, c.oom)
+			}
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 const (
 	CgroupRoot = "/sys/fs/cgroup"
 	ProcStat   = "/proc/stat"
+	ProcVMStat = "/proc/vmstat"
 )
 
 // Host is where a machine's kernel shows its cgroups and its CPU statistics.
@@ -24,6 +25,14 @@ var ThisHost = Host{CgroupRoot, ProcStat}
 
 // Watch starts a HostWatch of cpus on h.
 func (h Host) Watch(cpus []int) (HostWatch, error) { return WatchHost(h.CgroupRoot, h.ProcStat, cpus) }
+
+// HostOOMKills is how many processes the kernel of this machine has killed for memory since it
+// booted, in any cgroup (vmstat's oom_kill, from /proc/vmstat): unlike a cgroup's count, it
+// outlives the container whose process was killed.
+func HostOOMKills(vmstat string) (int64, error) {
+	n, err := keyed(vmstat, "oom_kill")
+	return int64(n), err
+}
 
 // HostCPU is what some CPUs spent: Busy running any task, Steal taken by the hypervisor for
 // other virtual machines.

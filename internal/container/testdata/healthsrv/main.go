@@ -2,6 +2,8 @@
 // set, so that the lifecycle is tested against real containers. $BUSY spins that many goroutines
 // and $HOG_MB holds that many MiB, touched, so that resource readings are tested too. /confined
 // tells what the container allows it, as seen from inside, so that the hardening is tested too.
+// /grow?mb=N touches N MiB more, and /exit?code=N exits with code N, so that the ways a target
+// ends are told apart.
 package main
 
 import (
@@ -39,6 +41,19 @@ func main() {
 	}
 	http.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"status":"UP","availableProcessors":%d}`, runtime.NumCPU())
+	})
+	http.HandleFunc("/grow", func(w http.ResponseWriter, r *http.Request) {
+		mb, _ := strconv.Atoi(r.URL.Query().Get("mb"))
+		more := make([]byte, mb<<20)
+		for i := 0; i < len(more); i += 4096 {
+			more[i] = 1
+		}
+		hog = append(hog, more...)
+		fmt.Fprintf(w, "holding %d MiB\n", len(hog)>>20)
+	})
+	http.HandleFunc("/exit", func(w http.ResponseWriter, r *http.Request) {
+		code, _ := strconv.Atoi(r.URL.Query().Get("code"))
+		os.Exit(code)
 	})
 	http.HandleFunc("/confined", func(w http.ResponseWriter, r *http.Request) {
 		status := procStatus()
