@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/units"
@@ -40,13 +41,29 @@ func writeResources(w io.Writer, rows []results.Row, label func(results.Row) str
 
 func measured(r results.Row) bool { return r.MemoryPeak > 0 }
 
-// warningNotes are the rows' warnings, one note per row.
+// warningNotes are the rows' warnings: one note a target and warning, naming the trials that
+// carry it, so that a warning six trials share is read once.
 func warningNotes(rows []results.Row) []string {
-	var notes []string
+	type warning struct{ target, text string }
+	trials := map[warning][]string{}
+	var order []warning
 	for _, r := range rows {
-		if r.Warnings != "" {
-			notes = append(notes, fmt.Sprintf("%s trial %d: %s", r.Target, r.Trial, r.Warnings))
+		if r.Warnings == "" {
+			continue
 		}
+		w := warning{r.Target, r.Warnings}
+		if _, ok := trials[w]; !ok {
+			order = append(order, w)
+		}
+		trials[w] = append(trials[w], fmt.Sprint(r.Trial))
+	}
+	notes := make([]string, 0, len(order))
+	for _, w := range order {
+		which := "trial " + trials[w][0]
+		if n := trials[w]; len(n) > 1 {
+			which = "trials " + strings.Join(n, ", ")
+		}
+		notes = append(notes, fmt.Sprintf("%s %s: %s", w.target, which, w.text))
 	}
 	return notes
 }

@@ -18,6 +18,9 @@ func TestResourcesVerificationAndWarningsAreShown(t *testing.T) {
 	onPostgres.DBCPUCores, onPostgres.DBMemoryPeak = 0.31, 180<<20
 	broken := results.Row{Scenario: "s", Target: "broken", Trial: 1, Mode: "open",
 		InvalidReason: results.VerifyFailed + ": POST http://127.0.0.1:1/ingest: answer is not a JSON object"}
+	// Three trials, the second without the warning the others share.
+	second, third := measuredRow, measuredRow
+	second.Trial, second.Warnings, third.Trial = 2, "", 3
 	cases := []struct {
 		name    string
 		rows    []results.Row
@@ -27,6 +30,9 @@ func TestResourcesVerificationAndWarningsAreShown(t *testing.T) {
 		{"measured", []results.Row{measuredRow},
 			[]string{"cpu cores", "0.50", "50%", "300 MiB", "250 MiB", "1000", "1707", "2500 ms", "400 MiB", "95%",
 				"spring trial 1: disturbed: other processes used 0.20 cores of CPUs 0-1"}, nil},
+		{"one warning of three trials, read once", []results.Row{measuredRow, second, third},
+			[]string{"spring trials 1, 3: disturbed: other processes used 0.20 cores of CPUs 0-1\n"},
+			[]string{"spring trial 1: disturbed", "trials 1, 2"}},
 		{"on postgres", []results.Row{onPostgres},
 			[]string{"PostgreSQL server on cpuset 1, pool 20", "database cpu", "database peak mem", "0.31", "180 MiB"}, nil},
 		{"embedded", []results.Row{measuredRow}, nil, []string{"database", "PostgreSQL"}},
