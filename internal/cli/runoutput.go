@@ -35,13 +35,14 @@ func (o *RunOptions) checkOutputFlags() error {
 }
 
 // writeOutcome prints what the run answers, as --format asks, and writes --html; then, last,
-// that the calibration after the last cell missed its limits, when it did: no row carries it.
+// that the calibration after the last cell missed its limits, when it did: its rows say so among
+// others, the run's end says it alone.
 func (o *RunOptions) writeOutcome(out *run.Outcome) error {
 	if err := o.writeAnswer(out); err != nil {
 		return err
 	}
 	if cal := out.LastCalibrationMissed; cal != "" {
-		fmt.Fprintf(o.Streams.ErrOut, "CALIBRATION AFTER THE LAST CELL MISSED ITS LIMITS: %s: the figures above, the last cells' above all, are suspect, and no row says so (each was written before it): run again on a quieter machine\n", cal)
+		fmt.Fprintf(o.Streams.ErrOut, "CALIBRATION AFTER THE LAST CELL MISSED ITS LIMITS: %s: the figures measured since the calibration before it are suspect (their rows marked calibration_within_limits=false): run again on a quieter machine\n", cal)
 	}
 	return nil
 }

@@ -148,13 +148,13 @@ func TestFindMaxWritesReport(t *testing.T) {
 	}
 }
 
-// TestARunEndsWithItsLastCalibrationMissed: the calibration after the last cell marks no row (each
-// was written before it), so the run's output ends saying it missed, after the answer.
+// TestARunEndsWithItsLastCalibrationMissed: the run's output ends saying the calibration after the
+// last cell missed, after the answer, where no table of many rows hides it.
 func TestARunEndsWithItsLastCalibrationMissed(t *testing.T) {
 	rows := []results.Row{{Scenario: "s", Target: "t", Trial: 1, Mode: "open", RequestedRPS: 100, Valid: true, SuccessRatio: 1}}
 	for _, c := range []struct{ last, want string }{
 		{"", ""},
-		{"p50 +1.239 ms, p99 +5.163 ms off the truth: MISSED", "CALIBRATION AFTER THE LAST CELL MISSED ITS LIMITS: p50 +1.239 ms, p99 +5.163 ms off the truth: MISSED: the figures above"},
+		{"p50 +1.239 ms, p99 +5.163 ms off the truth: MISSED", "CALIBRATION AFTER THE LAST CELL MISSED ITS LIMITS: p50 +1.239 ms, p99 +5.163 ms off the truth: MISSED: the figures measured since the calibration before it are suspect"},
 	} {
 		s, stdout, errOut := streams()
 		o := &RunOptions{Streams: s, Format: "table"}

@@ -572,3 +572,53 @@ func TestAddedSettingsKeepOlderFingerprints(t *testing.T) {
 		})
 	}
 }
+
+// A rewrite changes the rows asked for and nothing else: the file is what a writer would have
+// written of the changed rows, byte for byte, it keeps its mode and lock, and rows appended after
+// it land in it.
+func TestRewriteChangesOnlyTheRowsAskedFor(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.csv")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	rows := []Row{sample(1, true), sample(2, true), sample(3, false)}
+	for _, r := range rows {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Rewrite(func(rs []Row) { rs[1].Warnings = "changed" }); err != nil {
+		t.Fatal(err)
+	}
+	rows[1].Warnings = "changed"
+	if err := w.Write(sample(4, true)); err != nil {
+		t.Fatal(err)
+	}
+	rows = append(rows, sample(4, true))
+
+	want := filepath.Join(dir, "want.csv")
+	ww, err := Create(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		ww.Write(r)
+	}
+	ww.Close()
+	got, _ := os.ReadFile(path)
+	if wantData, _ := os.ReadFile(want); string(got) != string(wantData) {
+		t.Errorf("rewritten file:\n%s\nwant:\n%s", got, wantData)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("rewritten file's mode: %v, %v; want 0644", fi.Mode(), err)
+	}
+	if _, _, _, err := Append(path); err == nil {
+		t.Error("the rewritten file is not locked: a second iotbench could append to it")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".r.csv.*")); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

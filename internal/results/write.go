@@ -201,5 +201,44 @@ func (w *Writer) write(rec []string) error {
 	return w.f.Sync()
 }
 
+// Rewrite changes rows the file holds: it reads them back, lets change alter them in place, and
+// puts a new file in the old one's place, written whole and synced before it is renamed over it,
+// so that a crash leaves the old rows or the new, never some of either. The new file is locked
+// and appended to from then on.
+func (w *Writer) Rewrite(change func(rows []Row)) error {
+	path := w.f.Name()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	p, err := parse(data)
+	if err != nil {
+		return located(path, err)
+	}
+	change(p.rows)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	nw, err := open(f, 0)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	for i := 0; err == nil && i < len(p.rows); i++ {
+		err = nw.Write(p.rows[i])
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return fmt.Errorf("%s: rewriting its rows: %w", path, err)
+	}
+	w.f.Close()
+	w.f, w.w = nw.f, nw.w
+	return syncDir(filepath.Dir(path))
+}
+
 // Close closes the file and releases its lock.
 func (w *Writer) Close() error { return w.f.Close() }

@@ -276,6 +276,8 @@ type calibrator struct {
 	latest *Calibration
 	// missed counts the calibrations that missed their limits.
 	missed int
+	// cellsSince counts the cells measured since the latest calibration.
+	cellsSince int
 }
 
 // measure runs a calibration, when, and says what it found: loudly when it missed its limits.
@@ -288,8 +290,13 @@ func (c *calibrator) measure(ctx context.Context, when string) *Calibration {
 		}
 		return nil
 	}
-	if when != afterLast {
-		c.latest = &cal
+	switch when {
+	case afterLast:
+	case beforeFirst:
+		c.latest, c.cellsSince = &cal, 0
+	default:
+		// Between cells, when a cell's row is recorded: that cell was measured before it.
+		c.latest, c.cellsSince = &cal, -1
 	}
 	if cal.Within() {
 		fmt.Fprintf(c.log, "calibration %s: %s\n", when, cal)
@@ -300,11 +307,10 @@ func (c *calibrator) measure(ctx context.Context, when string) *Calibration {
 	return &cal
 }
 
-// suspect says which figures a calibration missed at when puts in doubt, and where that is kept.
+// suspect says which figures a calibration missed at when puts in doubt.
 func suspect(when string) string {
 	if when == afterLast {
-		// The rows were written before it: none carries it.
-		return "the figures measured since the calibration before it are suspect; the rows, written before it, do not carry it: the run says it again at its end"
+		return "the figures measured since the calibration before it are suspect (their rows written again, marked calibration_within_limits=false)"
 	}
 	return "its figures are suspect (rows marked calibration_within_limits=false)"
 }
@@ -317,9 +323,31 @@ const (
 
 // stamp records the latest calibration on row.
 func (c *calibrator) stamp(row *results.Row) {
+	if !row.Part() {
+		c.cellsSince++
+	}
 	if c.latest != nil {
 		c.latest.stamp(row)
 	}
+}
+
+// restamp records last, a calibration after the rows that missed its limits, on the rows of the
+// cells measured since the latest one before it: the file's last rows, and rows' (the run's rows
+// in memory). A row that carries a missed calibration already keeps it.
+func (c *calibrator) restamp(w *results.Writer, rows []results.Row, last Calibration) error {
+	mark := func(rs []results.Row) {
+		// From the end: a cell's stage and request rows follow its own row.
+		for i, cells := len(rs)-1, c.cellsSince; i >= 0 && cells > 0; i-- {
+			if !rs[i].Calibrated || rs[i].CalibrationWithin {
+				last.stamp(&rs[i])
+			}
+			if !rs[i].Part() {
+				cells--
+			}
+		}
+	}
+	mark(rows)
+	return w.Rewrite(mark)
 }
 
 // afterCell is the calibration between cells, after the n-th.

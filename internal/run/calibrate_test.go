@@ -111,12 +111,69 @@ func TestAMissedCalibrationMarksTheRows(t *testing.T) {
 	if out.CalibrationsMissed != 2 || !strings.Contains(log.String(), "CALIBRATION BEFORE THE FIRST CELL MISSED ITS LIMITS: ") {
 		t.Errorf("%d missed; log:\n%s", out.CalibrationsMissed, log.String())
 	}
-	// The one after the last cell marks no row: the log says where it is kept instead, and the
-	// outcome carries it for the run's end.
+	// The one after the last cell is in the log and the outcome, for the run's end.
 	_, last, _ := strings.Cut(log.String(), "CALIBRATION AFTER THE LAST CELL MISSED ITS LIMITS: ")
-	if !strings.Contains(last, "the rows, written before it, do not carry it") || strings.Contains(last, "rows marked") ||
+	if !strings.Contains(last, "since the calibration before it are suspect (their rows written again") ||
 		!strings.HasPrefix(out.LastCalibrationMissed, "p50 +0.300 ms, p99 +5.100 ms off the truth") {
 		t.Errorf("after the last cell: log %q, outcome %q", last, out.LastCalibrationMissed)
+	}
+}
+
+// The calibration after the last cell, when it alone misses its limits, marks the rows measured
+// since the calibration before it, in the file and in the outcome, and no others.
+func TestAMissedLastCalibrationMarksTheRowsSinceTheOneBefore(t *testing.T) {
+	defer func(n int) { calibrateEvery = n }(calibrateEvery)
+	// matrix's 4 cells.
+	for _, c := range []struct {
+		name         string
+		every, calls int
+		marked       int // the last rows marked
+	}{
+		{"calibrated before the first cell only", 20, 2, 4},
+		{"calibrated after the third cell too", 3, 3, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calibrateEvery = c.every
+			dir := t.TempDir()
+			e, connects := fakeEngine(), 0
+			fx := effects(e, &connects)
+			calls := 0
+			fx.Calibrate = func(_ context.Context, rate int, _ []int) (Calibration, error) {
+				calls++
+				cal := Calibration{Rate: rate, P50Error: 300 * time.Microsecond, P99Error: time.Millisecond, RateRatio: 1}
+				if calls == c.calls { // the one after the last cell
+					cal.P99Error = 5100 * time.Microsecond
+				}
+				cal.judge()
+				return cal, nil
+			}
+			rs := New(fx)
+			defer rs.Close()
+			path := filepath.Join(dir, "r.csv")
+			var log strings.Builder
+			out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, File: path, Log: &log})
+			if err != nil || calls != c.calls {
+				t.Fatalf("%v; %d calibrations, want %d", err, calls, c.calls)
+			}
+			file, _, err := results.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rows := range []struct {
+				where string
+				rows  []results.Row
+			}{{"file", file}, {"outcome", out.Rows}} {
+				if len(rows.rows) != 4 {
+					t.Fatalf("%s: %d rows, want 4", rows.where, len(rows.rows))
+				}
+				for i, row := range rows.rows {
+					want := i >= 4-c.marked
+					if row.CalibrationWithin == want || strings.Contains(row.Warnings, "p99 off by 5.100 ms") != want {
+						t.Errorf("%s row %d: within %v, warnings %q; want marked %v", rows.where, i+1, row.CalibrationWithin, row.Warnings, want)
+					}
+				}
+			}
+		})
 	}
 }
 

@@ -191,8 +191,8 @@ type Outcome struct {
 	Skipped string
 	// CalibrationsMissed counts the run's calibrations that missed their limits.
 	CalibrationsMissed int
-	// LastCalibrationMissed is the calibration after the last cell when it missed its limits:
-	// no row carries it (they were written before it), so the run's end says it.
+	// LastCalibrationMissed is the calibration after the last cell when it missed its limits
+	// (the rows since the one before it carry it too), for the run's end to say it.
 	LastCalibrationMissed string
 }
 
@@ -312,6 +312,7 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 	announce(s.Log, s, p, f)
 	// recorded are the rows as written (calibration stamped), in the order they were.
 	var recorded []results.Row
+	calibrateLast := func() {}
 	if !s.SkipCalibration {
 		cal := &calibrator{log: s.Log, rate: calibrationRate(p), run: rs.Effects.Calibrate}
 		// Placed as a target is: on the targets' CPUs of this machine. A remote engine's
@@ -336,16 +337,27 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 			recorded = append(recorded, row)
 			return nil
 		}
-		// The rows are written as their cells finish: the calibration after the last cell is
-		// in the log and the outcome, and the rows carry the latest one before them.
-		defer func() {
+		// The rows are written as their cells finish, each carrying the latest calibration
+		// before it; the one after the last cell, when it misses its limits, is written into
+		// the rows measured since the one before it. Before a paired run's verdicts, which
+		// read the rows; deferred for a run that ends early.
+		done := false
+		calibrateLast = func() {
+			if done {
+				return
+			}
+			done = true
 			if ctx.Err() == nil {
 				if last := cal.measure(ctx, afterLast); last != nil && !last.Within() {
 					out.LastCalibrationMissed = last.String()
+					if err := cal.restamp(f.w, out.Rows, *last); err != nil {
+						fmt.Fprintf(s.Log, "warning: the rows since the calibration before it could not be marked: %v\n", err)
+					}
 				}
 			}
 			out.CalibrationsMissed = cal.missed
-		}()
+		}
+		defer calibrateLast()
 	}
 	// asWritten are rows as the file holds them: the engine's rows, stamped on their way.
 	asWritten := func(rows []results.Row) []results.Row {
@@ -359,6 +371,7 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 		found, rows, err := findMax(ctx, r, p, s.FindMax)
 		out.Found, out.Rows = found, append(out.Rows, asWritten(rows)...)
 		out.Interrupted = errors.Is(err, context.Canceled)
+		calibrateLast()
 		if err == nil && p.Paired {
 			res := s.Gate.analyze(f.path, out.Rows)
 			out.Paired = &res
@@ -381,6 +394,7 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 	if err != nil {
 		return out, err
 	}
+	calibrateLast()
 	if p.Paired {
 		res := s.Gate.analyze(f.path, out.Rows)
 		if s.Gate.Until != nil {
