@@ -171,6 +171,16 @@ func (t Target) AtLeastMax() bool {
 	return slices.ContainsFunc(t.Searches, func(s Search) bool { return s.GeneratorLimited && s.Max > 0 && s.Distrust() == "" })
 }
 
+// medianMax is t's median maximum in words: "28,000", or "at least 28,000" when a search of it
+// stopped at the generator's limit.
+func (t Target) medianMax() string {
+	rps := units.Count(t.Max.Median)
+	if t.AtLeastMax() {
+		return "at least " + rps
+	}
+	return rps
+}
+
 // Unsearched says why no search of t found a maximum; empty when one did.
 func (t Target) Unsearched() string {
 	if t.Max != nil {
@@ -316,9 +326,9 @@ func (sc Scenario) Finding() string {
 	}
 	if len(above) > 0 {
 		return fmt.Sprintf("Finding: no answer yet: %s; of the targets with a maximum, %s %s, %s rps. Give the others what ended their searches (memory: --memory), and run again.",
-			strings.Join(above, "; "), top.Name, most, units.Count(top.Max.Median))
+			strings.Join(above, "; "), top.Name, most, top.medianMax())
 	}
-	rps := units.Count(top.Max.Median)
+	rps := top.medianMax()
 	var s string
 	switch {
 	case ranked:
@@ -354,7 +364,7 @@ func (sc Scenario) Finding() string {
 	}
 	for _, t := range sc.Targets[1:] {
 		if t.Max != nil && !slices.Contains(tied, t.Name) {
-			s += fmt.Sprintf("; next, %s at %s rps", t.Name, units.Count(t.Max.Median))
+			s += fmt.Sprintf("; next, %s at %s rps", t.Name, t.medianMax())
 			break
 		}
 	}

@@ -242,9 +242,14 @@ func TestAGeneratorLimitedSearchKeepsItsLastGoodRate(t *testing.T) {
 		rows = append(rows, results.Row{Scenario: "io" + results.FindMaxSuffix, Target: "bun", Trial: i + 1, Mode: "open", RequestedRPS: s.rate,
 			Startup: time.Second, Valid: s.why == "", InvalidReason: s.why})
 	}
-	s := FromRows(rows).Scenarios[0].Targets[0].Searches
+	sc := FromRows(rows).Scenarios[0]
+	s := sc.Targets[0].Searches
 	if len(s) != 1 || s[0].Max != 16000 || !s[0].GeneratorLimited {
 		t.Errorf("searches %+v; want one, at least 16000, generator-limited", s)
+	}
+	// The answer's sentence says "at least", as its table does.
+	if f := sc.Finding(); !strings.Contains(f, "at least 16,000 rps") {
+		t.Errorf("finding %q: want the maximum given as at least 16,000 rps", f)
 	}
 }
 
