@@ -42,7 +42,7 @@ func (o *RunOptions) writeOutcome(out *run.Outcome) error {
 		return err
 	}
 	if cal := out.LastCalibrationMissed; cal != "" {
-		fmt.Fprintf(o.Streams.ErrOut, "CALIBRATION AFTER THE LAST CELL MISSED ITS LIMITS: %s: the figures measured since the calibration before it are suspect (their rows marked calibration_within_limits=false): run again on a quieter machine\n", cal)
+		fmt.Fprintf(o.Streams.ErrOut, "CALIBRATION AFTER THE LAST CELL MISSED ITS LIMITS: %s: %s: run again on a quieter machine\n", cal, run.SuspectSinceLast)
 	}
 	return nil
 }

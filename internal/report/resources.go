@@ -59,8 +59,9 @@ func warningNotes(rows []results.Row) []string {
 	}
 	notes := make([]string, 0, len(order))
 	for _, w := range order {
-		which := "trial " + trials[w][0]
-		if n := trials[w]; len(n) > 1 {
+		n := trials[w]
+		which := "trial " + n[0]
+		if len(n) > 1 {
 			which = "trials " + strings.Join(n, ", ")
 		}
 		notes = append(notes, fmt.Sprintf("%s %s: %s", w.target, which, w.text))

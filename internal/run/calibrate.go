@@ -307,10 +307,14 @@ func (c *calibrator) measure(ctx context.Context, when string) *Calibration {
 	return &cal
 }
 
+// SuspectSinceLast is what a calibration after the last cell that missed its limits puts in
+// doubt, and where that is kept: the log says it, and the run's end again.
+const SuspectSinceLast = "the figures measured since the calibration before it are suspect (their rows written again, marked calibration_within_limits=false)"
+
 // suspect says which figures a calibration missed at when puts in doubt.
 func suspect(when string) string {
 	if when == afterLast {
-		return "the figures measured since the calibration before it are suspect (their rows written again, marked calibration_within_limits=false)"
+		return SuspectSinceLast
 	}
 	return "its figures are suspect (rows marked calibration_within_limits=false)"
 }
