@@ -30,28 +30,60 @@ func climbStages(start, limit int, doubling time.Duration) []load.Stage {
 // the SLO (maxrate.RampBroken), so that a target holding less than it did is not loaded on; it
 // says whether that happened.
 func (r *Runner) climb(ctx context.Context, in *instance, c plan.Cell, from, to int, m MaxSearch) (bool, error) {
-	stages := climbStages(from, to, m.Step)
-	if len(stages) == 0 {
+	if from >= to {
 		return false, nil
+	}
+	fmt.Fprintf(r.Log, "  climbing from %d to %d rps in %s, unmeasured\n", from, to, load.StagesDuration(climbStages(from, to, m.Step)))
+	seconds, took, err := r.climbing(ctx, in, c, climbStages(from, to, m.Step), m.SLO)
+	broke := maxrate.RampBroken(seconds, m.SLO)
+	if broke {
+		fmt.Fprintf(r.Log, "  the climb ended after %s (at %.0f rps), its last %d seconds over the SLO: the target holds less than the boundary's met rate now\n",
+			took.Round(time.Second), load.StagesRate(climbStages(from, to, m.Step), took), maxrate.RampBreak)
+	}
+	return broke, err
+}
+
+// ramp brackets the boundary for a search that has none: a climb like an even search's, from the
+// first rate towards the limit, doubling every m.Ramp, until the SLO breaks
+// (maxrate.RampBracket): a few seconds of rising load instead of a doubling's steps. Zero, said
+// in the log, when it did not bracket it; the search then doubles. Overloaded says the target
+// was left with work queued.
+func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearch) (b maxrate.Bracket, overloaded bool, err error) {
+	from, to := m.Search.Start, m.Search.Limit
+	stages := climbStages(from, to, m.Ramp)
+	fmt.Fprintf(r.Log, "  ramping from %d rps towards %d, doubling every %s, unmeasured, until %d seconds in a row miss the SLO\n", from, to, m.Ramp, maxrate.RampBreak)
+	seconds, took, err := r.climbing(ctx, in, c, stages, m.SLO)
+	if err != nil {
+		return b, false, err
+	}
+	overloaded = maxrate.RampBroken(seconds, m.SLO)
+	if b = maxrate.RampBracket(seconds, m.SLO); b != (maxrate.Bracket{}) {
+		fmt.Fprintf(r.Log, "  the ramp broke at %d rps after %s: steps search between %d and %d rps\n", b.High, took.Round(time.Second), b.Low, b.High)
+	} else {
+		fmt.Fprintf(r.Log, "  the ramp bracketed nothing in %s (up to %.0f rps): steps double from %d rps\n", took.Round(time.Second), load.StagesRate(stages, took), from)
+	}
+	return b, overloaded, nil
+}
+
+// climbing loads the target through stages, unmeasured, until its last seconds break slo, and
+// returns its seconds as the search judges them (the closed ones it was ended on) and how long it
+// took.
+func (r *Runner) climbing(ctx context.Context, in *instance, c plan.Cell, stages []load.Stage, slo maxrate.SLO) (seconds []maxrate.Step, took time.Duration, err error) {
+	if len(stages) == 0 {
+		return nil, 0, nil
 	}
 	du := load.StagesDuration(stages)
 	cfg := stepConfig(c.Load, int(math.Round(load.StagesRequests(stages)/du.Seconds())), du)
 	cfg.Model.Stages = stages
-	cfg.EndEarly = func(seconds []timeline.Second) bool {
-		tail := seconds[max(0, len(seconds)-maxrate.RampBreak):]
-		return maxrate.RampBroken(climbSeconds(tail, stages), m.SLO)
+	cfg.EndEarly = func(closed []timeline.Second) bool {
+		seconds = append(seconds, climbSeconds(closed[len(seconds):], stages)...)
+		return maxrate.RampBroken(seconds, slo)
 	}
-	fmt.Fprintf(r.Log, "  climbing from %d to %d rps in %s, unmeasured\n", from, to, du)
 	res, err := load.Run(ctx, in.config(cfg))
 	if err != nil {
-		return false, err
+		return nil, 0, err
 	}
-	broke := res.Duration > 0 && res.Duration < du
-	if broke {
-		fmt.Fprintf(r.Log, "  the climb ended after %s (at %.0f rps), its last %d seconds over the SLO: the target holds less than the boundary's met rate now\n",
-			res.Duration.Round(time.Second), load.StagesRate(stages, res.Duration), maxrate.RampBreak)
-	}
-	return broke, nil
+	return seconds, res.Duration, nil
 }
 
 // climbSeconds are a climb's seconds as the search judges them, each at the climb's rate in its

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/maxrate"
+	"github.com/iotbench/iotbench/internal/results"
 )
 
 // A climb towards an earlier search's boundary runs its whole length on a target that holds it,
@@ -53,4 +55,46 @@ func TestAClimbEndsWhereTheTargetBreaks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A search without a bracket ramps until the target breaks the SLO, unmeasured, and its steps
+// start between the ramp's bracket (no row for the ramp): 8 slots × 50 ms hold 160 rps, and a
+// step meets a 200 ms p99 up to about 208.
+func TestARampBracketsTheSearch(t *testing.T) {
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}}
+	var rows []results.Row
+	log := &strings.Builder{}
+	r := &Runner{Lifecycle: f, Log: log, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01}, Ramp: 4 * time.Second,
+		Search: maxrate.Config{Start: 80, Resolution: maxrate.Resolution{RPS: 20}, Limit: 1280}, Step: 500 * time.Millisecond, Cooldown: time.Second}
+	found, err := r.FindMax(context.Background(), planFor("t"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := found[0]
+	t.Logf("bracket %v: max %d, first failed %d, steps %v\n%s", o.Bracket, o.Max, o.FirstFailed, stepRates(o.Steps), log)
+	b := o.Bracket
+	if b == (maxrate.Bracket{}) || b.High <= 160 || b.Low != int(maxrate.RampLow*float64(b.High)) {
+		t.Fatalf("bracket %v: want one from a ramp that broke above 160 rps", b)
+	}
+	if !strings.Contains(log.String(), fmt.Sprintf("the ramp broke at %d rps", b.High)) {
+		t.Errorf("the log does not say where the ramp broke:\n%s", log)
+	}
+	if len(o.Steps) == 0 || o.Steps[0].Rate <= b.Low || o.Steps[0].Rate > b.High {
+		t.Errorf("steps %v: want the first inside the bracket %v", stepRates(o.Steps), b)
+	}
+	if !o.GeneratorLimited && (o.Max < 120 || o.Max > 220) {
+		t.Errorf("max %d, want near 160–208 rps", o.Max)
+	}
+	if want := len(o.Steps) + len(o.Fractions); len(rows) != want {
+		t.Errorf("%d rows, want one per step (%d): the ramp is no step", len(rows), want)
+	}
+}
+
+func stepRates(steps []maxrate.Step) []int {
+	out := make([]int, len(steps))
+	for i, s := range steps {
+		out[i] = s.Rate
+	}
+	return out
 }

@@ -30,6 +30,9 @@ type MaxSearch struct {
 	// connections are new, and at 12,000 rps the requests of the first 50 ms, while 600 of them
 	// open, are over 1% of a 4 s step's, enough to set its p99.
 	StepWarmup time.Duration
+	// Ramp, when set, is how often the ramp that brackets a search without a bracket doubles its
+	// rate (Runner.ramp); zero: the search doubles by steps from the first rate.
+	Ramp time.Duration
 	// Cooldown follows a step that did not meet the SLO, so that work queued by an overloaded
 	// target does not spill into the next step. A step that met it left nothing queued: at most its
 	// last requests, a p99 long.
@@ -44,11 +47,11 @@ type MaxSearch struct {
 // its number among the target's steps (counting on across its searches); it is valid when it met
 // the SLO.
 //
-// A target's searches go in pairs: an even search by steps starts from the boundary the odd one
-// before it found (maxrate.Result.Boundary), voting on both its rates again, instead of doubling
-// from the start: the same answer in about half the steps when the capacity did not move, and
-// the right one, in more steps, when it did. Odd searches start from nothing, so no search's
-// luck reaches past its pair.
+// A target's searches go in pairs: an odd search's steps start from the bracket a ramp found
+// (m.Ramp), an even search's from the boundary the odd one before it found
+// (maxrate.Result.Boundary), voting on both its rates again: the same answer in fewer steps when
+// the capacity did not move, and the right one, in more steps, when it did. Odd searches start
+// from nothing, so no search's luck reaches past its pair.
 func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxrate.Outcome, error) {
 	images, err := r.build(ctx, p)
 	if err != nil {
@@ -154,6 +157,10 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 	if b := m.Search.Bracket; b != (maxrate.Bracket{}) {
 		fmt.Fprintf(r.Log, "  from search %d's boundary: %d rps met, %d failed (each voted on again)\n", c.Trial-1, b.Low, b.High)
 		if overloaded, err = r.climb(ctx, in, c, m.Search.Start, b.Low, m); err != nil {
+			return out, err
+		}
+	} else if m.Ramp > 0 {
+		if m.Search.Bracket, overloaded, err = r.ramp(ctx, in, c, m); err != nil {
 			return out, err
 		}
 	}

@@ -163,9 +163,9 @@ The flags in more detail:
   --fail-on         default ` + compare.DefaultPairedGates + `; with --find-max the maxima are
                     gated, round by round: default ` + compare.DefaultPairedMaxGates + `
   --until           each named metric's 90% interval, up to --max-trials rounds
-  --find-max        doubles the rate from --rate, then bisects, once per trial; an even trial
-                    starts between the rates the trial before ended between; --resolution is
-                    a share of the rate (10%) or rps (200)
+  --find-max        ramps from --rate until the SLO breaks, then bisects by steps, once per
+                    trial; an even trial starts between the rates the trial before ended
+                    between; --resolution is a share of the rate (10%) or rps (200)
   --resume          give the flags that started the run
   --calibration     on by default: before the first cell and after the last, about 5 s each, a
                     reference server of known latency is measured and the instrument's error

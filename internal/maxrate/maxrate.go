@@ -2,8 +2,9 @@
 // which a whole step of load meets a service-level objective (SLO). It ramps the rate up by
 // doubling until a rate fails, then bisects between the last rate that met the SLO and the first
 // that did not, down to a given resolution; each verdict near the boundary is a vote of up to three
-// steps. An earlier search's boundary may bracket it instead of the doubling. The search is a pure
-// function of a Probe, which runs one step, so it is tested against a simulated target.
+// steps. A bracket (an earlier search's boundary, or a ramp's: RampBracket) may replace the
+// doubling. The search is a pure function of a Probe, which runs one step, so it is tested against
+// a simulated target.
 package maxrate
 
 import (
@@ -93,13 +94,14 @@ type Config struct {
 	// when the target behaves the same.
 	Resolution Resolution
 	Limit      int // no rate above this is tried
-	// Bracket, when set, is where an earlier search (Result.Boundary) found the boundary: the
-	// bisection starts between its bounds instead of after the doubling.
+	// Bracket, when set, is where an earlier search (Result.Boundary) or a ramp (RampBracket)
+	// put the boundary: the bisection starts between its bounds instead of after the doubling.
 	Bracket Bracket
 }
 
-// Bracket is where the boundary lies, as an earlier search found it (Result.Boundary):
-// constant-rate steps search between Low and High. The zero Bracket is none.
+// Bracket is where the boundary lies, as an earlier search (Result.Boundary) or a ramp
+// (RampBracket) found it: constant-rate steps search between Low and High. The zero Bracket is
+// none.
 type Bracket struct{ Low, High int }
 
 // Resolution is a width in rps, or a share of the rate. A share suits any target: a runtime's
@@ -264,7 +266,12 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 		}
 	}
 	stopped := func(err error, good int) (Result, error) {
-		res.Max = good // GeneratorLimited says the search stopped short and good may not be confirmed
+		// GeneratorLimited says the search stopped short and good may not be confirmed; a
+		// bracket's Low no step of this search passed is not reported at all.
+		if tally[good][0] == 0 {
+			good = notFailedBelow(tally, good)
+		}
+		res.Max = good
 		return res, err
 	}
 

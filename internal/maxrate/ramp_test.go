@@ -154,3 +154,78 @@ func TestAPassingHighIsPassedByTheBracketsWidth(t *testing.T) {
 		t.Errorf("max %d (steps %v), want within %d below 13000", got.Max, q.probes, res.At(13000))
 	}
 }
+
+func TestRampBracket(t *testing.T) {
+	at := func(rate int, p99 time.Duration) Step { return Step{Rate: rate, P99: p99} }
+	ok, bad := time.Millisecond, time.Second
+	for _, c := range []struct {
+		name    string
+		seconds []Step
+		want    Bracket
+	}{
+		{"not broken", []Step{at(500, ok), at(600, bad), at(700, bad)}, Bracket{}},
+		{"broken: from its first failing second", []Step{at(500, ok), at(600, ok), at(700, bad), at(850, bad), at(1000, bad)}, Bracket{455, 700}},
+		{"a failing run longer than the break", []Step{at(500, ok), at(700, bad), at(850, bad), at(1000, bad), at(1200, bad)}, Bracket{455, 700}},
+		{"a lone failing second before it is a pause", []Step{at(500, bad), at(600, ok), at(700, bad), at(850, bad), at(1000, bad)}, Bracket{455, 700}},
+		{"failing from its first second", []Step{at(500, bad), at(600, bad), at(700, bad)}, Bracket{325, 500}},
+		{"too low a rate to bracket", []Step{at(1, bad), at(1, bad), at(1, bad)}, Bracket{}},
+	} {
+		if got := RampBracket(c.seconds, slo100); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestARampsBracketFindsWhatDoublingFinds simulates a ramp on queueing targets (its seconds fail
+// as a queue's p99 lifts, later than steps do) and searches from its bracket: the same maximum as
+// a doubling search, within the resolution, in fewer steps.
+func TestARampsBracketFindsWhatDoublingFinds(t *testing.T) {
+	const start, limit = 500, 50000
+	res := Resolution{Percent: 20}
+	for _, capacity := range []float64{3000, 11000, 25000} {
+		q := &queue{capacity: capacity, service: 10 * time.Millisecond}
+		fresh, err := Find(context.Background(), Config{Start: start, Resolution: res, Limit: limit}, slo100, q.probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A ramp rising 19% a second; a second fails once the queue it builds over capacity
+		// (unserved arrivals since the rate passed it) waits longer than the SLO allows.
+		var seconds []Step
+		queued := 0.0
+		for rate := float64(start); !RampBroken(seconds, slo100) && rate < limit; rate *= 1.19 {
+			queued = max(0, queued+rate-capacity)
+			seconds = append(seconds, Step{Rate: int(rate), P99: 10*time.Millisecond + time.Duration(queued/capacity*float64(time.Second))})
+		}
+		b := RampBracket(seconds, slo100)
+		sq := &queue{capacity: capacity, service: 10 * time.Millisecond}
+		got, err := Find(context.Background(), Config{Start: start, Resolution: res, Limit: limit, Bracket: b}, slo100, sq.probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("capacity %.0f: ramp bracket %v; max %d in %d steps %v; doubling %d in %d steps", capacity, b, got.Max, len(got.Steps), rates(got.Steps), fresh.Max, len(fresh.Steps))
+		if b == (Bracket{}) || float64(b.Low) >= 0.9*capacity || float64(b.High) < 0.9*capacity {
+			t.Errorf("capacity %.0f: ramp bracket %v, want it around the boundary at 90%% of it", capacity, b)
+		}
+		if diff, width := got.Max-fresh.Max, res.At(fresh.Max); diff > width || diff < -width {
+			t.Errorf("capacity %.0f: from the ramp's %v max %d, doubling %d: want within %d", capacity, b, got.Max, fresh.Max, width)
+		}
+		if len(got.Steps) >= len(fresh.Steps) {
+			t.Errorf("capacity %.0f: %d steps from the ramp's bracket, %d doubling: want fewer", capacity, len(got.Steps), len(fresh.Steps))
+		}
+	}
+}
+
+// TestAGeneratorLimitBeforeAnyPassingStepReportsNoBracketRate: a bracket's Low is not a maximum
+// until a step of this search meets it; a search the generator stops before that reports none.
+func TestAGeneratorLimitBeforeAnyPassingStepReportsNoBracketRate(t *testing.T) {
+	probe := func(_ context.Context, rate int) (Step, error) {
+		return Step{P99: time.Millisecond, GeneratorLimited: true}, nil
+	}
+	got, err := Find(context.Background(), Config{Start: 500, Resolution: Resolution{Percent: 20}, Limit: 50000, Bracket: Bracket{20000, 40000}}, slo100, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.GeneratorLimited || got.Max != 0 {
+		t.Errorf("generator-limited %v, max %d: want the search stopped with no maximum", got.GeneratorLimited, got.Max)
+	}
+}

@@ -102,7 +102,7 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 	}
 	notes = append(notes, "every step is a row of the CSV (scenario "+rowsScenario+"); a step meets the SLO over its whole length, so a longer --step finds a lower, steadier maximum")
 	if slices.ContainsFunc(found, func(o maxrate.Outcome) bool { return o.Bracket != (maxrate.Bracket{}) }) {
-		notes = append(notes, "an even search starts from the boundary the search before it found (its maximum and first failing rate, each voted on again) instead of doubling from the first rate; odd searches start afresh")
+		notes = append(notes, fmt.Sprintf("a search's steps start from a bracket of the boundary, not by doubling from the first rate: an odd search's from a ramp, unmeasured, from the first rate until %d seconds in a row miss the SLO (%.0f%%–100%% of the first of them's rate), an even search's from the boundary the search before it found (its maximum and first failing rate); every rate is voted on by steps", maxrate.RampBreak, 100*maxrate.RampLow))
 	}
 	for _, n := range notes {
 		fmt.Fprintf(w, "  • %s\n", termText(n))

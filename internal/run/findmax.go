@@ -37,8 +37,13 @@ func NewFindMax(slo string, step time.Duration, resolution string) (*FindMax, er
 		return nil, exitcode.Flag("resolution", resolution, err)
 	}
 	return &FindMax{bench.MaxSearch{SLO: s, Step: step, StepWarmup: step / 2, Cooldown: 2 * time.Second,
-		Search: maxrate.Config{Resolution: res, Limit: maxRateLimit}}}, nil
+		Ramp: max(step, minRampDoubling), Search: maxrate.Config{Resolution: res, Limit: maxRateLimit}}}, nil
 }
+
+// minRampDoubling bounds how fast the ramp that brackets a search climbs. It is judged by the
+// second and breaks after maxrate.RampBreak failing ones: doubling every 4 s, the rate rises 19% a
+// second, and the ramp ends 4–5 s after its first failing second, at 2–2.4 times that second's rate.
+const minRampDoubling = 4 * time.Second
 
 // findMax searches every target of p and returns their maxima with the steps' rows. The search
 // starts at the plan's rate, else 100 rps.
