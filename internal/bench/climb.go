@@ -37,8 +37,8 @@ func (r *Runner) climb(ctx context.Context, in *instance, c plan.Cell, from, to 
 	seconds, took, err := r.climbing(ctx, in, c, climbStages(from, to, m.Step), m.SLO)
 	broke := maxrate.RampBroken(seconds, m.SLO)
 	if broke {
-		fmt.Fprintf(r.Log, "  the climb ended after %s (at %.0f rps), its last %d seconds over the SLO: the target holds less than the boundary's met rate now\n",
-			took.Round(time.Second), load.StagesRate(climbStages(from, to, m.Step), took), maxrate.RampBreak)
+		fmt.Fprintf(r.Log, "  the climb ended after %s (at %d rps), its last %d seconds over the SLO: the target holds less than the boundary's met rate now\n",
+			took.Round(time.Second), seconds[len(seconds)-1].Rate, maxrate.RampBreak)
 	}
 	return broke, err
 }
@@ -60,14 +60,14 @@ func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearc
 	if b = maxrate.RampBracket(seconds, m.SLO); b != (maxrate.Bracket{}) {
 		fmt.Fprintf(r.Log, "  the ramp broke at %d rps after %s: steps search between %d and %d rps\n", b.High, took.Round(time.Second), b.Low, b.High)
 	} else {
-		fmt.Fprintf(r.Log, "  the ramp bracketed nothing in %s (up to %.0f rps): steps double from %d rps\n", took.Round(time.Second), load.StagesRate(stages, took), from)
+		fmt.Fprintf(r.Log, "  the ramp bracketed nothing in %s (up to %d rps): steps double from %d rps\n", took.Round(time.Second), to, from)
 	}
 	return b, overloaded, nil
 }
 
 // climbing loads the target through stages, unmeasured, until its last seconds break slo, and
-// returns its seconds as the search judges them (the closed ones it was ended on) and how long it
-// took.
+// returns how long it took and its seconds as the search judges them: all of them, the last ones
+// too, which the climb ran before they could be judged.
 func (r *Runner) climbing(ctx context.Context, in *instance, c plan.Cell, stages []load.Stage, slo maxrate.SLO) (seconds []maxrate.Step, took time.Duration, err error) {
 	if len(stages) == 0 {
 		return nil, 0, nil
@@ -75,15 +75,18 @@ func (r *Runner) climbing(ctx context.Context, in *instance, c plan.Cell, stages
 	du := load.StagesDuration(stages)
 	cfg := stepConfig(c.Load, int(math.Round(load.StagesRequests(stages)/du.Seconds())), du)
 	cfg.Model.Stages = stages
+	var judged []maxrate.Step
 	cfg.EndEarly = func(closed []timeline.Second) bool {
-		seconds = append(seconds, climbSeconds(closed[len(seconds):], stages)...)
-		return maxrate.RampBroken(seconds, slo)
+		judged = append(judged, climbSeconds(closed[len(judged):], stages)...)
+		return maxrate.RampBroken(judged, slo)
 	}
 	res, err := load.Run(ctx, in.config(cfg))
 	if err != nil {
 		return nil, 0, err
 	}
-	return seconds, res.Duration, nil
+	// The seconds of the climb, not those after it while its last requests were answered.
+	whole := min(len(res.Timeline), int(res.Duration/time.Second))
+	return climbSeconds(res.Timeline[:whole], stages), res.Duration, nil
 }
 
 // climbSeconds are a climb's seconds as the search judges them, each at the climb's rate in its

@@ -57,6 +57,28 @@ func TestAClimbEndsWhereTheTargetBreaks(t *testing.T) {
 	}
 }
 
+// A climb's last seconds are judged too, though it ends before they can be (each second is
+// judged once the next has closed): a 3-s climb on a target answering in 300 ms broke the SLO.
+func TestAClimbsLastSecondsAreJudged(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+		io.WriteString(w, `{"id":1}`)
+	}))
+	defer srv.Close()
+	log := &strings.Builder{}
+	r := &Runner{Log: log}
+	p := planFor("t")
+	in := &instance{r: r, p: p, c: p.Cells[0], ctr: &fakeInstance{srv: srv}}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01}, Step: time.Second}
+	broke, err := r.climb(context.Background(), in, p.Cells[0], 10, 80, m) // 10 → 80 rps: 3 s
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !broke || !strings.Contains(log.String(), "its last 3 seconds over the SLO") {
+		t.Errorf("broke %v, want its 3 seconds, all over the SLO, to have broken it:\n%s", broke, log)
+	}
+}
+
 // A search without a bracket ramps until the target breaks the SLO, unmeasured, and its steps
 // start between the ramp's bracket (no row for the ramp): 8 slots × 50 ms hold 160 rps, and a
 // step meets a 200 ms p99 up to about 208.
