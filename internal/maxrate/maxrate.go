@@ -194,9 +194,9 @@ var Fractions = []float64{0.50, 0.75, 0.90}
 //
 // With cfg.Bracket, the doubling is skipped: its Low is taken as passing and its High as failing,
 // each on the word of whatever found them until steps decide. High is voted on when the bisection
-// ends against it (passing, the search goes on above it by the bracket's width, then doubling);
-// Low is confirmed as any maximum is (failing, the bisection goes on below it). So a wrong
-// bracket costs steps, never the answer.
+// ends against it (passing, the search goes on above it by the bracket's width, then by twice,
+// four times it, …); Low is confirmed as any maximum is (failing, the bisection goes on below
+// it). So a wrong bracket costs steps, never the answer.
 func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error) {
 	if cfg.Start < 1 || cfg.Limit < cfg.Start {
 		return Result{}, fmt.Errorf("search needs 1 ≤ start (%d) ≤ limit (%d)", cfg.Start, cfg.Limit)
@@ -242,10 +242,12 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 			}
 		}
 	}
-	// double runs one step a rate from rate up, doubling, until a rate fails its vote (bad) or the
-	// limit passes (bad 0); good is the last rate that passed, the one before rate when none does.
-	double := func(rate, good int) (int, int, error) {
-		for ; ; rate = min(2*rate, cfg.Limit) {
+	// double runs one step a rate from rate up, each rate by stride above the last and the stride
+	// doubling, until a rate fails its vote (bad) or the limit passes (bad 0); good is the last
+	// rate that passed, the one before rate when none does. From the start, the stride is the
+	// rate: the rate doubles.
+	double := func(rate, good, stride int) (int, int, error) {
+		for ; ; rate, stride = min(rate+stride, cfg.Limit), 2*stride {
 			if err := step(rate); err != nil || res.GeneratorLimited {
 				return good, 0, err
 			}
@@ -278,7 +280,7 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 	good, bad := b.Low, b.High
 	if b == (Bracket{}) {
 		var err error
-		if good, bad, err = double(cfg.Start, 0); err != nil || res.GeneratorLimited {
+		if good, bad, err = double(cfg.Start, 0, cfg.Start); err != nil || res.GeneratorLimited {
 			return stopped(err, good)
 		}
 	}
@@ -303,13 +305,16 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 				return stopped(err, good)
 			}
 			if ok {
-				// Above it by the bracket's width first, then doubling: a boundary that moved
-				// since an earlier search moved a little more often than a lot, and fastify,
-				// from 10000–12000 met 12000 and then failed 24000 with 43% errors.
+				// Above it by the bracket's width first, then by twice, four times that: a
+				// boundary that moved since an earlier search, or lies above a ramp's first
+				// failing second, moved a little more often than a lot. Doubling the rate from
+				// there, fastify, from 10000–12000, met 12000 and then failed 24000 with 43%
+				// errors; spring-mvc-virtual, from a ramp's 3421–3750, met 3750 and 4079, then
+				// failed 8158 with 61%.
 				width := max(1, bad-good)
 				good, bad = bad, 0
 				if good < cfg.Limit {
-					if good, bad, err = double(min(good+width, cfg.Limit), good); err != nil || res.GeneratorLimited {
+					if good, bad, err = double(min(good+width, cfg.Limit), good, 2*width); err != nil || res.GeneratorLimited {
 						return stopped(err, good)
 					}
 				}

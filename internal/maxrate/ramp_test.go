@@ -229,3 +229,27 @@ func TestAGeneratorLimitBeforeAnyPassingStepReportsNoBracketRate(t *testing.T) {
 		t.Errorf("generator-limited %v, max %d: want the search stopped with no maximum", got.GeneratorLimited, got.Max)
 	}
 }
+
+// TestAboveAPassingHighTheStrideDoubles: a boundary far above a bracket (20000 rps over
+// [10000, 12000]) is reached by strides of the bracket's width, then twice, four times it, not by
+// doubling the rate, which overshoots a boundary just above High by as much as the rate.
+func TestAboveAPassingHighTheStrideDoubles(t *testing.T) {
+	q := &queue{capacity: 20000 / 0.9, service: 10 * time.Millisecond}
+	res := Resolution{Percent: 20}
+	got, err := Find(context.Background(), Config{Start: 500, Resolution: res, Limit: 50000, Bracket: Bracket{10000, 12000}}, slo100, q.probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var above []int
+	for _, r := range q.probes {
+		if r > 12000 && !slices.Contains(above, r) && (len(above) == 0 || r > above[len(above)-1]) {
+			above = append(above, r)
+		}
+	}
+	if want := []int{14000, 18000, 26000}; !slices.Equal(above[:min(3, len(above))], want) {
+		t.Errorf("rates above High %v (steps %v), want %v first", above, q.probes, want)
+	}
+	if got.Max < 20000-res.At(20000) || got.Max >= 20000 {
+		t.Errorf("max %d (steps %v), want within %d below 20000", got.Max, q.probes, res.At(20000))
+	}
+}
