@@ -161,16 +161,19 @@ func TestRampBracket(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		seconds []Step
+		whole   bool
 		want    Bracket
 	}{
-		{"not broken", []Step{at(500, ok), at(600, bad), at(700, bad)}, Bracket{}},
-		{"broken: from its first failing second", []Step{at(500, ok), at(600, ok), at(700, bad), at(850, bad), at(1000, bad)}, Bracket{455, 700}},
-		{"a failing run longer than the break", []Step{at(500, ok), at(700, bad), at(850, bad), at(1000, bad), at(1200, bad)}, Bracket{455, 700}},
-		{"a lone failing second before it is a pause", []Step{at(500, bad), at(600, ok), at(700, bad), at(850, bad), at(1000, bad)}, Bracket{455, 700}},
-		{"failing from its first second", []Step{at(500, bad), at(600, bad), at(700, bad)}, Bracket{325, 500}},
-		{"too low a rate to bracket", []Step{at(1, bad), at(1, bad), at(1, bad)}, Bracket{}},
+		{"not broken", []Step{at(500, ok), at(600, bad), at(700, bad)}, false, Bracket{}},
+		{"run whole, its last two seconds failing", []Step{at(500, ok), at(600, bad), at(700, bad)}, true, Bracket{390, 600}},
+		{"run whole, none failing", []Step{at(500, ok), at(600, ok), at(700, ok)}, true, Bracket{}},
+		{"broken: from its first failing second", []Step{at(500, ok), at(600, ok), at(700, bad), at(850, bad), at(1000, bad)}, false, Bracket{455, 700}},
+		{"a failing run longer than the break", []Step{at(500, ok), at(700, bad), at(850, bad), at(1000, bad), at(1200, bad)}, false, Bracket{455, 700}},
+		{"a lone failing second before it is a pause", []Step{at(500, bad), at(600, ok), at(700, bad), at(850, bad), at(1000, bad)}, false, Bracket{455, 700}},
+		{"failing from its first second", []Step{at(500, bad), at(600, bad), at(700, bad)}, false, Bracket{325, 500}},
+		{"too low a rate to bracket", []Step{at(1, bad), at(1, bad), at(1, bad)}, false, Bracket{}},
 	} {
-		if got := RampBracket(c.seconds, slo100); got != c.want {
+		if got := RampBracket(c.seconds, slo100, c.whole); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -196,7 +199,7 @@ func TestARampsBracketFindsWhatDoublingFinds(t *testing.T) {
 			queued = max(0, queued+rate-capacity)
 			seconds = append(seconds, Step{Rate: int(rate), P99: 10*time.Millisecond + time.Duration(queued/capacity*float64(time.Second))})
 		}
-		b := RampBracket(seconds, slo100)
+		b := RampBracket(seconds, slo100, false)
 		sq := &queue{capacity: capacity, service: 10 * time.Millisecond}
 		got, err := Find(context.Background(), Config{Start: start, Resolution: res, Limit: limit, Bracket: b}, slo100, sq.probe)
 		if err != nil {
