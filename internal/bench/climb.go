@@ -33,8 +33,9 @@ func (r *Runner) climb(ctx context.Context, in *instance, c plan.Cell, from, to 
 	if from >= to {
 		return false, nil
 	}
-	fmt.Fprintf(r.Log, "  climbing from %d to %d rps in %s, unmeasured\n", from, to, load.StagesDuration(climbStages(from, to, m.Step)))
-	seconds, took, err := r.climbing(ctx, in, c, climbStages(from, to, m.Step), m.SLO)
+	stages := climbStages(from, to, m.Step)
+	fmt.Fprintf(r.Log, "  climbing from %d to %d rps in %s, unmeasured\n", from, to, load.StagesDuration(stages))
+	seconds, took, err := r.climbing(ctx, in, c, stages, m.SLO)
 	broke := maxrate.RampBroken(seconds, m.SLO)
 	if broke {
 		fmt.Fprintf(r.Log, "  the climb ended after %s (at %d rps), its last %d seconds over the SLO: the target holds less than the boundary's met rate now\n",

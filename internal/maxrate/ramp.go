@@ -14,7 +14,7 @@ const RampLow = 0.65
 // RampBroken says the last RampBreak seconds of a ramp (each a Step at that second's rate,
 // judged or not) all fail slo: the ramp has found the boundary and need not load the target on.
 func RampBroken(seconds []Step, slo SLO) bool {
-	return len(seconds) >= RampBreak && failingRun(seconds, slo) >= RampBreak
+	return failingRun(seconds, slo) >= RampBreak
 }
 
 // RampBracket is where a broken ramp (RampBroken) puts the boundary: High the rate of the first
