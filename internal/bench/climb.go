@@ -47,23 +47,23 @@ func (r *Runner) climb(ctx context.Context, in *instance, c plan.Cell, from, to 
 // ramp brackets the boundary for a search that has none: a climb like an even search's, from the
 // first rate towards the limit, doubling every m.Ramp, until the SLO breaks
 // (maxrate.RampBracket): a few seconds of rising load instead of a doubling's steps. Zero, said
-// in the log, when it did not bracket it; the search then doubles. The bool says the target was
-// left with work queued: a bracket's failing seconds end the ramp.
-func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearch) (maxrate.Bracket, bool, error) {
+// in the log, when it did not bracket it; the search then doubles. A bracket's failing seconds
+// end the ramp: it leaves the target with work queued.
+func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearch) (maxrate.Bracket, error) {
 	from, to := m.Search.Start, m.Search.Limit
 	stages := climbStages(from, to, m.Ramp)
 	fmt.Fprintf(r.Log, "  ramping from %d rps towards %d, doubling every %s, unmeasured, until %d seconds in a row miss the SLO\n", from, to, m.Ramp, maxrate.RampBreak)
 	seconds, took, err := r.climbing(ctx, in, c, stages, m.SLO)
 	if err != nil {
-		return maxrate.Bracket{}, false, err
+		return maxrate.Bracket{}, err
 	}
 	b := maxrate.RampBracket(seconds, m.SLO, took >= load.StagesDuration(stages))
 	if b == (maxrate.Bracket{}) {
 		fmt.Fprintf(r.Log, "  the ramp bracketed nothing in %s (up to %d rps): steps double from %d rps\n", took.Round(time.Second), to, from)
-		return b, false, nil
+		return b, nil
 	}
 	fmt.Fprintf(r.Log, "  the ramp broke at %d rps after %s: steps search between %d and %d rps\n", b.High, took.Round(time.Second), b.Low, b.High)
-	return b, true, nil
+	return b, nil
 }
 
 // climbing loads the target through stages, unmeasured, until its last seconds break slo, and

@@ -160,9 +160,10 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 			return out, err
 		}
 	} else if m.Ramp > 0 {
-		if m.Search.Bracket, overloaded, err = r.ramp(ctx, in, c, m); err != nil {
+		if m.Search.Bracket, err = r.ramp(ctx, in, c, m); err != nil {
 			return out, err
 		}
+		overloaded = m.Search.Bracket != (maxrate.Bracket{})
 	}
 	// once runs one step; repeat says it failed while other work disturbed its CPUs and may be run
 	// again (not when last), so that a neighbour's burst is not taken for the target's limit.
