@@ -38,14 +38,17 @@ sshd:
 
 # The default question (RUN_DEFAULT: its answer, and every step in results/<time>.csv), or the run
 # ARGS asks for: tables, results/<time>.csv, its timeline and histograms (results/<time>.timeline/)
-# and, either way, the report, results/<time>.html.
-run: build docker
+# and, either way, the report, results/<time>.html. On a new machine the binary's build (mostly
+# compiling) and the engine's install and root image (mostly downloading) run side by side.
+run:
+	@$(MAKE) --no-print-directory -j2 build docker
 	$(BIN) run --html $(if $(ARGS),$(ARGS),$(RUN_DEFAULT))
 
 # The published experiments (experiments.yaml), short: 2 trials of 5 s per cell, about 40 minutes,
 # into docs/experiments/ (committed), then docs/experiments.md from them. The full version of one:
 # bin/iotbench reproduce NAME (resumable). Remove docs/experiments/ first to measure anew.
-experiments: build docker
+experiments:
+	@$(MAKE) --no-print-directory -j2 build docker
 	$(BIN) reproduce all --trials 2 --duration 5s --out docs/experiments
 	$(MAKE) experiments-doc
 

@@ -277,6 +277,7 @@ func TestEvenSearchesStartFromTheOddOnesBoundary(t *testing.T) {
 	// the first's failing rate; the third, odd, doubles from the start again.
 	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}}
 	p := planFor("t")
+	p.Cells[0].Load.Warmup = 100 * time.Millisecond
 	for trial := 2; trial <= 3; trial++ {
 		c := p.Cells[0]
 		c.Trial = trial
@@ -308,10 +309,15 @@ func TestEvenSearchesStartFromTheOddOnesBoundary(t *testing.T) {
 	if second.Bracket != first.Boundary() || second.Steps[0].Rate != first.FirstFailed {
 		t.Errorf("second search from %v, first step at %d rps: want the first's boundary %v, its failing rate first", second.Bracket, second.Steps[0].Rate, first.Boundary())
 	}
-	// It climbs to the boundary's met rate unmeasured first, as a doubling search reaches it.
+	// It warms up at half the boundary's met rate (above the first rate here), where the odd
+	// searches warm up at the first rate, and climbs from there to the met rate unmeasured.
+	half := first.Max / 2
+	if half <= m.Search.Start {
+		t.Fatalf("the first search's max %d is under twice the first rate %d: the test shows nothing", first.Max, m.Search.Start)
+	}
 	for _, want := range []string{
-		fmt.Sprintf("from search 1's boundary: %d rps met, %d failed", first.Max, first.FirstFailed),
-		fmt.Sprintf("climbing from %d to %d rps", m.Search.Start, first.Max),
+		fmt.Sprintf("warm-up 100ms at %d rps\n  from search 1's boundary: %d rps met, %d failed", half, first.Max, first.FirstFailed),
+		fmt.Sprintf("climbing from %d to %d rps", half, first.Max),
 	} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log does not say %q:\n%s", want, log)
