@@ -120,3 +120,24 @@ func stepRates(steps []maxrate.Step) []int {
 	}
 	return out
 }
+
+// An even search's climb from its warm-up rate reaches its bracket's met rate in one doubling,
+// whether that rate is odd or even; a bracket below twice the first rate climbs from the first.
+func TestAnEvenSearchClimbsToItsBracketInOneDoubling(t *testing.T) {
+	for _, tc := range []struct{ start, low, stages int }{
+		{500, 2027, 1}, {500, 25259, 1}, {500, 9588, 1}, {500, 1000, 1}, {500, 999, 1}, {500, 1001, 1},
+		{500, 800, 1}, {500, 4000, 1}, {40, 200, 1},
+	} {
+		cfg := maxrate.Config{Start: tc.start, Bracket: maxrate.Bracket{Low: tc.low, High: tc.low + 1}}
+		from := warmupRate(cfg)
+		if from < tc.start || from > tc.low {
+			t.Errorf("start %d, bracket from %d: warms up at %d, want between them", tc.start, tc.low, from)
+		}
+		if got := len(climbStages(from, tc.low, time.Second)); got != tc.stages {
+			t.Errorf("start %d, bracket from %d: warms up at %d and climbs in %d doublings, want %d", tc.start, tc.low, from, got, tc.stages)
+		}
+	}
+	if got := warmupRate(maxrate.Config{Start: 500}); got != 500 {
+		t.Errorf("an odd search warms up at %d rps, want its first rate 500", got)
+	}
+}

@@ -127,14 +127,9 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		return failed(*nl)
 	}
 	defer in.remove(ctx)
-	// An even search warms up at half its bracket's met rate when that is above the first rate,
-	// and climbs from there: to its bracket in one doubling, as a ramping search's last doubling
-	// reaches its boundary, rather than from the first rate in as many as it takes (20 s of
-	// fastify's 55-s preamble, 500 to 9587 rps), and warmed where its steps will load it. Without
-	// a warm-up the climb starts at the first rate.
-	warmRate := m.Search.Start
+	warmRate := m.Search.Start // without a warm-up, the climb starts at the first rate
 	if c.Load.Warmup > 0 {
-		warmRate = max(warmRate, m.Search.Bracket.Low/2)
+		warmRate = warmupRate(m.Search)
 		warm := stepConfig(c.Load, warmRate, c.Load.Warmup)
 		if c.Load.WarmupAuto { // until steady, then a second measured and dropped
 			warm.Warmup, warm.WarmupAuto, warm.Duration = c.Load.Warmup, true, time.Second
@@ -300,6 +295,15 @@ func healthBody(ctx context.Context, client *http.Client, url string) ([]byte, e
 		return nil, fmt.Errorf("%s: status %d", url, resp.StatusCode)
 	}
 	return io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+}
+
+// warmupRate is the rate a search warms up at: its first rate, or, for an even search, half its
+// bracket's met rate when that is higher. The even search climbs from there to its bracket in one
+// doubling, as a ramping search's last doubling reaches its boundary, rather than from the first
+// rate in as many as it takes (20 s of fastify's 55-s preamble, 500 to 9587 rps), and is warmed
+// where its steps will load it. Rounded up, so that one doubling reaches the bracket.
+func warmupRate(c maxrate.Config) int {
+	return max(c.Start, (c.Bracket.Low+1)/2)
 }
 
 // stepConfig is base at an open-loop rate for du, with no warm-up of its own.

@@ -311,13 +311,13 @@ func TestEvenSearchesStartFromTheOddOnesBoundary(t *testing.T) {
 	}
 	// It warms up at half the boundary's met rate (above the first rate here), where the odd
 	// searches warm up at the first rate, and climbs from there to the met rate unmeasured.
-	half := first.Max / 2
+	half := (first.Max + 1) / 2
 	if half <= m.Search.Start {
 		t.Fatalf("the first search's max %d is under twice the first rate %d: the test shows nothing", first.Max, m.Search.Start)
 	}
 	for _, want := range []string{
 		fmt.Sprintf("warm-up 100ms at %d rps\n  from search 1's boundary: %d rps met, %d failed", half, first.Max, first.FirstFailed),
-		fmt.Sprintf("climbing from %d to %d rps", half, first.Max),
+		fmt.Sprintf("climbing from %d to %d rps in %s", half, first.Max, m.Step), // one doubling
 	} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("log does not say %q:\n%s", want, log)
