@@ -153,9 +153,13 @@ type Result struct {
 	Max int
 	// FirstFailed is the lowest rate that failed two steps (0: none failed up to Limit).
 	FirstFailed int
-	// GeneratorLimited says the search stopped because the generator could not send a rate on
-	// time: Max passed once but is not confirmed, and higher rates were not measured.
+	// GeneratorLimited says the generator could not send a rate on time (GeneratorLimit): the
+	// target's maximum is at least Max, which may have passed once only (a rate met before the
+	// generator fell short ends the search unconfirmed), and rates from GeneratorLimit up were
+	// not measured.
 	GeneratorLimited bool
+	// GeneratorLimit is the lowest rate the generator could not send on time; 0 when none.
+	GeneratorLimit int
 	// Steps are every step run, in order.
 	Steps []Step
 	// Bracket is the bracket the search started from (Config.Bracket); zero when it doubled from Start.
@@ -207,6 +211,13 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 	}
 	res := Result{Bracket: b}
 	tally := map[int][2]int{} // rate → steps that met the SLO, steps that did not
+	// unsendable: the generator could not send rate on time, or a lower one. It bounds the search
+	// from above as a failing rate does, without being one.
+	unsendable := func(rate int) bool { return res.GeneratorLimited && rate >= res.GeneratorLimit }
+	// short says the generator just fell short after a rate up to its limit met the SLO: the
+	// search ends, its maximum at least that rate. Before any did (a bracket's first step the
+	// generator could not send), the search goes on below the limit.
+	short := false
 	step := func(rate int) error {
 		s, err := probe(ctx, rate)
 		if err != nil {
@@ -218,7 +229,11 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 		t := tally[rate]
 		switch {
 		case s.GeneratorLimited:
+			if !unsendable(rate) {
+				res.GeneratorLimit = rate
+			}
 			res.GeneratorLimited = true
+			short = notFailedBelow(tally, res.GeneratorLimit+1) > 0
 		case s.Failed != "":
 			t[1]++
 		default:
@@ -227,7 +242,8 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 		tally[rate] = t
 		return nil
 	}
-	// vote runs steps at rate until two agree, counting the steps it already had.
+	// vote runs steps at rate until two agree, counting the steps it already had; a rate the
+	// generator could not send loses it.
 	vote := func(rate int) (bool, error) {
 		for {
 			t := tally[rate]
@@ -237,24 +253,30 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 				}
 				return t[0] >= 2, nil
 			}
-			if err := step(rate); err != nil || res.GeneratorLimited {
+			if unsendable(rate) {
+				return false, nil
+			}
+			if err := step(rate); err != nil {
 				return false, err
 			}
 		}
 	}
 	// double runs one step a rate from rate up, each rate by stride above the last and the stride
-	// doubling, until a rate fails its vote (bad) or the limit passes (bad 0); good is the last
-	// rate that passed, the one before rate when none does. From the start, the stride is the
-	// rate: the rate doubles.
+	// doubling, until a rate fails its vote or cannot be sent (bad) or the limit passes (bad 0);
+	// good is the last rate that passed, the one before rate when none does. From the start, the
+	// stride is the rate: the rate doubles.
 	double := func(rate, good, stride int) (int, int, error) {
 		for ; ; rate, stride = min(rate+stride, cfg.Limit), 2*stride {
-			if err := step(rate); err != nil || res.GeneratorLimited {
+			if unsendable(rate) {
+				return good, res.GeneratorLimit, nil
+			}
+			if err := step(rate); err != nil || short {
 				return good, 0, err
 			}
-			ok := tally[rate][1] == 0
+			ok := tally[rate][1] == 0 && !unsendable(rate)
 			if !ok {
 				var err error
-				if ok, err = vote(rate); err != nil || res.GeneratorLimited {
+				if ok, err = vote(rate); err != nil || short {
 					return good, 0, err
 				}
 			}
@@ -268,9 +290,12 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 		}
 	}
 	stopped := func(err error, good int) (Result, error) {
-		// GeneratorLimited says the search stopped short and good may not be confirmed; a
-		// bracket's Low no step of this search passed is not reported at all.
-		if tally[good][0] == 0 {
+		// Stopped short, good may not be confirmed; a bracket's Low no step of this search
+		// passed is not reported at all. The generator's limit ends it at the highest rate met
+		// below or at it.
+		if short {
+			good = notFailedBelow(tally, res.GeneratorLimit+1)
+		} else if tally[good][0] == 0 {
 			good = notFailedBelow(tally, good)
 		}
 		res.Max = good
@@ -280,7 +305,7 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 	good, bad := b.Low, b.High
 	if b == (Bracket{}) {
 		var err error
-		if good, bad, err = double(cfg.Start, 0, cfg.Start); err != nil || res.GeneratorLimited {
+		if good, bad, err = double(cfg.Start, 0, cfg.Start); err != nil || short {
 			return stopped(err, good)
 		}
 	}
@@ -289,7 +314,7 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 		for bad > 0 && bad-good > cfg.Resolution.At(good) {
 			mid := good + (bad-good)/2
 			ok, err := vote(mid)
-			if err != nil || res.GeneratorLimited {
+			if err != nil || short {
 				return stopped(err, good)
 			}
 			if ok {
@@ -299,9 +324,9 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 			}
 		}
 		// A bracket's High that no step failed yet: the boundary may lie above it.
-		if bad > 0 && tally[bad][1] < 2 {
+		if bad > 0 && tally[bad][1] < 2 && !unsendable(bad) {
 			ok, err := vote(bad)
-			if err != nil || res.GeneratorLimited {
+			if err != nil || short {
 				return stopped(err, good)
 			}
 			if ok {
@@ -314,7 +339,7 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 				width := max(1, bad-good)
 				good, bad = bad, 0
 				if good < cfg.Limit {
-					if good, bad, err = double(min(good+width, cfg.Limit), good, 2*width); err != nil || res.GeneratorLimited {
+					if good, bad, err = double(min(good+width, cfg.Limit), good, 2*width); err != nil || short {
 						return stopped(err, good)
 					}
 				}
@@ -325,7 +350,7 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 			break
 		}
 		ok, err := vote(good) // a rate the doubling passed once is confirmed here
-		if err != nil || res.GeneratorLimited {
+		if err != nil || short {
 			return stopped(err, good)
 		}
 		if ok {

@@ -142,6 +142,13 @@ func TestFindEdges(t *testing.T) {
 		{"start already too fast: bisect below it", &queue{capacity: 100, service: 10 * time.Millisecond}, Config{Start: 400, Resolution: Resolution{RPS: 5}, Limit: 1000}, 85, false},
 		{"limit reached without failing", &queue{capacity: 1e9, service: time.Millisecond}, Config{Start: 100, Resolution: Resolution{RPS: 5}, Limit: 700}, 700, false},
 		{"generator cannot send more", &queue{capacity: 1e9, service: time.Millisecond, generator: 1000}, Config{Start: 100, Resolution: Resolution{RPS: 5}, Limit: 100000}, 800, true},
+		// A ramp's bracket whose first step the generator cannot send: the search goes on below
+		// the generator's limit (it used to end there, reporting at least 0).
+		{"bracket above what the generator sends", &queue{capacity: 1e9, service: time.Millisecond, generator: 700},
+			Config{Start: 100, Resolution: Resolution{Percent: 20}, Limit: 100000, Bracket: Bracket{Low: 650, High: 1000}}, 650, true},
+		// p99 reaches 100 ms at 630 rps, below the generator's 800 and the bracket's Low.
+		{"bracket above what the generator sends, the target failing below it", &queue{capacity: 700, service: 10 * time.Millisecond, generator: 800},
+			Config{Start: 100, Resolution: Resolution{Percent: 5}, Limit: 100000, Bracket: Bracket{Low: 650, High: 1000}}, 620, true},
 		{"a share of the rate as resolution", &queue{capacity: 100, service: 10 * time.Millisecond}, Config{Start: 10, Resolution: Resolution{Percent: 5}, Limit: 1000}, 88, false},
 		{"nothing meets the SLO", &queue{capacity: 1e9, service: time.Second}, Config{Start: 10, Resolution: Resolution{RPS: 2}, Limit: 100}, 0, false},
 	}
@@ -157,6 +164,14 @@ func TestFindEdges(t *testing.T) {
 			}
 			if res.Max == 0 && len(res.Fractions) != 0 {
 				t.Errorf("fractions of nothing measured: %v", res.Fractions)
+			}
+			for _, s := range res.Steps {
+				if c.q.generator > 0 && s.Rate > c.q.generator && !s.GeneratorLimited {
+					t.Errorf("step at %d rps above the generator's %d not marked generator-limited", s.Rate, c.q.generator)
+				}
+			}
+			if c.wantGenerator && (res.GeneratorLimit <= c.q.generator || res.Max >= res.GeneratorLimit) {
+				t.Errorf("generator limit %d, max %d: want the lowest rate above the generator's %d, the max below it (steps %v)", res.GeneratorLimit, res.Max, c.q.generator, c.q.probes)
 			}
 		})
 	}

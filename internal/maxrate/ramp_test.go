@@ -219,17 +219,26 @@ func TestARampsBracketFindsWhatDoublingFinds(t *testing.T) {
 }
 
 // TestAGeneratorLimitBeforeAnyPassingStepReportsNoBracketRate: a bracket's Low is not a maximum
-// until a step of this search meets it; a search the generator stops before that reports none.
+// until a step of this search meets it; a search whose generator sends no rate on time, down to
+// the resolution, reports none, each step below the last it could not send.
 func TestAGeneratorLimitBeforeAnyPassingStepReportsNoBracketRate(t *testing.T) {
+	var rates []int
 	probe := func(_ context.Context, rate int) (Step, error) {
+		rates = append(rates, rate)
 		return Step{P99: time.Millisecond, GeneratorLimited: true}, nil
 	}
 	got, err := Find(context.Background(), Config{Start: 500, Resolution: Resolution{Percent: 20}, Limit: 50000, Bracket: Bracket{20000, 40000}}, slo100, probe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.GeneratorLimited || got.Max != 0 {
-		t.Errorf("generator-limited %v, max %d: want the search stopped with no maximum", got.GeneratorLimited, got.Max)
+	if !got.GeneratorLimited || got.Max != 0 || got.GeneratorLimit != rates[len(rates)-1] {
+		t.Errorf("generator-limited %v at %d, max %d: want the search stopped with no maximum (steps %v)", got.GeneratorLimited, got.GeneratorLimit, got.Max, rates)
+	}
+	for i := 1; i < len(rates); i++ {
+		if rates[i] >= rates[i-1] {
+			t.Errorf("steps %v: want each below the last the generator could not send", rates)
+			break
+		}
 	}
 }
 

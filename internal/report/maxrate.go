@@ -63,7 +63,7 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 			}
 			if o.GeneratorLimited {
 				limited = true
-				notes = append(notes, fmt.Sprintf("%s: the generator could not send %d rps on time (give it more CPU): the search stopped there, unconfirmed", name, o.Steps[len(o.Steps)-1].Rate))
+				notes = append(notes, fmt.Sprintf("%s: the generator could not send %d rps on time (give it more CPU): no rate from there up was measured, so the maximum is at least the one found", name, o.GeneratorLimit))
 			}
 			for i, s := range o.Fractions {
 				p50s[i] = append(p50s[i], float64(s.P50))

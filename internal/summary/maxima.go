@@ -16,8 +16,9 @@ type Search struct {
 	// Max is the highest rate that met the SLO in two steps with fewer than two failing (the
 	// vote internal/maxrate confirms a maximum by); 0 when the search found none.
 	Max int
-	// GeneratorLimited: the generator could not send a rate on time, so the search stopped at a
-	// rate met once, unconfirmed: the target's maximum is at least Max.
+	// GeneratorLimited: the generator could not send a rate on time, so rates from there up were
+	// not measured: the target's maximum is at least Max (perhaps met once, when the generator's
+	// limit ended the search).
 	GeneratorLimited bool
 	// Failed says why the search has no result: its target was never loaded, or failed the
 	// stored-row check.
