@@ -7,7 +7,7 @@ COMMIT  := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --
 LDFLAGS := -X $(PKG)/internal/hostinfo.Version=$(VERSION) -X $(PKG)/internal/hostinfo.BuildCommit=$(COMMIT)
 # `make run` answers the default question: how much io-heavy load each runtime sustains under the
 # SLO (p99 < 100 ms, errors < 0.1%), at what latency and CPU and memory cost, in one sentence (2
-# searches a target: about 12 minutes once the images are built, 18 the first time; too few to
+# searches a target: about 12 minutes once the images are built, 15 the first time; too few to
 # rank, as 2 trials are: RUN_DEFAULT with --trials 6 ranks them, in about 32 minutes), each
 # target in the scenario's 1 GiB (the embedded store keeps the latest 1,000 readings:
 # docs/contract.md). ARGS replaces it with any run, e.g. make run ARGS="--scenario io-heavy --trials 5"
