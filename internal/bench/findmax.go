@@ -40,7 +40,7 @@ type MaxSearch struct {
 }
 
 // FindMax searches each target of p once per trial, each search in a fresh container, for the
-// highest open-loop rate meeting m.SLO: the container is verified, warmed up at the first rate,
+// highest open-loop rate meeting m.SLO: the container is verified, warmed up (warmupRate),
 // then loaded step by step. A runtime's capacity differs from one start to the next (compilation,
 // heap sizing, neighbours), so searches are trials like any other: interleaved across targets in
 // the order shuffled by r.Seed. Every step is recorded as a row: requested_rps is its rate, trial
