@@ -17,7 +17,7 @@ ARGS    ?=
 # by default they fail when no engine answers, so that `make test` never passes without them.
 DOCKER  ?= 1
 
-.PHONY: build run test docker chromium sshd lint unit e2e acceptance bench-generator clean experiments experiments-doc
+.PHONY: build prepare run test docker chromium sshd lint unit e2e acceptance bench-generator clean experiments experiments-doc
 
 # Static (no cgo): the same binary runs in the generator shard image on other engines (docs/scale.md).
 build:
@@ -27,6 +27,11 @@ build:
 docker:
 	scripts/ensure-docker.sh
 	scripts/root-image.sh
+
+# The binary and the Docker engine with its root image, side by side: on a new machine the build is
+# mostly compiling, the engine's install and the root image mostly downloading.
+prepare:
+	@$(MAKE) --no-print-directory -j2 build docker
 
 # Headless Chromium, for the test that opens the HTML report.
 chromium:
@@ -38,17 +43,14 @@ sshd:
 
 # The default question (RUN_DEFAULT: its answer, and every step in results/<time>.csv), or the run
 # ARGS asks for: tables, results/<time>.csv, its timeline and histograms (results/<time>.timeline/)
-# and, either way, the report, results/<time>.html. On a new machine the binary's build (mostly
-# compiling) and the engine's install and root image (mostly downloading) run side by side.
-run:
-	@$(MAKE) --no-print-directory -j2 build docker
+# and, either way, the report, results/<time>.html.
+run: prepare
 	$(BIN) run --html $(if $(ARGS),$(ARGS),$(RUN_DEFAULT))
 
 # The published experiments (experiments.yaml), short: 2 trials of 5 s per cell, about 40 minutes,
 # into docs/experiments/ (committed), then docs/experiments.md from them. The full version of one:
 # bin/iotbench reproduce NAME (resumable). Remove docs/experiments/ first to measure anew.
-experiments:
-	@$(MAKE) --no-print-directory -j2 build docker
+experiments: prepare
 	$(BIN) reproduce all --trials 2 --duration 5s --out docs/experiments
 	$(MAKE) experiments-doc
 

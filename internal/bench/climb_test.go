@@ -105,7 +105,7 @@ func TestARampBracketsTheSearch(t *testing.T) {
 	if len(o.Steps) == 0 || o.Steps[0].Rate <= b.Low || o.Steps[0].Rate > b.High {
 		t.Errorf("steps %v: want the first inside the bracket %v", stepRates(o.Steps), b)
 	}
-	if !o.GeneratorLimited && (o.Max < 120 || o.Max > 220) {
+	if !o.GeneratorLimited() && (o.Max < 120 || o.Max > 220) {
 		t.Errorf("max %d, want near 160–208 rps", o.Max)
 	}
 	if want := len(o.Steps) + len(o.Fractions); len(rows) != want {

@@ -117,9 +117,9 @@ func TestFindMaxRecordsEveryStep(t *testing.T) {
 		t.Errorf("rows of the target that did not start: %+v", down)
 	}
 	res := byTarget["t"]
-	t.Logf("max %d rps, first failed %d, %d steps, generator-limited %v", res.Max, res.FirstFailed, len(res.Steps), res.GeneratorLimited)
+	t.Logf("max %d rps, first failed %d, %d steps, generator-limited %v", res.Max, res.FirstFailed, len(res.Steps), res.GeneratorLimited())
 	switch last := rows[len(rows)-1]; {
-	case res.GeneratorLimited:
+	case res.GeneratorLimited():
 		// A starved test machine: the search must stop at the generator's limit, say so, and
 		// report only rates below it.
 		if !strings.HasPrefix(last.InvalidReason, "generator-limited: ") || res.Max >= last.RequestedRPS || len(res.Fractions) != 0 {
@@ -330,7 +330,7 @@ func TestEvenSearchesStartFromTheOddOnesBoundary(t *testing.T) {
 		t.Errorf("third search from %v, first step at %d rps: want it doubling from %d", third.Bracket, third.Steps[0].Rate, m.Search.Start)
 	}
 	for _, o := range found {
-		if !o.GeneratorLimited && (o.Max < 120 || o.Max > 220) {
+		if !o.GeneratorLimited() && (o.Max < 120 || o.Max > 220) {
 			t.Errorf("search %d: max %d, want near 160–208 rps", o.Search, o.Max)
 		}
 	}

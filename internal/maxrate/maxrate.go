@@ -153,12 +153,8 @@ type Result struct {
 	Max int
 	// FirstFailed is the lowest rate that failed two steps (0: none failed up to Limit).
 	FirstFailed int
-	// GeneratorLimited says the generator could not send a rate on time (GeneratorLimit): the
-	// target's maximum is at least Max, which may have passed once only (a rate met before the
-	// generator fell short ends the search unconfirmed), and rates from GeneratorLimit up were
-	// not measured.
-	GeneratorLimited bool
-	// GeneratorLimit is the lowest rate the generator could not send on time; 0 when none.
+	// GeneratorLimit is the lowest rate the generator could not send on time; 0 when it sent
+	// every rate (GeneratorLimited).
 	GeneratorLimit int
 	// Steps are every step run, in order.
 	Steps []Step
@@ -168,11 +164,16 @@ type Result struct {
 	Fractions []Step
 }
 
+// GeneratorLimited says the generator could not send a rate on time: the target's maximum is at
+// least Max, which may have passed once only (a rate met before the generator fell short ends the
+// search unconfirmed), and rates from GeneratorLimit up were not measured.
+func (r Result) GeneratorLimited() bool { return r.GeneratorLimit > 0 }
+
 // Boundary is where the search found the SLO's boundary: its maximum and the first rate failing,
 // each confirmed by vote; zero when it found no such pair (no maximum, nothing failed, or the
 // generator stopped it short). A later search of the target may start from it (Config.Bracket).
 func (r Result) Boundary() Bracket {
-	if r.GeneratorLimited || r.Max == 0 || r.FirstFailed <= r.Max {
+	if r.GeneratorLimited() || r.Max == 0 || r.FirstFailed <= r.Max {
 		return Bracket{}
 	}
 	return Bracket{Low: r.Max, High: r.FirstFailed}
@@ -213,7 +214,7 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 	tally := map[int][2]int{} // rate → steps that met the SLO, steps that did not
 	// unsendable: the generator could not send rate on time, or a lower one. It bounds the search
 	// from above as a failing rate does, without being one.
-	unsendable := func(rate int) bool { return res.GeneratorLimited && rate >= res.GeneratorLimit }
+	unsendable := func(rate int) bool { return res.GeneratorLimited() && rate >= res.GeneratorLimit }
 	// short says the generator just fell short after a rate up to its limit met the SLO: the
 	// search ends, its maximum at least that rate. Before any did (a bracket's first step the
 	// generator could not send), the search goes on below the limit.
@@ -232,7 +233,6 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 			if !unsendable(rate) {
 				res.GeneratorLimit = rate
 			}
-			res.GeneratorLimited = true
 			short = notFailedBelow(tally, res.GeneratorLimit+1) > 0
 		case s.Failed != "":
 			t[1]++
@@ -273,7 +273,10 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 			if err := step(rate); err != nil || short {
 				return good, 0, err
 			}
-			ok := tally[rate][1] == 0 && !unsendable(rate)
+			if unsendable(rate) {
+				return good, rate, nil
+			}
+			ok := tally[rate][1] == 0
 			if !ok {
 				var err error
 				if ok, err = vote(rate); err != nil || short {

@@ -159,8 +159,8 @@ func TestFindEdges(t *testing.T) {
 				t.Fatal(err)
 			}
 			width := c.cfg.Resolution.At(c.wantMax)
-			if c.wantMax > 0 && (res.Max > c.wantMax+width || res.Max < c.wantMax-width) || c.wantMax == 0 && res.Max != 0 || res.GeneratorLimited != c.wantGenerator {
-				t.Errorf("max %d generator-limited %v, want %d±%d, %v (steps %v)", res.Max, res.GeneratorLimited, c.wantMax, width, c.wantGenerator, c.q.probes)
+			if c.wantMax > 0 && (res.Max > c.wantMax+width || res.Max < c.wantMax-width) || c.wantMax == 0 && res.Max != 0 || res.GeneratorLimited() != c.wantGenerator {
+				t.Errorf("max %d generator-limited %v, want %d±%d, %v (steps %v)", res.Max, res.GeneratorLimited(), c.wantMax, width, c.wantGenerator, c.q.probes)
 			}
 			if res.Max == 0 && len(res.Fractions) != 0 {
 				t.Errorf("fractions of nothing measured: %v", res.Fractions)

@@ -128,7 +128,7 @@ func TestBoundary(t *testing.T) {
 		{"a maximum and a failing rate", Result{Max: 12000, FirstFailed: 14000}, Bracket{12000, 14000}},
 		{"nothing failed up to the limit", Result{Max: 50000}, Bracket{}},
 		{"no rate met the SLO", Result{FirstFailed: 500}, Bracket{}},
-		{"the generator stopped it", Result{Max: 16000, FirstFailed: 32000, GeneratorLimited: true}, Bracket{}},
+		{"the generator stopped it", Result{Max: 16000, FirstFailed: 32000, GeneratorLimit: 32000}, Bracket{}},
 		{"a failing rate below the maximum", Result{Max: 3000, FirstFailed: 2500}, Bracket{}},
 	} {
 		if got := c.res.Boundary(); got != c.want {
@@ -231,8 +231,8 @@ func TestAGeneratorLimitBeforeAnyPassingStepReportsNoBracketRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !got.GeneratorLimited || got.Max != 0 || got.GeneratorLimit != rates[len(rates)-1] {
-		t.Errorf("generator-limited %v at %d, max %d: want the search stopped with no maximum (steps %v)", got.GeneratorLimited, got.GeneratorLimit, got.Max, rates)
+	if !got.GeneratorLimited() || got.Max != 0 || got.GeneratorLimit != rates[len(rates)-1] {
+		t.Errorf("generator-limited %v at %d, max %d: want the search stopped with no maximum (steps %v)", got.GeneratorLimited(), got.GeneratorLimit, got.Max, rates)
 	}
 	for i := 1; i < len(rates); i++ {
 		if rates[i] >= rates[i-1] {

@@ -51,17 +51,17 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 			case o.Failed != "":
 				notes = append(notes, fmt.Sprintf("%s: no result: %s", name, o.Failed))
 				each = append(each, "—")
-			case o.Max == 0 && !o.GeneratorLimited:
+			case o.Max == 0 && !o.GeneratorLimited():
 				notes = append(notes, fmt.Sprintf("%s: no rate down to the resolution met the SLO", name))
 				each = append(each, "0")
 			default:
 				maxima = append(maxima, float64(o.Max))
-				each = append(each, atLeast(o.GeneratorLimited)+fmt.Sprint(o.Max))
+				each = append(each, atLeast(o.GeneratorLimited())+fmt.Sprint(o.Max))
 			}
 			if o.FirstFailed > 0 {
 				firsts = append(firsts, float64(o.FirstFailed))
 			}
-			if o.GeneratorLimited {
+			if o.GeneratorLimited() {
 				limited = true
 				notes = append(notes, fmt.Sprintf("%s: the generator could not send %d rps on time (give it more CPU): no rate from there up was measured, so the maximum is at least the one found", name, o.GeneratorLimit))
 			}

@@ -18,7 +18,7 @@ func TestWriteMax(t *testing.T) {
 				{Rate: 600, P50: 53 * time.Millisecond, P99: 70 * time.Millisecond},
 				{Rate: 720, P50: 55 * time.Millisecond, P99: 88 * time.Millisecond}}}},
 		{Target: "broken", Failed: "verify-failed: POST /ingest: answer is not a JSON object"},
-		{Target: "starved", Result: maxrate.Result{Max: 400, GeneratorLimited: true, GeneratorLimit: 800, Steps: []maxrate.Step{{Rate: 400}, {Rate: 800}}}},
+		{Target: "starved", Result: maxrate.Result{Max: 400, GeneratorLimit: 800, Steps: []maxrate.Step{{Rate: 400}, {Rate: 800}}}},
 	}
 	// A target searched three times: the median of the maxima, each one listed.
 	for i, m := range []int{3812, 2968, 3468} {
