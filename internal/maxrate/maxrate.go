@@ -219,6 +219,17 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 	// search ends, its maximum at least that rate. Before any did (a bracket's first step the
 	// generator could not send), the search goes on below the limit.
 	short := false
+	// metBelow is the highest rate below limit that met the SLO as a search the generator ended
+	// counts it (Met); 0 when none did.
+	metBelow := func(limit int) int {
+		best := 0
+		for rate, t := range tally {
+			if rate < limit && rate > best && Met(t[0], t[1], true) {
+				best = rate
+			}
+		}
+		return best
+	}
 	step := func(rate int) error {
 		s, err := probe(ctx, rate)
 		if err != nil {
@@ -233,7 +244,7 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 			if !unsendable(rate) {
 				res.GeneratorLimit = rate
 			}
-			short = notFailedBelow(tally, res.GeneratorLimit+1) > 0
+			short = metBelow(res.GeneratorLimit+1) > 0
 		case s.Failed != "":
 			t[1]++
 		default:
@@ -297,7 +308,7 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 		// passed is not reported at all. The generator's limit ends it at the highest rate met
 		// below or at it.
 		if short {
-			good = notFailedBelow(tally, res.GeneratorLimit+1)
+			good = metBelow(res.GeneratorLimit + 1)
 		} else if tally[good][0] == 0 {
 			good = notFailedBelow(tally, good)
 		}
@@ -363,6 +374,14 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 	}
 	res.Max = good
 	return finish(ctx, res, probe, slo)
+}
+
+// Met says a rate met the SLO in met steps and failed it in failed: it won its vote (two met before
+// two failed) or, in a search the generator ended before the vote could (generatorLimited), it met
+// it once and never failed: unconfirmed, the maximum is at least it. The summary of a results
+// file counts a search's steps by the same rule.
+func Met(met, failed int, generatorLimited bool) bool {
+	return met >= 2 && failed < 2 || generatorLimited && met >= 1 && failed == 0
 }
 
 // notFailedBelow is the highest rate below limit that was tried and not voted down; 0 when there is none.

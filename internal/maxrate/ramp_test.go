@@ -265,3 +265,28 @@ func TestAboveAPassingHighTheStrideDoubles(t *testing.T) {
 		t.Errorf("max %d (steps %v), want within %d below 20000", got.Max, q.probes, res.At(20000))
 	}
 }
+
+// TestARateMetOnceAndFailedOnceIsNoMaximumWhenTheGeneratorFallsShort: a rate whose vote went met,
+// failed, then the generator could not send it has not met the SLO (Met): the search goes on below
+// it, as a results file's summary reads the same steps, instead of reporting it as at least met.
+func TestARateMetOnceAndFailedOnceIsNoMaximumWhenTheGeneratorFallsShort(t *testing.T) {
+	at25000 := []Step{{P99: time.Millisecond}, {P99: time.Second}, {P99: time.Millisecond, GeneratorLimited: true}}
+	probe := func(_ context.Context, rate int) (Step, error) {
+		switch {
+		case rate == 25000 && len(at25000) > 0:
+			s := at25000[0]
+			at25000 = at25000[1:]
+			return s, nil
+		case rate >= 25000:
+			return Step{P99: time.Millisecond, GeneratorLimited: true}, nil
+		}
+		return Step{P99: time.Millisecond}, nil
+	}
+	got, err := Find(context.Background(), Config{Start: 500, Resolution: Resolution{Percent: 20}, Limit: 50000, Bracket: Bracket{20000, 30000}}, slo100, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.GeneratorLimited() || got.GeneratorLimit != 25000 || got.Max <= 20000 || got.Max >= 25000 {
+		t.Errorf("max %d, generator limit %d: want a maximum met by vote between 20000 and 25000 (steps %+v)", got.Max, got.GeneratorLimit, got.Steps)
+	}
+}

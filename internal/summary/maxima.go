@@ -108,10 +108,7 @@ func (s *Search) judge() {
 		return
 	}
 	for rate, n := range met {
-		// A rate won its vote; a search the generator stopped short also counts a rate met once
-		// that no step failed, as maxrate does (unconfirmed: the maximum is at least it).
-		ok := n >= 2 && failed[rate] < 2 || s.GeneratorLimited && n >= 1 && failed[rate] == 0
-		if ok && rate > s.Max {
+		if maxrate.Met(n, failed[rate], s.GeneratorLimited) && rate > s.Max {
 			s.Max = rate
 		}
 	}
