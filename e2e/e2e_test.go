@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -101,11 +101,9 @@ func leftovers(t *testing.T) string {
 // generatorLate says the engine judged r's cell delayed by its own generator: a short cell on a
 // shared or oversubscribed machine catches the generator late (bun-native once: send lag p99
 // 6.2 ms over its 5 ms bound; under a hypervisor's steal, own delay 9–12 ms): the chain working,
-// not failing. Any other invalid cell is a failure, a shard's reason ("generator shard 1 of 2:
-// generator delayed …") the generator's too; a reason naming another cause first or after is not.
-func generatorLate(r results.Row) bool {
-	return !r.Valid && strings.HasPrefix(r.InvalidReason, "generator ") && strings.HasSuffix(r.InvalidReason, load.GeneratorShort)
-}
+// not failing. Any other invalid cell is a failure; a shard's cell delayed by its generator is the
+// generator's too, and a cell whose first fault is another is not.
+func generatorLate(r results.Row) bool { return r.Fault == fault.GeneratorDelayed }
 
 func TestIOHeavyOnTheFoundationTargets(t *testing.T) {
 	out := t.TempDir()

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/fault"
 )
 
 // faultMatrix writes a scenario file whose targets fail on purpose (testdata/faultsrv): one
@@ -77,7 +77,7 @@ func TestFailuresAreExplainedAndTheMatrixGoesOn(t *testing.T) {
 	want := map[string]string{
 		"exits":  "target exited with code 3 ",
 		"oom":    "target OOM-killed at its 64 MiB limit ",
-		"broken": results.BuildFailed + ": ",
+		"broken": string(fault.BuildFailed) + ": ",
 	}
 	for _, r := range rows {
 		switch w, failing := want[r.Target]; {

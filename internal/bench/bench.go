@@ -18,6 +18,7 @@ import (
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/downstream"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
@@ -363,7 +364,7 @@ func (r *Runner) resumed(p *plan.Plan, images built) (map[cellKey]bool, error) {
 		}
 		done[k] = true
 		now := r.newRow(p, c, images)
-		if !row.Loaded() || images.failure(c) != "" {
+		if !row.Loaded() || images.failure(c) != nil {
 			// an image that did not build has no id to compare
 			now.ImageID, now.DBImageID = row.ImageID, row.DBImageID
 		}
@@ -384,16 +385,16 @@ type built struct {
 
 // failure is why c cannot run: its target's image, or its database server's, did not build;
 // empty when both built.
-func (b built) failure(c plan.Cell) string {
-	if reason := b.failed[c.Build.Tag()]; reason != "" {
-		return reason
+func (b built) failure(c plan.Cell) *notLoaded {
+	if detail := b.failed[c.Build.Tag()]; detail != "" {
+		return &notLoaded{kind: fault.BuildFailed, detail: detail}
 	}
 	if c.DB.Server() {
-		if reason := b.failed[c.DB.Build.Tag()]; reason != "" {
-			return strings.Replace(reason, results.BuildFailed+": ", results.BuildFailed+": the database server: ", 1)
+		if detail := b.failed[c.DB.Build.Tag()]; detail != "" {
+			return &notLoaded{kind: fault.BuildFailed, detail: "the database server: " + detail}
 		}
 	}
-	return ""
+	return nil
 }
 
 // buildsAtOnce is how many images build side by side. A build spends much of its time on one
@@ -449,7 +450,7 @@ func (r *Runner) build(ctx context.Context, p *plan.Plan) (built, error) {
 					case ctx.Err() != nil:
 					case err != nil:
 						fmt.Fprintf(log, "%s: FAILED: %v\n", name, err)
-						b.failed[spec.Tag()] = results.BuildFailed + ": " + oneLine(err.Error(), 5)
+						b.failed[spec.Tag()] = oneLine(err.Error(), 5)
 					default:
 						b.ids[spec.Tag()] = id
 						fmt.Fprintf(log, "%s: done in %s\n", name, time.Since(begin).Round(100*time.Millisecond))
@@ -481,10 +482,10 @@ func (l *lineLocked) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// Skip records each cell of p that r.Resumed does not hold as not loaded, for reason (a run this
-// host is too small for), without building or starting anything. The rows are built as every
+// Skip records each cell of p that r.Resumed does not hold as skipped, for why (a run this host
+// is too small for), without building or starting anything. The rows are built as every
 // other row is, so they carry the run's settings.
-func (r *Runner) Skip(p *plan.Plan, reason string) ([]results.Row, error) {
+func (r *Runner) Skip(p *plan.Plan, why string) ([]results.Row, error) {
 	done := map[cellKey]bool{}
 	for _, row := range r.Resumed {
 		done[rowKey(row)] = true
@@ -495,7 +496,7 @@ func (r *Runner) Skip(p *plan.Plan, reason string) ([]results.Row, error) {
 			continue
 		}
 		row := r.newRow(p, c, built{})
-		row.InvalidReason = reason
+		notLoaded{kind: fault.Skipped, detail: why}.record(&row)
 		if err := r.Record(row); err != nil {
 			return rows, fmt.Errorf("recording %s trial %d: %w", c.Target, c.Trial, err)
 		}
@@ -536,16 +537,16 @@ func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
 // rows. startFailures counts, by target, the starts that failed in this run.
 func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images built, startFailures map[string]int, a *attempts) (results.Row, phase, error) {
 	row := r.newRow(p, c, images)
-	if reason := images.failure(c); reason != "" {
-		row.InvalidReason = reason
+	if nl := images.failure(c); nl != nil {
+		nl.record(&row)
 		return row, phase{}, nil
 	}
 	if n := startFailures[c.Target]; n >= maxStartFailures {
-		row.InvalidReason = fmt.Sprintf("%s: %s failed to start %d times in this run", results.Skipped, c.Target, n)
+		notLoaded{kind: fault.Skipped, detail: fmt.Sprintf("%s failed to start %d times in this run", c.Target, n)}.record(&row)
 		return row, phase{}, nil
 	}
 	if nl := r.serve(ctx, &c, images); nl != nil {
-		row.InvalidReason = nl.reason
+		nl.record(&row)
 		return row, phase{}, nil
 	}
 	in, nl, err := r.start(ctx, p, c, images, true)
@@ -553,10 +554,10 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 		return row, phase{}, err
 	}
 	if nl != nil {
-		if strings.HasPrefix(nl.reason, results.StartFailed) {
+		if nl.kind == fault.StartFailed {
 			startFailures[c.Target]++
 		}
-		row.InvalidReason = nl.reason
+		nl.record(&row)
 		r.keepLog(&row, nl.log)
 		return row, phase{}, nil
 	}
@@ -620,7 +621,7 @@ func stageRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
 		fill(&sr, part)
 		sr.Connections = row.Connections
 		if !row.Valid {
-			invalidate(&sr, "the cell: "+row.InvalidReason)
+			invalidate(&sr, row.Fault, "the cell: "+row.InvalidReason)
 		}
 		rows[k] = sr
 	}
@@ -727,7 +728,11 @@ func fill(row *results.Row, res load.Result) {
 	row.ConnectMean, row.ConnectP99 = cs.Connect.Mean, cs.Connect.P99
 	row.FirstByteP50, row.FirstByteP99 = res.FirstByte.P50, res.FirstByte.P99
 	row.GeneratorClockOffset, row.GeneratorClockMeasured = res.ClockOffset, res.ClockMeasured
-	row.Valid, row.InvalidReason = res.Valid, res.InvalidReason
+	if res.Valid {
+		row.SetFault(fault.None, "")
+	} else {
+		row.SetFault(cmp.Or(res.Fault, fault.Other), res.InvalidReason) // a result without its kind is still invalid
+	}
 	row.WarmupTaken = res.Warmed.Round(time.Millisecond) // as the column keeps it
 	if w := res.Wrk; w != nil {
 		row.WrkRPS, row.WrkTransferPerSecond = w.RequestsPerSecond(res.Duration), w.TransferPerSecond(res.Duration)
@@ -735,12 +740,13 @@ func fill(row *results.Row, res load.Result) {
 	}
 }
 
-// invalidate marks row invalid for reason, after any reason it already has.
-func invalidate(row *results.Row, reason string) {
+// invalidate marks row invalid for k, saying why after any reason it already has; a row invalid
+// already keeps its kind: the first fault explains the others.
+func invalidate(row *results.Row, k fault.Kind, reason string) {
 	if !row.Valid && row.InvalidReason != "" {
-		reason = row.InvalidReason + "; " + reason
+		k, reason = row.Fault, row.InvalidReason+"; "+reason
 	}
-	row.Valid, row.InvalidReason = false, reason
+	row.SetFault(k, reason)
 }
 
 func firstLine(s string) string {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/resources"
@@ -135,7 +136,7 @@ func TestEveryCellIsRecordedAndRemoved(t *testing.T) {
 	if r := byTarget["good"]; r.SuccessRatio != 1 || r.Requests < 90 || r.ImageID != "sha256:iotbench/good:latest" || r.GeneratorCPUSet != "0" || r.Version != "test" || r.TargetRuntime != `{"status":"UP"}` {
 		t.Errorf("good row: %+v", r)
 	}
-	for name, reason := range map[string]string{"broken": results.VerifyFailed + ": ", "crashing": results.StartFailed + ": the container exited (code 1)"} {
+	for name, reason := range map[string]string{"broken": string(fault.VerifyFailed) + ": ", "crashing": string(fault.StartFailed) + ": the container exited (code 1)"} {
 		if r := byTarget[name]; r.Valid || !strings.Contains(r.InvalidReason, reason) {
 			t.Errorf("row %s: valid=%v reason=%q, want invalid with %q", r.Target, r.Valid, r.InvalidReason, reason)
 		}
@@ -296,11 +297,11 @@ func TestVerificationAndStoredRows(t *testing.T) {
 	}{
 		{"stores every row", &store{delay: 25 * time.Millisecond}, ingest, ""},
 		{"answers 200 without storing", &store{delay: 25 * time.Millisecond, storeFirst: -1}, ingest,
-			results.VerifyFailed + ": /stats rows grew by 0"},
+			string(fault.VerifyFailed) + ": /stats rows grew by 0"},
 		// ≈30 warm-up writes, then it stores ≈30 of the ≈100 measured ones.
 		{"stops storing under load", &store{delay: 25 * time.Millisecond, storeFirst: verify.Tries + 60}, ingest,
 			"did not store"},
-		{"skips the work", &store{}, ingest, results.VerifyFailed + ": POST"},
+		{"skips the work", &store{}, ingest, string(fault.VerifyFailed) + ": POST"},
 		{"not storing goes unseen where the scenario does not write", &store{delay: 25 * time.Millisecond, storeFirst: -1},
 			load.NewCheck(`"id"`), ""},
 	}
@@ -316,11 +317,11 @@ func TestVerificationAndStoredRows(t *testing.T) {
 				t.Fatal(err)
 			}
 			reason := rows[0].InvalidReason
-			if c.want == "" && (strings.HasPrefix(reason, results.VerifyFailed) || strings.Contains(reason, "stored rows")) ||
+			if c.want == "" && (strings.HasPrefix(reason, string(fault.VerifyFailed)) || strings.Contains(reason, "stored rows")) ||
 				c.want != "" && (rows[0].Valid || !strings.Contains(reason, c.want)) {
 				t.Errorf("valid=%v reason=%q, want %q", rows[0].Valid, reason, c.want)
 			}
-			if strings.HasPrefix(c.want, results.VerifyFailed) && rows[0].Requests != 0 {
+			if strings.HasPrefix(c.want, string(fault.VerifyFailed)) && rows[0].Requests != 0 {
 				t.Errorf("a target that failed verification was loaded: %d requests", rows[0].Requests)
 			}
 		})

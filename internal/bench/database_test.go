@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
@@ -81,13 +82,13 @@ func TestCellOnPostgres(t *testing.T) {
 			[]string{"start server t on 1", "start t " + url, "remove target", "remove server"}, ""},
 		{"stores elsewhere", false, false, false,
 			[]string{"start server t on 1", "start t " + url, "remove target", "remove server"},
-			results.VerifyFailed + ": the rows the database server counts grew by 0 (50 → 50), want 3"},
+			string(fault.VerifyFailed) + ": the rows the database server counts grew by 0 (50 → 50), want 3"},
 		{"server does not start", true, true, false,
 			[]string{"start server t on 1"},
-			results.StartFailed + ": the database of t: the container exited (code 1) before the server accepted logins"},
+			string(fault.StartFailed) + ": the database of t: the container exited (code 1) before the server accepted logins"},
 		{"target does not start", true, false, true,
 			[]string{"start server t on 1", "start t " + url, "remove server"},
-			results.StartFailed + ": the container exited (code 1)"},
+			string(fault.StartFailed) + ": the container exited (code 1)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

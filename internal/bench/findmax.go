@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/plan"
@@ -94,7 +95,8 @@ func searchName(c plan.Cell) string {
 // findMax runs one search; steps numbers the rows of each target.
 func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images built, m MaxSearch, steps map[string]int) (maxrate.Outcome, error) {
 	// A paired run's sides are searched apart, and named apart as the summary names them.
-	out := maxrate.Outcome{Target: searchName(c), Search: c.Trial}
+	search := c.Trial
+	out := maxrate.Outcome{Target: searchName(c), Search: search}
 	c.Scenario += results.FindMaxSuffix
 	key := c.Scenario + "/" + c.Target
 	nextStep := func() int {
@@ -103,18 +105,18 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 	}
 	// A search whose target never ran leaves a row, numbered as a step, so that the file says why.
 	failed := func(nl notLoaded) (maxrate.Outcome, error) {
-		out.Failed = nl.reason
+		out.Failed = nl.reason()
 		c.Trial = nextStep()
 		row := r.newRow(p, c, images)
-		row.SLO = m.SLO.String()
-		row.InvalidReason = nl.reason
+		row.SLO, row.Search = m.SLO.String(), search
+		nl.record(&row)
 		if nl.log != "" {
 			r.keepLog(&row, nl.log)
 		}
 		return out, r.Record(row)
 	}
-	if reason := images.failure(c); reason != "" {
-		return failed(notLoaded{reason: reason})
+	if nl := images.failure(c); nl != nil {
+		return failed(*nl)
 	}
 	if nl := r.serve(ctx, &c, images); nl != nil {
 		return failed(*nl)
@@ -182,7 +184,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		step := c
 		step.Trial, step.Load = nextStep(), cfg
 		row := r.newRow(p, step, images)
-		row.SLO = m.SLO.String()
+		row.SLO, row.Search = m.SLO.String(), search
 		ph, err := in.measure(ctx, &row, cfg)
 		if err != nil {
 			return maxrate.Step{}, false, err
@@ -204,7 +206,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		// work an overloaded step left queued and finished during this one, so it is not held
 		// against the step.
 		if errors.Is(ph.stored, verify.ErrUnstored) {
-			row.Valid, row.InvalidReason = false, "stored rows: "+ph.stored.Error()
+			row.SetFault(fault.Unstored, "stored rows: "+ph.stored.Error())
 			return maxrate.Step{}, false, stop(fmt.Errorf("%w at %d rps: %v", errTargetFaked, rate, ph.stored))
 		}
 		if res.Successes == 0 && !answers(ctx, in.ctr.URL()+c.Spec.Health) {
@@ -223,13 +225,13 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		repeat = disturbed != "" && (s.Failed != "" || s.GeneratorLimited) && !last
 		switch {
 		case repeat:
-			row.Valid, row.InvalidReason = false, "repeated: failed while disturbed (see warnings)"
+			row.SetFault(fault.Repeated, "repeated: failed while disturbed (see warnings)")
 		case s.GeneratorLimited:
-			row.Valid, row.InvalidReason = false, "generator-limited: "+generatorLate
+			row.SetFault(fault.GeneratorLimited, "generator-limited: "+generatorLate)
 		case s.Failed != "":
-			row.Valid, row.InvalidReason = false, "slo not met: "+s.Failed
+			row.SetFault(fault.SLONotMet, "slo not met: "+s.Failed)
 		default:
-			row.Valid, row.InvalidReason = true, ""
+			row.SetFault(fault.None, "")
 		}
 		overloaded = !row.Valid
 		verdict := "meets the SLO"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/load"
@@ -109,11 +110,11 @@ func TestFindMaxRecordsEveryStep(t *testing.T) {
 	for _, o := range found {
 		byTarget[o.Target] = o
 	}
-	if len(found) != 2 || !strings.HasPrefix(byTarget["down"].Failed, results.StartFailed) {
+	if len(found) != 2 || !strings.HasPrefix(byTarget["down"].Failed, string(fault.StartFailed)) {
 		t.Fatalf("results %+v, want the second target's start failure", found)
 	}
 	// A search whose target never started leaves one row saying why, and no measurement.
-	if len(down) != 1 || !strings.HasPrefix(down[0].InvalidReason, results.StartFailed) || down[0].Requests != 0 || down[0].Loaded() {
+	if len(down) != 1 || !strings.HasPrefix(down[0].InvalidReason, string(fault.StartFailed)) || down[0].Requests != 0 || down[0].Loaded() {
 		t.Errorf("rows of the target that did not start: %+v", down)
 	}
 	res := byTarget["t"]

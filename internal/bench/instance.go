@@ -11,6 +11,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/downstream"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/resources"
@@ -33,9 +34,18 @@ type instance struct {
 	oomKills int64
 }
 
-// notLoaded is why a cell's target was never loaded: its invalid_reason (starting with
-// results.VerifyFailed, for instance), and what the target logged.
-type notLoaded struct{ reason, log string }
+// notLoaded is why a cell's target was never loaded: the kind, what went wrong, and what the
+// target logged.
+type notLoaded struct {
+	kind        fault.Kind
+	detail, log string
+}
+
+// reason is the row's invalid_reason: the kind's word, then what went wrong.
+func (nl notLoaded) reason() string { return string(nl.kind) + ": " + nl.detail }
+
+// record makes row a row of a cell never loaded, for nl.
+func (nl notLoaded) record(row *results.Row) { row.SetFault(nl.kind, nl.reason()) }
 
 // start starts c's target and, unless contract-only, checks the cell's request on it. A target
 // that does not start or fails its check comes back as notLoaded; err is only cancellation.
@@ -51,7 +61,7 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 		if db != nil {
 			r.removeDatabase(ctx, c, db)
 		}
-		return nil, &notLoaded{results.StartFailed + ": " + err.Error(), ""}, nil
+		return nil, &notLoaded{fault.StartFailed, err.Error(), ""}, nil
 	}
 	if db != nil || downstreamURL != "" {
 		spec.Env = maps.Clone(spec.Env)
@@ -75,7 +85,7 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 			return nil, nil, ctx.Err()
 		}
 		fmt.Fprintf(r.Log, "  %v\n", err)
-		return nil, &notLoaded{results.StartFailed + ": " + firstLine(err.Error()), err.Error()}, nil
+		return nil, &notLoaded{fault.StartFailed, firstLine(err.Error()), err.Error()}, nil
 	}
 	in := &instance{r: r, p: p, c: c, ctr: ctr, db: db, oomKills: -1}
 	if f, err := in.fate(ctx); err == nil {
@@ -96,11 +106,11 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 			fmt.Fprintf(r.Log, "  warning: the request fails its check before load (%v); measuring anyway\n", err)
 			return in, nil, nil
 		}
-		reason := results.VerifyFailed + ": " + err.Error()
+		detail := err.Error()
 		if cause := in.cause(ctx, time.Time{}); cause != "" {
-			reason = results.VerifyFailed + ": " + cause + "; " + err.Error()
+			detail = cause + "; " + detail
 		}
-		nl := &notLoaded{reason, ctr.Logs(context.WithoutCancel(ctx), LogLines)}
+		nl := &notLoaded{fault.VerifyFailed, detail, ctr.Logs(context.WithoutCancel(ctx), LogLines)}
 		in.remove(ctx)
 		return nil, nl, nil
 	}
@@ -142,7 +152,7 @@ func (r *Runner) startDatabase(ctx context.Context, c plan.Cell, images built) (
 	}
 	servers, ok := r.Lifecycle.(container.Databases)
 	if !ok {
-		return nil, &notLoaded{results.StartFailed + ": this engine cannot start a database server (--db " + c.DB.Kind + " needs Docker)", ""}, nil
+		return nil, &notLoaded{fault.StartFailed, "this engine cannot start a database server (--db " + c.DB.Kind + " needs Docker)", ""}, nil
 	}
 	spec := c.DB.Spec
 	spec.Image = images.ids[c.DB.Build.Tag()]
@@ -153,7 +163,7 @@ func (r *Runner) startDatabase(ctx context.Context, c plan.Cell, images built) (
 			return nil, nil, ctx.Err()
 		}
 		fmt.Fprintf(r.Log, "  %v\n", err)
-		return nil, &notLoaded{results.StartFailed + ": " + firstLine(err.Error()), err.Error()}, nil
+		return nil, &notLoaded{fault.StartFailed, firstLine(err.Error()), err.Error()}, nil
 	}
 	fmt.Fprintf(r.Log, "  database server ready in %s (CPUs %s)\n", time.Since(begin).Round(100*time.Millisecond), spec.CPUSet)
 	return db, nil, nil
@@ -232,7 +242,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		if ctx.Err() != nil {
 			return ph, ctx.Err()
 		}
-		invalidate(row, "load failed: "+err.Error())
+		invalidate(row, fault.LoadFailed, "load failed: "+err.Error())
 	} else {
 		ph.res = res
 		if !measuredFrom.IsZero() {
@@ -256,10 +266,10 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		// The warm-up's requests in flight at the boundary may store their rows after it.
 		stored, failed := storing(cfg, res)
 		if ph.stored = rows.check(ctx, stored, failed+res.WarmupInFlight); ph.stored != nil {
-			invalidate(row, "stored rows: "+ph.stored.Error())
+			invalidate(row, fault.Unstored, "stored rows: "+ph.stored.Error())
 		}
 		if err := calls.check(calling(cfg, res)); err != nil {
-			invalidate(row, "downstream: "+err.Error())
+			invalidate(row, fault.Downstream, "downstream: "+err.Error())
 		}
 		row.DBRowsStored = rows.inDatabase()
 	}
@@ -270,9 +280,9 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	if ph.cause != "" {
 		// The cause goes first: it explains the errors and ratios that follow.
 		if row.Valid {
-			row.Valid, row.InvalidReason = false, ph.cause
+			row.SetFault(fault.TargetDied, ph.cause)
 		} else {
-			row.InvalidReason = ph.cause + "; " + row.InvalidReason
+			row.SetFault(fault.TargetDied, ph.cause+"; "+row.InvalidReason)
 		}
 	}
 	if !row.Valid {

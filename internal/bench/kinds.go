@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/load"
@@ -31,8 +30,8 @@ func kindRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
 		fill(&kr, part)
 		kr.Connections = row.Connections
 		kr.RPSPerCore, kr.RPSPerGiB, kr.CPUPerRequest = 0, 0, 0
-		if !row.Valid && !otherKinds(row.InvalidReason, res) {
-			invalidate(&kr, "the cell: "+row.InvalidReason)
+		if !row.Valid && (row.InvalidReason != res.InvalidReason || !res.InvalidByRequest()) {
+			invalidate(&kr, row.Fault, "the cell: "+row.InvalidReason)
 		}
 		rows[i] = kr
 	}
@@ -41,11 +40,6 @@ func kindRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
 
 // kindScenario is the scenario of the rows of a mix's request kind, the mix's scenario's.
 func kindScenario(scenario, kind string) string { return scenario + ".request-" + kind }
-
-// otherKinds says whether reason, the cell's, is only what the engine said of its requests.
-func otherKinds(reason string, res load.Result) bool {
-	return reason == res.InvalidReason && strings.HasPrefix(reason, "request ")
-}
 
 // aimKinds aims each request of a mix at base, the target's URL (a kind's URL is its path
 // until then); the cell's kinds stay as planned.

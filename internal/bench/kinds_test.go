@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/results"
@@ -23,13 +24,13 @@ func TestKindRows(t *testing.T) {
 		{Name: "page", Weight: 20},
 	}
 	c := plan.Cell{Scenario: "s", Target: "t", Trial: 1, Load: load.Config{Kinds: kinds, Model: load.Model{Rate: 100}}}
-	res := load.Result{Mode: load.Open, Requests: 100, Successes: 80, Errors: 20, Valid: false, InvalidReason: "request page: success ratio 0 below 0.99",
+	res := load.Result{Mode: load.Open, Requests: 100, Successes: 80, Errors: 20, Valid: false, Fault: fault.Errors, InvalidReason: "request page: success ratio 0 below 0.99",
 		Kinds: []load.Result{
 			{Kind: "ingest", Mode: load.Open, RequestedRate: 80, Requests: 80, Successes: 80, Valid: true},
-			{Kind: "page", Mode: load.Open, RequestedRate: 20, Requests: 20, Errors: 20, InvalidReason: "success ratio 0 below 0.99"},
+			{Kind: "page", Mode: load.Open, RequestedRate: 20, Requests: 20, Errors: 20, Fault: fault.Errors, InvalidReason: "success ratio 0 below 0.99"},
 		}}
 	row := results.Row{Scenario: "s", Target: "t", Trial: 1, Streams: "ingest:80,page:20", RequestedRPS: 100, Connections: 50, CPUSet: "1", RPSPerCore: 9,
-		Valid: res.Valid, InvalidReason: res.InvalidReason}
+		Valid: res.Valid, Fault: res.Fault, InvalidReason: res.InvalidReason}
 	got := kindRows(row, c, res)
 	if len(got) != 2 {
 		t.Fatalf("%d request rows, want 2", len(got))
@@ -45,7 +46,7 @@ func TestKindRows(t *testing.T) {
 		t.Errorf("stored-row check counts %d successes, %d errors; want ingest's 80 and 0", s, f)
 	}
 	// The cell invalid for its target: every request's row says so.
-	row.InvalidReason = "target exited with code 1; " + row.InvalidReason
+	row.SetFault(fault.TargetDied, "target exited with code 1; "+row.InvalidReason)
 	for _, r := range kindRows(row, c, res) {
 		if r.Valid || !strings.Contains(r.InvalidReason, "the cell: target exited") {
 			t.Errorf("%s of a cell whose target died: valid %v (%s)", r.Request, r.Valid, r.InvalidReason)
@@ -70,7 +71,7 @@ func TestMixIsRunAndVerified(t *testing.T) {
 		name, bBody, want string
 	}{
 		{"every request passes", `{"ok":1}`, ""},
-		{"one request fails its check", `{"nope":1}`, results.VerifyFailed + ": request b: "},
+		{"one request fails its check", `{"nope":1}`, string(fault.VerifyFailed) + ": request b: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mux := http.NewServeMux()

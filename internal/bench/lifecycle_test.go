@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
@@ -112,7 +113,7 @@ func TestAFailedTargetIsExplained(t *testing.T) {
 		{"OOM-killed by its cgroup's count alone", 30, container.Fate{ExitCode: 137, OOMKills: 2},
 			"target OOM-killed at its 1 GiB limit"},
 		{"dies during verification", 1, container.Fate{OOMKilled: true, ExitCode: 137, OOMKills: 1},
-			results.VerifyFailed + ": target OOM-killed at its 1 GiB limit"},
+			string(fault.VerifyFailed) + ": target OOM-killed at its 1 GiB limit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -215,7 +216,7 @@ func TestAFailedBuildCostsOnlyItsTarget(t *testing.T) {
 				t.Errorf("the other target was not measured: %+v", row)
 			}
 		case "broken":
-			want := results.BuildFailed + ": building iotbench/broken:latest failed: exit 1 | last lines of the build: | Step 3/9 : RUN mvn package | [ERROR] no such artifact"
+			want := string(fault.BuildFailed) + ": building iotbench/broken:latest failed: exit 1 | last lines of the build: | Step 3/9 : RUN mvn package | [ERROR] no such artifact"
 			if row.Valid || row.InvalidReason != want || row.Loaded() || row.Requests != 0 {
 				t.Errorf("broken trial %d: reason %q, want %q", row.Trial, row.InvalidReason, want)
 			}

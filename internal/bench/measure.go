@@ -195,6 +195,7 @@ func (m *meter) stop(row *results.Row, res load.Result) {
 		own := time.Duration((row.GeneratorCPUCores+row.CPUCores+row.DBCPUCores)*float64(wall)) - remoteCPU
 		if others, steal, err := m.host.Others(own); err == nil {
 			if m.disturbed = disturbance(wall, others, steal, m.hostCPUs); m.disturbed != "" {
+				row.Disturbed = true
 				m.problems = append(m.problems, m.disturbed)
 			}
 		}

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
-	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/tlscert"
 )
 
@@ -30,10 +30,10 @@ func (r *Runner) serve(ctx context.Context, c *plan.Cell, images built) *notLoad
 	if o, ok := r.Lifecycle.(container.Offerer); ok {
 		offered, err := o.Protocols(ctx, images.ids[c.Build.Tag()])
 		if err != nil {
-			return &notLoaded{reason: fmt.Sprintf("%s: %v", results.Skipped, err)}
+			return &notLoaded{kind: fault.Skipped, detail: err.Error()}
 		}
 		if !slices.Contains(offered, string(protocol)) {
-			return &notLoaded{reason: fmt.Sprintf("%s: %s does not serve %s (its image declares %s in label %s; the target's README says why): give --protocol one of those, or leave %s out", results.Skipped, c.Target, protocol, strings.Join(offered, ", "), container.LabelProtocols, c.Target)}
+			return &notLoaded{kind: fault.Skipped, detail: fmt.Sprintf("%s does not serve %s (its image declares %s in label %s; the target's README says why): give --protocol one of those, or leave %s out", c.Target, protocol, strings.Join(offered, ", "), container.LabelProtocols, c.Target)}
 		}
 	}
 	c.Spec.Protocol = string(protocol)
@@ -41,11 +41,11 @@ func (r *Runner) serve(ctx context.Context, c *plan.Cell, images built) *notLoad
 		return nil
 	}
 	if r.RemoteHost != "" {
-		return &notLoaded{reason: fmt.Sprintf("%s: %s needs the run's certificates, which are on this machine and the engine on %s cannot mount: run over TLS with a local engine", results.Skipped, protocol, r.RemoteHost)}
+		return &notLoaded{kind: fault.Skipped, detail: fmt.Sprintf("%s needs the run's certificates, which are on this machine and the engine on %s cannot mount: run over TLS with a local engine", protocol, r.RemoteHost)}
 	}
 	set, err := r.runCerts()
 	if err != nil {
-		return &notLoaded{reason: fmt.Sprintf("%s: %v", results.StartFailed, err)}
+		return &notLoaded{kind: fault.StartFailed, detail: err.Error()}
 	}
 	c.Spec.TLSDir = set.Dir
 	c.Load.Request.TLS = set.ClientConfig(string(protocol))

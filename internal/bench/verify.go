@@ -29,8 +29,8 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case, 
 	var failed []string
 	for i, c := range p.Cells {
 		fmt.Fprintf(r.Log, "[%d/%d] verifying %s\n", i+1, len(p.Cells), c.Target)
-		if reason := images.failure(c); reason != "" {
-			fmt.Fprintf(r.Log, "  FAIL %s\n", reason)
+		if nl := images.failure(c); nl != nil {
+			fmt.Fprintf(r.Log, "  FAIL %s\n", nl.reason())
 			failed = append(failed, c.Target)
 			continue
 		}
@@ -90,7 +90,7 @@ func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, imag
 		return false, err
 	}
 	if nl != nil {
-		fmt.Fprintf(r.Log, "  FAIL %s\n", nl.reason)
+		fmt.Fprintf(r.Log, "  FAIL %s\n", nl.reason())
 		return false, nil
 	}
 	ok := true

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/run"
 )
@@ -51,7 +52,7 @@ func TestReproduceTooSmallAHostIsSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 9 || rows[0].Loaded() || !strings.HasPrefix(rows[0].InvalidReason, results.Skipped+": needs 4 target CPUs") {
+	if len(rows) != 9 || rows[0].Loaded() || !strings.HasPrefix(rows[0].InvalidReason, string(fault.Skipped)+": needs 4 target CPUs") {
 		t.Errorf("rows %+v, want 3 trials of the scenario's 3 targets recorded skipped", len(rows))
 	}
 	if !strings.Contains(stdout, "not loaded") {

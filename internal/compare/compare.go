@@ -200,17 +200,21 @@ func (r Result) Refused() []Cell {
 	return out
 }
 
-type key struct{ scenario, target string }
+// key is a cell: search says it holds --find-max steps, never compared with a fixed load's rows.
+type key struct {
+	scenario, target string
+	search           bool
+}
 
 // isSearch says the cell holds --find-max steps.
-func (k key) isSearch() bool { return strings.HasSuffix(k.scenario, results.FindMaxSuffix) }
+func (k key) isSearch() bool { return k.search }
 
 // group collects rows by cell, keeping the order of first appearance.
 func group(rows []results.Row) ([]key, map[key][]results.Row) {
 	var order []key
 	by := map[key][]results.Row{}
 	for _, r := range rows {
-		k := key{r.Scenario, r.Target}
+		k := key{r.Scenario, r.Target, r.Search > 0}
 		if _, seen := by[k]; !seen {
 			order = append(order, k)
 		}
@@ -254,7 +258,7 @@ func maximaOf(rows []results.Row) maxima {
 	out := maxima{}
 	for _, sc := range summary.FromRows(rows).Scenarios {
 		for _, t := range sc.Targets {
-			out[key{sc.Name, t.Name}] = t.Searches
+			out[key{sc.Name, t.Name, true}] = t.Searches
 		}
 	}
 	return out

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/iotbench/iotbench/internal/summary"
@@ -134,15 +133,9 @@ type PairedResult struct {
 	Until string
 }
 
-// generatorShort reports whether an invalid reason blames the load generator alone: the
-// generator's own reason, with no cause before it (a dead target) nor another after it.
-func generatorShort(reason string) bool {
-	return strings.HasPrefix(reason, "generator ") && (strings.HasSuffix(reason, load.GeneratorShort) || strings.HasSuffix(reason, load.GeneratorBehind))
-}
-
 // HasSearches reports whether rows hold --find-max steps.
 func HasSearches(rows []results.Row) bool {
-	return slices.ContainsFunc(rows, func(r results.Row) bool { return key{r.Scenario, r.Target}.isSearch() })
+	return slices.ContainsFunc(rows, func(r results.Row) bool { return r.Search > 0 })
 }
 
 // IsPaired reports whether rows come from a paired run.
@@ -184,7 +177,7 @@ func AnalyzePaired(file string, rows []results.Row, o PairedOptions) PairedResul
 		// A candidate without a valid trial fails the gate, unless the generator, not the
 		// candidate, is what every one of its trials was invalid for (a busy machine).
 		c.NoValidCandidate = c.CandValid == 0 && c.BaseValid > 0 && slices.ContainsFunc(c.candRows, func(r results.Row) bool {
-			return !generatorShort(r.InvalidReason)
+			return !r.Fault.Generator()
 		})
 		c.Unmeasured = c.CandValid == 0 && !c.NoValidCandidate
 		if !c.Refused {

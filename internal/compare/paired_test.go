@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -211,15 +211,16 @@ func FuzzParseUntil(f *testing.F) {
 // A candidate without a valid trial fails the gate when the candidate is to blame, and leaves it
 // undecided when every trial was the generator's (a busy machine measured nothing).
 func TestCandidateWithoutAValidTrial(t *testing.T) {
-	short := "generator delayed requests: its own p99 delay 6.8ms exceeds 2ms (send lag p99 4.5ms): " + load.GeneratorShort
+	short, behind := fault.GeneratorDelayed, fault.GeneratorBehind
 	cases := []struct {
 		name    string
-		reasons []string // of the candidate's trials
+		faults  []fault.Kind // of the candidate's trials
 		verdict Verdict
 	}{
-		{"the generator was short every time", []string{short, short, short}, Inconclusive},
-		{"the candidate failed once", []string{short, "success ratio 0.5000 below 0.99", short}, Regressed},
-		{"the target died, then the generator", []string{"target exited with code 1; " + short, short, short}, Regressed},
+		{"the generator was short every time", []fault.Kind{short, behind, short}, Inconclusive},
+		{"the candidate failed once", []fault.Kind{short, fault.Errors, short}, Regressed},
+		{"the target died, then the generator", []fault.Kind{fault.TargetDied, short, short}, Regressed},
+		{"the target filled every slot", []fault.Kind{fault.InFlightFull, short, short}, Regressed},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -227,7 +228,8 @@ func TestCandidateWithoutAValidTrial(t *testing.T) {
 			i := 0
 			for j := range rows {
 				if rows[j].Variant == results.VariantCandidate {
-					rows[j].Valid, rows[j].InvalidReason = false, c.reasons[i]
+					// the words of a generator's reason, whatever the kind: the kind decides
+					rows[j].SetFault(c.faults[i], "generator delayed requests: the load generator was short of CPU")
 					i++
 				}
 			}

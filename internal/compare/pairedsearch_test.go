@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -26,11 +27,11 @@ func pairedSearchRows(base, cand []int) []results.Row {
 			}
 		}
 		for _, s := range steps {
-			r := results.Row{Scenario: "io-heavy" + results.FindMaxSuffix, Target: "t", Trial: len(rows) + 1, Mode: "open", Variant: variant,
+			r := results.Row{Scenario: "io-heavy" + results.FindMaxSuffix, Target: "t", Trial: len(rows) + 1, Search: n/2 + 1, Mode: "open", Variant: variant,
 				RequestedRPS: s.rate, Connections: s.rate / 4, Valid: s.valid, Startup: time.Duration(900+n) * time.Millisecond,
 				ThroughputRPS: float64(s.rate), ImageID: "sha256:" + variant, Memory: "1g"}
 			if !s.valid {
-				r.InvalidReason = "slo not met: p99 300ms ≥ 100ms"
+				r.SetFault(fault.SLONotMet, "slo not met: p99 300ms ≥ 100ms")
 			}
 			rows = append(rows, r)
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/iotbench/iotbench/internal/summary"
@@ -82,9 +84,10 @@ type Figure struct {
 	Lo, Hi float64
 	Range  bool
 	// Invalid are the invalid loaded trials' rows, Distrusted the valid ones the self-checks
-	// distrust (results.Row.Distrust); NotLoaded the reason no trial was loaded.
+	// distrust (results.Row.Distrust); NotLoaded the reason no trial was loaded, Unloaded its row.
 	Invalid, Distrusted []results.Row
 	NotLoaded           string
+	Unloaded            results.Row
 	// Loaded counts the loaded trials; Disturbed those whose rows say other processes took CPU
 	// beside them.
 	Loaded, Disturbed int
@@ -117,7 +120,7 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 		}
 		if !r.Loaded() {
 			if f.NotLoaded == "" {
-				f.NotLoaded = r.InvalidReason
+				f.NotLoaded, f.Unloaded = r.InvalidReason, r
 			}
 			continue
 		}
@@ -154,7 +157,13 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 	return f
 }
 
-func disturbed(r results.Row) bool { return strings.Contains(r.Warnings, "disturbed") }
+func disturbed(r results.Row) bool { return r.Disturbed }
+
+// targetCPUs is how many CPUs row's target was given (0 when none were pinned).
+func targetCPUs(row results.Row) int {
+	cpus, _ := cpuset.Parse(row.CPUSet, cpuset.MaxCPUs)
+	return len(cpus)
+}
 
 // RequestRows are the rows of a run that hold request's figures, a request of a mix (empty: the
 // cells' own rows, each the whole of its cell, not a stage's or a request's).
@@ -392,8 +401,8 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 			continue
 		}
 		switch {
-		case strings.Contains(f.NotLoaded, "target CPUs") && r.NeedsCPUs > 0:
-			return Finding{Verdict: LargerHost, Measured: "—", Why: strings.TrimPrefix(f.NotLoaded, results.Skipped+": "),
+		case f.Unloaded.Fault == fault.Skipped && r.NeedsCPUs > targetCPUs(f.Unloaded):
+			return Finding{Verdict: LargerHost, Measured: "—", Why: strings.TrimPrefix(f.NotLoaded, string(fault.Skipped)+": "),
 				Short: fmt.Sprintf("the run needs %d target CPUs and a CPU for the generator; this host has fewer", r.NeedsCPUs),
 				Decide: fmt.Sprintf("a host of %d CPUs or more (%d for the targets, the rest for the generator): there `%s` gives every target of the run %d CPUs",
 					r.NeedsCPUs+1, r.NeedsCPUs, reproduce, r.NeedsCPUs)}, true
@@ -421,7 +430,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	for _, f := range figs {
 		var gen, own []results.Row
 		for _, row := range f.Invalid {
-			if strings.Contains(row.InvalidReason, "generator") {
+			if row.Fault.Generator() {
 				gen = append(gen, row)
 			} else {
 				own = append(own, row)

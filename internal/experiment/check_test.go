@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/scenario"
@@ -21,8 +22,10 @@ func trials(target string, rps ...float64) []results.Row {
 	return out
 }
 
+// invalid marks a trial invalid for reason, with the kind an older file's reader gives its words.
 func invalid(rows []results.Row, trial int, reason string) []results.Row {
 	rows[trial-1].Valid, rows[trial-1].InvalidReason = false, reason
+	results.Upgrade(rows[trial-1 : trial])
 	return rows
 }
 
@@ -36,7 +39,7 @@ func join(groups ...[]results.Row) []results.Row {
 
 // gen marks trial n of rows as invalid because the generator fell behind with busy % of its CPUs.
 func gen(rows []results.Row, n int, busy float64) []results.Row {
-	rows = invalid(rows, n, "generator delayed requests: its own p99 delay 300ms exceeds 20ms")
+	rows = invalid(rows, n, "generator delayed requests: its own p99 delay 300ms exceeds 20ms: the load generator was short of CPU; latencies would carry its delay")
 	rows[n-1].GeneratorCPUPercent = busy
 	return rows
 }
@@ -77,7 +80,10 @@ func TestCheck(t *testing.T) {
 	win := &Claim{Quote: "q", Runs: []string{"r"}, Winner: &Winner{Metric: "throughput_rps", Target: "a"}}
 	tied := &Claim{Quote: "q", Runs: []string{"r"}, Tie: &Tie{Metric: "throughput_rps", Targets: []string{"a", "b"}}}
 	lowLatency := &Claim{Quote: "q", Runs: []string{"r"}, Winner: &Winner{Metric: "latency_mean_ms", Target: "a"}}
-	skipped := results.Row{Target: "b", Trial: 1, InvalidReason: "skipped: needs 2 target CPUs; this host gives targets 1"}
+	skipped := results.Row{Target: "b", Trial: 1, CPUSet: "1", Fault: fault.Skipped, InvalidReason: "skipped: needs 2 target CPUs; this host gives targets 1"}
+	// Skipped on a host with the CPUs the run needs: its start failed; no larger host decides it,
+	// whatever the words of its reason.
+	startFailures := results.Row{Target: "b", Trial: 1, CPUSet: "1-2", Fault: fault.Skipped, InvalidReason: "skipped: needs 2 target CPUs (words only)"}
 	a4, b4 := trials("a", 190, 200, 205, 210), trials("b", 98, 100, 101, 102)
 	latency := func(target string, ms ...float64) []results.Row {
 		var out []results.Row
@@ -115,6 +121,7 @@ func TestCheck(t *testing.T) {
 		{"a disturbed generator: a quiet rerun decides", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 23)), Inconclusive, "a rerun on a quiet host"},
 		{"a saturated generator needs a larger host", ratio(2), join(a4, gen(trials("b", 98, 100, 101, 102), 1, 97)), LargerHost, "more CPUs for the generator"},
 		{"a run skipped for CPUs needs a larger host", ratio(2), append(trials("a", 200), skipped), LargerHost, "a host of 3 CPUs or more"},
+		{"a target skipped on a host large enough is not loaded", ratio(2), append(trials("a", 200), startFailures), Inconclusive, "b was not loaded"},
 		{"no rows", ratio(2), nil, NotMeasured, "the run holds no rows"},
 		{"ranking holds", rank, join(trials("a", 300, 301, 302, 303), trials("b", 200, 201, 202, 203), trials("c", 100, 101, 102, 103)), Holds, "each claimed order significant"},
 		{"ranking reversed pair", rank, join(trials("a", 300, 301, 302, 303), trials("b", 100, 101, 102, 103), trials("c", 200, 201, 202, 203)), DoesNotHold, "c is better than b"},
@@ -296,12 +303,13 @@ func TestWriteIsGolden(t *testing.T) {
 	}
 	rows := join(trials("a", 190, 200, 210, 205), invalid(trials("b", 98, 100, 102, 101), 2, "success ratio 0.5 below 0.99"), trials("c", 50, 60, 70, 65))
 	rows[0].Warnings = "disturbed: other processes used 0.20 cores of CPUs 0-1, the generator's and the target's"
+	rows[0].Disturbed = true
 	for i := range rows {
 		rows[i].HostCPU, rows[i].GitCommit, rows[i].Duration = "Test CPU, 2 cores", "abc123", 5e9
 		rows[i].StartedAt = time.Date(2026, 11, 23, 19, 0, i, 0, time.UTC)
 		rows[i].LatencyMean = time.Duration(i+1) * time.Millisecond
 	}
-	big := []results.Row{{Target: "a", Trial: 1, InvalidReason: "skipped: needs 4 target CPUs; this host gives targets 1"}}
+	big := []results.Row{{Target: "a", Trial: 1, Fault: fault.Skipped, InvalidReason: "skipped: needs 4 target CPUs; this host gives targets 1"}}
 	measured := Measured{"first": {"published": rows}, "second": {"big": big}}
 	for _, c := range []struct {
 		format Format
@@ -373,8 +381,8 @@ func TestWallTimeSpansTheLoadedCells(t *testing.T) {
 	cell := func(measuredFrom string, warmup time.Duration) results.Row {
 		return results.Row{Valid: true, StartedAt: at(measuredFrom), WarmupTaken: warmup, Duration: 30 * time.Second}
 	}
-	skipped := results.Row{StartedAt: at("09:00:00"), Duration: 30 * time.Second,
-		InvalidReason: results.Skipped + ": needs 2 target CPUs; this host gives targets 1"}
+	skipped := results.Row{StartedAt: at("09:00:00"), Duration: 30 * time.Second, Fault: fault.Skipped,
+		InvalidReason: string(fault.Skipped) + ": needs 2 target CPUs; this host gives targets 1"}
 	for _, c := range []struct {
 		name string
 		rows []results.Row

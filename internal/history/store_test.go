@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -74,9 +75,9 @@ func TestPostgresStore(t *testing.T) {
 func testAddIsIdempotent(t *testing.T, s *Store) {
 	ctx := context.Background()
 	rows := stepRows(t, 7, 12, 6, 20, 24)
-	rows[3].Valid, rows[3].InvalidReason = false, "success ratio 0.9 below 0.99"
-	rows[4].Warnings = "disturbed: other work took 30% of a core"
-	rows[5].Valid, rows[5].InvalidReason = false, results.VerifyFailed+": wrong answer"
+	rows[3].SetFault(fault.Errors, "success ratio 0.9 below 0.99")
+	rows[4].Disturbed, rows[4].Warnings = true, "disturbed: other work took 30% of a core"
+	rows[5].SetFault(fault.VerifyFailed, string(fault.VerifyFailed)+": wrong answer")
 	a, err := s.Add(ctx, rows, "", "", "a.csv")
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/sampling"
 	"github.com/iotbench/iotbench/internal/timeline"
@@ -372,7 +373,9 @@ type Result struct {
 	// measured the phase.
 	Sends sampling.Dispersion `json:",omitzero"`
 
-	Valid         bool
+	Valid bool
+	// Fault is why the phase is invalid (None when valid); InvalidReason says it in a sentence.
+	Fault         fault.Kind
 	InvalidReason string
 
 	// Generators is how many generator shards measured the phase, merged (internal/shard); 0:
@@ -619,9 +622,15 @@ func (t *tally) result() Result {
 	return res
 }
 
+// SetFault records a judgement of r: valid when it found no fault, invalid for k otherwise,
+// saying why.
+func (r *Result) SetFault(k fault.Kind, reason string) {
+	r.Valid, r.Fault, r.InvalidReason = k == fault.None, k, reason
+}
+
 // judge decides whether a measurement can be trusted, and says why not: the generator did not send
 // what was asked; the target failed; the generator's own delay is a visible part of the latencies.
-func judge(r Result) (bool, string) {
+func judge(r Result) (fault.Kind, string) {
 	if r.Mode == Open {
 		achieved, share := r.AchievedRate(), r.AchievedRate()/float64(r.RequestedRate)
 		if r.Scheduled > 0 {
@@ -631,46 +640,46 @@ func judge(r Result) (bool, string) {
 			reason := fmt.Sprintf("generator sent %.0f rps of %d requested (%.1f%%)",
 				achieved, r.RequestedRate, 100*share)
 			if r.PeakInFlight >= int64(r.InFlightLimit) {
-				return false, reason + fmt.Sprintf(": all %d in-flight slots were busy, the target answered far slower than the expected latency (lower the rate or raise expected_latency)", r.InFlightLimit)
+				return fault.InFlightFull, reason + fmt.Sprintf(": all %d in-flight slots were busy, the target answered far slower than the expected latency (lower the rate or raise expected_latency)", r.InFlightLimit)
 			}
-			return false, reason + ": " + GeneratorBehind
+			return fault.GeneratorBehind, reason + ": " + generatorBehind
 		}
 	}
 	if r.Requests == 0 {
-		return false, "no request completed"
+		return fault.NoRequests, "no request completed"
 	}
 	if r.Mode == Closed && r.Think.Mean > 0 {
 		// Little's law: N users, each a response time R and a think time Z a cycle, complete
 		// N·D/(R+Z) requests in D; one cycle each may be cut off at the phase's end.
 		cycle := (r.Latency.Mean + r.Think.Mean).Seconds()
 		if want := float64(r.InFlightLimit) * (r.Duration.Seconds()/cycle - 1); float64(r.Requests) < MinAchievedRatio*want {
-			return false, fmt.Sprintf("%d requests, where %d users thinking %s with a mean latency of %s make %.0f (Little's law): %s",
-				r.Requests, r.InFlightLimit, r.Think, r.Latency.Mean.Round(time.Microsecond), want, GeneratorBehind)
+			return fault.GeneratorBehind, fmt.Sprintf("%d requests, where %d users thinking %s with a mean latency of %s make %.0f (Little's law): %s",
+				r.Requests, r.InFlightLimit, r.Think, r.Latency.Mean.Round(time.Microsecond), want, generatorBehind)
 		}
 	}
 	if ratio := r.SuccessRatio(); ratio < MinSuccessRatio {
-		return false, fmt.Sprintf("success ratio %.4f below %.2f (%d errors, %d timeouts, codes %s)",
+		return fault.Errors, fmt.Sprintf("success ratio %.4f below %.2f (%d errors, %d timeouts, codes %s)",
 			ratio, MinSuccessRatio, r.Errors, r.Timeouts, FormatCodes(r.Codes))
 	}
 	if r.OwnDelay.Count == 0 {
-		return false, "the generator's own delay was not measured (the kernel gave no receive timestamps)"
+		return fault.OwnDelayUnmeasured, "the generator's own delay was not measured (the kernel gave no receive timestamps)"
 	}
 	if allowed := LagAllowed(r.Latency.P99, r.ExpectedLatency); r.OwnDelay.P99 > allowed {
 		reason := fmt.Sprintf("generator delayed requests: its own p99 delay %s exceeds %s", r.OwnDelay.P99.Round(time.Microsecond), allowed.Round(time.Microsecond))
 		if r.Mode == Open {
 			reason += fmt.Sprintf(" (send lag p99 %s)", r.SendLag.P99.Round(time.Microsecond))
 			if r.PeakInFlight >= int64(r.InFlightLimit) {
-				return false, reason + fmt.Sprintf(": all %d in-flight slots were busy at times, the target stalled far beyond the expected latency (raise expected_latency or lower the rate)", r.InFlightLimit)
+				return fault.InFlightFull, reason + fmt.Sprintf(": all %d in-flight slots were busy at times, the target stalled far beyond the expected latency (raise expected_latency or lower the rate)", r.InFlightLimit)
 			}
 		}
-		return false, reason + ": " + GeneratorShort
+		return fault.GeneratorDelayed, reason + ": " + generatorShort
 	}
-	return true, ""
+	return fault.None, ""
 }
 
-// The ends of the invalid reasons that blame the generator, not the target: a paired run's gate
-// treats a candidate left without a valid trial by them alone as unmeasured, not as failed.
+// What the reasons of fault.GeneratorBehind and fault.GeneratorDelayed end with, for people: code
+// decides by the kind.
 const (
-	GeneratorBehind = "the load generator could not keep up (give it more CPU or lower the rate)"
-	GeneratorShort  = "the load generator was short of CPU; latencies would carry its delay"
+	generatorBehind = "the load generator could not keep up (give it more CPU or lower the rate)"
+	generatorShort  = "the load generator was short of CPU; latencies would carry its delay"
 )

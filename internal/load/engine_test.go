@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"crypto/tls"
+	"github.com/iotbench/iotbench/internal/fault"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -439,38 +440,39 @@ func TestJudge(t *testing.T) {
 	cases := []struct {
 		name   string
 		r      Result
+		kind   fault.Kind
 		reason string // "" for valid
 	}{
-		{"clean", open(nil), ""},
-		{"target saturated the in-flight bound", open(func(r *Result) { r.Requests, r.Successes, r.PeakInFlight = 9000, 9000, 300 }), "all 300 in-flight slots were busy"},
-		{"generator short of CPU", open(func(r *Result) { r.Requests, r.Successes = 9800, 9800 }), "could not keep up"},
-		{"exactly 99% of the rate", open(func(r *Result) { r.Requests, r.Successes = 9900, 9900 }), ""},
-		{"poisson: all its draws sent, fewer than rate × duration", open(func(r *Result) { r.Requests, r.Successes, r.Scheduled = 9700, 9700, 9700 }), ""},
+		{"clean", open(nil), fault.None, ""},
+		{"target saturated the in-flight bound", open(func(r *Result) { r.Requests, r.Successes, r.PeakInFlight = 9000, 9000, 300 }), fault.InFlightFull, "all 300 in-flight slots were busy"},
+		{"generator short of CPU", open(func(r *Result) { r.Requests, r.Successes = 9800, 9800 }), fault.GeneratorBehind, "could not keep up"},
+		{"exactly 99% of the rate", open(func(r *Result) { r.Requests, r.Successes = 9900, 9900 }), fault.None, ""},
+		{"poisson: all its draws sent, fewer than rate × duration", open(func(r *Result) { r.Requests, r.Successes, r.Scheduled = 9700, 9700, 9700 }), fault.None, ""},
 		{"think time: Little's law holds", closed(func(r *Result) {
 			r.Think, r.Duration, r.InFlightLimit, r.Requests, r.Successes = Think{Mean: 80 * ms}, 10*time.Second, 10, 990, 990
 			r.Latency.Mean = 20 * ms
-		}), ""},
+		}), fault.None, ""},
 		{"think time: the users held back", closed(func(r *Result) {
 			r.Think, r.Duration, r.InFlightLimit, r.Requests, r.Successes = Think{Mean: 80 * ms}, 10*time.Second, 10, 700, 700
 			r.Latency.Mean = 20 * ms
-		}), "700 requests, where 10 users thinking 80ms with a mean latency of 20ms make 990 (Little's law)"},
-		{"poisson: short of its draws", open(func(r *Result) { r.Requests, r.Successes, r.Scheduled = 10000, 10000, 10200 }), "of 1000 requested (98.0%): the load generator could not keep up"},
-		{"errors", open(func(r *Result) { r.Successes, r.Errors = 9800, 200 }), "success ratio 0.9800"},
-		{"own delay above 10% of p99", open(func(r *Result) { r.SendLag.P99, r.OwnDelay.P99 = 2*ms, 7*ms }), "own p99 delay 7ms exceeds 6ms (send lag p99 2ms): the load generator was short of CPU"},
-		{"sent on time, read late", open(func(r *Result) { r.SendLag.P99, r.OwnDelay.P99 = 0, 7*ms }), "own p99 delay 7ms exceeds 6ms"},
-		{"delayed because the target filled every slot", open(func(r *Result) { r.OwnDelay.P99, r.PeakInFlight = 7*ms, 300 }), "all 300 in-flight slots were busy at times"},
-		{"p99 inflated by a saturated generator does not raise the bar", open(func(r *Result) { r.Latency.P99, r.OwnDelay.P99 = 200*ms, 15*ms }), "own p99 delay 15ms exceeds 10ms"},
-		{"within the 1 ms floor", open(func(r *Result) { r.Latency.P99, r.OwnDelay.P99 = 2*ms, ms }), ""},
-		{"own delay unknown", open(func(r *Result) { r.OwnDelay.Count, r.OwnDelay.P99 = 0, 0 }), "not measured"},
-		{"nothing completed", open(func(r *Result) { r.RequestedRate, r.Requests, r.Successes = 0, 0, 0 }), "no request completed"},
-		{"closed loop, generator with time to spare", closed(nil), ""},
-		{"closed loop bound by the generator", closed(func(r *Result) { r.OwnDelay.P99 = 3 * ms }), "own p99 delay 3ms exceeds 2ms: the load generator was short of CPU"},
+		}), fault.GeneratorBehind, "700 requests, where 10 users thinking 80ms with a mean latency of 20ms make 990 (Little's law)"},
+		{"poisson: short of its draws", open(func(r *Result) { r.Requests, r.Successes, r.Scheduled = 10000, 10000, 10200 }), fault.GeneratorBehind, "of 1000 requested (98.0%): the load generator could not keep up"},
+		{"errors", open(func(r *Result) { r.Successes, r.Errors = 9800, 200 }), fault.Errors, "success ratio 0.9800"},
+		{"own delay above 10% of p99", open(func(r *Result) { r.SendLag.P99, r.OwnDelay.P99 = 2*ms, 7*ms }), fault.GeneratorDelayed, "own p99 delay 7ms exceeds 6ms (send lag p99 2ms): the load generator was short of CPU"},
+		{"sent on time, read late", open(func(r *Result) { r.SendLag.P99, r.OwnDelay.P99 = 0, 7*ms }), fault.GeneratorDelayed, "own p99 delay 7ms exceeds 6ms"},
+		{"delayed because the target filled every slot", open(func(r *Result) { r.OwnDelay.P99, r.PeakInFlight = 7*ms, 300 }), fault.InFlightFull, "all 300 in-flight slots were busy at times"},
+		{"p99 inflated by a saturated generator does not raise the bar", open(func(r *Result) { r.Latency.P99, r.OwnDelay.P99 = 200*ms, 15*ms }), fault.GeneratorDelayed, "own p99 delay 15ms exceeds 10ms"},
+		{"within the 1 ms floor", open(func(r *Result) { r.Latency.P99, r.OwnDelay.P99 = 2*ms, ms }), fault.None, ""},
+		{"own delay unknown", open(func(r *Result) { r.OwnDelay.Count, r.OwnDelay.P99 = 0, 0 }), fault.OwnDelayUnmeasured, "not measured"},
+		{"nothing completed", open(func(r *Result) { r.RequestedRate, r.Requests, r.Successes = 0, 0, 0 }), fault.NoRequests, "no request completed"},
+		{"closed loop, generator with time to spare", closed(nil), fault.None, ""},
+		{"closed loop bound by the generator", closed(func(r *Result) { r.OwnDelay.P99 = 3 * ms }), fault.GeneratorDelayed, "own p99 delay 3ms exceeds 2ms: the load generator was short of CPU"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			valid, reason := judge(c.r)
-			if valid != (c.reason == "") || !strings.Contains(reason, c.reason) {
-				t.Errorf("judge = %v %q, want reason %q", valid, reason, c.reason)
+			kind, reason := judge(c.r)
+			if kind != c.kind || !strings.Contains(reason, c.reason) {
+				t.Errorf("judge = %q %q, want %q with reason %q", kind, reason, c.kind, c.reason)
 			}
 		})
 	}

@@ -356,7 +356,7 @@ func kindResults(res *Result, cfg Config, tallies []*tally, scheduled []int64) {
 		// of 1% or more of a kind of 100.
 		judged := r
 		judged.Scheduled = max(r.Scheduled-1, r.Requests)
-		r.Valid, r.InvalidReason = judge(judged)
+		r.SetFault(judge(judged))
 		res.Kinds[i] = r
 	}
 	JudgeMix(res)
@@ -371,7 +371,7 @@ func JudgeMix(res *Result) {
 	}
 	for _, r := range res.Kinds {
 		if !r.Valid {
-			res.Valid, res.InvalidReason = false, kindReason(r)
+			res.SetFault(r.Fault, kindReason(r))
 			return
 		}
 	}

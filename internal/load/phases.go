@@ -403,7 +403,7 @@ func (r *runner) result() Result {
 		w := *r.wrk
 		res.Wrk = &w
 	}
-	res.Valid, res.InvalidReason = judge(res)
+	res.SetFault(judge(res))
 	if r.measureMix != nil {
 		kindResults(&res, cfg, t.kinds, dueByKind)
 		for i, k := range t.kinds {

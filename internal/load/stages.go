@@ -311,7 +311,7 @@ func StageResults(res Result, stages []Stage) ([]Result, error) {
 		r.Answered = r.Successes // by the second they were answered in
 		r.OwnDelay.Count = r.Successes
 		r.Latencies, r.Latency = h, latency.Summarize(h)
-		r.Valid, r.InvalidReason = judge(r)
+		r.SetFault(judge(r))
 		out[k] = r
 		first = last
 	}

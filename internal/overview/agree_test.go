@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/summary"
@@ -44,12 +45,12 @@ func agreeRows() []results.Row {
 				valid bool
 			}{{m / 2, true}, {m, true}, {m + m/10, false}, {m + m/10, false}, {m, true}} {
 				step++
-				r := results.Row{Scenario: "io" + results.FindMaxSuffix, Target: t, Trial: step, Mode: "open", RequestedRPS: s.rate, Connections: 300,
+				r := results.Row{Scenario: "io" + results.FindMaxSuffix, Target: t, Trial: step, Search: search + 1, Mode: "open", RequestedRPS: s.rate, Connections: 300,
 					Startup: time.Duration(1000+10*search+i) * time.Millisecond, Valid: s.valid, ThroughputRPS: float64(s.rate),
 					LatencyP50: 20 * time.Millisecond, LatencyP99: time.Duration(40+search+i) * time.Millisecond, LatencyP999: 90 * time.Millisecond,
 					CPUCores: float64(s.rate) / 2000, MemoryPeak: 300 << 20, Duration: 10 * time.Second}
 				if !s.valid {
-					r.InvalidReason = "slo not met: p99 300ms ≥ 100ms"
+					r.SetFault(fault.SLONotMet, "slo not met: p99 300ms ≥ 100ms")
 				}
 				rows = append(rows, r)
 			}

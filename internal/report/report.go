@@ -8,7 +8,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
@@ -59,7 +58,7 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 		switch {
 		case !r.Loaded():
 			// build-failed, start-failed, skipped, verify-failed: the word says why it has no figures
-			valid, _, _ = strings.Cut(r.InvalidReason, ":")
+			valid = string(r.Fault)
 		case !r.Valid:
 			valid = "NO"
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -16,8 +17,8 @@ func TestResourcesVerificationAndWarningsAreShown(t *testing.T) {
 	onPostgres := measuredRow
 	onPostgres.CPUSet, onPostgres.DB, onPostgres.DBPoolSize, onPostgres.DBCPUSet = "1", results.DBPostgres, 20, "1"
 	onPostgres.DBCPUCores, onPostgres.DBMemoryPeak = 0.31, 180<<20
-	broken := results.Row{Scenario: "s", Target: "broken", Trial: 1, Mode: "open",
-		InvalidReason: results.VerifyFailed + ": POST http://127.0.0.1:1/ingest: answer is not a JSON object"}
+	broken := results.Row{Scenario: "s", Target: "broken", Trial: 1, Mode: "open", Fault: fault.VerifyFailed,
+		InvalidReason: string(fault.VerifyFailed) + ": POST http://127.0.0.1:1/ingest: answer is not a JSON object"}
 	// Three trials, the second without the warning the others share.
 	second, third := measuredRow, measuredRow
 	second.Trial, second.Warnings, third.Trial = 2, "", 3

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/iotbench/iotbench/internal/fault"
 )
 
 // ParseError is what is wrong with a results file, and where.
@@ -44,6 +46,9 @@ func Read(r io.Reader) (rows []Row, cut *Cut, err error) {
 	p, err := parse(data)
 	if err != nil {
 		return nil, nil, err
+	}
+	if p.version < 12 {
+		numberSearches(p.rows)
 	}
 	return p.rows, p.cut, nil
 }
@@ -175,7 +180,8 @@ func parseComplete(data []byte) (*parsed, error) {
 	}
 
 	p := &parsed{header: head}
-	_, hasJIT := index["jit_busy_s"] // else its rows take the time from their warning
+	_, hasJIT := index["jit_busy_s"]    // else its rows take the time from their warning
+	_, hasKind := index["invalid_kind"] // else its rows take their kind from their reason (legacy.go)
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -229,6 +235,11 @@ func parseComplete(data []byte) (*parsed, error) {
 			if err != nil {
 				return nil, parseErr(line, "column %s: %q is not %v", c.name, rec[i], err)
 			}
+		}
+		if !hasKind {
+			upgrade(&row) // before Loaded, which reads the kind
+		} else if row.Valid != (row.Fault == fault.None) {
+			return nil, parseErr(line, "column invalid_kind: %q with valid %v: a valid row has no kind of fault, an invalid one has one", row.Fault, row.Valid)
 		}
 		if unmeasured != "" && row.Loaded() {
 			return nil, parseErr(line, "column %s: \"\" is not %v", unmeasured, errUnmeasured)

@@ -12,21 +12,8 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/safetext"
-)
-
-// The invalid_reason of a cell that was never loaded starts with one of these; its row has no
-// measurement.
-const (
-	// VerifyFailed: the target started, and its answers to the cell's request failed their check.
-	VerifyFailed = "verify-failed"
-	// BuildFailed: the target's image did not build.
-	BuildFailed = "build-failed"
-	// StartFailed: the target's container did not start or did not become healthy.
-	StartFailed = "start-failed"
-	// Skipped: the target failed to start too often earlier in the run, or does not serve the
-	// cell's protocol.
-	Skipped = "skipped"
 )
 
 // The variants of a paired run's rows: every round measures the baseline and the candidate of
@@ -47,7 +34,10 @@ type Row struct {
 	Scenario string
 	Target   string
 	Trial    int
-	Mode     string // open or closed
+	// Search is the find-max search a step belongs to, from 1, counting the target's searches
+	// (Trial numbers its steps across them); 0 in a row of a fixed load.
+	Search int
+	Mode   string // open or closed
 
 	RequestedRPS int // open loop; 0 for closed
 	// Arrival is the open loop's arrival process (uniform, poisson); empty in closed loop and in
@@ -84,9 +74,15 @@ type Row struct {
 
 	Duration, Warmup time.Duration
 	// Timeout is the per-request timeout: a slower answer is an error (a timeout).
-	Timeout       time.Duration
-	Valid         bool
+	Timeout time.Duration
+	Valid   bool
+	// Fault is why the row is invalid (fault.None when valid): what code decides by.
+	// InvalidReason says it in a sentence, for people.
+	Fault         fault.Kind
 	InvalidReason string
+	// Disturbed says that other work took the CPUs of the target or the generator during the
+	// measured phase; the warnings say whose and how much.
+	Disturbed bool
 
 	StartedAt       time.Time
 	CPUSet          string // the target's
@@ -240,20 +236,16 @@ func (r Row) TransferPerSecond() float64 {
 }
 
 // VerifyFailed reports whether the cell's target failed verification and was not loaded.
-func (r Row) VerifyFailed() bool { return strings.HasPrefix(r.InvalidReason, VerifyFailed+":") }
+func (r Row) VerifyFailed() bool { return r.Fault == fault.VerifyFailed }
 
 // Loaded reports whether load was sent in the cell: not when its target failed to build, start
 // or verify, or was skipped.
-func (r Row) Loaded() bool {
-	if r.Valid {
-		return true
-	}
-	for _, p := range []string{VerifyFailed, BuildFailed, StartFailed, Skipped} {
-		if strings.HasPrefix(r.InvalidReason, p+":") {
-			return false
-		}
-	}
-	return true
+func (r Row) Loaded() bool { return r.Fault.Loaded() }
+
+// SetFault records whether the row is valid: valid when k is fault.None, invalid for k
+// otherwise, reason saying why.
+func (r *Row) SetFault(k fault.Kind, reason string) {
+	r.Valid, r.Fault, r.InvalidReason = k == fault.None, k, reason
 }
 
 // codec reads and writes one field of a Row as CSV text.
@@ -423,7 +415,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 11
+const SchemaVersion = 12
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -608,6 +600,9 @@ var columns = []column{
 	{"wrk_latency_mean_ms", wrk(millis(func(r *Row) *time.Duration { return &r.WrkLatencyMean })), 10},
 	{"wrk_transfer_bytes_per_s", wrk(float(0, func(r *Row) *float64 { return &r.WrkTransferPerSecond })), 10},
 	{"jit_busy_s", judged(func(r *Row) *bool { return &r.JITJudged }, seconds(func(r *Row) *time.Duration { return &r.JITBusy })), 11},
+	{"invalid_kind", codec{writtenFault, func(r *Row, v string) (err error) { r.Fault, err = fault.Parse(v); return err }}, 12},
+	{"search", integer(func(r *Row) *int { return &r.Search }), 12},
+	{"disturbed", boolean(func(r *Row) *bool { return &r.Disturbed }), 12},
 }
 
 // CompatWrk is the Compat of a cell counted as wrk counts (load.Wrk).
@@ -825,6 +820,19 @@ const (
 // embedded store, a cell never loaded).
 func serverMeasure(c codec) codec {
 	return when(func(r *Row) bool { return r.Loaded() && r.DB == DBPostgres }, c)
+}
+
+// writtenFault is the row's kind of fault as its file holds it, as valid says: an invalid row
+// whose kind was never set is written as fault.Other, so that no file iotbench writes is refused
+// by its reader.
+func writtenFault(r *Row) string {
+	switch {
+	case r.Valid:
+		return ""
+	case r.Fault == fault.None:
+		return string(fault.Other)
+	}
+	return string(r.Fault)
 }
 
 // Header is the CSV header line's fields.

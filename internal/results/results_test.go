@@ -14,11 +14,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/golden"
 )
 
 func sample(trial int, valid bool) Row {
-	return Row{
+	fk := fault.None
+	if !valid {
+		fk = fault.Errors
+	}
+	return Row{Fault: fk,
 		Scenario: "io-heavy", Target: "fastify", Trial: trial, Mode: "open",
 		RequestedRPS: 1000, Connections: 300, PeakInFlight: 61, AchievedRPS: 999.95, ThroughputRPS: 998.5,
 		Requests: 20000, Successes: 19970, Errors: 30, Timeouts: 2, SuccessRatio: 0.9985, StatusCodes: "0:2 200:19970 500:28",
@@ -471,8 +476,8 @@ func TestOneWriterAtATime(t *testing.T) {
 }
 
 func TestACellNeverLoadedHasNoMeasurement(t *testing.T) {
-	never := Row{Scenario: "s", Target: "t", Trial: 1, Mode: "open", InvalidReason: VerifyFailed + ": answered 500", StartedAt: time.Unix(0, 0)}
-	loaded := Row{Scenario: "s", Target: "u", Trial: 1, Mode: "open", InvalidReason: "success ratio 0.7000 below 0.99", Requests: 10, SuccessRatio: 0.7, StartedAt: time.Unix(0, 0)}
+	never := Row{Scenario: "s", Target: "t", Trial: 1, Mode: "open", Fault: fault.VerifyFailed, InvalidReason: string(fault.VerifyFailed) + ": answered 500", StartedAt: time.Unix(0, 0)}
+	loaded := Row{Scenario: "s", Target: "u", Trial: 1, Mode: "open", Fault: fault.Errors, InvalidReason: "success ratio 0.7000 below 0.99", Requests: 10, SuccessRatio: 0.7, StartedAt: time.Unix(0, 0)}
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.Write(Header())

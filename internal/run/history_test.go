@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -31,7 +32,7 @@ func TestExecuteAddsToHistory(t *testing.T) {
 		t.Fatalf("history holds %d rows, the file %d; want the 4 cells in both", len(kept.rows), len(out.Rows))
 	}
 	for _, r := range kept.rows {
-		if !strings.HasPrefix(r.InvalidReason, results.Skipped) {
+		if !strings.HasPrefix(r.InvalidReason, string(fault.Skipped)) {
 			t.Errorf("%+v", r)
 		}
 	}

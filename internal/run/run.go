@@ -294,7 +294,7 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 		out.Skipped = fmt.Sprintf("needs %d target CPUs; this host gives targets %d (%d CPUs, the generator keeps the others)",
 			s.NeedsCPUs, len(p.TargetCPUs), len(p.TargetCPUs)+len(p.GeneratorCPUs))
 		s.say("needs a larger host: %s", out.Skipped)
-		rows, err := r.Skip(p, results.Skipped+": "+out.Skipped)
+		rows, err := r.Skip(p, out.Skipped)
 		out.Rows = append(out.Rows, rows...)
 		return out, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/iotbench/iotbench/internal/container/containertest"
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/experiment"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/iotbench/iotbench/internal/summary"
@@ -113,7 +114,7 @@ func TestExecuteLeavesEveryFile(t *testing.T) {
 	// does not. b fails its check before load and is never loaded.
 	for _, row := range out.Rows {
 		ok := row.Target == "a" && row.Loaded() && row.Errors == 0 && row.Successes > 0 ||
-			row.Target == "b" && !row.Loaded() && strings.HasPrefix(row.InvalidReason, results.VerifyFailed)
+			row.Target == "b" && !row.Loaded() && strings.HasPrefix(row.InvalidReason, string(fault.VerifyFailed))
 		if !ok || row.Seed != seed {
 			t.Errorf("%s trial %d: loaded %v, %d successes, %d errors (%s), seed %d", row.Target, row.Trial, row.Loaded(), row.Successes, row.Errors, row.InvalidReason, row.Seed)
 		}
@@ -244,7 +245,7 @@ func TestExecuteTooSmallAHost(t *testing.T) {
 		t.Fatalf("%d connections, %d rows, skipped %q", connects, len(out.Rows), out.Skipped)
 	}
 	for _, row := range out.Rows {
-		if row.Loaded() || !strings.HasPrefix(row.InvalidReason, results.Skipped+": needs 4 target CPUs; this host gives targets 1") || row.Seed == 0 || row.Duration != time.Second {
+		if row.Loaded() || !strings.HasPrefix(row.InvalidReason, string(fault.Skipped)+": needs 4 target CPUs; this host gives targets 1") || row.Seed == 0 || row.Duration != time.Second {
 			t.Errorf("%+v", row)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/hdrlog"
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/load"
@@ -113,7 +114,8 @@ func merge(parts []Part) (load.Result, error) {
 		cs.TLSVersion, cs.TLSCipher = cmp.Or(cs.TLSVersion, r.Connections.TLSVersion), cmp.Or(cs.TLSCipher, r.Connections.TLSCipher)
 		res.Latency.Clamped += r.Latency.Clamped
 		if !r.Valid && res.Valid && !r.InvalidByRequest() {
-			res.Valid, res.InvalidReason = false, p.Spec.Name()+": "+r.InvalidReason
+			// A shard of an older build says no kind: it is still invalid.
+			res.SetFault(cmp.Or(r.Fault, fault.Other), p.Spec.Name()+": "+r.InvalidReason)
 		}
 		res.Warmed = max(res.Warmed, r.Warmed)
 		res.WarmupInFlight += r.WarmupInFlight

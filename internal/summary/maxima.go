@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
@@ -29,59 +30,32 @@ type Search struct {
 	Steps []results.Row
 }
 
-// The invalid reasons of find-max steps (internal/bench) that the search counts.
-const (
-	sloNotMet        = "slo not met"
-	generatorLimited = "generator-limited"
-	storedRows       = "stored rows"
-	repeated         = "repeated" // a step failed while disturbed, measured again in the next row
-)
-
-// searchesOf splits a find-max scenario's rows, in file order, into each target's searches. A
-// search is one container: it starts where the target's previous row is not the row before it
-// in the same file (the searches of the targets are interleaved), where the container's start-up
-// time changes (a new container), or after the steps at fractions of a maximum that end a search
-// that found one. Two searches of a target iotbench did not start (--url), one right after the
-// other, the first without a maximum, cannot be told apart.
+// searchesOf splits a find-max scenario's rows, in file order, into each target's searches, by
+// the search each step belongs to.
 func searchesOf(rows []results.Row, nameOf func(results.Row) string, source func(i int) int) map[string][]Search {
 	out := map[string][]Search{}
-	ended := map[string]bool{}
+	type searchKey struct {
+		name           string
+		source, search int
+	}
+	at := map[searchKey]int{} // the search's index in out[name]
 	for i, r := range rows {
 		name := nameOf(r)
-		list := out[name]
-		fresh := len(list) == 0 || ended[name] || i == 0 || nameOf(rows[i-1]) != name || source(i-1) != source(i) ||
-			rows[i-1].Startup != r.Startup || !r.Loaded() || !rows[i-1].Loaded()
-		if fresh {
-			list = append(list, Search{})
+		k := searchKey{name, source(i), r.Search}
+		j, ok := at[k]
+		if !ok {
+			j = len(out[name])
+			at[k] = j
+			out[name] = append(out[name], Search{})
 		}
-		cur := &list[len(list)-1]
-		cur.Steps = append(cur.Steps, r)
-		cur.judge()
-		ended[name] = cur.finished()
-		out[name] = list
+		out[name][j].Steps = append(out[name][j].Steps, r)
+	}
+	for _, list := range out {
+		for j := range list {
+			list[j].judge()
+		}
 	}
 	return out
-}
-
-// finished says the search's last steps are those at fractions of its maximum, run once it is
-// found: the search is over. A step repeated is not one of them: the step measured again after it
-// is.
-func (s *Search) finished() bool {
-	n := len(maxrate.Fractions)
-	if s.Max == 0 || strings.HasPrefix(s.Steps[len(s.Steps)-1].InvalidReason, repeated) { // a maximum has steps
-		return false
-	}
-	kept := slices.DeleteFunc(slices.Clone(s.Steps), func(r results.Row) bool { return strings.HasPrefix(r.InvalidReason, repeated) })
-	if len(kept) < n {
-		return false
-	}
-	last := kept[len(kept)-n:]
-	for i, f := range maxrate.Fractions {
-		if last[i].RequestedRPS != max(1, int(f*float64(s.Max))) {
-			return false
-		}
-	}
-	return true
 }
 
 // judge finds the search's maximum from its steps: each rate's steps that met the SLO and that
@@ -92,15 +66,15 @@ func (s *Search) judge() {
 	met, failed := map[int]int{}, map[int]int{}
 	for _, r := range s.Steps {
 		switch {
-		case !r.Loaded() || strings.HasPrefix(r.InvalidReason, storedRows):
+		case !r.Loaded() || r.Fault == fault.Unstored:
 			s.Failed = r.InvalidReason
 		case r.Valid:
 			met[r.RequestedRPS]++
-		case strings.HasPrefix(r.InvalidReason, sloNotMet):
+		case r.Fault == fault.SLONotMet:
 			failed[r.RequestedRPS]++
-		case strings.HasPrefix(r.InvalidReason, generatorLimited):
+		case r.Fault == fault.GeneratorLimited:
 			s.GeneratorLimited = true
-		case !strings.HasPrefix(r.InvalidReason, repeated):
+		case r.Fault != fault.Repeated:
 			s.Ended = r.InvalidReason
 		}
 	}

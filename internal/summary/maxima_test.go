@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/results"
 )
@@ -83,7 +84,7 @@ func TestMaximaAreTheSearchesOwn(t *testing.T) {
 				rows = append(rows, r...)
 				want[p.target] = append(want[p.target], res.Max)
 			}
-			sc := FromRows(rows).Scenarios[0]
+			sc := FromRows(upgraded(rows)).Scenarios[0]
 			var got []string
 			for _, tg := range sc.Targets {
 				var maxima []int
@@ -128,9 +129,9 @@ func TestFindingDoesNotCrownBelowATargetThatDied(t *testing.T) {
 	rows := []results.Row{
 		step("jvm", 1, 3500, ""), step("jvm", 2, 3500, ""), step("jvm", 3, 3600, "slo not met: p99"), step("jvm", 4, 3600, "slo not met: p99"),
 		step("js", 1, 8000, ""), step("js", 2, 16000, "target exited with code 137"),
-		step("broken", 1, 0, results.VerifyFailed+": POST /ingest: no"),
+		step("broken", 1, 0, string(fault.VerifyFailed)+": POST /ingest: no"),
 	}
-	sc := FromRows(rows).Scenarios[0]
+	sc := FromRows(upgraded(rows)).Scenarios[0]
 	var got []string
 	for _, tg := range sc.Targets {
 		got = append(got, fmt.Sprintf("%s:%s:%d", tg.Name, tg.Rank, tg.AtLeast))
@@ -159,7 +160,7 @@ func TestSearchesWithoutAContainerEndAtTheirFractions(t *testing.T) {
 		want = append(want, res.Max)
 	}
 	var got []int
-	for _, s := range FromRows(rows).Scenarios[0].Targets[0].Searches {
+	for _, s := range FromRows(upgraded(rows)).Scenarios[0].Targets[0].Searches {
 		got = append(got, s.Max)
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -176,14 +177,14 @@ func TestSearchesTheCalibrationDistrustsAreLeftOut(t *testing.T) {
 	second, res := searchRows(t, "fast", 2*time.Second, 2000, nil, trial)
 	first[len(first)/2].Calibrated = true // within: false
 	rows = append(append(rows, first...), second...)
-	tg := FromRows(rows).Scenarios[0].Targets[0]
+	tg := FromRows(upgraded(rows)).Scenarios[0].Targets[0]
 	if len(tg.Searches) != 2 || tg.Searches[0].Distrust() != results.DistrustCalibration || tg.Searches[1].Distrust() != "" {
 		t.Fatalf("searches %d, distrust %q %q: want the first distrusted", len(tg.Searches), tg.Searches[0].Distrust(), tg.Searches[1].Distrust())
 	}
 	if tg.Max == nil || tg.Max.N != 1 || tg.Max.Median != float64(res.Max) {
 		t.Errorf("max %+v: want the second search's %d alone", tg.Max, res.Max)
 	}
-	notes := strings.Join(FromRows(rows).Scenarios[0].MaxNotes(), "\n")
+	notes := strings.Join(FromRows(upgraded(rows)).Scenarios[0].MaxNotes(), "\n")
 	if want := "fast: 1 search(es) left out of its maximum and the ranking: calibration missed its limits"; !strings.Contains(notes, want) {
 		t.Errorf("notes:\n%s\nwant %q", notes, want)
 	}
@@ -210,7 +211,7 @@ func TestAllSearchesDistrustedAnswerNothing(t *testing.T) {
 		rows = append(rows, results.Row{Scenario: "io" + results.FindMaxSuffix, Target: "fast", Trial: *trial, Mode: "open", RequestedRPS: s.rate,
 			Startup: time.Hour, Valid: s.why == "", InvalidReason: s.why, Calibrated: true})
 	}
-	sc := FromRows(rows).Scenarios[0]
+	sc := FromRows(upgraded(rows)).Scenarios[0]
 	tg := sc.Targets[0]
 	if len(tg.Searches) != 3 || !tg.Searches[2].GeneratorLimited || tg.Searches[2].Max != 16000 {
 		t.Fatalf("searches %+v; want three, the last generator-limited at 16000", tg.Searches)
@@ -242,7 +243,7 @@ func TestAGeneratorLimitedSearchKeepsItsLastGoodRate(t *testing.T) {
 		rows = append(rows, results.Row{Scenario: "io" + results.FindMaxSuffix, Target: "bun", Trial: i + 1, Mode: "open", RequestedRPS: s.rate,
 			Startup: time.Second, Valid: s.why == "", InvalidReason: s.why})
 	}
-	sc := FromRows(rows).Scenarios[0]
+	sc := FromRows(upgraded(rows)).Scenarios[0]
 	s := sc.Targets[0].Searches
 	if len(s) != 1 || s[0].Max != 16000 || !s[0].GeneratorLimited {
 		t.Errorf("searches %+v; want one, at least 16000, generator-limited", s)
@@ -265,8 +266,55 @@ func TestARepeatedFractionStepEndsNoSearch(t *testing.T) {
 		rows = append(rows, results.Row{Scenario: "io" + results.FindMaxSuffix, Target: "bun", Trial: i + 1, Mode: "open", RequestedRPS: s.rate,
 			Startup: time.Second, Valid: s.why == "", InvalidReason: s.why})
 	}
-	s := FromRows(rows).Scenarios[0].Targets[0].Searches
-	if len(s) != 1 || s[0].Max != 1000 || len(s[0].Steps) != len(rows) || !s[0].finished() {
-		t.Errorf("%d searches, the first %+v; want one of every step, finished, max 1000", len(s), s[0])
+	s := FromRows(upgraded(rows)).Scenarios[0].Targets[0].Searches
+	if len(s) != 1 || s[0].Max != 1000 || len(s[0].Steps) != len(rows) {
+		t.Errorf("%d searches, the first %+v; want one of every step, max 1000", len(s), s[0])
+	}
+}
+
+// upgraded gives rows built as an older iotbench wrote them (a reason's words, a scenario's
+// suffix) the fields that newer files hold, as reading such a file does.
+func upgraded(rows []results.Row) []results.Row {
+	results.Upgrade(rows)
+	return rows
+}
+
+// The maxima are decided by the rows' fields (kind of fault, search), never by the words of
+// their reasons or by how the searches lie in the file: rewording every reason, and giving each
+// search's steps (search numbers kept) one start-up time and one block of the file, changes nothing.
+func TestMaximaReadFieldsNotWords(t *testing.T) {
+	var rows []results.Row
+	trial := map[string]*int{"a": new(int), "b": new(int)}
+	for i, s := range []struct {
+		target   string
+		capacity int
+	}{{"a", 3000}, {"b", 1200}, {"a", 3300}, {"b", 1100}} {
+		r, _ := searchRows(t, s.target, time.Duration(1000+i)*time.Millisecond, s.capacity, map[int]bool{800: true}, trial[s.target])
+		rows = append(rows, r...)
+	}
+	maxima := func(rows []results.Row) string {
+		var out []string
+		for _, tg := range FromRows(rows).Scenarios[0].Targets {
+			for _, s := range tg.Searches {
+				out = append(out, fmt.Sprintf("%s:%d", tg.Name, s.Max))
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	want := maxima(upgraded(rows))
+	if !strings.Contains(want, "a:") || !strings.Contains(want, "b:") {
+		t.Fatalf("maxima %q", want)
+	}
+	reworded := slices.Clone(rows)
+	for i := range reworded {
+		if !reworded[i].Valid {
+			reworded[i].InvalidReason = "generator-limited: words that once meant another kind"
+		}
+		reworded[i].Startup = time.Second // searches told apart by their field alone
+	}
+	// Each target's searches one after the other: the file's order no longer separates them.
+	slices.SortStableFunc(reworded, func(x, y results.Row) int { return strings.Compare(x.Target, y.Target) })
+	if got := maxima(reworded); got != want {
+		t.Errorf("maxima %q with reworded reasons and regrouped rows, want %q", got, want)
 	}
 }

@@ -182,11 +182,10 @@ type Cell struct {
 func Verdict(r results.Row) string {
 	switch {
 	case !r.Loaded():
-		before, _, _ := strings.Cut(r.InvalidReason, ":")
-		return before
+		return string(r.Fault)
 	case !r.Valid:
 		return "invalid"
-	case strings.Contains(r.Warnings, "disturbed:"):
+	case r.Disturbed:
 		return "disturbed"
 	case r.NotSteady():
 		return "not-steady"
@@ -281,7 +280,7 @@ func Build(sources []Source) (*Overview, error) {
 	for _, name := range order {
 		cells := byScenario[name]
 		first := cells[0].row
-		sc := Scenario{Name: name, FindMax: strings.HasSuffix(name, results.FindMaxSuffix), SLO: first.SLO, Settings: Settings{
+		sc := Scenario{Name: name, FindMax: first.Search > 0, SLO: first.SLO, Settings: Settings{
 			Mode: first.Mode, RequestedRPS: first.RequestedRPS, Connections: first.Connections,
 			Duration: first.Duration, Warmup: first.Warmup, WarmupAuto: first.WarmupAuto, CPUSet: first.CPUSet,
 			GeneratorCPUSet: first.GeneratorCPUSet, Memory: first.Memory, Fingerprint: first.Fingerprint(), Seed: first.Seed,

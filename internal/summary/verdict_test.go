@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -19,9 +20,12 @@ func TestVerdict(t *testing.T) {
 		row  results.Row
 		want string
 	}{
-		{results.Row{InvalidReason: results.VerifyFailed + ": POST /ingest: 500"}, "verify-failed"},
-		{loaded(func(r *results.Row) { r.Valid, r.InvalidReason = false, "success ratio 0.5" }), "invalid"},
-		{loaded(func(r *results.Row) { r.Warnings = "disturbed: the hypervisor took 0.2 cores" }), "disturbed"},
+		{results.Row{Fault: fault.VerifyFailed, InvalidReason: "anything"}, "verify-failed"},
+		{results.Row{Fault: fault.BuildFailed, InvalidReason: "verify-failed: words decide nothing"}, "build-failed"},
+		{loaded(func(r *results.Row) { r.SetFault(fault.Errors, "success ratio 0.5") }), "invalid"},
+		{loaded(func(r *results.Row) { r.SetFault(fault.Errors, "verify-failed: a reason that reads like another") }), "invalid"},
+		{loaded(func(r *results.Row) { r.Disturbed, r.Warnings = true, "disturbed: the hypervisor took 0.2 cores" }), "disturbed"},
+		{loaded(func(r *results.Row) { r.Warnings = "disturbed: words alone decide nothing" }), "valid"},
 		{loaded(func(r *results.Row) { r.SteadyJudged = true }), "not-steady"},
 		{loaded(func(r *results.Row) { r.JITBusy, r.JITJudged = 6*time.Second, true }), "still-warming"},
 		{loaded(func(r *results.Row) { r.JITBusy, r.JITJudged = 4*time.Second, true }), "valid"},
