@@ -94,11 +94,20 @@ type Comparison struct {
 func (c Comparison) Significant() bool { return c.P < c.Alpha }
 
 // CanDiffer reports whether the sample sizes allow any significance at Alpha at all.
-func (c Comparison) CanDiffer() bool { return min(c.N1, c.N2) >= TrialsToDiffer(c.Alpha) }
+func (c Comparison) CanDiffer() bool { return MinP(c.N1, c.N2) < c.Alpha }
 
-// minP is the smallest two-sided p-value of the U test with n values on each side: the samples
-// entirely apart, 2 of the C(2n, n) equally likely orders.
-func minP(n int) float64 { return 2 / math.Round(math.Exp(lchoose(2*n, n))) }
+// minP is the smallest two-sided p-value of the U test with n values on each side.
+func minP(n int) float64 { return MinP(n, n) }
+
+// MinP is the smallest two-sided p-value of the U test with n1 and n2 values: the samples
+// entirely apart, 2 of the C(n1+n2, n1) equally likely orders; 1 when a side is empty. Sizes
+// whose MinP is not under alpha can never differ significantly, whatever was measured.
+func MinP(n1, n2 int) float64 {
+	if n1 == 0 || n2 == 0 {
+		return 1
+	}
+	return math.Min(1, 2/math.Round(math.Exp(lchoose(n1+n2, n1))))
+}
 
 func lchoose(n, k int) float64 {
 	a, _ := math.Lgamma(float64(n + 1))
