@@ -544,7 +544,8 @@ func (r PairedResult) Undecided() []string {
 			} else if len(c.NotRecorded) > 0 && len(c.NotRecorded) == len(r.Gates) {
 				out = append(out, fmt.Sprintf("%s: none of the gated metrics is recorded (%s): nothing judged", c.Name(), strings.Join(c.NotRecorded, ", ")))
 			} else {
-				out = append(out, fmt.Sprintf("%s: no round with a valid baseline and candidate", c.Name()))
+				out = append(out, fmt.Sprintf("%s: no round with a valid baseline and candidate (baseline %s; candidate %s): no verdict; measure it again",
+					c.Name(), c.sideText(c.BaseTrials, c.BaseValid, "baseline"), c.sideText(c.CandTrials, c.CandValid, "candidate")))
 			}
 		}
 		for _, ch := range c.Changes {
@@ -580,6 +581,26 @@ func (r PairedResult) Undecided() []string {
 		}
 	}
 	return out
+}
+
+// sideText says how many of a side's trials (searches) count, and why the others do not: "1 of
+// 4 valid, 3 invalid" or "4 of 4 valid, all left out (4 calibration missed its limits)".
+func (c PairedCell) sideText(trials, valid int, side string) string {
+	what := "valid"
+	if c.Search {
+		what = "with a maximum"
+	}
+	s := fmt.Sprintf("%d of %d %s", valid, trials, what)
+	left := c.LeftOut[side]
+	if invalid := trials - valid; invalid > 0 && !c.Search {
+		s += fmt.Sprintf(", %d invalid", invalid)
+	} else if invalid > 0 {
+		s += fmt.Sprintf(", %d without one", invalid-sum(left))
+	}
+	if counts := results.DistrustCounts(left); len(counts) > 0 {
+		s += ", left out: " + strings.Join(counts, ", ")
+	}
+	return s
 }
 
 // Refused are the cells whose sides were measured differently.
