@@ -309,7 +309,7 @@ func pairedChange(m results.Metric, g Gate, bs, cs, base, cand, a1, a2 []float64
 		sd := stats.StdDev(logRatios(a1, a2))
 		ch.NoiseFloor = pct(sd)
 		// z(1 − alpha/2) + z(0.8): significant at alpha with 80% power.
-		ch.Detectable = pct((normalQuantile(1-alpha/2) + normalQuantile(0.8)) * sd / math.Sqrt(float64(ch.Rounds)))
+		ch.Detectable = pct(stats.Detectable(sd, ch.Rounds, alpha, 0.8))
 	}
 	return ch
 }
@@ -472,7 +472,7 @@ func suggestRounds(ch *PairedChange, b float64) int {
 		if len(ch.diffs) < 2 || sd == 0 {
 			return max(MinRounds, ch.Rounds+1)
 		}
-		h = 1.645 * sd / math.Sqrt(n)
+		h = stats.HalfWidth(sd, ch.Rounds, EquivalenceConfidence)
 	}
 	limit := math.Log1p(math.Abs(ch.Gate.Percent) / 100)
 	size := math.Abs(math.Log1p(b / 100))
@@ -480,12 +480,13 @@ func suggestRounds(ch *PairedChange, b float64) int {
 	if size < limit {
 		want = limit - size
 	} else {
-		want = size * 1.645 / 1.96
+		// The 90% interval whose 95% counterpart reaches just to 0.
+		want = size * stats.NormalQuantile((1+EquivalenceConfidence)/2) / stats.NormalQuantile((1+stats.Confidence)/2)
 	}
 	if want <= 0 {
 		return MaxSuggestedRounds
 	}
-	need := math.Ceil(n * (h / want) * (h / want))
+	need := math.Ceil(stats.SampleSize(ch.Rounds, h, want))
 	switch {
 	case math.IsNaN(need) || need > MaxSuggestedRounds:
 		return MaxSuggestedRounds
@@ -500,21 +501,6 @@ func suggestRounds(ch *PairedChange, b float64) int {
 // at its worst (×m): below it, no verdict but inconclusive is possible.
 func fewestRounds(alpha float64, m int) int {
 	return max(MinRounds, int(math.Ceil(math.Log2(float64(max(m, 1))/alpha)))+1)
-}
-
-// normalQuantile is the standard normal's quantile, by bisection of its CDF: exact enough for
-// the few levels asked.
-func normalQuantile(p float64) float64 {
-	lo, hi := -10.0, 10.0
-	for range 100 {
-		mid := (lo + hi) / 2
-		if 0.5*math.Erfc(-mid/math.Sqrt2) < p {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
 }
 
 // Failures are the reasons a gate fails: regressions and candidates without a valid trial.
