@@ -1,7 +1,10 @@
 // Package stats is iotbench's statistics over trials: the median of a figure with its
-// order-statistic confidence interval, and the Mann–Whitney U test between two sets of trials.
-// Both come from golang.org/x/perf/benchmath (what benchstat uses): no distribution is assumed,
-// because trial-to-trial noise of a server on a shared machine is not normal.
+// order-statistic confidence interval, and the Mann–Whitney U test between two sets of trials,
+// both from golang.org/x/perf/benchmath (what benchstat uses): no distribution is assumed,
+// because trial-to-trial noise of a server on a shared machine is not normal. Beside them: the
+// paired tests (signed-rank, Hodges–Lehmann, equivalence, Benjamini–Hochberg: paired.go), ranks
+// and the permutation test (rank.go), and the normal quantile with the sample-size planning that
+// rests on it (normal.go). compare and history take their statistics from here.
 package stats
 
 import (
