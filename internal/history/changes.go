@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/safetext"
 )
 
 // Change is a change point of a series' metric: where its new level starts.
@@ -219,14 +219,14 @@ func WriteChanges(w io.Writer, trends []Trend, undecided []string, format string
 			fmt.Fprintln(w, "| series | metric | commits | before | after | change | p |")
 			fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
 			for _, c := range all {
-				fmt.Fprintf(w, "| %s | %s | `%s..%s` | %s | %s | %s | %.3f |\n", mdEscape(c.Series.String()), c.Metric, inCode(short(c.Since)), inCode(short(c.Commit)),
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %.3f |\n", safetext.Markdown(c.Series.String()), c.Metric, safetext.MarkdownCode(short(c.Since)+".."+short(c.Commit)),
 					levelText(c.Before, c.Unit), levelText(c.After, c.Unit), changeText(c), c.P)
 			}
 		}
 		if len(undecided) > 0 {
 			fmt.Fprintln(w, "\n**Undecided** (no verdict, so no pass):")
 			for _, u := range undecided {
-				fmt.Fprintf(w, "- %s\n", mdEscape(u))
+				fmt.Fprintf(w, "- %s\n", safetext.Markdown(u))
 			}
 		}
 		return nil
@@ -235,11 +235,11 @@ func WriteChanges(w io.Writer, trends []Trend, undecided []string, format string
 		fmt.Fprintf(w, "no change point in %d series (significance %g, windows of %d points)\n", len(trends), d.Alpha, d.Window)
 	}
 	for _, c := range all {
-		fmt.Fprintf(w, "%s, %s: %s from %s (came in %s..%s): %s → %s, p = %.3f\n", printable(c.Series.String()), c.Metric, changeText(c), printable(short(c.Commit)),
-			printable(short(c.Since)), printable(short(c.Commit)), levelText(c.Before, c.Unit), levelText(c.After, c.Unit), c.P)
+		fmt.Fprintf(w, "%s, %s: %s from %s (came in %s..%s): %s → %s, p = %.3f\n", safetext.Terminal(c.Series.String()), c.Metric, changeText(c), safetext.Terminal(short(c.Commit)),
+			safetext.Terminal(short(c.Since)), safetext.Terminal(short(c.Commit)), levelText(c.Before, c.Unit), levelText(c.After, c.Unit), c.P)
 	}
 	for _, u := range undecided {
-		fmt.Fprintf(w, "UNDECIDED %s\n", printable(u))
+		fmt.Fprintf(w, "UNDECIDED %s\n", safetext.Terminal(u))
 	}
 	return nil
 }
@@ -284,27 +284,4 @@ func short(commit string) string {
 		return commit[:12]
 	}
 	return commit
-}
-
-// printable is text from a results file with its control codes shown as '?', so that it cannot
-// move a terminal's cursor or colour what follows.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '?'
-		}
-		return r
-	}, s)
-}
-
-// inCode is text for a code span in a table cell: only a backtick or a pipe can break out.
-func inCode(s string) string {
-	return strings.NewReplacer("`", "'", "|", `\|`).Replace(printable(s))
-}
-
-// mdEscape keeps text from the results (names) from being read as markdown or HTML.
-func mdEscape(s string) string {
-	s = printable(s)
-	r := strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "`", "'", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`)
-	return r.Replace(s)
 }
