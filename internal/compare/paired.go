@@ -553,6 +553,8 @@ func (r PairedResult) Undecided() []string {
 					worse = -worse
 				}
 				switch {
+				case stats.SignedRankMinP(ch.Rounds) >= r.Alpha:
+					why = fmt.Sprintf("too few to reach p < %g in any test (the smallest p of %d rounds is %.3g)", r.Alpha, ch.Rounds, stats.SignedRankMinP(ch.Rounds))
 				case worse >= limit:
 					why = fmt.Sprintf("past %s, but over too few rounds to be significant after the adjustment over %d comparison(s) (p=%.3g)", ch.Gate, r.Comparisons, ch.PAdj)
 				case ch.Lo > -limit && ch.Hi < limit:
@@ -570,7 +572,7 @@ func (r PairedResult) Undecided() []string {
 }
 
 // sideText says how many of a side's trials (searches) count, and why the others do not: "1 of
-// 4 valid, 3 invalid" or "4 of 4 valid, all left out (4 calibration missed its limits)".
+// 4 valid, 3 invalid" or "4 of 4 valid, left out: 4 calibration missed its limits".
 func (c PairedCell) sideText(trials, valid int, side string) string {
 	what := "valid"
 	if c.Search {

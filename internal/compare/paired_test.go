@@ -282,3 +282,23 @@ func TestPairedVerdictWithoutPairsNamesSides(t *testing.T) {
 		})
 	}
 }
+
+// TestTooFewRoundsSayWhy: rounds too few for any signed-rank test to reach alpha make the verdict
+// inconclusive, saying so, even when the change is large; one round more than that is judged on
+// its interval.
+func TestTooFewRoundsSayWhy(t *testing.T) {
+	for _, c := range []struct {
+		rounds int
+		want   string
+	}{
+		{3, "over 3 rounds, too few to reach p < 0.05 in any test (the smallest p of 3 rounds is 0.125)"},
+		{4, "over 4 rounds, too few to reach p < 0.05 in any test (the smallest p of 4 rounds is 0.0625)"},
+		{5, "over 5 rounds, past p50:+5%, but over too few rounds to be significant"},
+	} {
+		rows := pairedRows("t", 1.5, alternating(c.rounds, 0.01), alternating(c.rounds, 0.01), nil)
+		res := AnalyzePaired("run.csv", rows, PairedOptions{Alpha: 0.05, Gates: []Gate{{"p50", 5}}})
+		if u := strings.Join(res.Undecided(), "\n"); !strings.Contains(u, c.want) || res.Verdict() != Inconclusive {
+			t.Errorf("%d rounds: undecided %q, verdict %s; want %q", c.rounds, u, res.Verdict(), c.want)
+		}
+	}
+}
