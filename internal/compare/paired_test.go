@@ -263,6 +263,26 @@ func TestPairedVerdictWithoutPairsNamesSides(t *testing.T) {
 				r.SteadyJudged, r.Steady = true, false
 			}
 		}, "(baseline 6 of 6 valid, left out: 6 not steady; candidate 6 of 6 valid)"},
+		{"baseline on a missed calibration", func(r *results.Row) {
+			if r.Variant == results.VariantBase {
+				r.Calibrated, r.CalibrationWithin = true, false
+			}
+		}, "(baseline 6 of 6 valid, left out: 6 calibration missed its limits; candidate 6 of 6 valid)"},
+		{"candidate not steady", func(r *results.Row) {
+			if r.Variant == results.VariantCandidate {
+				r.SteadyJudged, r.Steady = true, false
+			}
+		}, "(baseline 6 of 6 valid; candidate 6 of 6 valid, left out: 6 not steady)"},
+		{"baseline still warming", func(r *results.Row) {
+			if r.Variant == results.VariantBase {
+				r.JITJudged, r.JITBusy = true, r.Duration
+			}
+		}, "(baseline 6 of 6 valid, left out: 6 still warming up; candidate 6 of 6 valid)"},
+		{"candidate still warming", func(r *results.Row) {
+			if r.Variant == results.VariantCandidate {
+				r.JITJudged, r.JITBusy = true, r.Duration
+			}
+		}, "(baseline 6 of 6 valid; candidate 6 of 6 valid, left out: 6 still warming up)"},
 		{"sides valid in other rounds", func(r *results.Row) {
 			if (r.Variant == results.VariantBase) == (r.Trial%2 == 0) {
 				r.Valid, r.InvalidReason = false, "target died: exit 137"
