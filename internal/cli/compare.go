@@ -65,11 +65,15 @@ refused, naming the field, unless --allow-mismatch allows it.
 A file whose last row was cut off mid-way (a run killed during a write) is compared without that
 row, with a warning naming its line.
 
-Exit status: 0 compared, and no --fail-on limit passed (a paired run: every gated metric
-equivalent or improved); 1 a significant change passes a --fail-on limit (or, under a gate, a cell
-has no valid trial left in NEW, or a cell of OLD is missing from NEW; a paired run: a gated metric
-regressed, or the candidate has no valid trial); 2 unreadable input, a bad flag, or a refused cell;
-4 a paired run's verdict is inconclusive or untestable somewhere (0 with --allow-inconclusive).`,
+Exit status: 0 compared, and every --fail-on gate judged every cell and no limit passed (a paired
+run: every gated metric equivalent or improved); 1 a significant change passes a --fail-on limit
+(or, under a gate, a cell has no valid trial left in NEW, or a cell of OLD is missing from NEW; a
+paired run: a gated metric regressed, or the candidate has no valid trial); 2 unreadable input, a
+bad flag, or a refused cell; 4 a gate could not decide: under --fail-on, a side of a cell with no
+valid trial counted (OLD without one; NEW's all left out as not steady, still warming up, or on a
+calibration that missed its limits), too few valid trials a side for the Mann–Whitney test to reach
+--alpha, or a gate that judged no cell; a paired run's verdict is inconclusive or untestable
+somewhere (0 with --allow-inconclusive). A gate that cannot decide never passes.`,
 		Example: `  # a paired run: verdicts per cell and gated metric
   iotbench compare --fail-on 'throughput:-5%,p99:+10%' results/20261124T101500Z.csv
 
@@ -193,6 +197,9 @@ func runCompare(o *CompareOptions) error {
 	}
 	if failures := res.Failures(); len(failures) > 0 {
 		return exitcode.With(exitcode.Invalid, errors.New("the gate failed: "+strings.Join(failures, "; ")))
+	}
+	if undecided := res.Undecided(); len(undecided) > 0 {
+		return exitcode.With(exitcode.Inconclusive, fmt.Errorf("inconclusive: %d gate verdict(s) could not be given (the UNDECIDED notes say which and why); a gate that cannot decide does not pass", len(undecided)))
 	}
 	return nil
 }

@@ -30,7 +30,9 @@ func checkGolden(t *testing.T, path, got string) {
 // paired-20.3ms 20 ms against 20.3 ms over 4 rounds. io-embedded and io-postgres base-20ms as one target on its
 // embedded store and on PostgreSQL (p50 10% slower there), which compare refuses unless allowed.
 // paired-find-max is a paired --find-max run written by hand (8 rounds, the candidate's maxima
-// 30% lower, its round-5 search on a calibration that missed its limits).
+// 30% lower, its round-5 search on a calibration that missed its limits). invalid-20ms is
+// base-20ms with every trial invalid (the generator delayed); three-20ms and three-30ms the first
+// three trials of base-20ms and slower-30ms (+50% p50, which 3 trials a side cannot show).
 func TestCompareGolden(t *testing.T) {
 	cases := []struct{ name, args string }{
 		{"same-server", "base-20ms.csv again-20ms.csv"},
@@ -78,6 +80,11 @@ func TestCompareGolden(t *testing.T) {
 		{"allow-inconclusive-two-files", "--allow-inconclusive base-20ms.csv again-20ms.csv"},
 		{"embedded-vs-postgres", "io-embedded.csv io-postgres.csv"},
 		{"embedded-vs-postgres-allowed", "--allow-mismatch=db,db_cpus,db_image_id io-embedded.csv io-postgres.csv"},
+		{"old-all-invalid-gated", "--fail-on p50:+5% invalid-20ms.csv slower-30ms.csv"},
+		{"new-all-invalid-gated", "--fail-on p50:+5% base-20ms.csv invalid-20ms.csv"},
+		{"three-a-side-gated", "--fail-on p50:+5% three-20ms.csv three-30ms.csv"},
+		{"three-a-side-json", "--format json --fail-on p50:+5% three-20ms.csv three-30ms.csv"},
+		{"gate-on-max-without-search", "--fail-on max:-10% base-20ms.csv again-20ms.csv"},
 	}
 	wd, _ := os.Getwd()
 	dir := filepath.Join(wd, "testdata", "compare")

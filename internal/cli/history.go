@@ -127,7 +127,11 @@ starts at and the range it came in (SINCE..COMMIT), the levels before and after 
 interval), the change in percent, and p.
 
 Exit status: 0 no regression of --limit percent or more starts in a series' newest window (its
-last --window points); 1 one does; 2 a bad flag; 3 a store that cannot be opened.`,
+last --window points), and every series could be searched; 1 one does; 4 the search cannot
+decide: a series with fewer usable points than a change point needs on each side (the others
+invalid, disturbed, not steady, still warming up, or on a calibration that missed its limits), or
+no point on --branch; 2 a bad flag; 3 a store that cannot be opened. A gate that cannot decide
+never passes.`,
 	"report": `Draw every series and metric on --branch into one self-contained HTML page: its points,
 the level between change points, each change point, and the rows that were no measurement.
 
@@ -141,6 +145,9 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 	if o.Command != "add" {
 		if !(d.Alpha > 0 && d.Alpha < 1) {
 			return usagef("--alpha %v: give a level between 0 and 1, e.g. 0.01", d.Alpha)
+		}
+		if smallest := 1 / float64(d.Permutations+1); d.Alpha < smallest {
+			return usagef("--alpha %v: under %.3g, the smallest p-value the permutation test's %d random orders can give, so no change point could ever be found; give %.3g or more", d.Alpha, smallest, d.Permutations, smallest)
 		}
 		if d.Window < 2*d.MinPoints {
 			return usagef("--window %d: give %d points or more", d.Window, 2*d.MinPoints)
@@ -211,11 +218,15 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 		fmt.Fprintf(o.Streams.ErrOut, "%d series drawn in %s\n", len(trends), o.HTML)
 		return nil
 	}
-	if err := history.WriteChanges(o.Streams.Out, trends, o.Format, d); err != nil {
+	undecided := history.Undecided(series, metrics, d, o.Branch)
+	if err := history.WriteChanges(o.Streams.Out, trends, undecided, o.Format, d); err != nil {
 		return err
 	}
 	if failing := history.Failing(trends, o.Limit); len(failing) > 0 {
 		return exitcode.With(exitcode.Invalid, fmt.Errorf("%d regression(s) of %g%% or more in the newest window of their series", len(failing), o.Limit))
+	}
+	if len(undecided) > 0 {
+		return exitcode.With(exitcode.Inconclusive, fmt.Errorf("inconclusive: %d UNDECIDED line(s) say what the search cannot judge, and why; a gate that cannot decide does not pass", len(undecided)))
 	}
 	return nil
 }

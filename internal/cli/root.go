@@ -80,7 +80,8 @@ Exit status:
   2    usage or configuration error
   3    could not run: no Docker engine, a results file that cannot be written
   4    a gate could not decide: a gated metric inconclusive or untestable (0 with
-       --allow-inconclusive)
+       --allow-inconclusive); compare's --fail-on or history changes resting on missing or
+       invalid trials, or on too few for the test to reach its alpha: never 0
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP: the running container is removed; a second one
        exits at once after a best-effort removal)`,
 		SilenceUsage:  true,

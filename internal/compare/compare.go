@@ -169,17 +169,6 @@ func (r Result) Failures() []string {
 		if c.NoValidNew && len(r.Gates) > 0 {
 			out = append(out, fmt.Sprintf("%s: no valid trial in %s (%d in %s)", c.Name(), r.NewFile, c.OldValid, r.OldFile))
 		}
-		// A gate never passes on nothing: a side whose every valid trial was left out is no
-		// regression, and no pass either.
-		for _, side := range []struct {
-			file  string
-			valid int
-			left  map[string]int
-		}{{r.OldFile, c.OldValid, c.LeftOld}, {r.NewFile, c.NewValid, c.LeftNew}} {
-			if len(r.Gates) > 0 && !c.Refused && side.valid == 0 && len(side.left) > 0 {
-				out = append(out, fmt.Sprintf("%s: no trial of %s the instrument vouches for (%s): no verdict, so the gate does not pass; measure it again", c.Name(), side.file, leftOutText(side.left)))
-			}
-		}
 		for _, ch := range c.Changes {
 			if ch.Failed != nil {
 				out = append(out, fmt.Sprintf("%s: %s %s (p=%.3f) passes %s", c.Name(), ch.Metric.Name, formatPercent(ch.Percent), ch.Comparison.P, ch.Failed))
@@ -187,6 +176,107 @@ func (r Result) Failures() []string {
 		}
 	}
 	return out
+}
+
+// Undecided are the gated verdicts the comparison cannot give, one line each, naming the cell,
+// the side and the reason: a side without a counted trial (all invalid, or left out as trust.go
+// says), too few trials for the Mann–Whitney test to reach alpha, an old median of 0 (no change
+// in percent), or a gate that judged no cell. A gate never passes on what it could not judge: any
+// of these makes it inconclusive (exit 4), as the paired gate is.
+func (r Result) Undecided() []string {
+	if len(r.Gates) == 0 {
+		return nil
+	}
+	var out []string
+	judged := map[string]bool{} // gated metrics some cell was judged on
+	for _, c := range r.Cells {
+		if c.Refused {
+			continue
+		}
+		gated := r.gatesOf(c)
+		if len(gated) == 0 {
+			continue
+		}
+		for _, side := range []struct {
+			name, file    string
+			trials, valid int
+			left          map[string]int
+			failed        bool // the candidate without a valid trial: a failure already
+		}{{"old", r.OldFile, c.OldTrials, c.OldValid, c.LeftOld, false}, {"new", r.NewFile, c.NewTrials, c.NewValid, c.LeftNew, c.NoValidNew}} {
+			if side.failed {
+				for _, g := range gated {
+					judged[g.Metric] = true // failed
+				}
+			}
+			if side.valid > 0 || side.failed {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s: %s %s has 0 %s of %d (%s): no verdict of %s; measure it again",
+				c.Name(), side.name, side.file, c.counted(), side.trials, c.notCounted(side.trials, side.left), gatesText(gated)))
+		}
+		if c.OldValid == 0 || c.NewValid == 0 {
+			continue
+		}
+		if p := stats.MinP(c.OldValid, c.NewValid); p >= r.Alpha {
+			need := stats.TrialsToDiffer(r.Alpha)
+			out = append(out, fmt.Sprintf("%s: %d+%d %s cannot reach p < %g (Mann–Whitney: the smallest p is %.3g): no verdict of %s; need %d a side (run with --trials %d or more)",
+				c.Name(), c.OldValid, c.NewValid, c.counted(), r.Alpha, p, gatesText(gated), need, max(5, need)))
+			continue
+		}
+		for _, ch := range c.Changes {
+			if !slices.ContainsFunc(gated, func(g Gate) bool { return g.Metric == ch.Metric.Name }) {
+				continue
+			}
+			if ch.Significant() && math.IsNaN(ch.Percent) {
+				out = append(out, fmt.Sprintf("%s: %s of old %s has a median of 0, so its change has no percent: no verdict of %s", c.Name(), ch.Metric.Name, r.OldFile, ch.Metric.Name))
+				continue
+			}
+			judged[ch.Metric.Name] = true
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, g := range r.Gates {
+		if !judged[g.Metric] {
+			what := "records " + g.Metric
+			if m, _ := results.MetricNamed(g.Metric); !m.OfRows() {
+				what = "is a --find-max search"
+			}
+			out = append(out, fmt.Sprintf("gate %s judged no cell: no cell compared %s", g, what))
+		}
+	}
+	return out
+}
+
+// gatesOf are the gates that judge cell c: a --find-max cell's maximum, another cell's row metrics.
+func (r Result) gatesOf(c Cell) []Gate {
+	var out []Gate
+	for _, g := range r.Gates {
+		if m, _ := results.MetricNamed(g.Metric); m.OfRows() != c.Search {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// counted is what a cell's verdict counts: valid trials, or a search's maxima.
+func (c Cell) counted() string {
+	if c.Search {
+		return "maxima"
+	}
+	return "valid trials"
+}
+
+// notCounted says why a side's trials (searches) of all count nothing: "2 invalid, 1 not steady".
+func (c Cell) notCounted(all int, left map[string]int) string {
+	var why []string
+	if invalid := all - sum(left); invalid > 0 && c.Search {
+		why = append(why, fmt.Sprintf("%d without a maximum", invalid))
+	} else if invalid > 0 {
+		why = append(why, fmt.Sprintf("%d invalid", invalid))
+	}
+	return strings.Join(append(why, results.DistrustCounts(left)...), ", ")
 }
 
 // Refused are the cells not compared because they were measured differently.

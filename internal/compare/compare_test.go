@@ -69,6 +69,97 @@ func TestNoValidTrialLeftFailsAGate(t *testing.T) {
 	}
 }
 
+// TestAGateThatCannotDecideDoesNotPass: for each side and each reason a trial is not counted
+// (invalid, not steady, calibration missed, still warming up), a side left with none, and sides
+// too small for the Mann–Whitney test to reach alpha, make the gate undecided, naming the cell,
+// the side and the reason; never passed. A candidate without any valid trial stays a failure.
+func TestAGateThatCannotDecideDoesNotPass(t *testing.T) {
+	spoil := map[string]func(*results.Row){
+		"invalid":     func(r *results.Row) { r.Valid, r.InvalidReason = false, "success ratio 0.5 below 0.99" },
+		"not steady":  func(r *results.Row) { r.SteadyJudged, r.Steady = true, false },
+		"calibration": func(r *results.Row) { r.Calibrated, r.CalibrationWithin = true, false },
+		"warming": func(r *results.Row) {
+			r.JITJudged, r.JITBusy = true, r.Duration
+		},
+	}
+	spoilt := func(rows []results.Row, how string, n int) []results.Row {
+		rows = slices.Clone(rows)
+		for i := range n {
+			spoil[how](&rows[i])
+		}
+		return rows
+	}
+	five := func() []results.Row { return trials(5, 20*time.Millisecond, true) }
+	slower := func(n int) []results.Row { return trials(n, 30*time.Millisecond, true) }
+	cases := []struct {
+		name          string
+		old, new      []results.Row
+		fail, undecid string // "" when none is wanted
+	}{
+		{"old all invalid", spoilt(five(), "invalid", 5), slower(5), "", "s/t: old old.csv has 0 valid trials of 5 (5 invalid): no verdict of p50:+5%"},
+		{"old all not steady", spoilt(five(), "not steady", 5), slower(5), "", "old old.csv has 0 valid trials of 5 (5 not steady)"},
+		{"old all calibration missed", spoilt(five(), "calibration", 5), slower(5), "", "old old.csv has 0 valid trials of 5 (5 calibration missed its limits)"},
+		{"old all still warming", spoilt(five(), "warming", 5), slower(5), "", "old old.csv has 0 valid trials of 5 (5 still warming up)"},
+		{"old mixed", spoilt(spoilt(five(), "calibration", 5), "invalid", 2), slower(5), "", "old old.csv has 0 valid trials of 5 (2 invalid, 3 calibration missed its limits)"},
+		{"new all not steady", five(), spoilt(slower(5), "not steady", 5), "", "new new.csv has 0 valid trials of 5 (5 not steady)"},
+		{"new all calibration missed", five(), spoilt(slower(5), "calibration", 5), "", "new new.csv has 0 valid trials of 5 (5 calibration missed its limits)"},
+		{"new all still warming", five(), spoilt(slower(5), "warming", 5), "", "new new.csv has 0 valid trials of 5 (5 still warming up)"},
+		{"new all invalid fails", five(), spoilt(slower(5), "invalid", 5), "s/t: no valid trial in new.csv (5 in old.csv)", ""},
+		{"both all invalid", spoilt(five(), "invalid", 5), spoilt(slower(5), "invalid", 5), "", "new new.csv has 0 valid trials of 5 (5 invalid)"},
+		{"three a side", five()[:3], slower(3), "", "s/t: 3+3 valid trials cannot reach p < 0.05 (Mann–Whitney: the smallest p is 0.1): no verdict of p50:+5%; need 4 a side"},
+		{"three a side after invalid old", spoilt(five(), "invalid", 2), slower(3), "", "3+3 valid trials cannot reach p < 0.05"},
+		{"three a side after calibration new", five()[:3], spoilt(slower(5), "calibration", 2), "", "3+3 valid trials cannot reach p < 0.05"},
+		{"two against five", five()[:2], slower(5), "", "2+5 valid trials cannot reach p < 0.05"},
+		{"four a side decides", five()[:4], slower(4), "s/t: p50 +49.", ""},
+		{"three against ten decides", five()[:3], slower(10), "s/t: p50 +", ""},
+	}
+	gates, _ := ParseGates("p50:+5%")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := Compare("old.csv", c.old, "new.csv", c.new, Options{Alpha: 0.05, NoisePct: 3, Gates: gates})
+			f, u := strings.Join(r.Failures(), "\n"), strings.Join(r.Undecided(), "\n")
+			if c.fail == "" && f != "" || !strings.Contains(f, c.fail) {
+				t.Errorf("failures %q, want %q", f, c.fail)
+			}
+			if c.undecid == "" && u != "" || !strings.Contains(u, c.undecid) {
+				t.Errorf("undecided %q, want %q", u, c.undecid)
+			}
+			notes := strings.Join(r.Notes(), "\n")
+			if strings.Contains(notes, "passed") {
+				t.Errorf("the gate passed:\n%s", notes)
+			}
+			if c.fail == "" && !strings.Contains(notes, "gate p50:+5%: inconclusive") {
+				t.Errorf("notes do not call the gate inconclusive:\n%s", notes)
+			}
+			// Without a gate nothing is undecided: the table and notes say what they can.
+			if u := Compare("old.csv", c.old, "new.csv", c.new, Options{Alpha: 0.05, NoisePct: 3}).Undecided(); len(u) > 0 {
+				t.Errorf("undecided without a gate: %q", u)
+			}
+		})
+	}
+}
+
+// TestAGateOnNothingDoesNotPass: a gate whose metric no compared cell has judged nothing, and a
+// find-max cell with too few maxima is as undecided as any other.
+func TestAGateOnNothingDoesNotPass(t *testing.T) {
+	gates, _ := ParseGates("max:-10%")
+	r := Compare("old.csv", trials(5, 20*time.Millisecond, true), "new.csv", trials(5, 20*time.Millisecond, true), Options{Alpha: 0.05, NoisePct: 3, Gates: gates})
+	if u := r.Undecided(); len(u) != 1 || u[0] != "gate max:-10% judged no cell: no cell compared is a --find-max search" {
+		t.Errorf("undecided %q", u)
+	}
+	cpu, _ := ParseGates("cpu:+10%")
+	r = Compare("old.csv", trials(5, 20*time.Millisecond, true), "new.csv", trials(5, 20*time.Millisecond, true), Options{Alpha: 0.05, NoisePct: 3, Gates: cpu})
+	if u := r.Undecided(); len(u) != 1 || u[0] != "gate cpu:+10% judged no cell: no cell compared records cpu" {
+		t.Errorf("undecided %q", u)
+	}
+	old := append(trials(5, 50*time.Millisecond, true), searchSteps(1000, 1100, 1050)...)
+	new := append(trials(5, 50*time.Millisecond, true), searchSteps(700, 750, 720)...)
+	r = Compare("old.csv", old, "new.csv", new, Options{Alpha: 0.05, NoisePct: 3, Gates: gates})
+	if u := strings.Join(r.Undecided(), "\n"); !strings.Contains(u, "3+3 maxima cannot reach p < 0.05") {
+		t.Errorf("undecided %q, want the searches too few", u)
+	}
+}
+
 // TestMissingCellFailsAGate: a candidate run stopped before a cell of the baseline never passes;
 // a cell only in the new file is no failure.
 func TestMissingCellFailsAGate(t *testing.T) {

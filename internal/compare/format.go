@@ -195,11 +195,17 @@ func (r Result) Notes() []string {
 		notes = append(notes, fmt.Sprintf("only in %s: %s", r.NewFile, strings.Join(r.OnlyNew, ", ")))
 	}
 	if len(r.Gates) > 0 {
-		failures := r.Failures()
+		failures, undecided := r.Failures(), r.Undecided()
 		for _, f := range failures {
 			notes = append(notes, "FAIL "+f)
 		}
-		if len(failures) == 0 {
+		for _, u := range undecided {
+			notes = append(notes, "UNDECIDED "+u)
+		}
+		switch {
+		case len(failures) == 0 && len(undecided) > 0:
+			notes = append(notes, fmt.Sprintf("gate %s: inconclusive (%d verdict(s) it could not give; a gate that cannot decide does not pass)", gatesText(r.Gates), len(undecided)))
+		case len(failures) == 0:
 			notes = append(notes, "gate "+gatesText(r.Gates)+": passed (no significant change past a limit)")
 		}
 	}
@@ -378,9 +384,11 @@ func writeJSON(w io.Writer, r Result) error {
 		OnlyOld []string   `json:"only_old"`
 		OnlyNew []string   `json:"only_new"`
 		Failed  []string   `json:"failed"`
-		Notes   []string   `json:"notes"`
+		// Undecided: the gate's verdicts it could not give (exit 4 when nothing failed).
+		Undecided []string `json:"undecided"`
+		Notes     []string `json:"notes"`
 	}{Old: r.OldFile, New: r.NewFile, Alpha: r.Alpha, Noise: r.NoisePct, Gates: []string{}, Cells: []jsonCell{},
-		OnlyOld: nonNil(r.OnlyOld), OnlyNew: nonNil(r.OnlyNew), Failed: nonNil(r.Failures()), Notes: nonNil(r.Notes())}
+		OnlyOld: nonNil(r.OnlyOld), OnlyNew: nonNil(r.OnlyNew), Failed: nonNil(r.Failures()), Undecided: nonNil(r.Undecided()), Notes: nonNil(r.Notes())}
 	for _, g := range r.Gates {
 		out.Gates = append(out.Gates, g.String())
 	}

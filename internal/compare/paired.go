@@ -302,7 +302,7 @@ func pairedChange(m results.Metric, g Gate, bs, cs, base, cand, a1, a2 []float64
 		sd := stats.StdDev(logRatios(a1, a2))
 		ch.NoiseFloor = pct(sd)
 		// z(1 − alpha/2) + z(0.8): significant at alpha with 80% power.
-		ch.Detectable = pct((normalQuantile(1-alpha/2) + normalQuantile(0.8)) * sd / math.Sqrt(float64(ch.Rounds)))
+		ch.Detectable = pct(stats.Detectable(sd, ch.Rounds, alpha, 0.8))
 	}
 	return ch
 }
@@ -465,7 +465,7 @@ func suggestRounds(ch *PairedChange, b float64) int {
 		if len(ch.diffs) < 2 || sd == 0 {
 			return max(MinRounds, ch.Rounds+1)
 		}
-		h = 1.645 * sd / math.Sqrt(n)
+		h = stats.HalfWidth(sd, ch.Rounds, EquivalenceConfidence)
 	}
 	limit := math.Log1p(math.Abs(ch.Gate.Percent) / 100)
 	size := math.Abs(math.Log1p(b / 100))
@@ -473,12 +473,13 @@ func suggestRounds(ch *PairedChange, b float64) int {
 	if size < limit {
 		want = limit - size
 	} else {
-		want = size * 1.645 / 1.96
+		// The 90% interval whose 95% counterpart reaches just to 0.
+		want = size * stats.NormalQuantile((1+EquivalenceConfidence)/2) / stats.NormalQuantile((1+stats.Confidence)/2)
 	}
 	if want <= 0 {
 		return MaxSuggestedRounds
 	}
-	need := math.Ceil(n * (h / want) * (h / want))
+	need := math.Ceil(stats.SampleSize(ch.Rounds, h, want))
 	switch {
 	case math.IsNaN(need) || need > MaxSuggestedRounds:
 		return MaxSuggestedRounds
@@ -493,21 +494,6 @@ func suggestRounds(ch *PairedChange, b float64) int {
 // at its worst (×m): below it, no verdict but inconclusive is possible.
 func fewestRounds(alpha float64, m int) int {
 	return max(MinRounds, int(math.Ceil(math.Log2(float64(max(m, 1))/alpha)))+1)
-}
-
-// normalQuantile is the standard normal's quantile, by bisection of its CDF: exact enough for
-// the few levels asked.
-func normalQuantile(p float64) float64 {
-	lo, hi := -10.0, 10.0
-	for range 100 {
-		mid := (lo + hi) / 2
-		if 0.5*math.Erfc(-mid/math.Sqrt2) < p {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
 }
 
 // Failures are the reasons a gate fails: regressions and candidates without a valid trial.
@@ -537,7 +523,8 @@ func (r PairedResult) Undecided() []string {
 			} else if len(c.NotRecorded) > 0 && len(c.NotRecorded) == len(r.Gates) {
 				out = append(out, fmt.Sprintf("%s: none of the gated metrics is recorded (%s): nothing judged", c.Name(), strings.Join(c.NotRecorded, ", ")))
 			} else {
-				out = append(out, fmt.Sprintf("%s: no round with a valid baseline and candidate", c.Name()))
+				out = append(out, fmt.Sprintf("%s: no round with a valid baseline and candidate (baseline %s; candidate %s): no verdict; measure it again",
+					c.Name(), c.sideText(c.BaseTrials, c.BaseValid, "baseline"), c.sideText(c.CandTrials, c.CandValid, "candidate")))
 			}
 		}
 		for _, ch := range c.Changes {
@@ -559,6 +546,8 @@ func (r PairedResult) Undecided() []string {
 					worse = -worse
 				}
 				switch {
+				case stats.SignedRankMinP(ch.Rounds) >= r.Alpha:
+					why = fmt.Sprintf("too few to reach p < %g in any test (the smallest p of %d rounds is %.3g)", r.Alpha, ch.Rounds, stats.SignedRankMinP(ch.Rounds))
 				case worse >= limit:
 					why = fmt.Sprintf("past %s, but over too few rounds to be significant after the adjustment over %d comparison(s) (p=%.3g)", ch.Gate, r.Comparisons, ch.PAdj)
 				case ch.Lo > -limit && ch.Hi < limit:
@@ -573,6 +562,26 @@ func (r PairedResult) Undecided() []string {
 		}
 	}
 	return out
+}
+
+// sideText says how many of a side's trials (searches) count, and why the others do not: "1 of
+// 4 valid, 3 invalid" or "4 of 4 valid, left out: 4 calibration missed its limits".
+func (c PairedCell) sideText(trials, valid int, side string) string {
+	what := "valid"
+	if c.Search {
+		what = "with a maximum"
+	}
+	s := fmt.Sprintf("%d of %d %s", valid, trials, what)
+	left := c.LeftOut[side]
+	if invalid := trials - valid; invalid > 0 && !c.Search {
+		s += fmt.Sprintf(", %d invalid", invalid)
+	} else if invalid > 0 {
+		s += fmt.Sprintf(", %d without one", invalid-sum(left))
+	}
+	if counts := results.DistrustCounts(left); len(counts) > 0 {
+		s += ", left out: " + strings.Join(counts, ", ")
+	}
+	return s
 }
 
 // Refused are the cells whose sides were measured differently.

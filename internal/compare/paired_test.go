@@ -240,3 +240,87 @@ func TestCandidateWithoutAValidTrial(t *testing.T) {
 		})
 	}
 }
+
+// TestPairedVerdictWithoutPairsNamesSides: a paired cell left without a round whose two sides
+// both count is undecided, never passed, and says for each side how many trials count and why the
+// others do not.
+func TestPairedVerdictWithoutPairsNamesSides(t *testing.T) {
+	cases := []struct {
+		name  string
+		spoil func(*results.Row)
+		want  string
+	}{
+		{"baseline invalid", func(r *results.Row) {
+			if r.Variant == results.VariantBase {
+				r.Valid, r.InvalidReason = false, "target died: exit 137"
+			}
+		}, "s/t: no round with a valid baseline and candidate (baseline 0 of 6 valid, 6 invalid; candidate 6 of 6 valid): no verdict"},
+		{"candidate on a missed calibration", func(r *results.Row) {
+			if r.Variant == results.VariantCandidate {
+				r.Calibrated, r.CalibrationWithin = true, false
+			}
+		}, "(baseline 6 of 6 valid; candidate 6 of 6 valid, left out: 6 calibration missed its limits)"},
+		{"baseline not steady", func(r *results.Row) {
+			if r.Variant == results.VariantBase {
+				r.SteadyJudged, r.Steady = true, false
+			}
+		}, "(baseline 6 of 6 valid, left out: 6 not steady; candidate 6 of 6 valid)"},
+		{"baseline on a missed calibration", func(r *results.Row) {
+			if r.Variant == results.VariantBase {
+				r.Calibrated, r.CalibrationWithin = true, false
+			}
+		}, "(baseline 6 of 6 valid, left out: 6 calibration missed its limits; candidate 6 of 6 valid)"},
+		{"candidate not steady", func(r *results.Row) {
+			if r.Variant == results.VariantCandidate {
+				r.SteadyJudged, r.Steady = true, false
+			}
+		}, "(baseline 6 of 6 valid; candidate 6 of 6 valid, left out: 6 not steady)"},
+		{"baseline still warming", func(r *results.Row) {
+			if r.Variant == results.VariantBase {
+				r.JITJudged, r.JITBusy = true, r.Duration
+			}
+		}, "(baseline 6 of 6 valid, left out: 6 still warming up; candidate 6 of 6 valid)"},
+		{"candidate still warming", func(r *results.Row) {
+			if r.Variant == results.VariantCandidate {
+				r.JITJudged, r.JITBusy = true, r.Duration
+			}
+		}, "(baseline 6 of 6 valid; candidate 6 of 6 valid, left out: 6 still warming up)"},
+		{"sides valid in other rounds", func(r *results.Row) {
+			if (r.Variant == results.VariantBase) == (r.Trial%2 == 0) {
+				r.Valid, r.InvalidReason = false, "target died: exit 137"
+			}
+		}, "(baseline 3 of 6 valid, 3 invalid; candidate 3 of 6 valid, 3 invalid)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rows := pairedRows("t", 1.0, alternating(6, 0.01), alternating(6, 0.01), nil)
+			for i := range rows {
+				c.spoil(&rows[i])
+			}
+			res := AnalyzePaired("run.csv", rows, PairedOptions{Alpha: 0.05, Gates: []Gate{{"p50", 5}}})
+			if u := strings.Join(res.Undecided(), "\n"); !strings.Contains(u, c.want) || res.Verdict() != Inconclusive {
+				t.Errorf("undecided %q, verdict %s; want %q, inconclusive", u, res.Verdict(), c.want)
+			}
+		})
+	}
+}
+
+// TestTooFewRoundsSayWhy: rounds too few for any signed-rank test to reach alpha make the verdict
+// inconclusive, saying so, even when the change is large; one round more than that is judged on
+// its interval.
+func TestTooFewRoundsSayWhy(t *testing.T) {
+	for _, c := range []struct {
+		rounds int
+		want   string
+	}{
+		{3, "over 3 rounds, too few to reach p < 0.05 in any test (the smallest p of 3 rounds is 0.125)"},
+		{4, "over 4 rounds, too few to reach p < 0.05 in any test (the smallest p of 4 rounds is 0.0625)"},
+		{5, "over 5 rounds, past p50:+5%, but over too few rounds to be significant"},
+	} {
+		rows := pairedRows("t", 1.5, alternating(c.rounds, 0.01), alternating(c.rounds, 0.01), nil)
+		res := AnalyzePaired("run.csv", rows, PairedOptions{Alpha: 0.05, Gates: []Gate{{"p50", 5}}})
+		if u := strings.Join(res.Undecided(), "\n"); !strings.Contains(u, c.want) || res.Verdict() != Inconclusive {
+			t.Errorf("%d rounds: undecided %q, verdict %s; want %q", c.rounds, u, res.Verdict(), c.want)
+		}
+	}
+}

@@ -20,7 +20,8 @@ const (
 	// CouldNotRun: nothing or not everything could be measured for a reason outside the inputs
 	// (no Docker engine, a results file that cannot be written). Errors without a status get it.
 	CouldNotRun = 3
-	// Inconclusive: a gate could not decide (a gated metric neither equivalent nor regressed).
+	// Inconclusive: a gate could not decide (a gated metric neither equivalent nor regressed; a
+	// verdict resting on missing or invalid trials, or on too few for its test to reach alpha).
 	Inconclusive = 4
 	// Interrupted: stopped by Ctrl-C, SIGTERM or SIGHUP; 128 + SIGINT, as a shell reports it.
 	Interrupted = 130

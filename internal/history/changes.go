@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/safetext"
 )
 
 // Change is a change point of a series' metric: where its new level starts.
@@ -117,11 +119,72 @@ func Failing(trends []Trend, limit float64) []Change {
 	return out
 }
 
+// Undecided are the series on branch whose change points the search cannot find, one line each
+// naming the series, the metrics and why: fewer usable points than a change point needs on its two
+// sides (the others invalid, disturbed, on a calibration that missed its limits, …), or no series
+// at all. A gate that cannot decide never passes: `history changes` exits 4 on any of these.
+// Metrics are all of results.RowMetrics when empty; an optional metric no point records is no
+// reason.
+func Undecided(series []Series, metrics []results.Metric, d Detection, branch string) []string {
+	if len(series) == 0 {
+		return []string{fmt.Sprintf("no point on branch %s: nothing to judge", branch)}
+	}
+	if len(metrics) == 0 {
+		metrics = results.RowMetrics()
+	}
+	need := 2 * d.MinPoints
+	var out []string
+	for _, s := range series {
+		var few []string
+		usable := 0
+		for _, m := range metrics {
+			n, recorded := 0, !m.Optional
+			for _, p := range s.Points {
+				_, ok := p.Values[m.Name]
+				recorded = recorded || ok
+				if ok && p.Usable() {
+					n++
+				}
+			}
+			if recorded && n < need {
+				few = append(few, m.Name)
+				usable = max(usable, n)
+			}
+		}
+		if len(few) == 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %d usable point(s) of %d%s: a change point needs %d on each side, so none can be found: no verdict of %s",
+			s.Key, usable, len(s.Points), unusableText(s.Points), d.MinPoints, strings.Join(few, ", ")))
+	}
+	return out
+}
+
+// unusableText counts the points that are no measurement by verdict: " (2 invalid, 1
+// calibration-missed)"; empty when there are none.
+func unusableText(points []Point) string {
+	counts := map[string]int{}
+	for _, p := range points {
+		if !p.Usable() {
+			counts[p.Verdict]++
+		}
+	}
+	var parts []string
+	for _, v := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
 // Formats are the outputs of WriteChanges.
 var Formats = []string{"text", "markdown", "json"}
 
-// WriteChanges writes the change points of trends in format (one of Formats).
-func WriteChanges(w io.Writer, trends []Trend, format string, d Detection) error {
+// WriteChanges writes the change points of trends in format (one of Formats), and the lines of
+// Undecided.
+func WriteChanges(w io.Writer, trends []Trend, undecided []string, format string, d Detection) error {
 	var all []Change
 	points := 0
 	for _, t := range trends {
@@ -147,28 +210,36 @@ func WriteChanges(w io.Writer, trends []Trend, format string, d Detection) error
 		}
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")
-		return e.Encode(map[string]any{"alpha": d.Alpha, "window": d.Window, "series": len(trends), "changes": out})
+		return e.Encode(map[string]any{"alpha": d.Alpha, "window": d.Window, "series": len(trends), "changes": out, "undecided": append([]string{}, undecided...)})
 	case "markdown":
 		fmt.Fprintf(w, "### Change points\n\n%d series, significance %g, windows of %d points.\n\n", len(trends), d.Alpha, d.Window)
 		if len(all) == 0 {
 			fmt.Fprintln(w, "No change point.")
-			return nil
+		} else {
+			fmt.Fprintln(w, "| series | metric | commits | before | after | change | p |")
+			fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
+			for _, c := range all {
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %.3f |\n", safetext.Markdown(c.Series.String()), c.Metric, safetext.MarkdownCode(short(c.Since)+".."+short(c.Commit)),
+					levelText(c.Before, c.Unit), levelText(c.After, c.Unit), changeText(c), c.P)
+			}
 		}
-		fmt.Fprintln(w, "| series | metric | commits | before | after | change | p |")
-		fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
-		for _, c := range all {
-			fmt.Fprintf(w, "| %s | %s | `%s..%s` | %s | %s | %s | %.3f |\n", mdEscape(c.Series.String()), c.Metric, inCode(short(c.Since)), inCode(short(c.Commit)),
-				levelText(c.Before, c.Unit), levelText(c.After, c.Unit), changeText(c), c.P)
+		if len(undecided) > 0 {
+			fmt.Fprintln(w, "\n**Undecided** (no verdict, so no pass):")
+			for _, u := range undecided {
+				fmt.Fprintf(w, "- %s\n", safetext.Markdown(u))
+			}
 		}
 		return nil
 	}
 	if len(all) == 0 {
-		_, err := fmt.Fprintf(w, "no change point in %d series (significance %g, windows of %d points)\n", len(trends), d.Alpha, d.Window)
-		return err
+		fmt.Fprintf(w, "no change point in %d series (significance %g, windows of %d points)\n", len(trends), d.Alpha, d.Window)
 	}
 	for _, c := range all {
-		fmt.Fprintf(w, "%s, %s: %s from %s (came in %s..%s): %s → %s, p = %.3f\n", printable(c.Series.String()), c.Metric, changeText(c), printable(short(c.Commit)),
-			printable(short(c.Since)), printable(short(c.Commit)), levelText(c.Before, c.Unit), levelText(c.After, c.Unit), c.P)
+		fmt.Fprintf(w, "%s, %s: %s from %s (came in %s..%s): %s → %s, p = %.3f\n", safetext.Terminal(c.Series.String()), c.Metric, changeText(c), safetext.Terminal(short(c.Commit)),
+			safetext.Terminal(short(c.Since)), safetext.Terminal(short(c.Commit)), levelText(c.Before, c.Unit), levelText(c.After, c.Unit), c.P)
+	}
+	for _, u := range undecided {
+		fmt.Fprintf(w, "UNDECIDED %s\n", safetext.Terminal(u))
 	}
 	return nil
 }
@@ -213,27 +284,4 @@ func short(commit string) string {
 		return commit[:12]
 	}
 	return commit
-}
-
-// printable is text from a results file with its control codes shown as '?', so that it cannot
-// move a terminal's cursor or colour what follows.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '?'
-		}
-		return r
-	}, s)
-}
-
-// inCode is text for a code span in a table cell: only a backtick or a pipe can break out.
-func inCode(s string) string {
-	return strings.NewReplacer("`", "'", "|", `\|`).Replace(printable(s))
-}
-
-// mdEscape keeps text from the results (names) from being read as markdown or HTML.
-func mdEscape(s string) string {
-	s = printable(s)
-	r := strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "`", "'", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`)
-	return r.Replace(s)
 }

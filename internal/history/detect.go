@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+
+	"github.com/iotbench/iotbench/internal/stats"
 )
 
 // Detection is how change points are searched.
@@ -65,7 +67,7 @@ func (d Detection) confirm(xs []float64, splits []Split, w int, rng *rand.Rand) 
 			}
 			at := splits[i].Index
 			lo, hi = max(lo, at-w/2), min(hi, at+w/2)
-			p := d.pValue(ranks(xs[lo:hi]), at-lo, rng)
+			p := d.pValue(stats.Ranks(xs[lo:hi]), at-lo, rng)
 			splits[i].P = p
 			if p > weakestP {
 				weakest, weakestP = i, p
@@ -85,20 +87,8 @@ func (d Detection) pValue(r []float64, at int, rng *rand.Rand) float64 {
 	if at < m || len(r)-at < m {
 		return 1
 	}
-	q := statAt(r, at)
-	limit := int(d.Alpha * float64(d.Permutations+1))
-	perm := slices.Clone(r)
-	exceed := 0
-	for i := 0; i < d.Permutations; i++ {
-		rng.Shuffle(len(perm), func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
-		if _, pq := bestSplit(perm, m); pq >= q {
-			exceed++
-			if exceed+1 > limit {
-				return 1
-			}
-		}
-	}
-	return float64(exceed+1) / float64(d.Permutations+1)
+	best := func(perm []float64) float64 { _, q := bestSplit(perm, m); return q }
+	return stats.PermutationP(r, statAt(r, at), best, d.Permutations, d.Alpha, rng)
 }
 
 // statAt is the E-Divisive means statistic of r split at t.
@@ -140,7 +130,7 @@ func (d Detection) bisect(xs []float64, lo, hi int, rng *rand.Rand, found *[]Spl
 	if hi-lo < 2*m {
 		return
 	}
-	r := ranks(xs[lo:hi])
+	r := stats.Ranks(xs[lo:hi])
 	at, _ := bestSplit(r, m)
 	if at < 0 {
 		return
@@ -181,29 +171,6 @@ func bestSplit(r []float64, m int) (int, float64) {
 	return best, bestQ
 }
 
-// ranks are xs' ranks (1 = smallest; ties share their mean rank): the statistic on ranks is not
-// moved by one wild value, as tail latencies have.
-func ranks(xs []float64) []float64 {
-	idx := make([]int, len(xs))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return xs[idx[a]] < xs[idx[b]] })
-	r := make([]float64, len(xs))
-	for i := 0; i < len(idx); {
-		j := i
-		for j < len(idx) && xs[idx[j]] == xs[idx[i]] {
-			j++
-		}
-		mean := float64(i+j+1) / 2
-		for k := i; k < j; k++ {
-			r[idx[k]] = mean
-		}
-		i = j
-	}
-	return r
-}
-
 // level is the median of xs and its 95% interval (order statistics).
 func levelOf(xs []float64) Level {
 	s := sortedCopy(xs)
@@ -215,8 +182,8 @@ func levelOf(xs []float64) Level {
 	if n%2 == 0 {
 		med = (s[n/2-1] + s[n/2]) / 2
 	}
-	// The normal approximation to the binomial: ranks n/2 ± 1.96·√n/2.
-	h := 1.96 * math.Sqrt(float64(n)) / 2
+	// The normal approximation to the binomial: ranks n/2 ± z(0.975)·√n/2.
+	h := stats.NormalQuantile(0.975) * math.Sqrt(float64(n)) / 2
 	lo, hi := int(math.Floor(float64(n)/2-h)), int(math.Ceil(float64(n)/2+h))
 	l := Level{N: n, Median: med, Lo: math.Inf(-1), Hi: math.Inf(1)}
 	if lo >= 0 && hi < n {

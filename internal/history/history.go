@@ -78,7 +78,8 @@ type Point struct {
 	StartedAt      time.Time
 	Trial          int
 	// Verdict is "valid", or why the row is no point: invalid, disturbed, not-steady,
-	// still-warming, or why it was never loaded (verify-failed, build-failed, start-failed, skipped). Reason says more.
+	// still-warming, calibration-missed, or why it was never loaded (verify-failed, build-failed,
+	// start-failed, skipped). Reason says more.
 	Verdict, Reason string
 	// The per-commit settings the row was measured with.
 	Version, ImageID, DBImageID string
@@ -89,6 +90,9 @@ type Point struct {
 	Source string
 }
 
+// CalibrationMissed is the verdict of a valid row whose run's calibration missed its limits.
+const CalibrationMissed = "calibration-missed"
+
 // Usable tells whether p is a measurement a series may use.
 func (p Point) Usable() bool { return p.Verdict == "valid" }
 
@@ -96,6 +100,11 @@ func (p Point) Usable() bool { return p.Verdict == "valid" }
 func verdict(r results.Row) (string, string) {
 	switch v := summary.Verdict(r); v {
 	case "valid":
+		// The row's run's calibration missed its limits: compare leaves it out, and so does a
+		// series (a change point was once placed at such a row, a commit before the step).
+		if why := r.Distrust(); why != "" {
+			return CalibrationMissed, why
+		}
 		return v, ""
 	case "disturbed", "not-steady", "still-warming":
 		return v, r.Warnings

@@ -232,13 +232,6 @@ func TestSmallestStepAtTenPoints(t *testing.T) {
 	}
 }
 
-func TestRanksShareTies(t *testing.T) {
-	got := ranks([]float64{3, 1, 3, 2})
-	if want := []float64{3.5, 1, 3.5, 2}; !slices.Equal(got, want) {
-		t.Errorf("ranks = %v, want %v", got, want)
-	}
-}
-
 // TestWindowsMergeOneShift: a step seen from two overlapping windows is one change point, and
 // a second step later in a long series is found too.
 func TestWindowsMergeOneShift(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,11 +227,32 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func TestNamesPrintable(t *testing.T) {
-	if got := printable("a\x1b[31mb\n"); got != "a?[31mb?" {
-		t.Errorf("printable = %q", got)
+// TestCraftedTextIsShownNotObeyed: names and commits come from results files; what they hold is
+// escaped where it is printed (safetext): control codes shown, markdown shown literally.
+func TestCraftedTextIsShownNotObeyed(t *testing.T) {
+	k := Key{Scenario: "s", Target: "x\x1b[31m|<b>*y*"}
+	c := Change{Series: k, Metric: "p50", Unit: "ms", Commit: "c`2|\n", Since: "c1", Before: Level{N: 5, Median: 20}, After: Level{N: 5, Median: 24}, Regression: true, Percent: 20}
+	trends := []Trend{{Series: k, Metric: results.MustMetric("p50"), Changes: []Change{c}}}
+	cases := []struct {
+		format string
+		want   []string
+	}{
+		{"text", []string{`s / x\x1b[31m|<b>*y*, p50: regressed +20.0% from c` + "`" + `2|\n`, `UNDECIDED a\x1b[2Jb`}},
+		{"markdown", []string{`| s / x\\x1b\[31m\|\<b\>\*y\* | p50 | ` + "``c1..c`2\\|\\n``", `- a\\x1b\[2Jb`}},
 	}
-	if got := mdEscape("x|<b>"); got != `x\|&lt;b&gt;` {
-		t.Errorf("mdEscape = %q", got)
+	for _, tc := range cases {
+		var b strings.Builder
+		if err := WriteChanges(&b, trends, []string{"a\x1b[2Jb"}, tc.format, DefaultDetection); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if strings.Contains(out, "\x1b") || tc.format == "text" && strings.Count(out, "\n") != 2 {
+			t.Errorf("%s: a control code got through:\n%q", tc.format, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.format, w, out)
+			}
+		}
 	}
 }

@@ -152,6 +152,28 @@ func Markdown(s string) string {
 	return b.String()
 }
 
+// MarkdownCode is s as a code span in a table cell of GitHub-flavoured markdown (a commit, an
+// id): Terminal's escapes, so no line can be added; a fence of backticks longer than any run of
+// them in s, so none ends the span early (with a space inside when s starts or ends with one);
+// and '|' as "\|", which a table reads as part of the cell, also inside code, so that it cannot end
+// the cell. Markup inside a code span is shown, never acted on.
+func MarkdownCode(s string) string {
+	s = strings.ReplaceAll(Terminal(s), "|", `\|`)
+	longest, run := 0, 0
+	for _, r := range s {
+		run++
+		if r != '`' {
+			run = 0
+		}
+		longest = max(longest, run)
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	fence := strings.Repeat("`", longest+1)
+	return fence + s + fence
+}
+
 // blockStart says whether s begins with what starts a block at the beginning of a line: a
 // heading, a list, a quote, a numbered list's "1. " or "1) ".
 func blockStart(s string) bool {

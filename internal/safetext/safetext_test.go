@@ -30,6 +30,23 @@ func TestTerminal(t *testing.T) {
 	}
 }
 
+func TestMarkdownCode(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"c14..c15", "`c14..c15`"},
+		{"3f2a1c9e0b7d", "`3f2a1c9e0b7d`"},
+		{"a|b", "`a\\|b`"},
+		{"x`y", "``x`y``"},
+		{"``a", "``` ``a ```"},
+		{"b`", "`` b` ``"},
+		{"<b>*x*</b>", "`<b>*x*</b>`"},
+		{"a\nb\x1b[31m", "`a\\nb\\x1b[31m`"},
+	} {
+		if got := MarkdownCode(tc.in); got != tc.want {
+			t.Errorf("MarkdownCode(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestMarkdown(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"spring-mvc-virtual", "spring-mvc-virtual"},

@@ -24,6 +24,12 @@ type SignedRank struct {
 	Less, Greater, TwoSided float64
 }
 
+// SignedRankMinP is the smallest one-sided p-value of the signed-rank test over n pairs: every
+// difference on one side, 1 of the 2ⁿ equally likely signs (the two-sided one is twice it). With
+// n pairs whose SignedRankMinP is not under alpha, no test of them reaches alpha, whatever was
+// measured.
+func SignedRankMinP(n int) float64 { return math.Pow(2, -float64(n)) }
+
 // exactMax bounds the exact distribution's cost (n² sums × n steps).
 const exactMax = 400
 

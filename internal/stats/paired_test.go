@@ -84,6 +84,19 @@ func TestShiftIntervalAgainstEnumeration(t *testing.T) {
 	}
 }
 
+// The most extreme signs give the smallest p: 4 rounds all worse is 1/16 one-sided, as the test
+// itself says.
+func TestSignedRankMinP(t *testing.T) {
+	for n, want := range map[int]float64{0: 1, 1: 0.5, 4: 0.0625, 5: 0.03125} {
+		if got := SignedRankMinP(n); got != want {
+			t.Errorf("SignedRankMinP(%d) = %v, want %v", n, got, want)
+		}
+	}
+	if got := SignedRankTest([]float64{0.1, 0.2, 0.3, 0.4}, 0).Greater; math.Abs(got-SignedRankMinP(4)) > 1e-12 {
+		t.Errorf("4 positive differences: p %v, want %v", got, SignedRankMinP(4))
+	}
+}
+
 func TestEquivalence(t *testing.T) {
 	cases := []struct {
 		name         string

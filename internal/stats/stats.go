@@ -1,7 +1,10 @@
 // Package stats is iotbench's statistics over trials: the median of a figure with its
-// order-statistic confidence interval, and the Mann–Whitney U test between two sets of trials.
-// Both come from golang.org/x/perf/benchmath (what benchstat uses): no distribution is assumed,
-// because trial-to-trial noise of a server on a shared machine is not normal.
+// order-statistic confidence interval, and the Mann–Whitney U test between two sets of trials,
+// both from golang.org/x/perf/benchmath (what benchstat uses): no distribution is assumed,
+// because trial-to-trial noise of a server on a shared machine is not normal. Beside them: the
+// paired tests (signed-rank, Hodges–Lehmann, equivalence, Benjamini–Hochberg: paired.go), ranks
+// and the permutation test (rank.go), and the normal quantile with the sample-size planning that
+// rests on it (normal.go). compare and history take their statistics from here.
 package stats
 
 import (
@@ -94,11 +97,20 @@ type Comparison struct {
 func (c Comparison) Significant() bool { return c.P < c.Alpha }
 
 // CanDiffer reports whether the sample sizes allow any significance at Alpha at all.
-func (c Comparison) CanDiffer() bool { return min(c.N1, c.N2) >= TrialsToDiffer(c.Alpha) }
+func (c Comparison) CanDiffer() bool { return MinP(c.N1, c.N2) < c.Alpha }
 
-// minP is the smallest two-sided p-value of the U test with n values on each side: the samples
-// entirely apart, 2 of the C(2n, n) equally likely orders.
-func minP(n int) float64 { return 2 / math.Round(math.Exp(lchoose(2*n, n))) }
+// minP is the smallest two-sided p-value of the U test with n values on each side.
+func minP(n int) float64 { return MinP(n, n) }
+
+// MinP is the smallest two-sided p-value of the U test with n1 and n2 values: the samples
+// entirely apart, 2 of the C(n1+n2, n1) equally likely orders; 1 when a side is empty. Sizes
+// whose MinP is not under alpha can never differ significantly, whatever was measured.
+func MinP(n1, n2 int) float64 {
+	if n1 == 0 || n2 == 0 {
+		return 1
+	}
+	return math.Min(1, 2/math.Round(math.Exp(lchoose(n1+n2, n1))))
+}
 
 func lchoose(n, k int) float64 {
 	a, _ := math.Lgamma(float64(n + 1))

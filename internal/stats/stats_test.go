@@ -119,3 +119,23 @@ func TestMinP(t *testing.T) {
 		}
 	}
 }
+
+func TestMinPOfUnequalSides(t *testing.T) {
+	cases := []struct {
+		n1, n2 int
+		want   float64
+	}{
+		{0, 5, 1}, {5, 0, 1}, {1, 1, 1}, {3, 3, 0.1},
+		{3, 10, 2.0 / 286}, // C(13, 3) = 286: three against ten can differ at 0.05
+		{2, 5, 2.0 / 21},   // C(7, 2) = 21: two against five cannot
+		{5, 4, 2.0 / 126},
+	}
+	for _, c := range cases {
+		if got := MinP(c.n1, c.n2); !near(got, c.want) {
+			t.Errorf("MinP(%d, %d) = %v, want %v", c.n1, c.n2, got, c.want)
+		}
+		if got, want := (Comparison{N1: c.n1, N2: c.n2, Alpha: 0.05}).CanDiffer(), c.want < 0.05; got != want {
+			t.Errorf("CanDiffer of %d+%d at 0.05 = %v, want %v", c.n1, c.n2, got, want)
+		}
+	}
+}
