@@ -50,7 +50,15 @@ func (b Bound) String() string {
 	if !b.Known() {
 		return "no bound"
 	}
-	return fmt.Sprintf("≤ %s rps (%s)", Rate(b.Rate), b.Why)
+	return "≤ " + b.Plain()
+}
+
+// Plain is the bound's rate with its arithmetic, for "92% of …": "5,120 rps (256 connections ÷ 50 ms)".
+func (b Bound) Plain() string {
+	if !b.Known() {
+		return "no bound"
+	}
+	return fmt.Sprintf("%s rps (%s)", Rate(b.Rate), b.Why)
 }
 
 // Connections is a closed loop's bound: n connections, each with one request at a time that
@@ -103,27 +111,35 @@ func Lowest(bs ...Bound) Bound {
 	return low
 }
 
-// Capacity is what one figure of a run says of its target's capacity: at least Measured; at most
-// Ceiling, the lowest bound of the run (the design's or the target's own).
+// Capacity is what one figure of a run says of its target's capacity: at least Measured, at most
+// the lowest of Design (the load's bound) and Own (the lowest of the target's own: its pool, its
+// CPUs).
 type Capacity struct {
-	Measured float64
-	Ceiling  Bound
+	Measured    float64
+	Design, Own Bound
 }
 
-// Held reports whether the run's design, not the target, set the ceiling: above Measured the
-// target's capacity is unknown, and an order or a factor that needs it cannot show.
-func (c Capacity) Held() bool { return c.Ceiling.Kind == Design }
+// Ceiling is the lowest bound of the run: no figure of it passes it.
+func (c Capacity) Ceiling() Bound { return Lowest(c.Design, c.Own) }
+
+// Held reports whether the run's design, not the target, bounds the figure: the design's bound
+// lies below every bound of the target's own, and these are known (its CPUs' at least), so above
+// Measured the target's capacity is unknown, and an order or a factor that needs it cannot show.
+// Without the target's own bounds nothing says what held it: false.
+func (c Capacity) Held() bool {
+	return c.Design.Known() && c.Own.Known() && c.Design.Rate < c.Own.Rate
+}
 
 // Factors is the range of of ÷ to a run can show given its two figures and their ceilings: at
 // least of's measured over to's ceiling, at most of's ceiling over to's measured. Lo is 0 and Hi
 // +Inf where a ceiling is unknown.
 func Factors(of, to Capacity) (lo, hi float64) {
 	lo, hi = 0, math.Inf(1)
-	if to.Ceiling.Known() && to.Ceiling.Rate > 0 {
-		lo = of.Measured / to.Ceiling.Rate
+	if c := to.Ceiling(); c.Known() && c.Rate > 0 {
+		lo = of.Measured / c.Rate
 	}
-	if of.Ceiling.Known() && to.Measured > 0 {
-		hi = of.Ceiling.Rate / to.Measured
+	if c := of.Ceiling(); c.Known() && to.Measured > 0 {
+		hi = c.Rate / to.Measured
 	}
 	return lo, hi
 }

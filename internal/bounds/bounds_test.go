@@ -46,13 +46,18 @@ func TestLowestIsTheFirstMet(t *testing.T) {
 // the platform threads by their pool at 4,000, measured at 3,947: no factor above 1.30 shows.
 func TestFactors(t *testing.T) {
 	conns, pool := Connections(256, 50*time.Millisecond), Pool(200, 50*time.Millisecond)
-	virtual, platform := Capacity{Measured: 4692, Ceiling: conns}, Capacity{Measured: 3947, Ceiling: pool}
+	cpu := CPU(1, 90*time.Microsecond)
+	virtual, platform := Capacity{Measured: 4692, Design: conns, Own: cpu}, Capacity{Measured: 3947, Design: conns, Own: Lowest(pool, cpu)}
 	lo, hi := Factors(virtual, platform)
 	if math.Abs(lo-4692.0/4000) > 1e-9 || math.Abs(hi-5120.0/3947) > 1e-9 {
 		t.Errorf("Factors = [%v, %v], want [%v, %v]", lo, hi, 4692.0/4000, 5120.0/3947)
 	}
 	if !virtual.Held() || platform.Held() {
 		t.Errorf("held: virtual %v, platform %v; want the connections' held, the pool's not", virtual.Held(), platform.Held())
+	}
+	// No CPU figure: nothing says the design, not the target, held it.
+	if (Capacity{Measured: 100, Design: conns}).Held() {
+		t.Error("a figure with no bound of its own is called held by the design")
 	}
 	lo, hi = Factors(Capacity{Measured: 10}, Capacity{Measured: 5})
 	if lo != 0 || !math.IsInf(hi, 1) {

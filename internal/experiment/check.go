@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/iotbench/iotbench/internal/bounds"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/iotbench/iotbench/internal/summary"
@@ -181,7 +182,7 @@ func Check(e *Experiment, rows map[string][]results.Row) []Finding {
 // CheckClaim is Check of one claim.
 func CheckClaim(e *Experiment, c *Claim, rows map[string][]results.Row) []Finding {
 	var out []Finding
-	if broken := bounds(e, c); len(broken) > 0 {
+	if broken := impossible(e, c); len(broken) > 0 {
 		out = append(out, Finding{Claim: c, Verdict: Impossible, Measured: strings.Join(broken, "; "),
 			Why: "the source's own figures cannot all be true, on any host"})
 	}
@@ -242,11 +243,11 @@ func (c *Claim) targets() []string {
 	return nil
 }
 
-// bounds are the source's figures the claim rests on that cannot be, with the arithmetic: a
+// impossible are the source's figures the claim rests on that cannot be, with the arithmetic: a
 // closed loop of N connections completes at most N / (mean latency) requests a second (Little's
 // law: throughput × mean latency is the mean number in flight, never above N); a speed-up on the
 // same work is at most the ratio of the cores doing it.
-func bounds(e *Experiment, c *Claim) []string {
+func impossible(e *Experiment, c *Claim) []string {
 	var out []string
 	targets := c.targets()
 	for _, p := range e.Rows {
@@ -357,11 +358,13 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 		figs[i] = FigureOf(rows, t, m)
 	}
 	f, stop := undecidable(e, c, r, figs)
+	caps := r.Design.capacities(m, figs, rows)
+	capacity := e.capacityRun(r, targets, r.Design)
 	switch {
 	case stop && (c.Winner != nil || c.Ranking != nil):
 		// A winner beaten, or an order reversed, by targets measured cleanly is wrong whatever the
 		// other cells show.
-		if wrong, ok := refuted(figs, c.Winner != nil); ok {
+		if wrong, ok := refuted(figs, c.Winner != nil, caps); ok {
 			wrong.Why += "; the run's other cells decide nothing (" + cmp.Or(f.Short, f.Why) + ")"
 			f = wrong
 		}
@@ -371,17 +374,66 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 			Why:    "no other target has rows in this run: a winner over nobody decides nothing",
 			Decide: reproduce + " measures the missing cells"}
 	case c.Ratio != nil:
-		f = ratio(figs[0], figs[1], c.Ratio.Published)
+		f = sized(ratio(figs[0], figs[1], c.Ratio.Published), figs[0], figs[1], c.Ratio.Published, caps, capacity)
 	case c.Ranking != nil:
-		f = order(figs, false)
+		f = order(figs, false, caps, capacity)
 	case c.Winner != nil:
-		f = order(figs, true)
+		f = order(figs, true, caps, capacity)
 	default:
-		f = tie(figs)
+		f = tie(figs, caps, capacity)
+	}
+	if b := boundsText(caps, figs); b != "" && f.Measured != "—" {
+		// Each figure beside what the run let it reach: a figure at its design's bound is the
+		// design's, not the target's.
+		f.Measured += "; bounds: " + b
 	}
 	f.Figures = figs
 	return f
 }
+
+// sized is a ratio's finding f bounded by the run's design: a capacity factor shows only where
+// the lower figure is its target's own (held by the run's design, its capacity above it is
+// unknown), and, where the design held the higher one, only up to the design's bound over the
+// lower figure. f stands where the bounds are unknown (no closed loop's service time, no pool,
+// no CPU figures) or the claim is not on throughput.
+func sized(f Finding, a, b Figure, published float64, caps map[string]bounds.Capacity, capacity string) Finding {
+	ca, okA := caps[a.Target]
+	cb, okB := caps[b.Target]
+	if !okA || !okB || (f.Verdict != Holds && f.Verdict != Direction && f.Verdict != DoesNotHold) {
+		return f
+	}
+	// The factor as higher over lower, and the published one the same way up.
+	high, low, claimed := ca, cb, published
+	higher, lower := a.Target, b.Target
+	if ca.Measured < cb.Measured {
+		high, low, claimed = cb, ca, 1/published
+		higher, lower = b.Target, a.Target
+	}
+	if low.Held() {
+		return Finding{Verdict: Inconclusive, Measured: f.Measured,
+			Why: fmt.Sprintf("%s reached %s of the run's design bound, %s, below its own, %s: the run measured its latency at this load, not its capacity, so neither the direction nor the size of a capacity factor shows",
+				lower, percent(low.Measured/low.Design.Rate), low.Design.Plain(), low.Own.Plain()),
+			Short:  "the run's design, not " + lower + ", held its figure",
+			Decide: capacity}
+	}
+	most := high.Design.Rate / low.Measured
+	if !high.Held() || claimed <= most {
+		return f
+	}
+	can := fmt.Sprintf("%s's figure is held by the run's design bound, %s, below its own, %s, so no factor above %s ÷ %s = %s× can show",
+		higher, high.Design.Plain(), high.Own.Plain(), bounds.Rate(high.Design.Rate), bounds.Rate(low.Measured), factor(most))
+	if f.Verdict == DoesNotHold {
+		f.Why += "; nor could the run show the published size: " + can
+		return f
+	}
+	return Finding{Verdict: Inconclusive, Measured: f.Measured,
+		Why:    fmt.Sprintf("the direction is significant; the size cannot show in this run: %s, and the published %s× lies beyond", can, factor(published)),
+		Short:  fmt.Sprintf("the direction holds; the run's design caps the factor at %s×, below the published %s×", factor(most), factor(published)),
+		Decide: capacity}
+}
+
+// percent is a share as a whole percentage: "92%".
+func percent(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 
 // undecidable is the finding of a run that cannot decide the claim: a target not loaded (not in
 // the run, or skipped for want of CPUs), invalid cells, or too few valid trials for the test.
@@ -639,8 +691,12 @@ func validMedians(a, b Figure) string {
 
 // order checks that each figure is better than the next (winner: the first than every other),
 // each pair by the Mann–Whitney test at 95%.
-func order(figs []Figure, winner bool) Finding {
-	var steps, wrong, unsure []string
+//
+// On throughput (caps given), an order says which target can serve more only where the worse
+// one's figure is its own: one the run's design held has a capacity unknown above it, and the
+// pair is not told apart; capacity says which run would tell it.
+func order(figs []Figure, winner bool, caps map[string]bounds.Capacity, capacity string) Finding {
+	var steps, wrong, unsure, design []string
 	for i := 1; i < len(figs); i++ {
 		a := figs[i-1]
 		if winner {
@@ -648,6 +704,16 @@ func order(figs []Figure, winner bool) Finding {
 		}
 		b := figs[i]
 		o := summary.Order(a.Values, b.Values, a.Metric.HigherIsBetter)
+		worse := b.Target
+		if o == -1 {
+			worse = a.Target
+		}
+		if t, ceiling := held(caps, worse); o != 0 && t != "" {
+			o = 0
+			if d := fmt.Sprintf("%s (%s of %s)", t, percent(caps[t].Measured/ceiling.Rate), ceiling.Plain()); !slices.Contains(design, d) {
+				design = append(design, d)
+			}
+		}
 		steps = append(steps, relation(o)+" "+b.validText())
 		switch o {
 		case -1:
@@ -667,6 +733,12 @@ func order(figs []Figure, winner bool) Finding {
 	switch {
 	case len(wrong) > 0:
 		return Finding{Verdict: DoesNotHold, Measured: measured, Why: strings.Join(wrong, "; ") + " (Mann–Whitney, 95%)"}
+	case len(design) > 0:
+		return Finding{Verdict: Inconclusive, Measured: measured,
+			Why: "the run's design, not the target, held the figure of " + strings.Join(design, "; ") +
+				": its capacity is unknown above it, so the run cannot tell apart " + strings.Join(unsure, "; "),
+			Short:  "the run's design held the figures of " + strings.Join(heldTargets(design), ", "),
+			Decide: capacity}
 	case len(unsure) > 0:
 		return Finding{Verdict: Inconclusive, Measured: measured,
 			Why:    "the test at 95% cannot tell apart " + strings.Join(unsure, "; "),
@@ -675,11 +747,20 @@ func order(figs []Figure, winner bool) Finding {
 	return Finding{Verdict: Holds, Measured: measured, Why: "each claimed order significant (Mann–Whitney, 95%)"}
 }
 
+// heldTargets are the target names of order's design texts ("a (92% of …)").
+func heldTargets(design []string) []string {
+	out := make([]string, len(design))
+	for i, d := range design {
+		out[i], _, _ = strings.Cut(d, " (")
+	}
+	return out
+}
+
 // refuted is the finding of an order (winner: figs[0] over every other) that the figures measured
 // cleanly (every trial valid and trusted, and enough of them) contradict significantly: an order
 // holds between any two of its targets, so two clean ones reversed refute it whatever the other
 // cells went; false when they do not.
-func refuted(figs []Figure, winner bool) (Finding, bool) {
+func refuted(figs []Figure, winner bool, caps map[string]bounds.Capacity) (Finding, bool) {
 	clean := func(f Figure) bool { return f.Valid() >= MinTrials && len(f.Invalid) == 0 && len(f.Distrusted) == 0 }
 	if winner && !clean(figs[0]) {
 		return Finding{}, false
@@ -688,7 +769,7 @@ func refuted(figs []Figure, winner bool) (Finding, bool) {
 	if len(decided) < 2 {
 		return Finding{}, false
 	}
-	f := order(decided, winner)
+	f := order(decided, winner, caps, "")
 	return f, f.Verdict == DoesNotHold
 }
 
@@ -710,14 +791,22 @@ const TieMargin = 1.10
 
 // tie checks that every two figures are within TieMargin: it holds when each pair's 95%
 // interval of the ratio lies within the margin, does not hold when one lies wholly outside it.
-func tie(figs []Figure) Finding {
-	var parts, apart, unsure []string
+//
+// On throughput (caps given), two figures the run's design held both tie by construction: the
+// design, not the targets, made them equal, and capacity says which run would tell them apart.
+func tie(figs []Figure, caps map[string]bounds.Capacity, capacity string) Finding {
+	var parts, apart, unsure, design []string
 	for i, f := range figs {
 		parts = append(parts, f.validText())
 		for _, g := range figs[i+1:] {
 			r := stats.RatioInterval(f.Values, g.Values, stats.Confidence)
 			pair := fmt.Sprintf("%s/%s %s× [%s–%s]", f.Target, g.Target, factor(r.Estimate), factor(r.Lo), factor(r.Hi))
+			a, _ := held(caps, f.Target)
+			b, ceiling := held(caps, g.Target)
 			switch {
+			case a != "" && b != "":
+				design = append(design, fmt.Sprintf("%s and %s (both at %s of %s)", f.Target, g.Target,
+					percent(min(caps[a].Measured, caps[b].Measured)/ceiling.Rate), ceiling.Plain()))
 			case r.Lo > TieMargin || r.Hi < 1/TieMargin:
 				apart = append(apart, pair)
 			case r.Lo < 1/TieMargin || r.Hi > TieMargin:
@@ -730,6 +819,11 @@ func tie(figs []Figure) Finding {
 	switch {
 	case len(apart) > 0:
 		return Finding{Verdict: DoesNotHold, Measured: measured, Why: fmt.Sprintf("they differ by more than %s (95%% interval): %s", margin, strings.Join(apart, "; "))}
+	case len(design) > 0:
+		return Finding{Verdict: Inconclusive, Measured: measured,
+			Why:    "the run's design held " + strings.Join(design, "; ") + ": equal by construction, whatever the targets can serve",
+			Short:  "a tie by the run's design, not the targets'",
+			Decide: capacity}
 	case len(unsure) > 0:
 		return Finding{Verdict: Inconclusive, Measured: measured, Why: fmt.Sprintf("the 95%% interval reaches beyond %s: %s", margin, strings.Join(unsure, "; ")),
 			Decide: "more trials a side, or a quieter host"}

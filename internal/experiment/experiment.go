@@ -76,6 +76,8 @@ type Run struct {
 	// FindMax, when set, searches each target's maximum sustainable rate instead of measuring at
 	// one rate (rate is where the search starts): a capacity question, as run --find-max asks it.
 	FindMax *FindMax `yaml:"find_max"`
+	// Design is what the run's load and targets bound, from the scenario file (Load).
+	Design Design `yaml:"-"`
 }
 
 // FindMax is how a run's search goes; an empty field takes run --find-max's default.
@@ -348,6 +350,7 @@ func (f *File) validate(sf *scenario.File) []lineError {
 				continue
 			}
 			errs = append(errs, r.validate(what, sf, runs)...)
+			r.Design = designOf(r, sf)
 			runs[r.Name] = r
 		}
 		for _, row := range e.Rows {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/bounds"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/scenario"
@@ -72,10 +73,12 @@ var Legend = strings.Join([]string{
 	"- ✅ **holds** — a factor: the published one lies in the 95% interval, which excludes 1 on its side; an order or a winner: each claimed pair significant that way; a tie: the interval within ±10%.",
 	"- ↗️ **holds in direction, not in size** — the direction is significant, the published factor lies outside the interval: both figures are given.",
 	"- ❌ **does not hold** — the interval excludes the published factor and does not confirm its direction; or a pair is significant the other way; or a tie's interval lies outside ±10%.",
-	"- ❔ **inconclusive** — invalid cells, fewer valid trials than the test needs, or a test that cannot tell; always with what would decide it (the claim's other run, more trials, a quiet rerun). Figures shown then are the trials', not a verdict.",
+	"- ❔ **inconclusive** — invalid cells, fewer valid trials than the test needs, or a test that cannot tell; or a run whose design cannot show what the claim says (below); always with what would decide it (the claim's other run, more trials, a quiet rerun, a run that loads each target to its capacity). Figures shown then are the trials', not a verdict.",
 	"- 🚫 **impossible as published** — the source's own figures break a bound, on any host: Little's law (a closed loop of N connections completes at most N ÷ mean latency requests a second) or the core count (a pool or a cluster on the same work is faster by at most its cores); the arithmetic is printed.",
 	"- 🖥️ **needs a larger host** — the run needs more target CPUs than this host gives, or its generator was saturated; with the CPUs needed and the command that runs it there.",
 	"- **not measured** — the run, or a target of it, has no rows (or is not in `experiments.yaml` yet).",
+	"",
+	"A run's design bounds what it can show (Little's law, before its figures are read): a closed loop of N connections whose requests take at least S completes at most N ÷ S a second, an open loop at most its rate; a pool of P threads held S each, at most P ÷ S; C CPUs at c of CPU a request, at most C ÷ c. Each throughput figure is printed beside the lowest of these. A figure held by the design's bound, below the target's own (its pool, its CPUs), is the latency at that load, not the target's capacity: an order or a factor whose lower figure it is, or a tie of two such figures, is inconclusive, and where the higher figure is held, a published factor above the design's bound over the lower figure cannot show (inconclusive, not *holds in direction*). A run that loads each target to its capacity decides them.",
 	"",
 	"A claim's one verdict (in the answers and the counts): *impossible as published* when its figures are; else, of the runs that decide it, the least favourable to the source (it holds only where every deciding run agrees); else needs a larger host, inconclusive, not measured.",
 }, "\n")
@@ -416,6 +419,9 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 	for _, name := range metricNames {
 		m := MetricNamed(name)
 		header = append(header, m.Label+" published", m.Label+" iotbench")
+		if name == "throughput_rps" {
+			header = append(header, "bound")
+		}
 	}
 	header = append(header, "valid trials")
 	var table [][]string
@@ -439,6 +445,9 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 			}
 			fig = FigureOf(rows, t, m)
 			line = append(line, pub, fig.Text())
+			if name == "throughput_rps" {
+				line = append(line, boundCell(r.Design, fig, rows))
+			}
 		}
 		valid := fmt.Sprintf("%d/%d", fig.Loaded-len(fig.Invalid), fig.Loaded)
 		switch {
@@ -490,6 +499,25 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 	if len(coarse) > 0 {
 		d.para("Count coarse (a closed loop's answers are a whole number a connection over the phase; the throughput column is within this of the rate sustained by the count alone):\n" + strings.Join(coarse, "\n"))
 	}
+}
+
+// boundCell is the most the run let a target's throughput reach, and whose bound that is: the
+// run's design (a figure held there is not the target's capacity) or the target's own.
+func boundCell(d Design, f Figure, rows []results.Row) string {
+	if f.Valid() == 0 {
+		return "—"
+	}
+	c := d.capacity(f, rows)
+	b := c.Ceiling()
+	switch {
+	case !b.Known():
+		return "—"
+	case c.Held():
+		return fmt.Sprintf("%s (%s): the run's, held at %s", bounds.Rate(b.Rate), b.Why, percent(c.Measured/b.Rate))
+	case b.Kind == bounds.Design:
+		return fmt.Sprintf("%s (%s): the run's", bounds.Rate(b.Rate), b.Why)
+	}
+	return fmt.Sprintf("%s (%s): its own", bounds.Rate(b.Rate), b.Why)
 }
 
 // coarse is one text of the count warning (results.CountCoarse, without it) and the targets,

@@ -1,0 +1,82 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/results"
+)
+
+// onOneCPU gives rows a one-CPU cpuset and perRequest of CPU time a request: the CPUs' bound.
+func onOneCPU(rows []results.Row, perRequest time.Duration) []results.Row {
+	for i := range rows {
+		rows[i].CPUSet, rows[i].CPUPerRequest = "1", perRequest
+	}
+	return rows
+}
+
+// A run's design bounds what it can show: io-corrected's 256 connections against 50 ms answers
+// pass no more than 5,120 rps, a pool of 200 threads no more than 4,000. A factor beyond what the
+// bounds allow, or an order whose worse figure the design held, is not decided by the run.
+func TestADesignBoundsWhatARunCanShow(t *testing.T) {
+	io := Design{Connections: 256, Service: 50 * time.Millisecond, Pools: map[string]int{"platform": 200}}
+	virtual := func() []results.Row {
+		return onOneCPU(trials("virtual", 4680, 4690, 4700, 4710, 4695, 4685), 122*time.Microsecond)
+	}
+	platform := func() []results.Row {
+		return onOneCPU(trials("platform", 3940, 3945, 3950, 3955, 3948, 3942), 200*time.Microsecond)
+	}
+	// 68% of the connections' bound, its CPU ~43% busy: latency at this load, not capacity.
+	nest := func() []results.Row {
+		return onOneCPU(trials("nest", 3460, 3465, 3470, 3475, 3468, 3462), 126*time.Microsecond)
+	}
+	ratio := func(of, to string, published float64) *Claim {
+		return &Claim{Quote: "q", Runs: []string{"r"}, Ratio: &Ratio{Metric: "throughput_rps", Of: of, To: to, Published: published}}
+	}
+	cases := []struct {
+		name   string
+		design Design
+		claim  *Claim
+		rows   []results.Row
+		want   Verdict
+		why    string // a part of Why, Decide and Measured
+	}{
+		{"a factor beyond the design's bound cannot show", io, ratio("virtual", "platform", 4.6), join(virtual(), platform()), Inconclusive,
+			"no factor above 5,120 ÷ 3,947 = 1.30× can show, and the published 4.60× lies beyond"},
+		{"the run that could decide it is named", io, ratio("virtual", "platform", 4.6), join(virtual(), platform()), Inconclusive,
+			"`iotbench run --scenario s --targets virtual,platform --find-max --rate 5120`, or this run at more connections than 256"},
+		{"each figure is printed beside its bound", io, ratio("virtual", "platform", 4.6), join(virtual(), platform()), Inconclusive,
+			"bounds: virtual ≤ 5,120 rps (256 connections ÷ 50 ms: the run's design, which held it), platform ≤ 4,000 rps (200 threads ÷ 50 ms: its own)"},
+		{"a factor within the bounds is decided", io, ratio("virtual", "platform", 1.19), join(virtual(), platform()), Holds, "lies in the 95% interval"},
+		{"a lower figure the design held decides no direction", io, ratio("virtual", "nest", 1.9), join(virtual(), nest()), Inconclusive,
+			"nest reached 68% of the run's design bound, 5,120 rps (256 connections ÷ 50 ms), below its own, 7,937 rps (1 CPU ÷ 126 µs of CPU a request)"},
+		{"nor a factor that would hold", io, ratio("nest", "virtual", 0.74), join(virtual(), nest()), Inconclusive, "not its capacity"},
+		{"without CPU figures nothing says the design held it", io, ratio("virtual", "platform", 4.6),
+			join(trials("virtual", 4680, 4690, 4700, 4710), trials("platform", 3940, 3945, 3950, 3955)), Direction, "published 4.60×"},
+		{"a winner beaten by figures the design held is not decided", io,
+			&Claim{Quote: "q", Runs: []string{"r"}, Winner: &Winner{Metric: "throughput_rps", Target: "virtual"}},
+			join(virtual(), onOneCPU(trials("bun", 5040, 5045, 5050, 5044, 5041, 5048), 80*time.Microsecond)), Inconclusive,
+			"the run's design, not the target, held the figure of virtual (92% of 5,120 rps (256 connections ÷ 50 ms))"},
+		{"a winner over a pool's bound is decided", io,
+			&Claim{Quote: "q", Runs: []string{"r"}, Winner: &Winner{Metric: "throughput_rps", Target: "virtual"}},
+			join(virtual(), platform()), Holds, "significant"},
+		{"a tie the design made is not the targets'", Design{Connections: 100, Service: 500 * time.Millisecond},
+			&Claim{Quote: "q", Runs: []string{"r"}, Tie: &Tie{Metric: "throughput_rps", Targets: []string{"flux", "flux-virtual"}}},
+			join(onOneCPU(trials("flux", 193, 193.5, 192.8, 193.1), time.Millisecond), onOneCPU(trials("flux-virtual", 193.2, 193, 192.9, 193.3), time.Millisecond)),
+			Inconclusive, "equal by construction"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := &Experiment{Name: "x", Claims: []*Claim{c.claim}, Runs: []*Run{{Name: "r", Scenario: "s", Design: c.design}}}
+			got := Check(e, map[string][]results.Row{"r": c.rows})
+			if len(got) != 1 {
+				t.Fatalf("%d findings, want 1", len(got))
+			}
+			text := got[0].Why + " / " + got[0].Decide + " / " + got[0].Measured
+			if got[0].Verdict != c.want || !strings.Contains(text, c.why) {
+				t.Errorf("verdict %q (%s), want %q with %q", got[0].Verdict, text, c.want, c.why)
+			}
+		})
+	}
+}
