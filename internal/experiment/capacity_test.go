@@ -80,3 +80,28 @@ func TestADesignBoundsWhatARunCanShow(t *testing.T) {
 		})
 	}
 }
+
+// "1.9× faster than the best JavaScript option" is tested against the run's best of them, not
+// the one the source's table ranked first.
+func TestANamedComparisonIsTheOneTested(t *testing.T) {
+	claim := &Claim{Quote: "q", Runs: []string{"r"}, Ratio: &Ratio{Metric: "throughput_rps", Of: "java", To: "nest", ToBestOf: []string{"nest", "bun", "express"}, Published: 1.9}}
+	java, nest, bun := trials("java", 190, 200, 205, 210), trials("nest", 98, 100, 101, 102), trials("bun", 240, 250, 255, 260)
+	cases := []struct {
+		name string
+		rows []results.Row
+		want Verdict
+		why  string
+	}{
+		{"the best of them measured", join(java, nest, bun, trials("express", 120, 121, 122, 123)), DoesNotHold, "against the best in this run of the 3 targets the claim's comparison names (to_best_of): bun 252"},
+		{"one of them with no valid trial might be the best", join(java, nest, bun, invalid(trials("express", 300, 310, 320, 330), 1, "success ratio 0.5 below 0.99")), Inconclusive, "express invalid in 1 of 4 trials"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := &Experiment{Name: "x", Claims: []*Claim{claim}, Runs: []*Run{{Name: "r", Targets: []string{"java", "nest", "bun", "express"}}}}
+			got := Check(e, map[string][]results.Row{"r": c.rows})[0]
+			if got.Verdict != c.want || !strings.Contains(got.Why, c.why) {
+				t.Errorf("verdict %q (%s; measured %s), want %q with %q", got.Verdict, got.Why, got.Measured, c.want, c.why)
+			}
+		})
+	}
+}

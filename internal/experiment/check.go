@@ -353,6 +353,20 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 			}
 		}
 	}
+	best := ""
+	if c.Ratio != nil && len(c.Ratio.ToBestOf) > 0 {
+		// The comparison the claim names: the best of its targets in this run, not the one
+		// the source's table happened to rank first.
+		// A target of them with no valid trial might be the best: compared with it, the claim
+		// stays undecided for its cells.
+		t, ok := bestOf(rows, c.Ratio.ToBestOf, m, r)
+		if t != "" {
+			targets[1] = t
+		}
+		if ok {
+			best = t
+		}
+	}
 	figs := make([]Figure, len(targets))
 	for i, t := range targets {
 		figs[i] = FigureOf(rows, t, m)
@@ -387,8 +401,32 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 		// design's, not the target's.
 		f.Measured += "; bounds: " + b
 	}
+	if best != "" {
+		f.Why = fmt.Sprintf("against the best in this run of the %d targets the claim's comparison names (to_best_of): %s; ", len(c.Ratio.ToBestOf), figs[1].validText()) + f.Why
+	}
 	f.Figures = figs
 	return f
+}
+
+// bestOf is the target of names whose valid trials' median is best in rows, true; or the first
+// of them the run loaded with no valid trial (it might be the best), false; "" when none is in
+// the run.
+func bestOf(rows []results.Row, names []string, m *Metric, r *Run) (string, bool) {
+	best, bestValue := "", 0.0
+	for _, t := range names {
+		f := FigureOf(rows, t, m)
+		if f.Loaded == 0 && !slices.Contains(r.Targets, t) {
+			continue // not in this run
+		}
+		if f.Valid() == 0 {
+			return t, false
+		}
+		v := validMedian(f)
+		if best == "" || (v > bestValue) == m.HigherIsBetter && v != bestValue {
+			best, bestValue = t, v
+		}
+	}
+	return best, best != ""
 }
 
 // sized is a ratio's finding f bounded by the run's design: a capacity factor shows only where

@@ -147,10 +147,14 @@ type CoresBound struct {
 
 // Ratio claims Of's metric is Published times To's ("4.6× faster": 4.6; "88% better": 1.88).
 type Ratio struct {
-	Metric    string  `yaml:"metric"`
-	Of        string  `yaml:"of"`
-	To        string  `yaml:"to"`
-	Published float64 `yaml:"published"`
+	Metric string `yaml:"metric"`
+	Of     string `yaml:"of"`
+	// To is the target the source's own table compares with.
+	To string `yaml:"to"`
+	// ToBestOf, for a claim that names its comparison by rank ("than the best JavaScript
+	// option"), are the targets it names: in each run, To is the best of them measured there.
+	ToBestOf  []string `yaml:"to_best_of"`
+	Published float64  `yaml:"published"`
 }
 
 // Ranking claims each target of Order is better than the next on Metric.
@@ -492,9 +496,10 @@ func (c *Claim) validate(what string, sf *scenario.File, runs map[string]*Run) [
 		if c.Ratio.Published <= 0 {
 			add("%s: claim %q: ratio.published must be above 0 (4.6 for \"4.6× faster\", 1.88 for \"88%% better\")", what, c.Quote)
 		}
-		if c.Ratio.Of == c.Ratio.To {
+		if c.Ratio.Of == c.Ratio.To || slices.Contains(c.Ratio.ToBestOf, c.Ratio.Of) {
 			add("%s: claim %q: a ratio of a target to itself", what, c.Quote)
 		}
+		targets = append(targets, c.Ratio.ToBestOf...)
 	}
 	if c.Ranking != nil {
 		kinds++
