@@ -149,3 +149,48 @@ func (e *Experiment) capacityRun(r *Run, targets []string, d Design) string {
 	return fmt.Sprintf("a run that loads each target to its capacity: `iotbench run --scenario %s --targets %s --find-max%s`%s",
 		r.Scenario, strings.Join(targets, ","), from, more)
 }
+
+// oneCPU is the condition of a run that compares a runtime of several threads with a
+// single-threaded one on fewer target CPUs than the source had, and what it changes; "" when it
+// does not (the source's CPUs unknown, targets alike, or as many CPUs).
+func (e *Experiment) oneCPU(r *Run, figs []Figure, rows []results.Row) (cond, what string) {
+	if e.SourceCPUs == 0 {
+		return "", ""
+	}
+	cpus := 0
+	for _, row := range rows {
+		if set, err := cpuset.Parse(row.CPUSet, cpuset.MaxCPUs); err == nil && row.Loaded() && row.CPUSet != "" {
+			cpus = len(set)
+			break
+		}
+	}
+	if cpus == 0 || cpus >= e.SourceCPUs {
+		return "", ""
+	}
+	var several, one []string
+	for _, f := range figs {
+		if f.Loaded == 0 {
+			continue
+		}
+		if r.Design.SingleThreaded[f.Target] {
+			one = append(one, f.Target)
+		} else {
+			several = append(several, f.Target)
+		}
+	}
+	if len(several) == 0 || len(one) == 0 {
+		return "", ""
+	}
+	cond = fmt.Sprintf("on %d target CPU%s; the source had %d", cpus, map[bool]string{true: "s"}[cpus > 1], e.SourceCPUs)
+	what = fmt.Sprintf("A condition, not a finding: %s. %s run%s several threads (request threads or a pool, the JVM's JIT and GC) on it, one after another where the source ran them side by side; %s run%s one thread, which uses one CPU wherever it runs. On the source's %d CPUs %s could use up to %d× what %s used; this run decides the comparison CPU for CPU, not on the source's host",
+		cond, strings.Join(several, ", "), verbS(several), strings.Join(one, ", "), verbS(one), e.SourceCPUs, strings.Join(several, ", "), e.SourceCPUs/cpus, strings.Join(one, ", "))
+	return cond, what
+}
+
+// verbS is the s of a verb whose subject is names: "runs" for one, "run" for several.
+func verbS(names []string) string {
+	if len(names) == 1 {
+		return "s"
+	}
+	return ""
+}

@@ -105,3 +105,40 @@ func TestANamedComparisonIsTheOneTested(t *testing.T) {
 		})
 	}
 }
+
+// A runtime of several threads against a single-threaded one on one target CPU, where the source
+// had 8: the verdict line names the condition and what it changes; on as many CPUs as the
+// source, or between runtimes alike, there is none.
+func TestOneCPUIsACondition(t *testing.T) {
+	claim := &Claim{Quote: "q", Runs: []string{"r"}, Ratio: &Ratio{Metric: "throughput_rps", Of: "java", To: "node", Published: 2}}
+	rows := func(cpus string) []results.Row {
+		out := join(trials("java", 190, 200, 205, 210), trials("node", 98, 100, 101, 102))
+		for i := range out {
+			out[i].CPUSet = cpus
+		}
+		return out
+	}
+	single := Design{SingleThreaded: map[string]bool{"node": true}}
+	cases := []struct {
+		name       string
+		sourceCPUs int
+		design     Design
+		rows       []results.Row
+		cond, why  string // empty: no condition
+	}{
+		{"one CPU where the source had 8", 8, single, rows("1"), "on 1 target CPU; the source had 8",
+			"java runs several threads (request threads or a pool, the JVM's JIT and GC) on it, one after another where the source ran them side by side; node runs one thread, which uses one CPU wherever it runs. On the source's 8 CPUs java could use up to 8× what node used"},
+		{"as many CPUs as the source", 2, single, rows("0-1"), "", ""},
+		{"the source's CPUs unknown", 0, single, rows("1"), "", ""},
+		{"two runtimes of several threads", 8, Design{}, rows("1"), "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := &Experiment{Name: "x", SourceCPUs: c.sourceCPUs, Claims: []*Claim{claim}, Runs: []*Run{{Name: "r", Design: c.design}}}
+			got := Check(e, map[string][]results.Row{"r": c.rows})[0]
+			if got.Condition != c.cond || !strings.Contains(got.Why, c.why) || got.Verdict != Holds {
+				t.Errorf("condition %q, verdict %q (%s); want %q, holds, with %q", got.Condition, got.Verdict, got.Why, c.cond, c.why)
+			}
+		})
+	}
+}

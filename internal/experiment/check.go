@@ -68,6 +68,10 @@ type Finding struct {
 	Why, Decide, Short string
 	// Figures are the claim's targets' figures in the run (the claimed winner first).
 	Figures []Figure
+	// Condition is a condition of the run the verdict holds under, when it differs from the
+	// source's in a way that changes the comparison ("on 1 target CPU; the source had 8"); the
+	// Why says what it changes.
+	Condition string
 }
 
 // Figure is one target's metric over the trials of a run.
@@ -400,6 +404,11 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 		// Each figure beside what the run let it reach: a figure at its design's bound is the
 		// design's, not the target's.
 		f.Measured += "; bounds: " + b
+	}
+	decided := f.Verdict == Holds || f.Verdict == Direction || f.Verdict == DoesNotHold
+	if cond, what := e.oneCPU(r, figs, rows); cond != "" && decided {
+		f.Condition = cond
+		f.Why = what + ". " + f.Why
 	}
 	if best != "" {
 		f.Why = fmt.Sprintf("against the best in this run of the %d targets the claim's comparison names (to_best_of): %s; ", len(c.Ratio.ToBestOf), figs[1].validText()) + f.Why

@@ -43,6 +43,10 @@ type Experiment struct {
 	Source string `yaml:"source"`
 	// Published is the load model, tool and host as the source describes them.
 	Published string `yaml:"published"`
+	// SourceCPUs are the CPUs the source's servers ran on, where it says (0: it does not): a run
+	// on fewer target CPUs comparing a runtime of several threads with one of a single thread
+	// names that condition in its verdicts.
+	SourceCPUs int `yaml:"source_cpus"`
 	// Metrics are the figures the source reported (metric names): the tables show them.
 	Metrics []string        `yaml:"metrics"`
 	Runs    []*Run          `yaml:"runs"`
@@ -346,6 +350,9 @@ func (f *File) validate(sf *scenario.File) []lineError {
 		}
 		if len(e.Runs) == 0 {
 			add(e.Line, "%s has no runs: add \"runs:\" with a scenario each", what)
+		}
+		if e.SourceCPUs < 0 {
+			add(e.Line, "%s: source_cpus %d must not be negative (the source's CPUs; leave it out when it does not say)", what, e.SourceCPUs)
 		}
 		runs := map[string]*Run{}
 		for _, r := range e.Runs {

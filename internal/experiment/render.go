@@ -293,7 +293,11 @@ func writeExperiment(d *doc, e *Experiment, sf *scenario.File, runs map[string][
 				if f.Decide != "" && f.Decide != f.Why {
 					why += ". **Would decide it:** " + d.withCode(f.Decide)
 				}
-				rows = append(rows, []string{"", run, verdictText(f.Verdict), d.literal(f.Measured), why})
+				verdict := verdictText(f.Verdict)
+				if f.Condition != "" {
+					verdict += " — " + f.Condition
+				}
+				rows = append(rows, []string{"", run, verdict, d.literal(f.Measured), why})
 			}
 		}
 		d.table([]string{"published claim", "verdict / run", "run's verdict", "iotbench measured (valid trials), or the arithmetic", "why"}, rows)
