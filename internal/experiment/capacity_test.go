@@ -142,3 +142,41 @@ func TestOneCPUIsACondition(t *testing.T) {
 		})
 	}
 }
+
+// closedLoop makes rows of a closed loop of conns connections over phase.
+func closedLoop(rows []results.Row, conns int, phase time.Duration) []results.Row {
+	for i := range rows {
+		rows[i].Mode, rows[i].Connections, rows[i].Duration = "closed", conns, phase
+	}
+	return rows
+}
+
+// Seed 002's count: 100 connections over 2 minutes answer a whole number of 5-s waves, so each
+// figure is within ±0.83 rps by the count alone (4% of 20, 8% of 10): no interval is narrower,
+// and the factor is the fraction of the medians printed beside it.
+func TestACoarseCountWidensTheInterval(t *testing.T) {
+	claim := &Claim{Quote: "q", Runs: []string{"r"}, Ratio: &Ratio{Metric: "throughput_rps", Of: "virtual", To: "tomcat50", Published: 1.88}}
+	rows := join(closedLoop(trials("virtual", 20, 20, 20, 20, 20, 20), 100, 2*time.Minute),
+		closedLoop(trials("tomcat50", 10, 10, 10, 10, 10, 10), 100, 2*time.Minute))
+	e := &Experiment{Name: "x", Claims: []*Claim{claim}, Runs: []*Run{{Name: "r"}}}
+	got := Check(e, map[string][]results.Row{"r": rows})[0]
+	want := "2.00× [1.77–2.27] (virtual 20 / tomcat50 10, 6 and 6 valid trials), the interval no narrower than the counts resolve (±4% of virtual, ±8% of tomcat50)"
+	if got.Verdict != Holds || !strings.Contains(got.Measured, want) {
+		t.Errorf("verdict %q, measured %q; want holds, %q", got.Verdict, got.Measured, want)
+	}
+	if f := FigureOf(rows, "tomcat50", MetricNamed("throughput_rps")); f.Text() != "10 [9.2–10.8]" {
+		t.Errorf("figure %q, want 10 [9.2–10.8]: the median's interval as wide as the count's resolution", f.Text())
+	}
+}
+
+// The factor is the fraction of the medians printed beside it, not another estimate (2.90×
+// beside 18,883 / 6,639 = 2.84 was a median of pairwise ratios).
+func TestTheFactorIsTheFractionBesideIt(t *testing.T) {
+	claim := &Claim{Quote: "q", Runs: []string{"r"}, Ratio: &Ratio{Metric: "throughput_rps", Of: "a", To: "b", Published: 2}}
+	rows := join(trials("a", 18000, 18883, 19500, 19900, 18800, 18950), trials("b", 6000, 6639, 6700, 6500, 6650, 6620))
+	e := &Experiment{Name: "x", Claims: []*Claim{claim}, Runs: []*Run{{Name: "r"}}}
+	got := Check(e, map[string][]results.Row{"r": rows})[0].Measured
+	if !strings.HasPrefix(got, "2.85× [") || !strings.Contains(got, "(a 18,916 / b 6,630,") {
+		t.Errorf("measured %q, want 18,916 / 6,630 = 2.85× beside its fraction", got)
+	}
+}

@@ -51,6 +51,10 @@ const (
 // is 2/20 = 0.1); with 4 against 4 it can (2/70 = 0.029).
 var MinTrials = stats.TrialsToDiffer(stats.DefaultAlpha)
 
+// countShare is the count resolution, as a share of the throughput, from which a ratio says its
+// interval was widened to it (results' count warning's threshold).
+const countShare = 0.02
+
 // saturated is the generator's share of its CPUs at which a generator that fell behind is taken
 // as short of capacity (a larger host decides) rather than disturbed (a quiet rerun decides).
 const saturated = 90.0
@@ -93,6 +97,10 @@ type Figure struct {
 	// Loaded counts the loaded trials; Disturbed those whose rows say other processes took CPU
 	// beside them.
 	Loaded, Disturbed int
+	// Resolution is how far the throughput of a closed loop's trial may be off by its count
+	// alone, as a share of it (each user answering one time more or fewer over the phase): the
+	// largest of its valid trials'; 0 for other metrics and open loops. No interval is narrower.
+	Resolution float64
 }
 
 // Valid is how many trials are valid.
@@ -144,6 +152,9 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 			f.Distrusted = append(f.Distrusted, r)
 		case r.Valid:
 			f.Values = append(f.Values, m.Value(r))
+			if m.Key == "throughput_rps" {
+				f.Resolution = max(f.Resolution, countResolution(r))
+			}
 		}
 	}
 	if len(f.All) == 0 {
@@ -156,7 +167,32 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 	} else {
 		f.Lo, f.Hi, f.Range = slices.Min(f.All), slices.Max(f.All), true
 	}
+	f.Lo, f.Hi = min(f.Lo, f.Median*(1-f.Resolution)), max(f.Hi, f.Median*(1+f.Resolution))
 	return f
+}
+
+// countResolution is how far a closed loop's throughput may be off by its count alone, as a
+// share of it: each of its users (its connections, or the most in flight) answers one time more
+// or fewer over the phase (results.Row.CountWarning's arithmetic); 0 for an open loop.
+func countResolution(r results.Row) float64 {
+	if r.Mode != "closed" || r.Duration <= 0 || r.ThroughputRPS <= 0 {
+		return 0
+	}
+	users := float64(max(r.PeakInFlight, int64(r.Connections)))
+	return users / r.Duration.Seconds() / r.ThroughputRPS
+}
+
+// ratioOf is a's valid median over b's with the Mann–Whitney interval of a/b, widened to what
+// the two counts can resolve: the factor printed is the fraction of the medians printed beside it.
+func ratioOf(a, b Figure) (est, lo, hi float64) {
+	r := stats.RatioInterval(a.Values, b.Values, stats.Confidence)
+	est = validMedian(a) / validMedian(b)
+	lo = min(r.Lo, est*(1-a.Resolution)/(1+b.Resolution))
+	hi = r.Hi
+	if b.Resolution < 1 {
+		hi = max(hi, est*(1+a.Resolution)/(1-b.Resolution))
+	}
+	return est, lo, hi
 }
 
 func disturbed(r results.Row) bool { return strings.Contains(r.Warnings, "disturbed") }
@@ -714,10 +750,14 @@ func medians(figs []Figure) string {
 
 // ratio checks "a is published × b" with the Mann–Whitney interval of a/b.
 func ratio(a, b Figure, published float64) Finding {
-	r := stats.RatioInterval(a.Values, b.Values, stats.Confidence)
-	measured := fmt.Sprintf("%s× [%s–%s] (%s)", factor(r.Estimate), factor(r.Lo), factor(r.Hi), validMedians(a, b))
-	inside := published >= r.Lo && published <= r.Hi
-	sameSide := (published > 1 && r.Lo > 1) || (published < 1 && r.Hi < 1)
+	est, lo, hi := ratioOf(a, b)
+	measured := fmt.Sprintf("%s× [%s–%s] (%s)", factor(est), factor(lo), factor(hi), validMedians(a, b))
+	if res := max(a.Resolution, b.Resolution); res >= countShare {
+		measured += fmt.Sprintf(", the interval no narrower than the counts resolve (±%s of %s, ±%s of %s)",
+			percent(a.Resolution), a.Target, percent(b.Resolution), b.Target)
+	}
+	inside := published >= lo && published <= hi
+	sameSide := (published > 1 && lo > 1) || (published < 1 && hi < 1)
 	p := factor(published) + "×"
 	switch {
 	case inside && (sameSide || published == 1):
@@ -726,7 +766,7 @@ func ratio(a, b Figure, published float64) Finding {
 		return Finding{Verdict: Inconclusive, Measured: measured, Why: fmt.Sprintf("the 95%% interval holds both %s and 1×", p),
 			Decide: "more trials a side (the interval narrows as their square root)"}
 	case sameSide:
-		return Finding{Verdict: Direction, Measured: measured, Why: fmt.Sprintf("published %s, measured %s×: the direction is significant, the size is outside the 95%% interval", p, factor(r.Estimate))}
+		return Finding{Verdict: Direction, Measured: measured, Why: fmt.Sprintf("published %s, measured %s×: the direction is significant, the size is outside the 95%% interval", p, factor(est))}
 	}
 	return Finding{Verdict: DoesNotHold, Measured: measured, Why: fmt.Sprintf("%s is outside the 95%% interval, which does not confirm its direction", p)}
 }
@@ -846,17 +886,17 @@ func tie(figs []Figure, caps map[string]bounds.Capacity, capacity string) Findin
 	for i, f := range figs {
 		parts = append(parts, f.validText())
 		for _, g := range figs[i+1:] {
-			r := stats.RatioInterval(f.Values, g.Values, stats.Confidence)
-			pair := fmt.Sprintf("%s/%s %s× [%s–%s]", f.Target, g.Target, factor(r.Estimate), factor(r.Lo), factor(r.Hi))
+			est, lo, hi := ratioOf(f, g)
+			pair := fmt.Sprintf("%s/%s %s× [%s–%s]", f.Target, g.Target, factor(est), factor(lo), factor(hi))
 			a, _ := held(caps, f.Target)
 			b, ceiling := held(caps, g.Target)
 			switch {
 			case a != "" && b != "":
 				design = append(design, fmt.Sprintf("%s and %s (both at %s of %s)", f.Target, g.Target,
 					percent(min(caps[a].Measured, caps[b].Measured)/ceiling.Rate), ceiling.Plain()))
-			case r.Lo > TieMargin || r.Hi < 1/TieMargin:
+			case lo > TieMargin || hi < 1/TieMargin:
 				apart = append(apart, pair)
-			case r.Lo < 1/TieMargin || r.Hi > TieMargin:
+			case lo < 1/TieMargin || hi > TieMargin:
 				unsure = append(unsure, pair)
 			}
 		}

@@ -95,7 +95,7 @@ func TestCheck(t *testing.T) {
 		why   string // a part of Why and Decide
 	}{
 		{"ratio in the interval", ratio(2), join(a4, b4), Holds, "lies in the 95% interval"},
-		{"ratio in direction, not in size", ratio(4.6), join(a4, b4), Direction, "published 4.60×, measured 2.02×"},
+		{"ratio in direction, not in size", ratio(4.6), join(a4, b4), Direction, "published 4.60×, measured 2.01×"},
 		{"ratio reversed", ratio(2), join(trials("a", 90, 100, 105, 110), trials("b", 190, 200, 205, 210)), DoesNotHold, "does not confirm its direction"},
 		{"ratio: the interval holds 1 too", ratio(1.2), join(trials("a", 80, 100, 120, 130), trials("b", 90, 100, 105, 110)), Inconclusive, "holds both 1.20× and 1×"},
 		// 3 against 3 can never reach p < 0.05: however far apart, no verdict.
@@ -334,7 +334,7 @@ func TestTheAnswersComeFirst(t *testing.T) {
 	if answer < 0 || legend < answer || table < legend {
 		t.Errorf("answer at %d, legend at %d, first table at %d; want them in that order:\n%s", answer, legend, table, out)
 	}
-	if !strings.Contains(out[:legend], "on `published`: **right** — 2.02× \\[1.86–2.14\\]") {
+	if !strings.Contains(out[:legend], "on `published`: **right** — 2.01× \\[1.86–2.14\\]") {
 		t.Errorf("the answer lacks the run's verdict and its figures:\n%s", out[:legend])
 	}
 }

@@ -427,7 +427,7 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 			header = append(header, "bound")
 		}
 	}
-	header = append(header, "valid trials")
+	header = append(header, "valid trials (the claims')")
 	var table [][]string
 	var notes []string
 	for _, t := range targets {
@@ -453,7 +453,13 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 				line = append(line, boundCell(r.Design, fig, rows))
 			}
 		}
-		valid := fmt.Sprintf("%d/%d", fig.Loaded-len(fig.Invalid), fig.Loaded)
+		// Valid as the claims count them: valid and trusted (a phase not steady, a JIT still
+		// compiling, a calibration missed leave a valid trial out of every verdict).
+		valid := fmt.Sprintf("%d/%d", fig.Valid(), fig.Loaded)
+		if n := len(fig.Distrusted); n > 0 {
+			row, _ := commonest(fig.Distrusted, func(r results.Row) string { return r.Distrust() })
+			valid += fmt.Sprintf(" (%d more valid but left out: %s)", n, row.Distrust())
+		}
 		switch {
 		case !slices.Contains(r.targetsIn(sf), t):
 			valid = "not in this run"
