@@ -223,8 +223,12 @@ func Check(e *Experiment, rows map[string][]results.Row) []Finding {
 func CheckClaim(e *Experiment, c *Claim, rows map[string][]results.Row) []Finding {
 	var out []Finding
 	if broken := impossible(e, c); len(broken) > 0 {
-		out = append(out, Finding{Claim: c, Verdict: Impossible, Measured: strings.Join(broken, "; "),
-			Why: "the source's own figures cannot all be true, on any host"})
+		var long []string
+		for _, b := range broken {
+			long = append(long, b.long)
+		}
+		out = append(out, Finding{Claim: c, Verdict: Impossible, Measured: strings.Join(long, "; "),
+			Why: "the source's own figures cannot all be true, on any host", Short: broken[0].short})
 	}
 	if c.Untestable != "" {
 		return append(out, Finding{Claim: c, Verdict: Inconclusive, Measured: "—", Why: c.Untestable, Decide: c.Untestable})
@@ -287,8 +291,8 @@ func (c *Claim) targets() []string {
 // closed loop of N connections completes at most N / (mean latency) requests a second (Little's
 // law: throughput × mean latency is the mean number in flight, never above N); a speed-up on the
 // same work is at most the ratio of the cores doing it.
-func impossible(e *Experiment, c *Claim) []string {
-	var out []string
+func impossible(e *Experiment, c *Claim) []breach {
+	var out []breach
 	targets := c.targets()
 	for _, p := range e.Rows {
 		if !slices.Contains(c.Runs, p.Run) {
@@ -310,8 +314,9 @@ func impossible(e *Experiment, c *Claim) []string {
 			continue
 		}
 		if inFlight := x * w / 1000; inFlight > float64(n) {
-			out = append(out, fmt.Sprintf("Little's law: “%s” at %s req/s and %s mean latency has %s requests in flight, on %s connections",
-				p.label(), number(x), msText(w), count(inFlight), count(float64(n))))
+			out = append(out, breach{fmt.Sprintf("Little's law: “%s” at %s req/s and %s mean latency has %s requests in flight, on %s connections",
+				p.label(), number(x), msText(w), count(inFlight), count(float64(n))),
+				fmt.Sprintf("%s req/s at %s is %s requests in flight on %s connections", number(x), msText(w), count(inFlight), count(float64(n)))})
 		}
 	}
 	if b := c.Cores; b != nil {
@@ -320,13 +325,17 @@ func impossible(e *Experiment, c *Claim) []string {
 		if of != nil && base != nil {
 			x, y := of.Values["throughput_rps"], base.Values["throughput_rps"]
 			if limit := float64(b.Cores) * y; y > 0 && x > limit {
-				out = append(out, fmt.Sprintf("core count: %s req/s is %s× %s req/s on the same work, where %d cores give at most %d× (%s): %s× beyond it",
-					number(x), factor(x/y), number(y), b.Cores, b.Cores, b.Why, factor(x/limit)))
+				out = append(out, breach{fmt.Sprintf("core count: %s req/s is %s× %s req/s on the same work, where %d cores give at most %d× (%s): %s× beyond it",
+					number(x), factor(x/y), number(y), b.Cores, b.Cores, b.Why, factor(x/limit)),
+					fmt.Sprintf("%s× on the same work needs %s cores; %d give at most %d×", factor(x/y), count(x/y), b.Cores, b.Cores)})
 			}
 		}
 	}
 	return out
 }
+
+// breach is a bound the source's figures break: its arithmetic, and a few words of it.
+type breach struct{ long, short string }
 
 func (p *PublishedRow) label() string {
 	if p.As != "" {
@@ -529,7 +538,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 		switch {
 		case strings.Contains(f.NotLoaded, "target CPUs") && r.NeedsCPUs > 0:
 			return Finding{Verdict: LargerHost, Measured: "—", Why: strings.TrimPrefix(f.NotLoaded, results.Skipped+": "),
-				Short: fmt.Sprintf("the run needs %d target CPUs and a CPU for the generator; this host has fewer", r.NeedsCPUs),
+				Short: fmt.Sprintf("the run needs %d target CPUs and one more for the generator", r.NeedsCPUs),
 				Decide: fmt.Sprintf("a host of %d CPUs or more (%d for the targets, the rest for the generator): there `%s` gives every target of the run %d CPUs",
 					r.NeedsCPUs+1, r.NeedsCPUs, reproduce, r.NeedsCPUs)}, true
 		case f.NotLoaded != "":
@@ -759,16 +768,17 @@ func ratio(a, b Figure, published float64) Finding {
 	inside := published >= lo && published <= hi
 	sameSide := (published > 1 && lo > 1) || (published < 1 && hi < 1)
 	p := factor(published) + "×"
+	short := fmt.Sprintf("measured %s× [%s–%s] against the published %s", factor(est), factor(lo), factor(hi), p)
 	switch {
 	case inside && (sameSide || published == 1):
-		return Finding{Verdict: Holds, Measured: measured, Why: fmt.Sprintf("%s lies in the 95%% interval, which excludes 1×", p)}
+		return Finding{Verdict: Holds, Measured: measured, Why: fmt.Sprintf("%s lies in the 95%% interval, which excludes 1×", p), Short: short}
 	case inside:
 		return Finding{Verdict: Inconclusive, Measured: measured, Why: fmt.Sprintf("the 95%% interval holds both %s and 1×", p),
 			Decide: "more trials a side (the interval narrows as their square root)"}
 	case sameSide:
-		return Finding{Verdict: Direction, Measured: measured, Why: fmt.Sprintf("published %s, measured %s×: the direction is significant, the size is outside the 95%% interval", p, factor(est))}
+		return Finding{Verdict: Direction, Measured: measured, Why: fmt.Sprintf("published %s, measured %s×: the direction is significant, the size is outside the 95%% interval", p, factor(est)), Short: short}
 	}
-	return Finding{Verdict: DoesNotHold, Measured: measured, Why: fmt.Sprintf("%s is outside the 95%% interval, which does not confirm its direction", p)}
+	return Finding{Verdict: DoesNotHold, Measured: measured, Why: fmt.Sprintf("%s is outside the 95%% interval, which does not confirm its direction", p), Short: short}
 }
 
 // validMedians are the valid trials' medians of two figures.
@@ -819,7 +829,7 @@ func order(figs []Figure, winner bool, caps map[string]bounds.Capacity, capacity
 	measured += " " + strings.Join(steps, sep)
 	switch {
 	case len(wrong) > 0:
-		return Finding{Verdict: DoesNotHold, Measured: measured, Why: strings.Join(wrong, "; ") + " (Mann–Whitney, 95%)"}
+		return Finding{Verdict: DoesNotHold, Measured: measured, Why: strings.Join(wrong, "; ") + " (Mann–Whitney, 95%)", Short: wrong[0]}
 	case len(design) > 0:
 		return Finding{Verdict: Inconclusive, Measured: measured,
 			Why: "the run's design, not the target, held the figure of " + strings.Join(design, "; ") +

@@ -72,7 +72,9 @@ type Run struct {
 	Warmup      *scenario.Warmup `yaml:"warmup"`
 	Trials      int              `yaml:"trials"`
 	Timeout     time.Duration    `yaml:"timeout"`
-	// Compat counts requests as the source's tool did (load.Compat: wrk), besides iotbench's own figures.
+	// Compat waits and counts as the source's tool did (load.Compat: wrk keeps a request past its
+	// timeout on its connection for the answer, and counts it in wrk's figures), besides
+	// iotbench's own figures.
 	Compat load.Compat `yaml:"compat"`
 	// NeedsCPUs is the fewest target CPUs the run means anything with (a cluster, a worker pool):
 	// on a host that cannot give them, it is not run and its claims need a larger host.

@@ -37,8 +37,7 @@ func Write(w io.Writer, format Format, f *File, sf *scenario.File, names []strin
 		d.heading(1, "The published experiments, reproduced")
 		var answers []string
 		for _, name := range names {
-			e := f.Experiments[name]
-			answers = append(answers, fmt.Sprintf("- **[%s](#%s)** (%s): %s", e.Title, name, e.Source, answer(d, e, measured[name])))
+			answers = append(answers, headline(d, f.Experiments[name], measured[name]))
 		}
 		d.para(strings.Join(answers, "\n"))
 		d.para(header(measured))
@@ -83,19 +82,76 @@ var Legend = strings.Join([]string{
 	"A claim's one verdict (in the answers and the counts): *impossible as published* when its figures are; else, of the runs that decide it, the least favourable to the source (it holds only where every deciding run agrees); else needs a larger host, inconclusive, not measured.",
 }, "\n")
 
+// AnswerWidth is about the most characters a source's line of the first screen holds: its
+// headline claim, the verdict in the legend's words and why, read without the rest of the page.
+const AnswerWidth = 200
+
+// headline is an experiment's line of the first screen: its source, its headline claim, the
+// claim's one verdict and the few words of the finding that decides it.
+func headline(d *doc, e *Experiment, runs map[string][]results.Row) string {
+	source, _, _ := strings.Cut(e.Source, " ")
+	if len(e.Claims) == 0 {
+		return fmt.Sprintf("- **[%s](#%s)**: no claims.", source, e.Name)
+	}
+	head := headClaim(e)
+	findings := CheckClaim(e, head, runs)
+	v := Overall(findings)
+	var why, run string
+	for _, f := range findings {
+		if f.Verdict == v {
+			why = f.Short
+			if f.Run != "" {
+				run = "`" + f.Run + "`: "
+			}
+			if f.Condition != "" {
+				why += " (" + f.Condition + ")"
+			}
+			break
+		}
+	}
+	lead := fmt.Sprintf("- **[%s](#%s)** %s: **%s** — %s", source, e.Name, quote(clip(head.Quote, 80)), v, run)
+	return lead + d.literal(clip(why, AnswerWidth-len([]rune(visible(lead)))))
+}
+
+// headClaim is the claim an experiment's answer leads with: the one marked, else its first.
+func headClaim(e *Experiment) *Claim {
+	for _, c := range e.Claims {
+		if c.Headline {
+			return c
+		}
+	}
+	return e.Claims[0]
+}
+
+// visible is a line of markdown as it reads: without its link targets and emphasis.
+func visible(md string) string {
+	md = strings.NewReplacer("**", "", "`", "").Replace(md)
+	if i, j := strings.Index(md, "]("), strings.Index(md, ")"); i >= 0 && j > i {
+		md = md[:i+1] + md[j+1:]
+	}
+	return md
+}
+
+// clip is s cut at a word to at most n characters, with "…" when cut.
+func clip(s string, n int) string {
+	r := []rune(strings.TrimSpace(s))
+	if len(r) <= n {
+		return string(r)
+	}
+	cut := string(r[:max(n-1, 0)])
+	if i := strings.LastIndexAny(cut, " ,;"); i > n/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
+}
+
 // answer is an experiment's answer in plain words: its headline claim's verdict with the
 // figures that show it, on which runs, then the count of its claims by verdict.
 func answer(d *doc, e *Experiment, runs map[string][]results.Row) string {
 	if len(e.Claims) == 0 {
 		return "no claims."
 	}
-	head := e.Claims[0]
-	for _, c := range e.Claims {
-		if c.Headline {
-			head = c
-			break
-		}
-	}
+	head := headClaim(e)
 	findings := CheckClaim(e, head, runs)
 	var parts []string
 	for _, f := range findings {
@@ -149,24 +205,8 @@ func trialsShown(c *Claim, figs []Figure) string {
 	return strings.Join(parts, ", ")
 }
 
-// plain is a verdict in the words of the question "was the source right?".
-func plain(v Verdict) string {
-	switch v {
-	case Holds:
-		return "right"
-	case Direction:
-		return "right in direction, wrong in size"
-	case DoesNotHold:
-		return "wrong"
-	case Impossible:
-		return "impossible as published"
-	case Inconclusive:
-		return "not decided"
-	case LargerHost:
-		return "not decided: needs a larger host"
-	}
-	return "not measured"
-}
+// plain is a verdict as the answers write it: in the legend's words, as everywhere on the page.
+func plain(v Verdict) string { return string(v) }
 
 // claimCounts counts the claims of findings by their one verdict (Overall): "All 14 claims: 6
 // impossible as published, 8 inconclusive".
