@@ -180,3 +180,39 @@ func TestTheFactorIsTheFractionBesideIt(t *testing.T) {
 		t.Errorf("measured %q, want 18,916 / 6,630 = 2.85× beside its fraction", got)
 	}
 }
+
+// disturb marks trial n of rows as measured while other processes took CPU beside it.
+func disturb(rows []results.Row, n int) []results.Row {
+	rows[n-1].Warnings = "disturbed: the hypervisor took 0.19 cores of CPUs 0-1 (steal)"
+	return rows
+}
+
+// A disturbed cell is left out of the verdicts and counted: with enough clean trials the claim is
+// decided on them, with too few it waits for a quiet rerun.
+func TestADisturbedCellIsLeftOut(t *testing.T) {
+	claim := &Claim{Quote: "q", Runs: []string{"r"}, Ratio: &Ratio{Metric: "throughput_rps", Of: "a", To: "b", Published: 2}}
+	cases := []struct {
+		name string
+		rows []results.Row
+		want Verdict
+		why  string
+	}{
+		// The disturbed trial's 900 would pull the interval past 2.
+		{"enough clean trials decide", join(disturb(trials("a", 190, 200, 205, 210, 900), 5), trials("b", 98, 100, 101, 102)), Holds, "(a 202 / b 100, 4 and 4 valid trials)"},
+		{"too few clean trials wait for a quiet rerun", join(disturb(trials("a", 190, 200, 205, 210), 2), trials("b", 98, 100, 101, 102)), Inconclusive,
+			"a disturbed in 1 of 4 trials (other processes took CPU beside them: left out)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := &Experiment{Name: "x", Claims: []*Claim{claim}, Runs: []*Run{{Name: "r"}}}
+			got := Check(e, map[string][]results.Row{"r": c.rows})[0]
+			text := got.Why + " / " + got.Decide + " / " + got.Measured
+			if got.Verdict != c.want || !strings.Contains(text, c.why) {
+				t.Errorf("verdict %q (%s), want %q with %q", got.Verdict, text, c.want, c.why)
+			}
+			if got.Verdict == Inconclusive && !strings.Contains(got.Decide, "quiet host") {
+				t.Errorf("decide %q names no quiet rerun", got.Decide)
+			}
+		})
+	}
+}

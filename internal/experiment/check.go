@@ -93,7 +93,10 @@ type Figure struct {
 	// Invalid are the invalid loaded trials' rows, Distrusted the valid ones the self-checks
 	// distrust (results.Row.Distrust); NotLoaded the reason no trial was loaded.
 	Invalid, Distrusted []results.Row
-	NotLoaded           string
+	// LeftOut are the valid, trusted trials left out of every verdict because other processes
+	// took CPU beside them (disturbed): the figure would not be the target's alone.
+	LeftOut   []results.Row
+	NotLoaded string
 	// Loaded counts the loaded trials; Disturbed those whose rows say other processes took CPU
 	// beside them.
 	Loaded, Disturbed int
@@ -150,6 +153,8 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 			// A phase that drifted has no one level to compare, and an instrument off by more than
 			// its limits vouches for nothing: never a verdict's basis.
 			f.Distrusted = append(f.Distrusted, r)
+		case r.Valid && disturbed(r):
+			f.LeftOut = append(f.LeftOut, r)
 		case r.Valid:
 			f.Values = append(f.Values, m.Value(r))
 			if m.Key == "throughput_rps" {
@@ -555,7 +560,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	// The valid trials' estimate is shown but never decides.
 	measured := estimate(c, figs)
 	var reasons []string
-	var fails, noisy, short, unsteady, warming, miscalibrated []string
+	var fails, noisy, short, unsteady, warming, miscalibrated, quiet []string
 	// settled: every trial still warming up had a warm-up until steady that ended on its own, before
 	// its maximum: a longer maximum would not have changed it.
 	settled := true
@@ -593,6 +598,10 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 			default:
 				miscalibrated = append(miscalibrated, f.Target)
 			}
+		}
+		if len(f.LeftOut) > 0 {
+			reasons = append(reasons, fmt.Sprintf("%s disturbed in %d of %d trials (other processes took CPU beside them: left out)", f.Target, len(f.LeftOut), f.Loaded))
+			quiet = append(quiet, f.Target)
 		}
 		switch {
 		case len(own) > 0:
@@ -641,6 +650,9 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	if len(miscalibrated) > 0 {
 		short2 = append(short2, "calibration missed its limits: "+strings.Join(miscalibrated, ", "))
 	}
+	if len(quiet) > 0 {
+		short2 = append(short2, "disturbed trials left out: "+strings.Join(quiet, ", "))
+	}
 	if len(short) > 0 {
 		short2 = append(short2, fmt.Sprintf("too few valid trials (%s; the test needs %d a side)", strings.Join(short, ", "), MinTrials))
 	}
@@ -684,6 +696,9 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	}
 	if len(miscalibrated) > 0 {
 		decide = append(decide, "a rerun whose calibration is within its limits (a quiet host)")
+	}
+	if len(quiet) > 0 {
+		decide = append(decide, "the disturbed trials measured again on a quiet host")
 	}
 	if len(retry) > 0 {
 		n := moreTrials(retry)
