@@ -159,7 +159,11 @@ func answer(d *doc, e *Experiment, runs map[string][]results.Row) string {
 		case Impossible:
 			parts = append(parts, fmt.Sprintf("**%s** — %s", plain(f.Verdict), d.literal(f.Measured)))
 		case Holds, Direction, DoesNotHold:
-			parts = append(parts, fmt.Sprintf("on `%s`: **%s** — %s", f.Run, plain(f.Verdict), d.literal(f.Measured)))
+			cond := ""
+			if f.Condition != "" {
+				cond = " (" + f.Condition + ")"
+			}
+			parts = append(parts, fmt.Sprintf("on `%s`: **%s**%s — %s", f.Run, plain(f.Verdict), cond, d.literal(f.Measured)))
 		default:
 			what := d.literal(f.Short)
 			if shown := trialsShown(head, f.Figures); shown != "" {
