@@ -450,6 +450,11 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 	default:
 		f = tie(figs, caps, capacity)
 	}
+	if c.Request != "" && f.Measured != "—" {
+		// A mix's run: the figures are one request's, which the run's table (the cells' whole)
+		// does not show.
+		f.Measured = fmt.Sprintf("%s's %s: %s", c.Request, m.Label, f.Measured)
+	}
 	if b := boundsText(caps, figs); b != "" && f.Measured != "—" {
 		// Each figure beside what the run let it reach: a figure at its design's bound is the
 		// design's, not the target's.
