@@ -67,7 +67,11 @@ func Connections(n int, service time.Duration) Bound {
 	if n <= 0 || service <= 0 {
 		return Unbounded
 	}
-	return Bound{Rate: float64(n) / service.Seconds(), Kind: Design, Why: fmt.Sprintf("%s connections ÷ %s", Rate(float64(n)), Duration(service))}
+	what := "connections"
+	if n == 1 {
+		what = "connection"
+	}
+	return Bound{Rate: float64(n) / service.Seconds(), Kind: Design, Why: fmt.Sprintf("%s %s ÷ %s", Rate(float64(n)), what, Duration(service))}
 }
 
 // Offered is an open loop's bound: it completes at most the rate it sends.

@@ -15,6 +15,7 @@ func TestBounds(t *testing.T) {
 	}{
 		// io-corrected: 256 connections against 50 ms answers.
 		{"connections over service time", Connections(256, 50*time.Millisecond), "≤ 5,120 rps (256 connections ÷ 50 ms)", Design},
+		{"one connection", Connections(1, 5*time.Second), "≤ 0.2 rps (1 connection ÷ 5 s)", Design},
 		{"a pool over service time", Pool(200, 50*time.Millisecond), "≤ 4,000 rps (200 threads ÷ 50 ms)", Own},
 		{"seed 002's 50 threads on 5 s", Pool(50, 5*time.Second), "≤ 10 rps (50 threads ÷ 5 s)", Own},
 		{"CPUs over CPU a request", CPU(1, 84*time.Microsecond), "≤ 11,905 rps (1 CPU ÷ 84 µs of CPU a request)", Own},

@@ -167,6 +167,11 @@ func TestACoarseCountWidensTheInterval(t *testing.T) {
 	if f := FigureOf(rows, "tomcat50", MetricNamed("throughput_rps")); f.Text() != "10 [9.2–10.8]" {
 		t.Errorf("figure %q, want 10 [9.2–10.8]: the median's interval as wide as the count's resolution", f.Text())
 	}
+	// One connection answering every 5 s over 30 s: 6 or 7 answers, ±0.033 rps.
+	alone := closedLoop(trials("alone", 0.2, 0.2, 0.2, 0.2, 0.2, 0.2), 1, 30*time.Second)
+	if f := FigureOf(alone, "alone", MetricNamed("throughput_rps")); f.Text() != "0.2 [0.167–0.233]" {
+		t.Errorf("figure %q, want 0.2 [0.167–0.233]: digits enough for the interval the count resolves", f.Text())
+	}
 }
 
 // The factor is the fraction of the medians printed beside it, not another estimate (2.90×

@@ -118,6 +118,11 @@ func (f Figure) Text() string {
 		return "—"
 	}
 	m := f.Metric.Format
+	if f.Metric.Key == "throughput_rps" && f.Hi < 10 {
+		// A few requests a second: the format's digits would print an interval the count
+		// resolves ([0.167–0.233]) as none ([0.2–0.2]).
+		m = func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+	}
 	if len(f.All) == 1 {
 		return m(f.Median)
 	}
