@@ -66,23 +66,31 @@ func (d Design) capacity(f Figure, rows []results.Row) bounds.Capacity {
 		Own: bounds.Lowest(bounds.Pool(d.Pools[f.Target], d.Service), cpuBound(f.Target, rows))}
 }
 
-// cpuBound is the target's CPUs over its CPU a request, the valid trials' median.
+// cpuBound is the target's CPUs over its CPU a request, the median of its trials' over the
+// trials a verdict rests on: each trial's throughput is at most its own bound, so the figure's
+// median is at most this one.
 func cpuBound(target string, rows []results.Row) bounds.Bound {
+	var rates []float64
 	var per []float64
 	cpus := 0
 	for _, r := range rows {
-		if r.Target != target || !r.Valid || r.CPUPerRequest <= 0 {
+		if r.Target != target || !r.Valid || r.Distrust() != "" || disturbed(r) || r.CPUPerRequest <= 0 {
 			continue
 		}
-		per = append(per, float64(r.CPUPerRequest))
-		if set, err := cpuset.Parse(r.CPUSet, cpuset.MaxCPUs); err == nil {
-			cpus = len(set)
+		set, err := cpuset.Parse(r.CPUSet, cpuset.MaxCPUs)
+		if err != nil || len(set) == 0 {
+			continue
 		}
+		cpus = len(set)
+		rates = append(rates, float64(cpus)/r.CPUPerRequest.Seconds())
+		per = append(per, float64(r.CPUPerRequest))
 	}
-	if len(per) == 0 || cpus == 0 {
+	if len(rates) == 0 {
 		return bounds.Unbounded
 	}
-	return bounds.CPU(float64(cpus), time.Duration(stats.Summarize(per).Median))
+	b := bounds.CPU(float64(cpus), time.Duration(stats.Summarize(per).Median))
+	b.Rate = stats.Summarize(rates).Median
+	return b
 }
 
 // capacities are the capacities of figs by target when the claim is on throughput, the only
