@@ -293,6 +293,24 @@ func header(measured Measured) string {
 		cells, disturbedCells)
 }
 
+// measuredOn are the hosts and the builds (commits) that measured rows' loaded cells, sorted.
+func measuredOn(rows []results.Row) (hosts, builds []string) {
+	for _, r := range rows {
+		if !r.Loaded() {
+			continue
+		}
+		if h := hostText(r.HostCPU); h != "" && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+		if r.GitCommit != "" && !slices.Contains(builds, r.GitCommit) {
+			builds = append(builds, r.GitCommit)
+		}
+	}
+	slices.Sort(hosts)
+	slices.Sort(builds)
+	return hosts, builds
+}
+
 // hostText describes the host as the rows name it: "AMD EPYC ×2" is 2 vCPUs of an AMD EPYC.
 func hostText(cpu string) string {
 	model, n, ok := strings.Cut(cpu, " ×")
@@ -645,6 +663,10 @@ func runSettings(r *Run, sf *scenario.File, rows []results.Row) string {
 				scenario.FormatDuration(row.Duration), summary.WarmupText(row.Warmup, row.WarmupAuto), row.CPUSet, row.Memory, row.GeneratorCPUSet)
 			break
 		}
+	}
+	if hosts, builds := measuredOn(rows); len(hosts) > 0 {
+		// Runs of one page may come from several hosts and builds: each says its own.
+		text += fmt.Sprintf(" On %s, iotbench %s.", strings.Join(hosts, "; "), strings.Join(builds, ", "))
 	}
 	if wall := wallTime(rows); wall > 0 {
 		unit := time.Minute
