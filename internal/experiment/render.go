@@ -65,8 +65,10 @@ var Legend = strings.Join([]string{
 		"a generator that kept up), at least %d valid trials a side, and a test at 95%% confidence: the two-sided Mann–Whitney test, "+
 		"and for a factor the interval of ratios it does not reject (with 3 trials against 3 no order of the trials reaches p < 0.05, "+
 		"so none is claimed). Ranges that overlap or not decide nothing. A trial where a target itself failed leaves the claim undecided in that run "+
-		"(its other trials would be only its good ones); a trial the generator spoiled, whose measured phase was not steady, or whose JVM was still "+
-		"compiling (its JIT busy for over half of the phase), is left out. A winner beaten, or an order reversed, by targets measured cleanly "+
+		"(its other trials would be only its good ones); a trial the generator spoiled, whose measured phase was not steady, whose JVM was still "+
+		"compiling (its JIT busy for over half of the phase), or beside which other processes took CPU (disturbed: counted in its table), is left out. "+
+		"A closed loop's throughput is a whole number of answers a connection over the phase: no interval printed is narrower than that count resolves, "+
+		"and a factor is the fraction of the two medians printed beside it. A winner beaten, or an order reversed, by targets measured cleanly "+
 		"does not hold whatever the run's other cells show.", MinTrials),
 	"",
 	"- ✅ **holds** — a factor: the published one lies in the 95% interval, which excludes 1 on its side; an order or a winner: each claimed pair significant that way; a tie: the interval within ±10%.",
