@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/iotbench/iotbench/internal/bounds"
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/results"
@@ -52,6 +53,10 @@ const (
 // is 2/20 = 0.1); with 4 against 4 it can (2/70 = 0.029).
 var MinTrials = stats.TrialsToDiffer(stats.DefaultAlpha)
 
+// countShare is the count resolution, as a share of the throughput, from which a ratio says its
+// interval was widened to it (results' count warning's threshold).
+const countShare = 0.02
+
 // saturated is the generator's share of its CPUs at which a generator that fell behind is taken
 // as short of capacity (a larger host decides) rather than disturbed (a quiet rerun decides).
 const saturated = 90.0
@@ -69,6 +74,10 @@ type Finding struct {
 	Why, Decide, Short string
 	// Figures are the claim's targets' figures in the run (the claimed winner first).
 	Figures []Figure
+	// Condition is a condition of the run the verdict holds under, when it differs from the
+	// source's in a way that changes the comparison ("on 1 target CPU; the source had 8"); the
+	// Why says what it changes.
+	Condition string
 }
 
 // Figure is one target's metric over the trials of a run.
@@ -86,11 +95,18 @@ type Figure struct {
 	// Invalid are the invalid loaded trials' rows, Distrusted the valid ones the self-checks
 	// distrust (results.Row.Distrust); NotLoaded the reason no trial was loaded, Unloaded its row.
 	Invalid, Distrusted []results.Row
-	NotLoaded           string
-	Unloaded            results.Row
+	// LeftOut are the valid, trusted trials left out of every verdict because other processes
+	// took CPU beside them (disturbed): the figure would not be the target's alone.
+	LeftOut   []results.Row
+	NotLoaded string
+	Unloaded  results.Row
 	// Loaded counts the loaded trials; Disturbed those whose rows say other processes took CPU
 	// beside them.
 	Loaded, Disturbed int
+	// Resolution is how far the throughput of a closed loop's trial may be off by its count
+	// alone, as a share of it (each user answering one time more or fewer over the phase): the
+	// largest of its valid trials'; 0 for other metrics and open loops. No interval is narrower.
+	Resolution float64
 }
 
 // Valid is how many trials are valid.
@@ -105,6 +121,11 @@ func (f Figure) Text() string {
 		return "—"
 	}
 	m := f.Metric.Format
+	if f.Metric.Key == "throughput_rps" && f.Hi < 10 {
+		// A few requests a second: the format's digits would print an interval the count
+		// resolves ([0.167–0.233]) as none ([0.2–0.2]).
+		m = func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+	}
 	if len(f.All) == 1 {
 		return m(f.Median)
 	}
@@ -140,8 +161,13 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 			// A phase that drifted has no one level to compare, and an instrument off by more than
 			// its limits vouches for nothing: never a verdict's basis.
 			f.Distrusted = append(f.Distrusted, r)
+		case r.Valid && disturbed(r):
+			f.LeftOut = append(f.LeftOut, r)
 		case r.Valid:
 			f.Values = append(f.Values, m.Value(r))
+			if m.Key == "throughput_rps" {
+				f.Resolution = max(f.Resolution, countResolution(r))
+			}
 		}
 	}
 	if len(f.All) == 0 {
@@ -154,7 +180,32 @@ func FigureOf(rows []results.Row, target string, m *Metric) Figure {
 	} else {
 		f.Lo, f.Hi, f.Range = slices.Min(f.All), slices.Max(f.All), true
 	}
+	f.Lo, f.Hi = min(f.Lo, f.Median*(1-f.Resolution)), max(f.Hi, f.Median*(1+f.Resolution))
 	return f
+}
+
+// countResolution is how far a closed loop's throughput may be off by its count alone, as a
+// share of it: each of its users (its connections, or the most in flight) answers one time more
+// or fewer over the phase (results.Row.CountWarning's arithmetic); 0 for an open loop.
+func countResolution(r results.Row) float64 {
+	if r.Mode != "closed" || r.Duration <= 0 || r.ThroughputRPS <= 0 {
+		return 0
+	}
+	users := float64(max(r.PeakInFlight, int64(r.Connections)))
+	return users / r.Duration.Seconds() / r.ThroughputRPS
+}
+
+// ratioOf is a's valid median over b's with the Mann–Whitney interval of a/b, widened to what
+// the two counts can resolve: the factor printed is the fraction of the medians printed beside it.
+func ratioOf(a, b Figure) (est, lo, hi float64) {
+	r := stats.RatioInterval(a.Values, b.Values, stats.Confidence)
+	est = validMedian(a) / validMedian(b)
+	lo = min(r.Lo, est*(1-a.Resolution)/(1+b.Resolution))
+	hi = r.Hi
+	if b.Resolution < 1 {
+		hi = max(hi, est*(1+a.Resolution)/(1-b.Resolution))
+	}
+	return est, lo, hi
 }
 
 func disturbed(r results.Row) bool { return r.Disturbed }
@@ -190,9 +241,13 @@ func Check(e *Experiment, rows map[string][]results.Row) []Finding {
 // CheckClaim is Check of one claim.
 func CheckClaim(e *Experiment, c *Claim, rows map[string][]results.Row) []Finding {
 	var out []Finding
-	if broken := bounds(e, c); len(broken) > 0 {
-		out = append(out, Finding{Claim: c, Verdict: Impossible, Measured: strings.Join(broken, "; "),
-			Why: "the source's own figures cannot all be true, on any host"})
+	if broken := impossible(e, c); len(broken) > 0 {
+		var long []string
+		for _, b := range broken {
+			long = append(long, b.long)
+		}
+		out = append(out, Finding{Claim: c, Verdict: Impossible, Measured: strings.Join(long, "; "),
+			Why: "the source's own figures cannot all be true, on any host", Short: broken[0].short})
 	}
 	if c.Untestable != "" {
 		return append(out, Finding{Claim: c, Verdict: Inconclusive, Measured: "—", Why: c.Untestable, Decide: c.Untestable})
@@ -251,12 +306,12 @@ func (c *Claim) targets() []string {
 	return nil
 }
 
-// bounds are the source's figures the claim rests on that cannot be, with the arithmetic: a
+// impossible are the source's figures the claim rests on that cannot be, with the arithmetic: a
 // closed loop of N connections completes at most N / (mean latency) requests a second (Little's
 // law: throughput × mean latency is the mean number in flight, never above N); a speed-up on the
 // same work is at most the ratio of the cores doing it.
-func bounds(e *Experiment, c *Claim) []string {
-	var out []string
+func impossible(e *Experiment, c *Claim) []breach {
+	var out []breach
 	targets := c.targets()
 	for _, p := range e.Rows {
 		if !slices.Contains(c.Runs, p.Run) {
@@ -278,8 +333,9 @@ func bounds(e *Experiment, c *Claim) []string {
 			continue
 		}
 		if inFlight := x * w / 1000; inFlight > float64(n) {
-			out = append(out, fmt.Sprintf("Little's law: “%s” at %s req/s and %s mean latency has %s requests in flight, on %s connections",
-				p.label(), number(x), msText(w), count(inFlight), count(float64(n))))
+			out = append(out, breach{fmt.Sprintf("Little's law: “%s” at %s req/s and %s mean latency has %s requests in flight, on %s connections",
+				p.label(), number(x), msText(w), count(inFlight), count(float64(n))),
+				fmt.Sprintf("%s req/s at %s is %s requests in flight on %s connections", number(x), msText(w), count(inFlight), count(float64(n)))})
 		}
 	}
 	if b := c.Cores; b != nil {
@@ -288,13 +344,17 @@ func bounds(e *Experiment, c *Claim) []string {
 		if of != nil && base != nil {
 			x, y := of.Values["throughput_rps"], base.Values["throughput_rps"]
 			if limit := float64(b.Cores) * y; y > 0 && x > limit {
-				out = append(out, fmt.Sprintf("core count: %s req/s is %s× %s req/s on the same work, where %d cores give at most %d× (%s): %s× beyond it",
-					number(x), factor(x/y), number(y), b.Cores, b.Cores, b.Why, factor(x/limit)))
+				out = append(out, breach{fmt.Sprintf("core count: %s req/s is %s× %s req/s on the same work, where %d cores give at most %d× (%s): %s× beyond it",
+					number(x), factor(x/y), number(y), b.Cores, b.Cores, b.Why, factor(x/limit)),
+					fmt.Sprintf("%s× on the same work needs %s cores; %d give at most %d×", factor(x/y), count(x/y), b.Cores, b.Cores)})
 			}
 		}
 	}
 	return out
 }
+
+// breach is a bound the source's figures break: its arithmetic, and a few words of it.
+type breach struct{ long, short string }
 
 func (p *PublishedRow) label() string {
 	if p.As != "" {
@@ -361,16 +421,32 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 			}
 		}
 	}
+	best := ""
+	if c.Ratio != nil && len(c.Ratio.ToBestOf) > 0 {
+		// The comparison the claim names: the best of its targets in this run, not the one
+		// the source's table happened to rank first.
+		// A target of them with no valid trial might be the best: compared with it, the claim
+		// stays undecided for its cells.
+		t, ok := bestOf(rows, c.Ratio.ToBestOf, m, r)
+		if t != "" {
+			targets[1] = t
+		}
+		if ok {
+			best = t
+		}
+	}
 	figs := make([]Figure, len(targets))
 	for i, t := range targets {
 		figs[i] = FigureOf(rows, t, m)
 	}
 	f, stop := undecidable(e, c, r, figs)
+	caps := r.Design.capacities(m, figs, rows)
+	capacity := e.capacityRun(r, targets, r.Design)
 	switch {
 	case stop && (c.Winner != nil || c.Ranking != nil):
 		// A winner beaten, or an order reversed, by targets measured cleanly is wrong whatever the
 		// other cells show.
-		if wrong, ok := refuted(figs, c.Winner != nil); ok {
+		if wrong, ok := refuted(figs, c.Winner != nil, caps); ok {
 			wrong.Why += "; the run's other cells decide nothing (" + cmp.Or(f.Short, f.Why) + ")"
 			f = wrong
 		}
@@ -380,17 +456,100 @@ func (c *Claim) check(e *Experiment, run string, rows []results.Row) Finding {
 			Why:    "no other target has rows in this run: a winner over nobody decides nothing",
 			Decide: reproduce + " measures the missing cells"}
 	case c.Ratio != nil:
-		f = ratio(figs[0], figs[1], c.Ratio.Published)
+		f = sized(ratio(figs[0], figs[1], c.Ratio.Published), figs[0], figs[1], c.Ratio.Published, caps, capacity)
 	case c.Ranking != nil:
-		f = order(figs, false)
+		f = order(figs, false, caps, capacity)
 	case c.Winner != nil:
-		f = order(figs, true)
+		f = order(figs, true, caps, capacity)
 	default:
-		f = tie(figs)
+		f = tie(figs, caps, capacity)
+	}
+	if c.Request != "" && f.Measured != "—" {
+		// A mix's run: the figures are one request's, which the run's table (the cells' whole)
+		// does not show.
+		f.Measured = fmt.Sprintf("%s's %s: %s", c.Request, m.Label, f.Measured)
+	}
+	if b := boundsText(caps, figs); b != "" && f.Measured != "—" {
+		// Each figure beside what the run let it reach: a figure at its design's bound is the
+		// design's, not the target's.
+		f.Measured += "; bounds: " + b
+	}
+	decided := f.Verdict == Holds || f.Verdict == Direction || f.Verdict == DoesNotHold
+	if cond, what := e.oneCPU(r, figs, rows); cond != "" && decided {
+		f.Condition = cond
+		f.Why = what + ". " + f.Why
+	}
+	if best != "" {
+		f.Why = fmt.Sprintf("against the best in this run of the %d targets the claim's comparison names (to_best_of): %s; ", len(c.Ratio.ToBestOf), figs[1].validText()) + f.Why
 	}
 	f.Figures = figs
 	return f
 }
+
+// bestOf is the target of names whose valid trials' median is best in rows, true; or the first
+// of them the run loaded with no valid trial (it might be the best), false; "" when none is in
+// the run.
+func bestOf(rows []results.Row, names []string, m *Metric, r *Run) (string, bool) {
+	best, bestValue := "", 0.0
+	for _, t := range names {
+		f := FigureOf(rows, t, m)
+		if f.Loaded == 0 && !slices.Contains(r.Targets, t) {
+			continue // not in this run
+		}
+		if f.Valid() == 0 {
+			return t, false
+		}
+		v := validMedian(f)
+		if best == "" || (v > bestValue) == m.HigherIsBetter && v != bestValue {
+			best, bestValue = t, v
+		}
+	}
+	return best, best != ""
+}
+
+// sized is a ratio's finding f bounded by the run's design: a capacity factor shows only where
+// the lower figure is its target's own (held by the run's design, its capacity above it is
+// unknown), and, where the design held the higher one, only up to the design's bound over the
+// lower figure. f stands where the bounds are unknown (no closed loop's service time, no pool,
+// no CPU figures) or the claim is not on throughput.
+func sized(f Finding, a, b Figure, published float64, caps map[string]bounds.Capacity, capacity string) Finding {
+	ca, okA := caps[a.Target]
+	cb, okB := caps[b.Target]
+	if !okA || !okB || (f.Verdict != Holds && f.Verdict != Direction && f.Verdict != DoesNotHold) {
+		return f
+	}
+	// The factor as higher over lower, and the published one the same way up.
+	high, low, claimed := ca, cb, published
+	higher, lower := a.Target, b.Target
+	if ca.Measured < cb.Measured {
+		high, low, claimed = cb, ca, 1/published
+		higher, lower = b.Target, a.Target
+	}
+	if low.Held() {
+		return Finding{Verdict: Inconclusive, Measured: f.Measured,
+			Why: fmt.Sprintf("%s reached %s of the run's design bound, %s, below its own, %s: the run measured its latency at this load, not its capacity, so neither the direction nor the size of a capacity factor shows",
+				lower, percent(low.Measured/low.Design.Rate), low.Design.Plain(), low.Own.Plain()),
+			Short:  "the run's design, not " + lower + ", held its figure",
+			Decide: capacity}
+	}
+	most := high.Design.Rate / low.Measured
+	if !high.Held() || claimed <= most {
+		return f
+	}
+	can := fmt.Sprintf("%s's figure is held by the run's design bound, %s, below its own, %s, so no factor above %s ÷ %s = %s× can show",
+		higher, high.Design.Plain(), high.Own.Plain(), bounds.Rate(high.Design.Rate), bounds.Rate(low.Measured), factor(most))
+	if f.Verdict == DoesNotHold {
+		f.Why += "; nor could the run show the published size: " + can
+		return f
+	}
+	return Finding{Verdict: Inconclusive, Measured: f.Measured,
+		Why:    fmt.Sprintf("the direction is significant; the size cannot show in this run: %s, and the published %s× lies beyond", can, factor(published)),
+		Short:  fmt.Sprintf("the direction holds; the run's design caps the factor at %s×, below the published %s×", factor(most), factor(published)),
+		Decide: capacity}
+}
+
+// percent is a share as a whole percentage: "92%".
+func percent(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 
 // undecidable is the finding of a run that cannot decide the claim: a target not loaded (not in
 // the run, or skipped for want of CPUs), invalid cells, or too few valid trials for the test.
@@ -403,7 +562,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 		switch {
 		case f.Unloaded.Fault == fault.Skipped && r.NeedsCPUs > targetCPUs(f.Unloaded):
 			return Finding{Verdict: LargerHost, Measured: "—", Why: strings.TrimPrefix(f.NotLoaded, string(fault.Skipped)+": "),
-				Short: fmt.Sprintf("the run needs %d target CPUs and a CPU for the generator; this host has fewer", r.NeedsCPUs),
+				Short: fmt.Sprintf("the run needs %d target CPUs and one more for the generator", r.NeedsCPUs),
 				Decide: fmt.Sprintf("a host of %d CPUs or more (%d for the targets, the rest for the generator): there `%s` gives every target of the run %d CPUs",
 					r.NeedsCPUs+1, r.NeedsCPUs, reproduce, r.NeedsCPUs)}, true
 		case f.NotLoaded != "":
@@ -420,7 +579,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	// The valid trials' estimate is shown but never decides.
 	measured := estimate(c, figs)
 	var reasons []string
-	var fails, noisy, short, unsteady, warming, miscalibrated []string
+	var fails, noisy, short, unsteady, warming, miscalibrated, quiet []string
 	// settled: every trial still warming up had a warm-up until steady that ended on its own, before
 	// its maximum: a longer maximum would not have changed it.
 	settled := true
@@ -458,6 +617,10 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 			default:
 				miscalibrated = append(miscalibrated, f.Target)
 			}
+		}
+		if len(f.LeftOut) > 0 {
+			reasons = append(reasons, fmt.Sprintf("%s disturbed in %d of %d trials (other processes took CPU beside them: left out)", f.Target, len(f.LeftOut), f.Loaded))
+			quiet = append(quiet, f.Target)
 		}
 		switch {
 		case len(own) > 0:
@@ -506,6 +669,9 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	if len(miscalibrated) > 0 {
 		short2 = append(short2, "calibration missed its limits: "+strings.Join(miscalibrated, ", "))
 	}
+	if len(quiet) > 0 {
+		short2 = append(short2, "disturbed trials left out: "+strings.Join(quiet, ", "))
+	}
 	if len(short) > 0 {
 		short2 = append(short2, fmt.Sprintf("too few valid trials (%s; the test needs %d a side)", strings.Join(short, ", "), MinTrials))
 	}
@@ -549,6 +715,9 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 	}
 	if len(miscalibrated) > 0 {
 		decide = append(decide, "a rerun whose calibration is within its limits (a quiet host)")
+	}
+	if len(quiet) > 0 {
+		decide = append(decide, "the disturbed trials measured again on a quiet host")
 	}
 	if len(retry) > 0 {
 		n := moreTrials(retry)
@@ -624,21 +793,26 @@ func medians(figs []Figure) string {
 
 // ratio checks "a is published × b" with the Mann–Whitney interval of a/b.
 func ratio(a, b Figure, published float64) Finding {
-	r := stats.RatioInterval(a.Values, b.Values, stats.Confidence)
-	measured := fmt.Sprintf("%s× [%s–%s] (%s)", factor(r.Estimate), factor(r.Lo), factor(r.Hi), validMedians(a, b))
-	inside := published >= r.Lo && published <= r.Hi
-	sameSide := (published > 1 && r.Lo > 1) || (published < 1 && r.Hi < 1)
+	est, lo, hi := ratioOf(a, b)
+	measured := fmt.Sprintf("%s× [%s–%s] (%s)", factor(est), factor(lo), factor(hi), validMedians(a, b))
+	if res := max(a.Resolution, b.Resolution); res >= countShare {
+		measured += fmt.Sprintf(", the interval no narrower than the counts resolve (±%s of %s, ±%s of %s)",
+			percent(a.Resolution), a.Target, percent(b.Resolution), b.Target)
+	}
+	inside := published >= lo && published <= hi
+	sameSide := (published > 1 && lo > 1) || (published < 1 && hi < 1)
 	p := factor(published) + "×"
+	short := fmt.Sprintf("measured %s× [%s–%s] against the published %s", factor(est), factor(lo), factor(hi), p)
 	switch {
 	case inside && (sameSide || published == 1):
-		return Finding{Verdict: Holds, Measured: measured, Why: fmt.Sprintf("%s lies in the 95%% interval, which excludes 1×", p)}
+		return Finding{Verdict: Holds, Measured: measured, Why: fmt.Sprintf("%s lies in the 95%% interval, which excludes 1×", p), Short: short}
 	case inside:
 		return Finding{Verdict: Inconclusive, Measured: measured, Why: fmt.Sprintf("the 95%% interval holds both %s and 1×", p),
 			Decide: "more trials a side (the interval narrows as their square root)"}
 	case sameSide:
-		return Finding{Verdict: Direction, Measured: measured, Why: fmt.Sprintf("published %s, measured %s×: the direction is significant, the size is outside the 95%% interval", p, factor(r.Estimate))}
+		return Finding{Verdict: Direction, Measured: measured, Why: fmt.Sprintf("published %s, measured %s×: the direction is significant, the size is outside the 95%% interval", p, factor(est)), Short: short}
 	}
-	return Finding{Verdict: DoesNotHold, Measured: measured, Why: fmt.Sprintf("%s is outside the 95%% interval, which does not confirm its direction", p)}
+	return Finding{Verdict: DoesNotHold, Measured: measured, Why: fmt.Sprintf("%s is outside the 95%% interval, which does not confirm its direction", p), Short: short}
 }
 
 // validMedians are the valid trials' medians of two figures.
@@ -648,8 +822,12 @@ func validMedians(a, b Figure) string {
 
 // order checks that each figure is better than the next (winner: the first than every other),
 // each pair by the Mann–Whitney test at 95%.
-func order(figs []Figure, winner bool) Finding {
-	var steps, wrong, unsure []string
+//
+// On throughput (caps given), an order says which target can serve more only where the worse
+// one's figure is its own: one the run's design held has a capacity unknown above it, and the
+// pair is not told apart; capacity says which run would tell it.
+func order(figs []Figure, winner bool, caps map[string]bounds.Capacity, capacity string) Finding {
+	var steps, wrong, unsure, design []string
 	for i := 1; i < len(figs); i++ {
 		a := figs[i-1]
 		if winner {
@@ -657,6 +835,16 @@ func order(figs []Figure, winner bool) Finding {
 		}
 		b := figs[i]
 		o := summary.Order(a.Values, b.Values, a.Metric.HigherIsBetter)
+		worse := b.Target
+		if o == -1 {
+			worse = a.Target
+		}
+		if t, ceiling := held(caps, worse); o != 0 && t != "" {
+			o = 0
+			if d := fmt.Sprintf("%s (%s of %s)", t, percent(caps[t].Measured/ceiling.Rate), ceiling.Plain()); !slices.Contains(design, d) {
+				design = append(design, d)
+			}
+		}
 		steps = append(steps, relation(o)+" "+b.validText())
 		switch o {
 		case -1:
@@ -675,7 +863,13 @@ func order(figs []Figure, winner bool) Finding {
 	measured += " " + strings.Join(steps, sep)
 	switch {
 	case len(wrong) > 0:
-		return Finding{Verdict: DoesNotHold, Measured: measured, Why: strings.Join(wrong, "; ") + " (Mann–Whitney, 95%)"}
+		return Finding{Verdict: DoesNotHold, Measured: measured, Why: strings.Join(wrong, "; ") + " (Mann–Whitney, 95%)", Short: wrong[0]}
+	case len(design) > 0:
+		return Finding{Verdict: Inconclusive, Measured: measured,
+			Why: "the run's design, not the target, held the figure of " + strings.Join(design, "; ") +
+				": its capacity is unknown above it, so the run cannot tell apart " + strings.Join(unsure, "; "),
+			Short:  "the run's design held the figures of " + strings.Join(heldTargets(design), ", "),
+			Decide: capacity}
 	case len(unsure) > 0:
 		return Finding{Verdict: Inconclusive, Measured: measured,
 			Why:    "the test at 95% cannot tell apart " + strings.Join(unsure, "; "),
@@ -684,11 +878,20 @@ func order(figs []Figure, winner bool) Finding {
 	return Finding{Verdict: Holds, Measured: measured, Why: "each claimed order significant (Mann–Whitney, 95%)"}
 }
 
+// heldTargets are the target names of order's design texts ("a (92% of …)").
+func heldTargets(design []string) []string {
+	out := make([]string, len(design))
+	for i, d := range design {
+		out[i], _, _ = strings.Cut(d, " (")
+	}
+	return out
+}
+
 // refuted is the finding of an order (winner: figs[0] over every other) that the figures measured
 // cleanly (every trial valid and trusted, and enough of them) contradict significantly: an order
 // holds between any two of its targets, so two clean ones reversed refute it whatever the other
 // cells went; false when they do not.
-func refuted(figs []Figure, winner bool) (Finding, bool) {
+func refuted(figs []Figure, winner bool, caps map[string]bounds.Capacity) (Finding, bool) {
 	clean := func(f Figure) bool { return f.Valid() >= MinTrials && len(f.Invalid) == 0 && len(f.Distrusted) == 0 }
 	if winner && !clean(figs[0]) {
 		return Finding{}, false
@@ -697,7 +900,7 @@ func refuted(figs []Figure, winner bool) (Finding, bool) {
 	if len(decided) < 2 {
 		return Finding{}, false
 	}
-	f := order(decided, winner)
+	f := order(decided, winner, caps, "")
 	return f, f.Verdict == DoesNotHold
 }
 
@@ -719,17 +922,25 @@ const TieMargin = 1.10
 
 // tie checks that every two figures are within TieMargin: it holds when each pair's 95%
 // interval of the ratio lies within the margin, does not hold when one lies wholly outside it.
-func tie(figs []Figure) Finding {
-	var parts, apart, unsure []string
+//
+// On throughput (caps given), two figures the run's design held both tie by construction: the
+// design, not the targets, made them equal, and capacity says which run would tell them apart.
+func tie(figs []Figure, caps map[string]bounds.Capacity, capacity string) Finding {
+	var parts, apart, unsure, design []string
 	for i, f := range figs {
 		parts = append(parts, f.validText())
 		for _, g := range figs[i+1:] {
-			r := stats.RatioInterval(f.Values, g.Values, stats.Confidence)
-			pair := fmt.Sprintf("%s/%s %s× [%s–%s]", f.Target, g.Target, factor(r.Estimate), factor(r.Lo), factor(r.Hi))
+			est, lo, hi := ratioOf(f, g)
+			pair := fmt.Sprintf("%s/%s %s× [%s–%s]", f.Target, g.Target, factor(est), factor(lo), factor(hi))
+			a, _ := held(caps, f.Target)
+			b, ceiling := held(caps, g.Target)
 			switch {
-			case r.Lo > TieMargin || r.Hi < 1/TieMargin:
+			case a != "" && b != "":
+				design = append(design, fmt.Sprintf("%s and %s (both at %s of %s)", f.Target, g.Target,
+					percent(min(caps[a].Measured, caps[b].Measured)/ceiling.Rate), ceiling.Plain()))
+			case lo > TieMargin || hi < 1/TieMargin:
 				apart = append(apart, pair)
-			case r.Lo < 1/TieMargin || r.Hi > TieMargin:
+			case lo < 1/TieMargin || hi > TieMargin:
 				unsure = append(unsure, pair)
 			}
 		}
@@ -739,6 +950,11 @@ func tie(figs []Figure) Finding {
 	switch {
 	case len(apart) > 0:
 		return Finding{Verdict: DoesNotHold, Measured: measured, Why: fmt.Sprintf("they differ by more than %s (95%% interval): %s", margin, strings.Join(apart, "; "))}
+	case len(design) > 0:
+		return Finding{Verdict: Inconclusive, Measured: measured,
+			Why:    "the run's design held " + strings.Join(design, "; ") + ": equal by construction, whatever the targets can serve",
+			Short:  "a tie by the run's design, not the targets'",
+			Decide: capacity}
 	case len(unsure) > 0:
 		return Finding{Verdict: Inconclusive, Measured: measured, Why: fmt.Sprintf("the 95%% interval reaches beyond %s: %s", margin, strings.Join(unsure, "; ")),
 			Decide: "more trials a side, or a quieter host"}

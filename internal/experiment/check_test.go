@@ -101,7 +101,7 @@ func TestCheck(t *testing.T) {
 		why   string // a part of Why and Decide
 	}{
 		{"ratio in the interval", ratio(2), join(a4, b4), Holds, "lies in the 95% interval"},
-		{"ratio in direction, not in size", ratio(4.6), join(a4, b4), Direction, "published 4.60×, measured 2.02×"},
+		{"ratio in direction, not in size", ratio(4.6), join(a4, b4), Direction, "published 4.60×, measured 2.01×"},
 		{"ratio reversed", ratio(2), join(trials("a", 90, 100, 105, 110), trials("b", 190, 200, 205, 210)), DoesNotHold, "does not confirm its direction"},
 		{"ratio: the interval holds 1 too", ratio(1.2), join(trials("a", 80, 100, 120, 130), trials("b", 90, 100, 105, 110)), Inconclusive, "holds both 1.20× and 1×"},
 		// 3 against 3 can never reach p < 0.05: however far apart, no verdict.
@@ -323,7 +323,8 @@ func TestWriteIsGolden(t *testing.T) {
 	}
 }
 
-// The first screen answers: the answers come before the verdict rule, and both before any table.
+// The first screen answers: a line a source, in the legend's words and at most AnswerWidth
+// characters read, before the verdict rule, and both before any table.
 func TestTheAnswersComeFirst(t *testing.T) {
 	sf := scenarios(t)
 	f, err := Load("testdata/valid.yaml", sf)
@@ -336,19 +337,30 @@ func TestTheAnswersComeFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	answer := strings.Index(out, "- **[First](#first)** (seeds/000): its headline, “A is 2x B”: **impossible as published**")
+	answer := strings.Index(out, "- **[seeds/000](#first)** “A is 2x B”: **impossible as published** — 50,000 req/s at 50 ms is 2,500 requests in flight on 2,000 connections\n")
 	legend := strings.Index(out, "## How to read a verdict")
 	table := strings.Index(out, "\n|")
 	if answer < 0 || legend < answer || table < legend {
 		t.Errorf("answer at %d, legend at %d, first table at %d; want them in that order:\n%s", answer, legend, table, out)
 	}
-	if !strings.Contains(out[:legend], "on `published`: **right** — 2.02× \\[1.86–2.14\\]") {
-		t.Errorf("the answer lacks the run's verdict and its figures:\n%s", out[:legend])
+	for _, line := range strings.Split(out[:legend], "\n") {
+		if !strings.HasPrefix(line, "- ") {
+			continue
+		}
+		if n := len([]rune(visible(line))); n > AnswerWidth {
+			t.Errorf("an answer of %d characters, over %d: %s", n, AnswerWidth, line)
+		}
+		for _, word := range []string{"right", "wrong", "not decided"} {
+			if strings.Contains(line, "**"+word) {
+				t.Errorf("an answer in words not the legend's (%q): %s", word, line)
+			}
+		}
+	}
+	if !strings.Contains(out[legend:], "on `published`: **holds** — 2.01× \\[1.86–2.14\\]") {
+		t.Errorf("the experiment's answer lacks the run's verdict and its figures:\n%s", out[legend:])
 	}
 }
 
-// The header's span names the last day too when the runs spread over several: "2026-11-23 22:25
-// to 21:14" read as one evening.
 func TestHeaderSpanNamesTheLastDay(t *testing.T) {
 	at := func(s string) results.Row {
 		ts, err := time.Parse("2006-01-02 15:04", s)

@@ -43,6 +43,10 @@ type Experiment struct {
 	Source string `yaml:"source"`
 	// Published is the load model, tool and host as the source describes them.
 	Published string `yaml:"published"`
+	// SourceCPUs are the CPUs the source's servers ran on, where it says (0: it does not): a run
+	// on fewer target CPUs comparing a runtime of several threads with one of a single thread
+	// names that condition in its verdicts.
+	SourceCPUs int `yaml:"source_cpus"`
 	// Metrics are the figures the source reported (metric names): the tables show them.
 	Metrics []string        `yaml:"metrics"`
 	Runs    []*Run          `yaml:"runs"`
@@ -68,7 +72,9 @@ type Run struct {
 	Warmup      *scenario.Warmup `yaml:"warmup"`
 	Trials      int              `yaml:"trials"`
 	Timeout     time.Duration    `yaml:"timeout"`
-	// Compat counts requests as the source's tool did (load.Compat: wrk), besides iotbench's own figures.
+	// Compat waits and counts as the source's tool did (load.Compat: wrk keeps a request past its
+	// timeout on its connection for the answer, and counts it in wrk's figures), besides
+	// iotbench's own figures.
 	Compat load.Compat `yaml:"compat"`
 	// NeedsCPUs is the fewest target CPUs the run means anything with (a cluster, a worker pool):
 	// on a host that cannot give them, it is not run and its claims need a larger host.
@@ -76,6 +82,8 @@ type Run struct {
 	// FindMax, when set, searches each target's maximum sustainable rate instead of measuring at
 	// one rate (rate is where the search starts): a capacity question, as run --find-max asks it.
 	FindMax *FindMax `yaml:"find_max"`
+	// Design is what the run's load and targets bound, from the scenario file (Load).
+	Design Design `yaml:"-"`
 }
 
 // FindMax is how a run's search goes; an empty field takes run --find-max's default.
@@ -145,10 +153,14 @@ type CoresBound struct {
 
 // Ratio claims Of's metric is Published times To's ("4.6× faster": 4.6; "88% better": 1.88).
 type Ratio struct {
-	Metric    string  `yaml:"metric"`
-	Of        string  `yaml:"of"`
-	To        string  `yaml:"to"`
-	Published float64 `yaml:"published"`
+	Metric string `yaml:"metric"`
+	Of     string `yaml:"of"`
+	// To is the target the source's own table compares with.
+	To string `yaml:"to"`
+	// ToBestOf, for a claim that names its comparison by rank ("than the best JavaScript
+	// option"), are the targets it names: in each run, To is the best of them measured there.
+	ToBestOf  []string `yaml:"to_best_of"`
+	Published float64  `yaml:"published"`
 }
 
 // Ranking claims each target of Order is better than the next on Metric.
@@ -341,6 +353,9 @@ func (f *File) validate(sf *scenario.File) []lineError {
 		if len(e.Runs) == 0 {
 			add(e.Line, "%s has no runs: add \"runs:\" with a scenario each", what)
 		}
+		if e.SourceCPUs < 0 {
+			add(e.Line, "%s: source_cpus %d must not be negative (the source's CPUs; leave it out when it does not say)", what, e.SourceCPUs)
+		}
 		runs := map[string]*Run{}
 		for _, r := range e.Runs {
 			if r == nil {
@@ -348,6 +363,7 @@ func (f *File) validate(sf *scenario.File) []lineError {
 				continue
 			}
 			errs = append(errs, r.validate(what, sf, runs)...)
+			r.Design = designOf(r, sf)
 			runs[r.Name] = r
 		}
 		for _, row := range e.Rows {
@@ -489,9 +505,10 @@ func (c *Claim) validate(what string, sf *scenario.File, runs map[string]*Run) [
 		if c.Ratio.Published <= 0 {
 			add("%s: claim %q: ratio.published must be above 0 (4.6 for \"4.6× faster\", 1.88 for \"88%% better\")", what, c.Quote)
 		}
-		if c.Ratio.Of == c.Ratio.To {
+		if c.Ratio.Of == c.Ratio.To || slices.Contains(c.Ratio.ToBestOf, c.Ratio.Of) {
 			add("%s: claim %q: a ratio of a target to itself", what, c.Quote)
 		}
+		targets = append(targets, c.Ratio.ToBestOf...)
 	}
 	if c.Ranking != nil {
 		kinds++

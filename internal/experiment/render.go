@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/bounds"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/scenario"
@@ -36,8 +37,7 @@ func Write(w io.Writer, format Format, f *File, sf *scenario.File, names []strin
 		d.heading(1, "The published experiments, reproduced")
 		var answers []string
 		for _, name := range names {
-			e := f.Experiments[name]
-			answers = append(answers, fmt.Sprintf("- **[%s](#%s)** (%s): %s", e.Title, name, e.Source, answer(d, e, measured[name])))
+			answers = append(answers, headline(d, f.Experiments[name], measured[name]))
 		}
 		d.para(strings.Join(answers, "\n"))
 		d.para(header(measured))
@@ -65,20 +65,87 @@ var Legend = strings.Join([]string{
 		"a generator that kept up), at least %d valid trials a side, and a test at 95%% confidence: the two-sided Mann–Whitney test, "+
 		"and for a factor the interval of ratios it does not reject (with 3 trials against 3 no order of the trials reaches p < 0.05, "+
 		"so none is claimed). Ranges that overlap or not decide nothing. A trial where a target itself failed leaves the claim undecided in that run "+
-		"(its other trials would be only its good ones); a trial the generator spoiled, whose measured phase was not steady, or whose JVM was still "+
-		"compiling (its JIT busy for over half of the phase), is left out. A winner beaten, or an order reversed, by targets measured cleanly "+
+		"(its other trials would be only its good ones); a trial the generator spoiled, whose measured phase was not steady, whose JVM was still "+
+		"compiling (its JIT busy for over half of the phase), or beside which other processes took CPU (disturbed: counted in its table), is left out. "+
+		"A closed loop's throughput is a whole number of answers a connection over the phase: no interval printed is narrower than that count resolves, "+
+		"and a factor is the fraction of the two medians printed beside it. A winner beaten, or an order reversed, by targets measured cleanly "+
 		"does not hold whatever the run's other cells show.", MinTrials),
 	"",
 	"- ✅ **holds** — a factor: the published one lies in the 95% interval, which excludes 1 on its side; an order or a winner: each claimed pair significant that way; a tie: the interval within ±10%.",
 	"- ↗️ **holds in direction, not in size** — the direction is significant, the published factor lies outside the interval: both figures are given.",
 	"- ❌ **does not hold** — the interval excludes the published factor and does not confirm its direction; or a pair is significant the other way; or a tie's interval lies outside ±10%.",
-	"- ❔ **inconclusive** — invalid cells, fewer valid trials than the test needs, or a test that cannot tell; always with what would decide it (the claim's other run, more trials, a quiet rerun). Figures shown then are the trials', not a verdict.",
+	"- ❔ **inconclusive** — invalid cells, fewer valid trials than the test needs, or a test that cannot tell; or a run whose design cannot show what the claim says (below); always with what would decide it (the claim's other run, more trials, a quiet rerun, a run that loads each target to its capacity). Figures shown then are the trials', not a verdict.",
 	"- 🚫 **impossible as published** — the source's own figures break a bound, on any host: Little's law (a closed loop of N connections completes at most N ÷ mean latency requests a second) or the core count (a pool or a cluster on the same work is faster by at most its cores); the arithmetic is printed.",
 	"- 🖥️ **needs a larger host** — the run needs more target CPUs than this host gives, or its generator was saturated; with the CPUs needed and the command that runs it there.",
 	"- **not measured** — the run, or a target of it, has no rows (or is not in `experiments.yaml` yet).",
 	"",
+	"A run's design bounds what it can show (Little's law, before its figures are read): a closed loop of N connections whose requests take at least S completes at most N ÷ S a second, an open loop at most its rate; a pool of P threads held S each, at most P ÷ S; C CPUs at c of CPU a request, at most C ÷ c. Each throughput figure is printed beside the lowest of these. A figure held by the design's bound, below the target's own (its pool, its CPUs), is the latency at that load, not the target's capacity: an order or a factor whose lower figure it is, or a tie of two such figures, is inconclusive, and where the higher figure is held, a published factor above the design's bound over the lower figure cannot show (inconclusive, not *holds in direction*). A run that loads each target to its capacity decides them.",
+	"",
 	"A claim's one verdict (in the answers and the counts): *impossible as published* when its figures are; else, of the runs that decide it, the least favourable to the source (it holds only where every deciding run agrees); else needs a larger host, inconclusive, not measured.",
 }, "\n")
+
+// AnswerWidth is about the most characters a source's line of the first screen holds: its
+// headline claim, the verdict in the legend's words and why, read without the rest of the page.
+const AnswerWidth = 200
+
+// headline is an experiment's line of the first screen: its source, its headline claim, the
+// claim's one verdict and the few words of the finding that decides it.
+func headline(d *doc, e *Experiment, runs map[string][]results.Row) string {
+	source, _, _ := strings.Cut(e.Source, " ")
+	if len(e.Claims) == 0 {
+		return fmt.Sprintf("- **[%s](#%s)**: no claims.", source, e.Name)
+	}
+	head := headClaim(e)
+	findings := CheckClaim(e, head, runs)
+	v := Overall(findings)
+	var why, run string
+	for _, f := range findings {
+		if f.Verdict == v {
+			why = f.Short
+			if f.Run != "" {
+				run = "`" + f.Run + "`: "
+			}
+			if f.Condition != "" {
+				why += " (" + f.Condition + ")"
+			}
+			break
+		}
+	}
+	lead := fmt.Sprintf("- **[%s](#%s)** %s: **%s** — %s", source, e.Name, quote(clip(head.Quote, 80)), v, run)
+	return lead + d.literal(clip(why, AnswerWidth-len([]rune(visible(lead)))))
+}
+
+// headClaim is the claim an experiment's answer leads with: the one marked, else its first.
+func headClaim(e *Experiment) *Claim {
+	for _, c := range e.Claims {
+		if c.Headline {
+			return c
+		}
+	}
+	return e.Claims[0]
+}
+
+// visible is a line of markdown as it reads: without its link targets and emphasis.
+func visible(md string) string {
+	md = strings.NewReplacer("**", "", "`", "").Replace(md)
+	if i, j := strings.Index(md, "]("), strings.Index(md, ")"); i >= 0 && j > i {
+		md = md[:i+1] + md[j+1:]
+	}
+	return md
+}
+
+// clip is s cut at a word to at most n characters, with "…" when cut.
+func clip(s string, n int) string {
+	r := []rune(strings.TrimSpace(s))
+	if len(r) <= n {
+		return string(r)
+	}
+	cut := string(r[:max(n-1, 0)])
+	if i := strings.LastIndexAny(cut, " ,;"); i > n/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
+}
 
 // answer is an experiment's answer in plain words: its headline claim's verdict with the
 // figures that show it, on which runs, then the count of its claims by verdict.
@@ -86,13 +153,7 @@ func answer(d *doc, e *Experiment, runs map[string][]results.Row) string {
 	if len(e.Claims) == 0 {
 		return "no claims."
 	}
-	head := e.Claims[0]
-	for _, c := range e.Claims {
-		if c.Headline {
-			head = c
-			break
-		}
-	}
+	head := headClaim(e)
 	findings := CheckClaim(e, head, runs)
 	var parts []string
 	for _, f := range findings {
@@ -100,7 +161,11 @@ func answer(d *doc, e *Experiment, runs map[string][]results.Row) string {
 		case Impossible:
 			parts = append(parts, fmt.Sprintf("**%s** — %s", plain(f.Verdict), d.literal(f.Measured)))
 		case Holds, Direction, DoesNotHold:
-			parts = append(parts, fmt.Sprintf("on `%s`: **%s** — %s", f.Run, plain(f.Verdict), d.literal(f.Measured)))
+			cond := ""
+			if f.Condition != "" {
+				cond = " (" + f.Condition + ")"
+			}
+			parts = append(parts, fmt.Sprintf("on `%s`: **%s**%s — %s", f.Run, plain(f.Verdict), cond, d.literal(f.Measured)))
 		default:
 			what := d.literal(f.Short)
 			if shown := trialsShown(head, f.Figures); shown != "" {
@@ -146,24 +211,8 @@ func trialsShown(c *Claim, figs []Figure) string {
 	return strings.Join(parts, ", ")
 }
 
-// plain is a verdict in the words of the question "was the source right?".
-func plain(v Verdict) string {
-	switch v {
-	case Holds:
-		return "right"
-	case Direction:
-		return "right in direction, wrong in size"
-	case DoesNotHold:
-		return "wrong"
-	case Impossible:
-		return "impossible as published"
-	case Inconclusive:
-		return "not decided"
-	case LargerHost:
-		return "not decided: needs a larger host"
-	}
-	return "not measured"
-}
+// plain is a verdict as the answers write it: in the legend's words, as everywhere on the page.
+func plain(v Verdict) string { return string(v) }
 
 // claimCounts counts the claims of findings by their one verdict (Overall): "All 14 claims: 6
 // impossible as published, 8 inconclusive".
@@ -241,9 +290,27 @@ func header(measured Measured) string {
 	}
 	return fmt.Sprintf("Generated by `make experiments-doc` from the run files in `docs/experiments/` (regenerate it: "+
 		"the same text, byte for byte). Measured %s to %s UTC on %s, iotbench %s; %d cells loaded, %d of them disturbed "+
-		"(other processes took CPU beside them: marked in the tables). Each experiment says how to run its full version.",
+		"(other processes took CPU beside them: marked in the tables and left out of the verdicts). Each experiment says how to run its full version.",
 		first.UTC().Format("2006-01-02 15:04"), until, strings.Join(hosts, "; "), strings.Join(commits, ", "),
 		cells, disturbedCells)
+}
+
+// measuredOn are the hosts and the builds (commits) that measured rows' loaded cells, sorted.
+func measuredOn(rows []results.Row) (hosts, builds []string) {
+	for _, r := range rows {
+		if !r.Loaded() {
+			continue
+		}
+		if h := hostText(r.HostCPU); h != "" && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+		if r.GitCommit != "" && !slices.Contains(builds, r.GitCommit) {
+			builds = append(builds, r.GitCommit)
+		}
+	}
+	slices.Sort(hosts)
+	slices.Sort(builds)
+	return hosts, builds
 }
 
 // hostText describes the host as the rows name it: "AMD EPYC ×2" is 2 vCPUs of an AMD EPYC.
@@ -290,7 +357,11 @@ func writeExperiment(d *doc, e *Experiment, sf *scenario.File, runs map[string][
 				if f.Decide != "" && f.Decide != f.Why {
 					why += ". **Would decide it:** " + d.withCode(f.Decide)
 				}
-				rows = append(rows, []string{"", run, verdictText(f.Verdict), d.literal(f.Measured), why})
+				verdict := verdictText(f.Verdict)
+				if f.Condition != "" {
+					verdict += " — " + f.Condition
+				}
+				rows = append(rows, []string{"", run, verdict, d.literal(f.Measured), why})
 			}
 		}
 		d.table([]string{"published claim", "verdict / run", "run's verdict", "iotbench measured (valid trials), or the arithmetic", "why"}, rows)
@@ -416,8 +487,11 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 	for _, name := range metricNames {
 		m := MetricNamed(name)
 		header = append(header, m.Label+" published", m.Label+" iotbench")
+		if name == "throughput_rps" {
+			header = append(header, "bound")
+		}
 	}
-	header = append(header, "valid trials")
+	header = append(header, "valid trials (the claims')")
 	var table [][]string
 	var notes []string
 	for _, t := range targets {
@@ -439,8 +513,20 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 			}
 			fig = FigureOf(rows, t, m)
 			line = append(line, pub, fig.Text())
+			if name == "throughput_rps" {
+				line = append(line, boundCell(r.Design, fig, rows))
+			}
 		}
-		valid := fmt.Sprintf("%d/%d", fig.Loaded-len(fig.Invalid), fig.Loaded)
+		// Valid as the claims count them: valid and trusted (a phase not steady, a JIT still
+		// compiling, a calibration missed leave a valid trial out of every verdict).
+		valid := fmt.Sprintf("%d/%d", fig.Valid(), fig.Loaded)
+		if n := len(fig.Distrusted); n > 0 {
+			row, _ := commonest(fig.Distrusted, func(r results.Row) string { return r.Distrust() })
+			valid += fmt.Sprintf(" (%d more valid but left out: %s)", n, row.Distrust())
+		}
+		if n := len(fig.LeftOut); n > 0 {
+			valid += fmt.Sprintf(" (%d more valid but left out: disturbed)", n)
+		}
 		switch {
 		case !slices.Contains(r.targetsIn(sf), t):
 			valid = "not in this run"
@@ -490,6 +576,25 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 	if len(coarse) > 0 {
 		d.para("Count coarse (a closed loop's answers are a whole number a connection over the phase; the throughput column is within this of the rate sustained by the count alone):\n" + strings.Join(coarse, "\n"))
 	}
+}
+
+// boundCell is the most the run let a target's throughput reach, and whose bound that is: the
+// run's design (a figure held there is not the target's capacity) or the target's own.
+func boundCell(d Design, f Figure, rows []results.Row) string {
+	if f.Valid() == 0 {
+		return "—"
+	}
+	c := d.capacity(f, rows)
+	b := c.Ceiling()
+	switch {
+	case !b.Known():
+		return "—"
+	case c.Held():
+		return fmt.Sprintf("%s (%s): the run's, held at %s", bounds.Rate(b.Rate), b.Why, percent(c.Measured/b.Rate))
+	case b.Kind == bounds.Design:
+		return fmt.Sprintf("%s (%s): the run's", bounds.Rate(b.Rate), b.Why)
+	}
+	return fmt.Sprintf("%s (%s): its own", bounds.Rate(b.Rate), b.Why)
 }
 
 // coarse is one text of the count warning (results.CountCoarse, without it) and the targets,
@@ -560,6 +665,10 @@ func runSettings(r *Run, sf *scenario.File, rows []results.Row) string {
 				scenario.FormatDuration(row.Duration), summary.WarmupText(row.Warmup, row.WarmupAuto), row.CPUSet, row.Memory, row.GeneratorCPUSet)
 			break
 		}
+	}
+	if hosts, builds := measuredOn(rows); len(hosts) > 0 {
+		// Runs of one page may come from several hosts and builds: each says its own.
+		text += fmt.Sprintf(" On %s, iotbench %s.", strings.Join(hosts, "; "), strings.Join(builds, ", "))
 	}
 	if wall := wallTime(rows); wall > 0 {
 		unit := time.Minute

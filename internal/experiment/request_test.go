@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -25,8 +26,8 @@ func TestClaimOfARequestTakesItsRows(t *testing.T) {
 	}
 	e := &Experiment{Name: "x", Runs: []*Run{{Name: "r"}}}
 	probe := Claim{Quote: "q", Request: "probe", Winner: &Winner{Metric: "latency_p99_ms", Target: "b"}}
-	if f := probe.check(e, "r", rows); f.Verdict != Holds {
-		t.Errorf("the probe's claim: %s (%s, %s), want it to hold on the probe's rows", f.Verdict, f.Measured, f.Why)
+	if f := probe.check(e, "r", rows); f.Verdict != Holds || !strings.HasPrefix(f.Measured, "probe's p99: b ") {
+		t.Errorf("the probe's claim: %s (%s, %s), want it to hold on the probe's rows, named as the probe's p99", f.Verdict, f.Measured, f.Why)
 	}
 	whole := Claim{Quote: "q", Winner: &Winner{Metric: "latency_p99_ms", Target: "b"}}
 	if f := whole.check(e, "r", rows); f.Verdict != DoesNotHold {

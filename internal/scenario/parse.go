@@ -381,6 +381,9 @@ func (f *File) validate(root *yaml.Node) []lineError {
 		if t.StartupTimeout == 0 {
 			t.StartupTimeout = defaultStartupTimeout
 		}
+		if t.Pool < 0 {
+			add(key("pool"), "target %q: pool %d must not be negative (the threads that serve requests at once; leave it out for none)", name, t.Pool)
+		}
 	}
 
 	errs = append(errs, checkSettings(&f.Defaults, keyNode(root, "defaults"), "defaults")...)

@@ -232,3 +232,11 @@ scenarios:
 		t.Errorf("page %+v, probe %+v", kinds[1], kinds[2])
 	}
 }
+
+// A pool is threads that serve requests: a negative one is a typo, said where it is.
+func TestANegativePoolIsRefused(t *testing.T) {
+	_, err := Parse("s.yaml", []byte("targets:\n  t: {build: b, port: 9001, pool: -1}\nscenarios:\n  s:\n    request: {path: /x}\n    load: {rate: 1}\n    targets: [t]\n"))
+	if err == nil || !strings.Contains(err.Error(), `s.yaml:2: target "t": pool -1 must not be negative`) {
+		t.Errorf("got %v, want the pool refused at its line", err)
+	}
+}

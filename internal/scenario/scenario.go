@@ -48,6 +48,14 @@ type Target struct {
 	Health  string   `yaml:"health"`
 	// StartupTimeout bounds the wait for the health endpoint to answer 200.
 	StartupTimeout time.Duration `yaml:"startup_timeout"`
+	// Pool is the most requests the target serves at once when each holds a thread for its
+	// waits (Tomcat's 200 platform threads): with the wait, it bounds the target's rate
+	// (bounds.Pool). 0: no such bound (an event loop, virtual threads).
+	Pool int `yaml:"pool"`
+	// SingleThreaded marks a target that runs its requests' work on one thread (one event loop),
+	// which more CPUs do not speed up: a comparison with a runtime of several threads on one CPU,
+	// where the source had many, is a condition of the run.
+	SingleThreaded bool `yaml:"single_threaded"`
 }
 
 // Scenario is one experiment: a request, its load model and the targets it compares.
