@@ -218,24 +218,92 @@ func (o *Outcome) Err() error {
 	return nil
 }
 
-// Execute runs s with the effects of rs. The outcome holds what was recorded even when the
-// error is not nil (an interrupted run, a row that could not be written).
+// Execute runs s with the effects of rs, in three stages as a k6 test is built: prepare (the
+// plan, the engine, the generators, the results file), measure (every cell, each row handed to
+// the sinks as it ends: calibration, the file, the history) and judge (the last calibration, a
+// paired run's verdicts). The outcome holds what was recorded even when the error is not nil (an
+// interrupted run, a row that could not be written).
 func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
+	s, status, closeTerminal := s.onTerminal()
+	defer closeTerminal()
+	if s.FindMax != nil && s.Resume != "" {
+		return nil, exitcode.Usagef("--resume continues a run at one load; a --find-max search cannot be resumed: start it again")
+	}
+	st, err := rs.prepareRun(ctx, s, status)
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	if done, err := st.nothingToMeasure(); done {
+		return st.out, err
+	}
+	rs.calibrate(ctx, st)
+	defer st.judgeCalibration(ctx) // for a run that ends early
+	if err := st.measure(ctx); err != nil {
+		return st.out, err
+	}
+	st.judge(ctx)
+	return st.out, nil
+}
+
+// onTerminal routes s's log and progress through a status line when it has a terminal; the
+// returned function takes the line away.
+func (s Setup) onTerminal() (Setup, bench.Status, func()) {
 	if s.Log == nil {
 		s.Log = io.Discard
 	}
 	if s.Progress == nil {
 		s.Progress = s.Log
 	}
-	var status bench.Status
 	if t := s.Terminal; t != nil {
 		l := progress.New(t.W, t.Width)
-		defer l.Close()
-		s.Log, s.Progress, status = l, l, l
+		s.Log, s.Progress = l, l
+		return s, l, func() { l.Close() }
 	}
-	if s.FindMax != nil && s.Resume != "" {
-		return nil, exitcode.Usagef("--resume continues a run at one load; a --find-max search cannot be resumed: start it again")
+	return s, nil, func() {}
+}
+
+// staged is a run between its stages: what prepareRun made, for measure and judge to use.
+type staged struct {
+	s      Setup
+	p      *plan.Plan
+	r      *bench.Runner
+	f      *resultsFile
+	out    *Outcome
+	remote string
+	// sinks take each row as its cell ends, in order (sink).
+	sinks []sink
+	// recorded are the rows as written (calibration stamped), in the order they were.
+	recorded []results.Row
+	// judgeCalibration measures the calibration after the last cell, once (rs.calibrate).
+	judgeCalibration func(context.Context)
+	closers          []func()
+}
+
+// A sink takes a row as its cell ends, before the sinks after it: it may change it (a
+// calibration's stamp), keep it (the results file, the history), or stop the run with an error.
+type sink func(*results.Row) error
+
+// record hands row to every sink in order.
+func (st *staged) record(row results.Row) error {
+	for _, sk := range st.sinks {
+		if err := sk(&row); err != nil {
+			return err
+		}
 	}
+	st.recorded = append(st.recorded, row)
+	return nil
+}
+
+func (st *staged) close() {
+	for i := len(st.closers) - 1; i >= 0; i-- {
+		st.closers[i]()
+	}
+}
+
+// prepareRun is the first stage: the plan and its engine, the generators (a generator host that
+// cannot be used stops the run before any file is written), the results file and its sinks.
+func (rs *Runs) prepareRun(ctx context.Context, s Setup, status bench.Status) (st *staged, err error) {
 	p, lifecycle, remote, meta, err := rs.prepare(ctx, s)
 	if err != nil {
 		return nil, err
@@ -246,163 +314,175 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 			return nil, err
 		}
 	}
-	r := &bench.Runner{Lifecycle: lifecycle, ServiceCA: serviceCA, Meta: meta, Log: s.Progress, Status: status, RemoteHost: remote,
+	st = &staged{s: s, p: p, remote: remote, judgeCalibration: func(context.Context) {}}
+	made := st // st is nil once an error is returned
+	defer func() {
+		if err != nil {
+			made.close()
+		}
+	}()
+	st.r = &bench.Runner{Lifecycle: lifecycle, ServiceCA: serviceCA, Meta: meta, Log: s.Progress, Status: status, RemoteHost: remote,
 		// A service the user started is measured even when its answers fail their check: its
 		// error ratio under load is what they came for.
 		WarnUnverified: s.Service != nil, KeepDisturbed: s.KeepDisturbed}
-	// The generators first: a generator host that cannot be used stops the run before any file
-	// is written.
 	if lifecycle != nil {
 		if len(p.GeneratorCPUs) > 0 {
 			if err := rs.Effects.Pin(p.GeneratorCPUs); err != nil {
 				return nil, err
 			}
 		}
-		closeHosts, err := rs.useGenerators(ctx, s, r, p)
+		closeHosts, err := rs.useGenerators(ctx, s, st.r, p)
 		if err != nil {
 			return nil, err
 		}
-		defer closeHosts()
+		st.closers = append(st.closers, closeHosts)
 	}
-	f, err := rs.openResults(s)
-	if err != nil {
+	if st.f, err = rs.openResults(s); err != nil {
 		return nil, err
 	}
-	defer f.close()
-	r.Seed, r.Resumed, r.Record = f.seed, f.resumed, f.w.Write
+	st.closers = append(st.closers, st.f.close)
+	st.r.Seed, st.r.Resumed, st.r.Record = st.f.seed, st.f.resumed, st.record
+	st.sinks = append(st.sinks, func(row *results.Row) error { return st.f.w.Write(*row) })
 	if s.History != nil {
-		r.Record = func(row results.Row) error {
-			if err := f.w.Write(row); err != nil {
-				return err
-			}
-			// The row is safe in the results file: a store that fails costs the history
-			// a point (history add FILE adds it later), not the run.
-			if err := s.History.Add(ctx, []results.Row{row}); err != nil {
-				fmt.Fprintf(s.Log, "warning: history: %v (iotbench history add %s adds the rows later)\n", err, f.path)
+		st.sinks = append(st.sinks, func(row *results.Row) error {
+			// The row is safe in the results file: a store that fails costs the history a
+			// point (history add FILE adds it later), not the run.
+			if err := s.History.Add(ctx, []results.Row{*row}); err != nil {
+				fmt.Fprintf(s.Log, "warning: history: %v (iotbench history add %s adds the rows later)\n", err, st.f.path)
 			}
 			return nil
-		}
+		})
 	}
-	r.LogDir = strings.TrimSuffix(f.path, filepath.Ext(f.path)) + ".logs"
-	out := &Outcome{Plan: p, Path: f.path, Rows: f.resumed, FindMax: s.FindMax, Gate: s.Gate}
-
-	if cellRows(f.resumed) >= len(p.Cells) && s.File != "" {
-		s.say("all %d cell(s) recorded in %s", len(p.Cells), f.path)
-		return out, nil
-	}
-	if lifecycle == nil {
-		out.Skipped = fmt.Sprintf("needs %d target CPUs; this host gives targets %d (%d CPUs, the generator keeps the others)",
-			s.NeedsCPUs, len(p.TargetCPUs), len(p.TargetCPUs)+len(p.GeneratorCPUs))
-		s.say("needs a larger host: %s", out.Skipped)
-		rows, err := r.Skip(p, out.Skipped)
-		out.Rows = append(out.Rows, rows...)
-		return out, err
+	st.r.LogDir = strings.TrimSuffix(st.f.path, filepath.Ext(st.f.path)) + ".logs"
+	st.out = &Outcome{Plan: p, Path: st.f.path, Rows: st.f.resumed, FindMax: s.FindMax, Gate: s.Gate}
+	if lifecycle == nil || cellRows(st.f.resumed) >= len(p.Cells) && s.File != "" {
+		return st, nil // nothing to measure
 	}
 	warnGeneratorCapacity(s.Log, p, meta.HostCPU, rs.Effects.AllowedCPUs)
-	defer load.GeneratorGC()()
-	detail, err := openDetail(f.path)
+	st.closers = append(st.closers, load.GeneratorGC())
+	detail, err := openDetail(st.f.path)
 	if err != nil {
 		return nil, err
 	}
-	defer detail.close()
-	r.Detail = detail.keep
+	st.closers = append(st.closers, detail.close)
+	st.r.Detail = detail.keep
 	if s.Gate != nil && s.Gate.Until != nil {
-		r.More = s.Gate.more(s.Log, p)
+		st.r.More = s.Gate.more(s.Log, p)
 	}
-	announce(s.Log, s, p, f)
-	// recorded are the rows as written (calibration stamped), in the order they were.
-	var recorded []results.Row
-	calibrateLast := func() {}
-	if !s.SkipCalibration {
-		cal := &calibrator{log: s.Log, rate: calibrationRate(p), run: rs.Effects.Calibrate}
-		// Placed as a target is: on the targets' CPUs of this machine. A remote engine's
-		// targets and a running service's are out of reach: the reference runs here.
-		if s.Scenario != nil && remote == "" {
-			cal.cpus = p.TargetCPUs
-		}
-		cal.measure(ctx, beforeFirst)
-		record, cells, remaining := r.Record, 0, len(p.Cells)-cellRows(f.resumed)
-		r.Record = func(row results.Row) error {
-			// A long matrix is calibrated again between cells (no target running): the
-			// cell just finished is as near to that calibration as to the one before.
-			if s.FindMax == nil && row.Stage == 0 {
-				if cells++; cells%calibrateEvery == 0 && cells < remaining {
-					cal.measure(ctx, afterCell(cells))
-				}
-			}
-			cal.stamp(&row)
-			if err := record(row); err != nil {
-				return err
-			}
-			recorded = append(recorded, row)
-			return nil
-		}
-		// The rows are written as their cells finish, each carrying the latest calibration
-		// before it; the one after the last cell, when it misses its limits, is written into
-		// the rows measured since the one before it. Before a paired run's verdicts, which
-		// read the rows; deferred for a run that ends early.
-		done := false
-		calibrateLast = func() {
-			if done {
-				return
-			}
-			done = true
-			if ctx.Err() == nil {
-				if last := cal.measure(ctx, afterLast); last != nil && !last.Within() {
-					out.LastCalibrationMissed = last.String()
-					if err := cal.restamp(f.w, out.Rows, *last); err != nil {
-						fmt.Fprintf(s.Log, "warning: the rows since the calibration before it could not be marked: %v\n", err)
-					}
-				}
-			}
-			out.CalibrationsMissed = cal.missed
-		}
-		defer calibrateLast()
-	}
-	// asWritten are rows as the file holds them: the engine's rows, stamped on their way.
-	asWritten := func(rows []results.Row) []results.Row {
-		if len(recorded) == len(rows) {
-			return recorded
-		}
-		return rows
-	}
+	announce(s.Log, s, p, st.f)
+	return st, nil
+}
 
-	if s.FindMax != nil {
-		found, rows, err := findMax(ctx, r, p, s.FindMax)
-		out.Found, out.Rows = found, append(out.Rows, asWritten(rows)...)
-		out.Interrupted = errors.Is(err, context.Canceled)
-		calibrateLast()
-		if err == nil && p.Paired {
-			res := s.Gate.analyze(f.path, out.Rows)
-			out.Paired = &res
-		}
-		return out, err
+// nothingToMeasure says whether the run ends before measuring: its file holds every cell, or the
+// host is too small for it (every cell then recorded skipped).
+func (st *staged) nothingToMeasure() (bool, error) {
+	s, p := st.s, st.p
+	if cellRows(st.f.resumed) >= len(p.Cells) && s.File != "" {
+		s.say("all %d cell(s) recorded in %s", len(p.Cells), st.f.path)
+		return true, nil
 	}
-	rows, err := r.Run(ctx, p)
+	if st.r.Lifecycle != nil {
+		return false, nil
+	}
+	st.out.Skipped = fmt.Sprintf("needs %d target CPUs; this host gives targets %d (%d CPUs, the generator keeps the others)",
+		s.NeedsCPUs, len(p.TargetCPUs), len(p.TargetCPUs)+len(p.GeneratorCPUs))
+	s.say("needs a larger host: %s", st.out.Skipped)
+	rows, err := st.r.Skip(p, st.out.Skipped)
+	st.out.Rows = append(st.out.Rows, rows...)
+	return true, err
+}
+
+// calibrate puts the calibration first among st's sinks: measured before the first cell, again
+// between the cells of a long matrix (no target running: the cell just finished is as near to
+// that calibration as to the one before), each row stamped with the latest; the one after the
+// last cell, when it misses its limits, is written into the rows measured since the one before.
+func (rs *Runs) calibrate(ctx context.Context, st *staged) {
+	s, p := st.s, st.p
+	if s.SkipCalibration {
+		return
+	}
+	cal := &calibrator{log: s.Log, rate: calibrationRate(p), run: rs.Effects.Calibrate}
+	// Placed as a target is: on the targets' CPUs of this machine. A remote engine's targets
+	// and a running service's are out of reach: the reference runs here.
+	if s.Scenario != nil && st.remote == "" {
+		cal.cpus = p.TargetCPUs
+	}
+	cal.measure(ctx, beforeFirst)
+	cells, remaining := 0, len(p.Cells)-cellRows(st.f.resumed)
+	stamp := func(row *results.Row) error {
+		if s.FindMax == nil && row.Stage == 0 {
+			if cells++; cells%calibrateEvery == 0 && cells < remaining {
+				cal.measure(ctx, afterCell(cells))
+			}
+		}
+		cal.stamp(row)
+		return nil
+	}
+	st.sinks = append([]sink{stamp}, st.sinks...)
+	done := false
+	st.judgeCalibration = func(ctx context.Context) {
+		if done {
+			return
+		}
+		done = true
+		if ctx.Err() == nil {
+			if last := cal.measure(ctx, afterLast); last != nil && !last.Within() {
+				st.out.LastCalibrationMissed = last.String()
+				if err := cal.restamp(st.f.w, st.out.Rows, *last); err != nil {
+					fmt.Fprintf(s.Log, "warning: the rows since the calibration before it could not be marked: %v\n", err)
+				}
+			}
+		}
+		st.out.CalibrationsMissed = cal.missed
+	}
+}
+
+// measure is the second stage: every cell of the plan (or every search), its rows in the outcome
+// as written.
+func (st *staged) measure(ctx context.Context) error {
+	s, p, out := st.s, st.p, st.out
+	if s.FindMax != nil {
+		found, rows, err := findMax(ctx, st.r, p, s.FindMax)
+		out.Found, out.Rows = found, append(out.Rows, st.asWritten(rows)...)
+		out.Interrupted = errors.Is(err, context.Canceled)
+		return err
+	}
+	rows, err := st.r.Run(ctx, p)
 	var re *bench.ResumeError
 	if errors.As(err, &re) {
 		if s.File != "" {
-			return nil, exitcode.Usagef("%s: %v: the experiment or its flags changed since it was written; remove the file to measure the run again", f.path, re)
+			return exitcode.Usagef("%s: %v: the experiment or its flags changed since it was written; remove the file to measure the run again", st.f.path, re)
 		}
-		return nil, exitcode.Usagef("--resume %s: %v: run it with the flags that started it, or start a new run", s.Resume, re)
+		return exitcode.Usagef("--resume %s: %v: run it with the flags that started it, or start a new run", s.Resume, re)
 	}
-	out.Rows = append(out.Rows, asWritten(rows)...)
+	out.Rows = append(out.Rows, st.asWritten(rows)...)
 	out.Interrupted = errors.Is(err, context.Canceled)
 	if out.Interrupted && s.File == "" {
-		fmt.Fprintf(s.Log, "interrupted: %d of %d cell(s) recorded in %s; the same command with --resume %s measures the rest\n", cellRows(out.Rows), len(p.Cells), f.path, f.path)
+		fmt.Fprintf(s.Log, "interrupted: %d of %d cell(s) recorded in %s; the same command with --resume %s measures the rest\n", cellRows(out.Rows), len(p.Cells), st.f.path, st.f.path)
 	}
-	if err != nil {
-		return out, err
+	return err
+}
+
+// asWritten are rows as the file holds them: the engine's rows, stamped on their way.
+func (st *staged) asWritten(rows []results.Row) []results.Row {
+	if len(st.recorded) == len(rows) {
+		return st.recorded
 	}
-	calibrateLast()
-	if p.Paired {
-		res := s.Gate.analyze(f.path, out.Rows)
-		if s.Gate.Until != nil {
-			res.Until = s.Gate.outcome(res, p.Rounds())
-		}
-		out.Paired = &res
+	return rows
+}
+
+// judge is the last stage: the calibration after the last cell (its doubt written into the rows
+// before a paired run's verdicts read them), then those verdicts.
+func (st *staged) judge(ctx context.Context) {
+	st.judgeCalibration(ctx)
+	if !st.p.Paired {
+		return
 	}
-	return out, nil
+	res := st.s.Gate.analyze(st.f.path, st.out.Rows)
+	if st.s.FindMax == nil && st.s.Gate.Until != nil {
+		res.Until = st.s.Gate.outcome(res, st.p.Rounds())
+	}
+	st.out.Paired = &res
 }
 
 // cellRows counts the rows of cells among rows: not those of their stages or requests.
