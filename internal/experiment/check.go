@@ -554,6 +554,26 @@ func percent(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 // undecidable is the finding of a run that cannot decide the claim: a target not loaded (not in
 // the run, or skipped for want of CPUs), invalid cells, or too few valid trials for the test.
 func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool) {
+	if f, ok := unloaded(e, r, figs); ok {
+		return f, true
+	}
+	var t shortfall
+	if f, ok := t.tally(e.reproduce(r.Name), figs); ok {
+		f.Measured = estimate(c, figs)
+		return f, true
+	}
+	if len(t.reasons) == 0 && len(t.short) == 0 {
+		return Finding{}, false
+	}
+	if len(t.short) > 0 {
+		t.reasons = append(t.reasons, fmt.Sprintf("valid trials: %s; the Mann–Whitney test needs %d a side to reach p < 0.05", strings.Join(t.short, ", "), MinTrials))
+	}
+	// The valid trials' estimate is shown but never decides.
+	return Finding{Verdict: Inconclusive, Measured: estimate(c, figs), Why: strings.Join(t.reasons, "; "), Decide: strings.Join(t.decide(e, c, r), "; "), Short: strings.Join(t.brief(), "; ")}, true
+}
+
+// unloaded is the finding of a run where a target of the claim has no loaded trial.
+func unloaded(e *Experiment, r *Run, figs []Figure) (Finding, bool) {
 	reproduce := e.reproduce(r.Name)
 	for _, f := range figs {
 		if f.Trials() > 0 || len(f.Invalid) > 0 {
@@ -576,16 +596,24 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 				Decide: fmt.Sprintf("`%s` measures the missing cells", reproduce)}, true
 		}
 	}
-	// The valid trials' estimate is shown but never decides.
-	measured := estimate(c, figs)
-	var reasons []string
-	var fails, noisy, short, unsteady, warming, miscalibrated, quiet []string
-	// settled: every trial still warming up had a warm-up until steady that ended on its own, before
-	// its maximum: a longer maximum would not have changed it.
-	settled := true
+	return Finding{}, false
+}
+
+// shortfall is what keeps a run's loaded trials from deciding a claim, target by target.
+type shortfall struct {
+	reasons                                                      []string
+	fails, noisy, short, unsteady, warming, miscalibrated, quiet []string
+	// settled: every trial still warming up had a warm-up until steady that ended on its own,
+	// before its maximum: a longer maximum would not have changed it.
+	settled bool
 	// retry are the figures more trials may complete: those whose trials fell short by chance
 	// (a disturbed generator, some trials unsteady), not each of them the same way.
-	var retry []Figure
+	retry []Figure
+}
+
+// tally counts what keeps figs from deciding; a generator saturated is a finding of its own.
+func (t *shortfall) tally(reproduce string, figs []Figure) (Finding, bool) {
+	t.settled = true
 	for _, f := range figs {
 		var gen, own []results.Row
 		for _, row := range f.Invalid {
@@ -600,98 +628,108 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 		if f.Valid() >= MinTrials && len(own) == 0 {
 			continue
 		}
-		if len(f.Distrusted) > 0 {
-			first, _ := commonest(f.Distrusted, distrustText)
-			why := first.Distrust()
-			reasons = append(reasons, fmt.Sprintf("%s %s in %d of %d trials (%s)", f.Target, why, len(f.Distrusted), f.Loaded, alike(f.Distrusted, distrustText)))
-			switch why {
-			case results.DistrustNotSteady:
-				unsteady = append(unsteady, f.Target)
-			case results.DistrustWarming:
-				warming = append(warming, f.Target)
-				for _, row := range f.Distrusted {
-					if row.StillWarming() && !row.WarmupEndedEarly() {
-						settled = false
-					}
-				}
-			default:
-				miscalibrated = append(miscalibrated, f.Target)
-			}
-		}
+		t.distrusted(f)
 		if len(f.LeftOut) > 0 {
-			reasons = append(reasons, fmt.Sprintf("%s disturbed in %d of %d trials (other processes took CPU beside them: left out)", f.Target, len(f.LeftOut), f.Loaded))
-			quiet = append(quiet, f.Target)
+			t.reasons = append(t.reasons, fmt.Sprintf("%s disturbed in %d of %d trials (other processes took CPU beside them: left out)", f.Target, len(f.LeftOut), f.Loaded))
+			t.quiet = append(t.quiet, f.Target)
 		}
 		switch {
 		case len(own) > 0:
-			reasons = append(reasons, fmt.Sprintf("%s invalid in %d of %d trials (%s)", f.Target, len(own), f.Loaded, alike(own, invalidReason)))
-			fails = append(fails, f.Target)
+			t.reasons = append(t.reasons, fmt.Sprintf("%s invalid in %d of %d trials (%s)", f.Target, len(own), f.Loaded, alike(own, invalidReason)))
+			t.fails = append(t.fails, f.Target)
 		case len(gen) > 0:
 			busy := 0.0
 			for _, row := range gen {
 				busy = math.Max(busy, row.GeneratorCPUPercent)
 			}
 			if busy >= saturated {
-				return Finding{Verdict: LargerHost, Measured: measured, Short: "the generator was saturated",
+				return Finding{Verdict: LargerHost, Short: "the generator was saturated",
 					Why:    fmt.Sprintf("%s: the generator fell behind with its CPUs %.0f%% busy: the figure is the generator's limit, not the target's", f.Target, busy),
 					Decide: fmt.Sprintf("a host with more CPUs for the generator (3 or more: `%s` gives it every CPU but the targets')", reproduce)}, true
 			}
-			reasons = append(reasons, fmt.Sprintf("%s: the generator fell behind in %d of %d trials with its CPUs at most %.0f%% busy (%s)",
+			t.reasons = append(t.reasons, fmt.Sprintf("%s: the generator fell behind in %d of %d trials with its CPUs at most %.0f%% busy (%s)",
 				f.Target, len(gen), f.Loaded, busy, alike(gen, invalidReason)))
-			noisy = append(noisy, f.Target)
-			retry = append(retry, f)
+			t.noisy = append(t.noisy, f.Target)
+			t.retry = append(t.retry, f)
 		case f.Valid() < MinTrials:
-			short = append(short, fmt.Sprintf("%s %d", f.Target, f.Valid()))
+			t.short = append(t.short, fmt.Sprintf("%s %d", f.Target, f.Valid()))
 			if f.Valid() > 0 {
-				retry = append(retry, f)
+				t.retry = append(t.retry, f)
 			}
 		}
 	}
-	if len(reasons) == 0 && len(short) == 0 {
-		return Finding{}, false
+	return Finding{}, false
+}
+
+// distrusted counts f's valid trials the self-checks distrust, by their commonest reason.
+func (t *shortfall) distrusted(f Figure) {
+	if len(f.Distrusted) == 0 {
+		return
 	}
-	if len(short) > 0 {
-		reasons = append(reasons, fmt.Sprintf("valid trials: %s; the Mann–Whitney test needs %d a side to reach p < 0.05", strings.Join(short, ", "), MinTrials))
+	first, _ := commonest(f.Distrusted, distrustText)
+	why := first.Distrust()
+	t.reasons = append(t.reasons, fmt.Sprintf("%s %s in %d of %d trials (%s)", f.Target, why, len(f.Distrusted), f.Loaded, alike(f.Distrusted, distrustText)))
+	switch why {
+	case results.DistrustNotSteady:
+		t.unsteady = append(t.unsteady, f.Target)
+	case results.DistrustWarming:
+		t.warming = append(t.warming, f.Target)
+		for _, row := range f.Distrusted {
+			if row.StillWarming() && !row.WarmupEndedEarly() {
+				t.settled = false
+			}
+		}
+	default:
+		t.miscalibrated = append(t.miscalibrated, f.Target)
 	}
-	var short2 []string
-	if len(fails) > 0 {
-		short2 = append(short2, "invalid cells: "+strings.Join(fails, ", ")+" failing under this load")
+}
+
+// brief is the shortfall in a few words a class, for the first screen.
+func (t *shortfall) brief() []string {
+	var out []string
+	if len(t.fails) > 0 {
+		out = append(out, "invalid cells: "+strings.Join(t.fails, ", ")+" failing under this load")
 	}
-	if len(noisy) > 0 {
-		short2 = append(short2, "the generator fell behind (disturbed, not saturated)")
+	if len(t.noisy) > 0 {
+		out = append(out, "the generator fell behind (disturbed, not saturated)")
 	}
-	if len(unsteady) > 0 {
-		short2 = append(short2, "not steady: "+strings.Join(unsteady, ", "))
+	if len(t.unsteady) > 0 {
+		out = append(out, "not steady: "+strings.Join(t.unsteady, ", "))
 	}
-	if len(warming) > 0 {
-		short2 = append(short2, "still warming up (the JIT compiling): "+strings.Join(warming, ", "))
+	if len(t.warming) > 0 {
+		out = append(out, "still warming up (the JIT compiling): "+strings.Join(t.warming, ", "))
 	}
-	if len(miscalibrated) > 0 {
-		short2 = append(short2, "calibration missed its limits: "+strings.Join(miscalibrated, ", "))
+	if len(t.miscalibrated) > 0 {
+		out = append(out, "calibration missed its limits: "+strings.Join(t.miscalibrated, ", "))
 	}
-	if len(quiet) > 0 {
-		short2 = append(short2, "disturbed trials left out: "+strings.Join(quiet, ", "))
+	if len(t.quiet) > 0 {
+		out = append(out, "disturbed trials left out: "+strings.Join(t.quiet, ", "))
 	}
-	if len(short) > 0 {
-		short2 = append(short2, fmt.Sprintf("too few valid trials (%s; the test needs %d a side)", strings.Join(short, ", "), MinTrials))
+	if len(t.short) > 0 {
+		out = append(out, fmt.Sprintf("too few valid trials (%s; the test needs %d a side)", strings.Join(t.short, ", "), MinTrials))
 	}
+	return out
+}
+
+// decide is what would decide the claim despite the shortfall, one clause a class.
+func (t *shortfall) decide(e *Experiment, c *Claim, r *Run) []string {
 	var decide []string
 	others := slices.DeleteFunc(slices.Clone(c.Runs), func(n string) bool { return n == r.Name })
-	if len(fails) > 0 {
+	if len(t.fails) > 0 {
 		at := "a run at a load every target holds decides it"
 		if len(others) > 0 {
 			at = "the claim's other runs (" + strings.Join(others, ", ") + ") decide it"
 		}
 		verb := "fail"
-		if len(fails) == 1 {
+		if len(t.fails) == 1 {
 			verb = "fails"
 		}
-		decide = append(decide, fmt.Sprintf("%s %s under this load, which leaves no figure to compare: %s", strings.Join(fails, ", "), verb, at))
+		decide = append(decide, fmt.Sprintf("%s %s under this load, which leaves no figure to compare: %s", strings.Join(t.fails, ", "), verb, at))
 	}
-	if len(noisy) > 0 {
+	if len(t.noisy) > 0 {
 		decide = append(decide, "the generator was disturbed, not short of CPU: a rerun on a quiet host may decide it")
 	}
-	if len(unsteady) > 0 {
+	if len(t.unsteady) > 0 {
 		// A run warmed up as the source did (not at all) is not to be changed: the claim's runs
 		// that warm up until steady are where the steady figures are.
 		warmed := slices.DeleteFunc(slices.Clone(others), func(n string) bool {
@@ -700,7 +738,7 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 		})
 		switch {
 		case r.Warmup != nil && !r.Warmup.Auto && len(warmed) > 0:
-			if len(fails) == 0 || !slices.Equal(warmed, others) { // else named above already
+			if len(t.fails) == 0 || !slices.Equal(warmed, others) { // else named above already
 				decide = append(decide, "the claim's runs that warm up until steady ("+strings.Join(warmed, ", ")+") decide it; this one warms up as the source did")
 			}
 		default:
@@ -708,22 +746,22 @@ func undecidable(e *Experiment, c *Claim, r *Run, figs []Figure) (Finding, bool)
 		}
 	}
 	switch {
-	case len(warming) > 0 && settled:
+	case len(t.warming) > 0 && t.settled:
 		decide = append(decide, "a rerun with a fixed warm-up past the JIT's compilation (`warmup: 10m`): these warm-ups until steady ended on their own, before their maximum, with the JIT not done, so a longer maximum would not change them")
-	case len(warming) > 0:
+	case len(t.warming) > 0:
 		decide = append(decide, "a rerun whose warm-up lasts until the JIT has finished compiling (on one CPU under hundreds of request threads its compilers starve for minutes, docs/selfcheck.md says how many; `warmup: auto:15m` allows it)")
 	}
-	if len(miscalibrated) > 0 {
+	if len(t.miscalibrated) > 0 {
 		decide = append(decide, "a rerun whose calibration is within its limits (a quiet host)")
 	}
-	if len(quiet) > 0 {
+	if len(t.quiet) > 0 {
 		decide = append(decide, "the disturbed trials measured again on a quiet host")
 	}
-	if len(retry) > 0 {
-		n := moreTrials(retry)
-		decide = append(decide, fmt.Sprintf("%d trials a side (`%s --trials %d`)", n, reproduce, n))
+	if len(t.retry) > 0 {
+		n := moreTrials(t.retry)
+		decide = append(decide, fmt.Sprintf("%d trials a side (`%s --trials %d`)", n, e.reproduce(r.Name), n))
 	}
-	return Finding{Verdict: Inconclusive, Measured: measured, Why: strings.Join(reasons, "; "), Decide: strings.Join(decide, "; "), Short: strings.Join(short2, "; ")}, true
+	return decide
 }
 
 // moreTrials is the trials a side to suggest for the targets of figs: the fewest with a 95%
