@@ -80,7 +80,8 @@ type Runner struct {
 // Shared says whether the shards share their CPUs, fewer than one each.
 func (r Runner) Shared() bool { return len(r.CPUs) < r.Count }
 
-// Run measures cfg over the shards and merges their results (Merge).
+// Run measures cfg over the shards and merges their results (Merge): every shard started with
+// its spec and warmed up, their clocks measured, a common start sent, their results gathered.
 func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 	specs, err := Split(cfg, r.Count)
 	if err != nil {
@@ -96,52 +97,13 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 		}
 		defer os.RemoveAll(dir)
 	}
-	for i := range specs {
-		specs[i].Hlog = filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i+1))
-		switch {
-		case !r.Shared():
-			specs[i].CPUs = []int{r.CPUs[i]}
-		default:
-			specs[i].CPUs = r.CPUs
-		}
-	}
+	r.place(specs, dir)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	shards := make([]*running, len(specs))
-	defer func() {
-		for _, s := range shards {
-			if s != nil {
-				s.p.In.Close()
-			}
-		}
-		cancel()
-		for _, s := range shards {
-			if s != nil {
-				_ = s.p.Wait()
-			}
-		}
-	}()
-	for i, spec := range specs {
-		p, err := r.Start(ctx, i)
-		if err != nil {
-			return load.Result{}, err
-		}
-		if p.Contained {
-			// Pinned by its container; its files are its own.
-			spec.CPUs, spec.SendHlog = nil, true
-		}
-		shards[i] = &running{spec: spec, p: p, enc: json.NewEncoder(p.In), lines: make(chan message, 2)}
-		go shards[i].read()
-		if err := shards[i].enc.Encode(message{Spec: &spec}); err != nil {
-			return load.Result{}, shards[i].fail(fmt.Errorf("sending its spec: %w", err))
-		}
-	}
-	for _, s := range shards {
-		if m, err := s.next(ctx); err != nil {
-			return load.Result{}, err
-		} else if !m.Warm {
-			return load.Result{}, s.fail(fmt.Errorf("answered %+v before warming up", m))
-		}
+	defer stopAll(shards, cancel)
+	if err := r.startWarm(ctx, specs, shards); err != nil {
+		return load.Result{}, err
 	}
 	now := r.Now
 	if now == nil {
@@ -155,6 +117,71 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 	if cfg.Measuring != nil {
 		cfg.Measuring()
 	}
+	if err := r.startTogether(shards, clocks, now); err != nil {
+		return load.Result{}, err
+	}
+	return gather(ctx, shards, clocks)
+}
+
+// place gives each shard its interval log in dir and its CPUs: one of its own when there are as
+// many, all of them otherwise.
+func (r Runner) place(specs []Spec, dir string) {
+	for i := range specs {
+		specs[i].Hlog = filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i+1))
+		switch {
+		case !r.Shared():
+			specs[i].CPUs = []int{r.CPUs[i]}
+		default:
+			specs[i].CPUs = r.CPUs
+		}
+	}
+}
+
+// stopAll ends every shard started: its input closed, the context cancelled, its process waited for.
+func stopAll(shards []*running, cancel func()) {
+	for _, s := range shards {
+		if s != nil {
+			s.p.In.Close()
+		}
+	}
+	cancel()
+	for _, s := range shards {
+		if s != nil {
+			_ = s.p.Wait()
+		}
+	}
+}
+
+// startWarm starts a shard for each spec, into shards, and waits until every one has warmed up.
+func (r Runner) startWarm(ctx context.Context, specs []Spec, shards []*running) error {
+	for i, spec := range specs {
+		p, err := r.Start(ctx, i)
+		if err != nil {
+			return err
+		}
+		if p.Contained {
+			// Pinned by its container; its files are its own.
+			spec.CPUs, spec.SendHlog = nil, true
+		}
+		shards[i] = &running{spec: spec, p: p, enc: json.NewEncoder(p.In), lines: make(chan message, 2)}
+		go shards[i].read()
+		if err := shards[i].enc.Encode(message{Spec: &spec}); err != nil {
+			return shards[i].fail(fmt.Errorf("sending its spec: %w", err))
+		}
+	}
+	for _, s := range shards {
+		if m, err := s.next(ctx); err != nil {
+			return err
+		} else if !m.Warm {
+			return s.fail(fmt.Errorf("answered %+v before warming up", m))
+		}
+	}
+	return nil
+}
+
+// startTogether sends every shard the common start of its measured phase, in its own clock, far
+// enough ahead for each to hear it.
+func (r Runner) startTogether(shards []*running, clocks clocks, now func() time.Time) error {
 	delay := r.StartDelay
 	if delay == 0 {
 		delay = 100 * time.Millisecond
@@ -163,9 +190,15 @@ func (r Runner) Run(ctx context.Context, cfg load.Config) (load.Result, error) {
 	start := now().Add(delay)
 	for i, s := range shards {
 		if err := s.enc.Encode(message{Start: start.Add(clocks.offsets[i]).UnixNano()}); err != nil {
-			return load.Result{}, s.fail(fmt.Errorf("sending the start time: %w", err))
+			return s.fail(fmt.Errorf("sending the start time: %w", err))
 		}
 	}
+	return nil
+}
+
+// gather reads every shard's result and interval log and merges them, with the clocks they were
+// measured by and the generator CPU they took.
+func gather(ctx context.Context, shards []*running, clocks clocks) (load.Result, error) {
 	parts := make([]Part, len(shards))
 	remoteCPUs := map[string][]int{} // by host
 	var remoteCPU, shardCPU time.Duration
