@@ -221,53 +221,19 @@ func spectrumChart(sc summary.Scenario) (*chart, error) {
 // timelineChart: a target's cells second by second, warm-up at negative seconds, every trial a
 // line of its own colour: answers, latency, CPU and memory.
 func timelineChart(sc summary.Scenario, t summary.Target) (*chart, error) {
-	rps := newPlot(t.Name+": answers per second (— successes, - - errors)", "", "per second")
-	lat := newPlot("latency p99 of each second (— target, - - generator's own delay)", "", "ms (log)")
-	lat.Y.Scale = plot.LogScale{}
-	lat.Y.Tick.Marker = msTicks{}
-	cpu := newPlot("target CPU", "", "cores")
-	mem := newPlot("target memory", "seconds (warm-up before 0)", "MiB")
-	any, anyRes := false, false
-	latMin := math.Inf(1)
-	xMin, xMax := 0.0, 1.0
+	tl := timelinePanels{
+		rps:    newPlot(t.Name+": answers per second (— successes, - - errors)", "", "per second"),
+		lat:    newPlot("latency p99 of each second (— target, - - generator's own delay)", "", "ms (log)"),
+		cpu:    newPlot("target CPU", "", "cores"),
+		mem:    newPlot("target memory", "seconds (warm-up before 0)", "MiB"),
+		latMin: math.Inf(1), xMin: 0, xMax: 1,
+	}
+	tl.lat.Y.Scale = plot.LogScale{}
+	tl.lat.Y.Tick.Marker = msTicks{}
 	for i, c := range t.Cells {
 		if len(c.Measure) == 0 {
 			continue
 		}
-		any = true
-		warm := float64(len(c.Warmup))
-		if w := cmp.Or(c.Row.WarmupTaken, c.Row.Warmup); w > 0 { // taken: a warm-up until steady lasts what it lasts
-			warm = math.Ceil(w.Seconds())
-		}
-		var ok, bad, p99, own, cores, mib plotter.XYs
-		add := func(offset, length float64, seconds []timeline.Second) {
-			for _, s := range seconds {
-				x := offset + float64(s.Index)
-				// The second after the phase holds only the answers still on their way when it
-				// ended: counted in the file, but a drop to nothing on a rate chart.
-				if float64(s.Index) < length {
-					ok = append(ok, plotter.XY{X: x, Y: float64(s.Successes)})
-					bad = append(bad, plotter.XY{X: x, Y: float64(s.Errors())})
-				}
-				if s.P99 > 0 {
-					p99 = append(p99, plotter.XY{X: x, Y: ms(s.P99)})
-					latMin = math.Min(latMin, ms(s.P99))
-				}
-				if s.OwnDelayP99 > 0 {
-					own = append(own, plotter.XY{X: x, Y: ms(s.OwnDelayP99)})
-					latMin = math.Min(latMin, ms(s.OwnDelayP99))
-				}
-				if s.MemoryBytes > 0 {
-					cores = append(cores, plotter.XY{X: x, Y: s.CPUCores})
-					mib = append(mib, plotter.XY{X: x, Y: float64(s.MemoryBytes) / (1 << 20)})
-				}
-			}
-		}
-		measured := math.Ceil(c.Row.Duration.Seconds())
-		add(-warm, warm, c.Warmup)
-		add(0, measured, c.Measure)
-		xMin, xMax = math.Min(xMin, -warm), math.Max(xMax, measured)
-		col := colorOf(i)
 		label := fmt.Sprintf("trial %d", c.Row.Trial)
 		if sc.FindMax {
 			label = fmt.Sprintf("trial %d, %d rps", c.Row.Trial, c.Row.RequestedRPS)
@@ -275,52 +241,109 @@ func timelineChart(sc summary.Scenario, t summary.Target) (*chart, error) {
 		if c.Verdict != "valid" {
 			label += " (" + c.Verdict + ")"
 		}
-		if err := addLine(rps, ok, col, false, label); err != nil {
+		if err := tl.addCell(c, colorOf(i), label); err != nil {
 			return nil, err
-		}
-		if err := addLine(rps, bad, col, true, ""); err != nil {
-			return nil, err
-		}
-		if err := addLine(lat, p99, col, false, ""); err != nil {
-			return nil, err
-		}
-		if err := addLine(lat, own, col, true, ""); err != nil {
-			return nil, err
-		}
-		if len(mib) > 0 {
-			anyRes = true
-			if err := addLine(cpu, cores, col, false, ""); err != nil {
-				return nil, err
-			}
-			if err := addLine(mem, mib, col, false, ""); err != nil {
-				return nil, err
-			}
 		}
 	}
-	if !any {
+	if !tl.any {
 		return nil, nil
 	}
-	if !math.IsInf(latMin, 0) {
-		lat.Y.Min = math.Max(latMin/2, 0.001)
+	svg, err := render(tl.rows(), vg.Points(620), vg.Points(150))
+	return &chart{Title: t.Name + " timeline", SVG: svg}, err
+}
+
+// timelinePanels are a target's timeline chart as its cells are drawn into it: answers, latency,
+// and the target's CPU and memory, over one time axis.
+type timelinePanels struct {
+	rps, lat, cpu, mem *plot.Plot
+	any, anyResources  bool
+	latMin, xMin, xMax float64
+}
+
+// panelLine is a line of a panel.
+type panelLine struct {
+	p      *plot.Plot
+	xys    plotter.XYs
+	dashed bool
+	label  string
+}
+
+// cellLines are one cell's lines, second by second.
+type cellLines struct{ ok, bad, p99, own, cores, mib plotter.XYs }
+
+// add puts a phase's seconds, the first at offset, on the lines; length is the phase's seconds.
+func (l *cellLines) add(tl *timelinePanels, offset, length float64, seconds []timeline.Second) {
+	for _, s := range seconds {
+		x := offset + float64(s.Index)
+		// The second after the phase holds only the answers still on their way when it ended:
+		// counted in the file, but a drop to nothing on a rate chart.
+		if float64(s.Index) < length {
+			l.ok = append(l.ok, plotter.XY{X: x, Y: float64(s.Successes)})
+			l.bad = append(l.bad, plotter.XY{X: x, Y: float64(s.Errors())})
+		}
+		if s.P99 > 0 {
+			l.p99 = append(l.p99, plotter.XY{X: x, Y: ms(s.P99)})
+			tl.latMin = math.Min(tl.latMin, ms(s.P99))
+		}
+		if s.OwnDelayP99 > 0 {
+			l.own = append(l.own, plotter.XY{X: x, Y: ms(s.OwnDelayP99)})
+			tl.latMin = math.Min(tl.latMin, ms(s.OwnDelayP99))
+		}
+		if s.MemoryBytes > 0 {
+			l.cores = append(l.cores, plotter.XY{X: x, Y: s.CPUCores})
+			l.mib = append(l.mib, plotter.XY{X: x, Y: float64(s.MemoryBytes) / (1 << 20)})
+		}
 	}
-	panels := []*plot.Plot{rps, lat}
-	if anyRes {
-		panels = append(panels, cpu, mem)
+}
+
+// addCell draws cell c's warm-up and measured phase in col, its label on the answers' line.
+func (tl *timelinePanels) addCell(c summary.Cell, col color.Color, label string) error {
+	tl.any = true
+	warm := float64(len(c.Warmup))
+	if w := cmp.Or(c.Row.WarmupTaken, c.Row.Warmup); w > 0 { // taken: a warm-up until steady lasts what it lasts
+		warm = math.Ceil(w.Seconds())
+	}
+	var l cellLines
+	measured := math.Ceil(c.Row.Duration.Seconds())
+	l.add(tl, -warm, warm, c.Warmup)
+	l.add(tl, 0, measured, c.Measure)
+	tl.xMin, tl.xMax = math.Min(tl.xMin, -warm), math.Max(tl.xMax, measured)
+	// Solid: successes, the target's p99, CPU, memory; dashed: errors, the generator's own delay.
+	lines := []panelLine{{tl.rps, l.ok, false, label}, {tl.rps, l.bad, true, ""}, {tl.lat, l.p99, false, ""}, {tl.lat, l.own, true, ""}}
+	if len(l.mib) > 0 {
+		tl.anyResources = true
+		lines = append(lines, panelLine{tl.cpu, l.cores, false, ""}, panelLine{tl.mem, l.mib, false, ""})
+	}
+	for _, ln := range lines {
+		if err := addLine(ln.p, ln.xys, col, ln.dashed, ln.label); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rows are the chart's panels, one a row, on one time axis: the resources' only when measured.
+func (tl *timelinePanels) rows() [][]*plot.Plot {
+	if !math.IsInf(tl.latMin, 0) {
+		tl.lat.Y.Min = math.Max(tl.latMin/2, 0.001)
+	}
+	panels := []*plot.Plot{tl.rps, tl.lat}
+	if tl.anyResources {
+		panels = append(panels, tl.cpu, tl.mem)
 	} else {
-		lat.X.Label.Text = "seconds (warm-up before 0)"
+		tl.lat.X.Label.Text = "seconds (warm-up before 0)"
 	}
 	var rows [][]*plot.Plot
 	for _, p := range panels {
 		p.Add(phaseLine{})
 		// One time axis for every panel, the warm-up's included where a panel has none.
-		p.X.Min, p.X.Max = xMin, xMax
-		if p != lat {
+		p.X.Min, p.X.Max = tl.xMin, tl.xMax
+		if p != tl.lat {
 			p.Y.Min = 0
 		}
 		rows = append(rows, []*plot.Plot{p})
 	}
-	svg, err := render(rows, vg.Points(620), vg.Points(150))
-	return &chart{Title: t.Name + " timeline", SVG: svg}, err
+	return rows
 }
 
 // phaseLine marks where the warm-up ends and the measured phase begins: x = 0.
