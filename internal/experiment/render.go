@@ -495,56 +495,10 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 	var table [][]string
 	var notes []string
 	for _, t := range targets {
-		as := "—"
-		if p := published[t]; p != nil && p.As != "" {
-			as = p.As
-		}
-		line := []string{"`" + t + "`", as}
-		var fig Figure
-		for _, name := range metricNames {
-			m := MetricNamed(name)
-			pub := "—"
-			if p := published[t]; p != nil {
-				if v, ok := p.AsWritten[name]; ok {
-					pub = d.literal(v)
-				} else if v, ok := p.Values[name]; ok {
-					pub = m.Format(v)
-				}
-			}
-			fig = FigureOf(rows, t, m)
-			line = append(line, pub, fig.Text())
-			if name == "throughput_rps" {
-				line = append(line, boundCell(r.Design, fig, rows))
-			}
-		}
-		// Valid as the claims count them: valid and trusted (a phase not steady, a JIT still
-		// compiling, a calibration missed leave a valid trial out of every verdict).
-		valid := fmt.Sprintf("%d/%d", fig.Valid(), fig.Loaded)
-		if n := len(fig.Distrusted); n > 0 {
-			row, _ := commonest(fig.Distrusted, func(r results.Row) string { return r.Distrust() })
-			valid += fmt.Sprintf(" (%d more valid but left out: %s)", n, row.Distrust())
-		}
-		if n := len(fig.LeftOut); n > 0 {
-			valid += fmt.Sprintf(" (%d more valid but left out: disturbed)", n)
-		}
-		switch {
-		case !slices.Contains(r.targetsIn(sf), t):
-			valid = "not in this run"
-		case fig.Loaded == 0 && fig.NotLoaded != "":
-			valid = "not loaded"
-			notes = append(notes, fmt.Sprintf("`%s`: %s", t, d.literal(fig.NotLoaded)))
-		case fig.Loaded == 0:
-			valid = "not run"
-		case len(fig.Invalid) > 0:
-			row, n := commonest(fig.Invalid, invalidReason)
-			like := ""
-			if n < len(fig.Invalid) {
-				like = fmt.Sprintf(" (%d of its %d invalid trials failed so)", n, len(fig.Invalid))
-			}
-			notes = append(notes, fmt.Sprintf("`%s` trial %d%s: %s", t, row.Trial, like, d.literal(row.InvalidReason)))
-		}
-		if fig.Disturbed > 0 {
-			valid += fmt.Sprintf(", ⚠️ %d disturbed", fig.Disturbed)
+		line, fig := runLine(d, r, t, published[t], metricNames, rows)
+		valid, note := validCell(d, r, sf, t, fig)
+		if note != "" {
+			notes = append(notes, note)
 		}
 		table = append(table, append(line, valid))
 	}
@@ -556,6 +510,72 @@ func writeRun(d *doc, e *Experiment, r *Run, sf *scenario.File, rows []results.R
 		}
 		d.para("Invalid or missing cells (the commonest reason of each target):\n" + strings.Join(items, "\n"))
 	}
+	writeRunNotes(d, rows)
+}
+
+// runLine is target t's figures in a run's table, published beside measured, and its last figure.
+func runLine(d *doc, r *Run, t string, published *PublishedRow, metricNames []string, rows []results.Row) ([]string, Figure) {
+	as := "—"
+	if published != nil && published.As != "" {
+		as = published.As
+	}
+	line := []string{"`" + t + "`", as}
+	var fig Figure
+	for _, name := range metricNames {
+		m := MetricNamed(name)
+		pub := "—"
+		if published != nil {
+			if v, ok := published.AsWritten[name]; ok {
+				pub = d.literal(v)
+			} else if v, ok := published.Values[name]; ok {
+				pub = m.Format(v)
+			}
+		}
+		fig = FigureOf(rows, t, m)
+		line = append(line, pub, fig.Text())
+		if name == "throughput_rps" {
+			line = append(line, boundCell(r.Design, fig, rows))
+		}
+	}
+	return line, fig
+}
+
+// validCell is target t's valid trials as the claims count them (valid and trusted: a phase not
+// steady, a JIT still compiling, a calibration missed leave a valid trial out of every verdict),
+// and the note on its invalid or missing cells, if any.
+func validCell(d *doc, r *Run, sf *scenario.File, t string, fig Figure) (valid, note string) {
+	valid = fmt.Sprintf("%d/%d", fig.Valid(), fig.Loaded)
+	if n := len(fig.Distrusted); n > 0 {
+		row, _ := commonest(fig.Distrusted, func(r results.Row) string { return r.Distrust() })
+		valid += fmt.Sprintf(" (%d more valid but left out: %s)", n, row.Distrust())
+	}
+	if n := len(fig.LeftOut); n > 0 {
+		valid += fmt.Sprintf(" (%d more valid but left out: disturbed)", n)
+	}
+	switch {
+	case !slices.Contains(r.targetsIn(sf), t):
+		valid = "not in this run"
+	case fig.Loaded == 0 && fig.NotLoaded != "":
+		valid = "not loaded"
+		note = fmt.Sprintf("`%s`: %s", t, d.literal(fig.NotLoaded))
+	case fig.Loaded == 0:
+		valid = "not run"
+	case len(fig.Invalid) > 0:
+		row, n := commonest(fig.Invalid, invalidReason)
+		like := ""
+		if n < len(fig.Invalid) {
+			like = fmt.Sprintf(" (%d of its %d invalid trials failed so)", n, len(fig.Invalid))
+		}
+		note = fmt.Sprintf("`%s` trial %d%s: %s", t, row.Trial, like, d.literal(row.InvalidReason))
+	}
+	if fig.Disturbed > 0 {
+		valid += fmt.Sprintf(", ⚠️ %d disturbed", fig.Disturbed)
+	}
+	return valid, note
+}
+
+// writeRunNotes are the notes under a run's table: its disturbed cells, and its counts coarse.
+func writeRunNotes(d *doc, rows []results.Row) {
 	var disturbedNotes []string
 	for _, row := range rows {
 		if row.Loaded() && disturbed(row) {
