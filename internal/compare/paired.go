@@ -19,25 +19,25 @@ import (
 // one-sided tests whether it stayed within ±limit. Both kinds of p-value are adjusted for the
 // number of comparisons (Benjamini–Hochberg) before any verdict.
 
-// Verdict is what a paired run concludes about one gated metric of one cell.
-type Verdict string
+// Decision is what a paired run concludes about one gated metric of one cell.
+type Decision string
 
 const (
 	// Equivalent: the change's interval lies inside ±limit (two one-sided tests).
-	Equivalent Verdict = "equivalent"
+	Equivalent Decision = "equivalent"
 	// Improved: a significant change away from the limit, its interval short of the limit.
-	Improved Verdict = "improved"
+	Improved Decision = "improved"
 	// Regressed: a significant change past the limit in the gate's direction.
-	Regressed Verdict = "regressed"
+	Regressed Decision = "regressed"
 	// Inconclusive: none of these; more rounds would likely settle it (SuggestedRounds).
-	Inconclusive Verdict = "inconclusive"
+	Inconclusive Decision = "inconclusive"
 	// Untestable: the A/A control's noise is such that this run could not have detected a
 	// change of the limit's size: no pass can be vouched for.
-	Untestable Verdict = "untestable"
+	Untestable Decision = "untestable"
 )
 
 // Passes reports whether the verdict lets a gate pass.
-func (v Verdict) Passes() bool { return v == Equivalent || v == Improved }
+func (v Decision) Passes() bool { return v == Equivalent || v == Improved }
 
 // EquivalenceConfidence is the level of the change's interval: the two one-sided tests at alpha
 // 0.05 each hold exactly when the 90% interval lies inside ±limit.
@@ -78,7 +78,7 @@ type PairedChange struct {
 	// P is the signed-rank test's two-sided p-value of "no change", PEquivalent the larger of the
 	// two one-sided tests against ±limit; PAdj and PEquivalentAdj after Benjamini–Hochberg.
 	P, PAdj, PEquivalent, PEquivalentAdj float64
-	Verdict                              Verdict
+	Decision                              Decision
 	// SuggestedRounds are about how many rounds would settle an inconclusive verdict, from the
 	// spread observed; 0 when not inconclusive.
 	SuggestedRounds int
@@ -434,18 +434,18 @@ func judge(ch *PairedChange, alpha float64, m int) {
 	significant := ch.PAdj < alpha
 	switch {
 	case significant && bad(ch.Percent) >= limit:
-		ch.Verdict = Regressed
+		ch.Decision = Regressed
 	case ch.PEquivalentAdj < alpha:
-		ch.Verdict = Equivalent
+		ch.Decision = Equivalent
 	case significant && bad(ch.Percent) < 0 && worstBound < limit:
-		ch.Verdict = Improved
+		ch.Decision = Improved
 	default:
-		ch.Verdict = Inconclusive
+		ch.Decision = Inconclusive
 	}
-	if ch.Verdict != Regressed && ch.Detectable > limit {
-		ch.Verdict = Untestable
+	if ch.Decision != Regressed && ch.Detectable > limit {
+		ch.Decision = Untestable
 	}
-	if ch.Verdict == Inconclusive {
+	if ch.Decision == Inconclusive {
 		ch.SuggestedRounds = max(suggestRounds(ch, bad(ch.Percent)), fewestRounds(alpha, m))
 	}
 }
@@ -504,7 +504,7 @@ func (r PairedResult) Failures() []string {
 			out = append(out, fmt.Sprintf("%s: no valid trial of the candidate (%d of the baseline)", c.Name(), c.BaseValid))
 		}
 		for _, ch := range c.Changes {
-			if ch.Verdict == Regressed {
+			if ch.Decision == Regressed {
 				out = append(out, fmt.Sprintf("%s: %s regressed %s %s (p=%.3g adjusted) past %s", c.Name(), ch.Metric.Name, formatPercent(ch.Percent), intervalText(ch), ch.PAdj, ch.Gate))
 			}
 		}
@@ -528,7 +528,7 @@ func (r PairedResult) Undecided() []string {
 			}
 		}
 		for _, ch := range c.Changes {
-			switch ch.Verdict {
+			switch ch.Decision {
 			case Inconclusive:
 				// Rounds lost to invalid trials are lost again: ask for as many more trials.
 				trials := ch.SuggestedRounds
@@ -596,19 +596,19 @@ func (r PairedResult) Refused() []PairedCell {
 }
 
 // Counts is how many comparisons got each verdict.
-func (r PairedResult) Counts() map[Verdict]int {
-	n := map[Verdict]int{}
+func (r PairedResult) Counts() map[Decision]int {
+	n := map[Decision]int{}
 	for _, c := range r.Cells {
 		for _, ch := range c.Changes {
-			n[ch.Verdict]++
+			n[ch.Decision]++
 		}
 	}
 	return n
 }
 
-// Verdict is the run's: regressed when anything failed, inconclusive when anything is
+// Decision is the run's: regressed when anything failed, inconclusive when anything is
 // undecided, else equivalent (every gated metric equivalent or improved).
-func (r PairedResult) Verdict() Verdict {
+func (r PairedResult) Decision() Decision {
 	switch {
 	case len(r.Failures()) > 0:
 		return Regressed

@@ -50,7 +50,7 @@ func TestPairedVerdicts(t *testing.T) {
 		name      string
 		rows      []results.Row
 		gates     []Gate
-		want      Verdict
+		want      Decision
 		suggested bool // an inconclusive verdict suggests more rounds than it had
 	}{
 		// The drift between rounds (±4%) moves both sides alike: pairing leaves ±0.3%.
@@ -71,9 +71,9 @@ func TestPairedVerdicts(t *testing.T) {
 				t.Fatalf("cells %+v", res.Cells)
 			}
 			ch := res.Cells[0].Changes[0]
-			if ch.Verdict != c.want || (ch.SuggestedRounds > ch.Rounds) != c.suggested {
+			if ch.Decision != c.want || (ch.SuggestedRounds > ch.Rounds) != c.suggested {
 				t.Errorf("%s %+.2f%% [%+.2f, %+.2f] p %.4f (adj %.4f) equivalence p %.4f: %s, suggested %d after %d rounds; want %s",
-					ch.Metric.Name, ch.Percent, ch.Lo, ch.Hi, ch.P, ch.PAdj, ch.PEquivalentAdj, ch.Verdict, ch.SuggestedRounds, ch.Rounds, c.want)
+					ch.Metric.Name, ch.Percent, ch.Lo, ch.Hi, ch.P, ch.PAdj, ch.PEquivalentAdj, ch.Decision, ch.SuggestedRounds, ch.Rounds, c.want)
 			}
 			if !(ch.Lo <= ch.Percent && ch.Percent <= ch.Hi) {
 				t.Errorf("the estimate %+.2f%% lies outside its interval [%+.2f, %+.2f]", ch.Percent, ch.Lo, ch.Hi)
@@ -87,7 +87,7 @@ func TestPairedVerdicts(t *testing.T) {
 func TestBenjaminiHochbergBeforeVerdicts(t *testing.T) {
 	regressed := pairedRows("slow", 1.06, alternating(10, 0.04), alternating(10, 0.003), nil)
 	alone := AnalyzePaired("run.csv", regressed, PairedOptions{Alpha: 0.05, Gates: []Gate{{"p50", 5}}})
-	if v := alone.Cells[0].Changes[0].Verdict; v != Regressed {
+	if v := alone.Cells[0].Changes[0].Decision; v != Regressed {
 		t.Fatalf("alone: %s, want regressed", v)
 	}
 	rows := regressed
@@ -97,8 +97,8 @@ func TestBenjaminiHochbergBeforeVerdicts(t *testing.T) {
 	}
 	res := AnalyzePaired("run.csv", rows, PairedOptions{Alpha: 0.05, Gates: []Gate{{"p50", 5}}})
 	ch := res.Cells[0].Changes[0]
-	if res.Comparisons != 40 || ch.Verdict == Regressed || math.Abs(ch.PAdj-40*ch.P) > 1e-9 {
-		t.Errorf("%d comparisons; slow p %.4f adjusted %.4f: %s; want 40, adjusted ×40, not regressed", res.Comparisons, ch.P, ch.PAdj, ch.Verdict)
+	if res.Comparisons != 40 || ch.Decision == Regressed || math.Abs(ch.PAdj-40*ch.P) > 1e-9 {
+		t.Errorf("%d comparisons; slow p %.4f adjusted %.4f: %s; want 40, adjusted ×40, not regressed", res.Comparisons, ch.P, ch.PAdj, ch.Decision)
 	}
 }
 
@@ -215,7 +215,7 @@ func TestCandidateWithoutAValidTrial(t *testing.T) {
 	cases := []struct {
 		name    string
 		faults  []fault.Kind // of the candidate's trials
-		verdict Verdict
+		verdict Decision
 	}{
 		{"the generator was short every time", []fault.Kind{short, behind, short}, Inconclusive},
 		{"the candidate failed once", []fault.Kind{short, fault.Errors, short}, Regressed},
@@ -234,7 +234,7 @@ func TestCandidateWithoutAValidTrial(t *testing.T) {
 				}
 			}
 			res := AnalyzePaired("run.csv", rows, PairedOptions{Alpha: 0.05, Gates: []Gate{{"p50", 5}}})
-			if v := res.Verdict(); v != c.verdict {
+			if v := res.Decision(); v != c.verdict {
 				t.Errorf("verdict %s, want %s; failures %v, undecided %v", v, c.verdict, res.Failures(), res.Undecided())
 			}
 		})
@@ -298,8 +298,8 @@ func TestPairedVerdictWithoutPairsNamesSides(t *testing.T) {
 				c.spoil(&rows[i])
 			}
 			res := AnalyzePaired("run.csv", rows, PairedOptions{Alpha: 0.05, Gates: []Gate{{"p50", 5}}})
-			if u := strings.Join(res.Undecided(), "\n"); !strings.Contains(u, c.want) || res.Verdict() != Inconclusive {
-				t.Errorf("undecided %q, verdict %s; want %q, inconclusive", u, res.Verdict(), c.want)
+			if u := strings.Join(res.Undecided(), "\n"); !strings.Contains(u, c.want) || res.Decision() != Inconclusive {
+				t.Errorf("undecided %q, verdict %s; want %q, inconclusive", u, res.Decision(), c.want)
 			}
 		})
 	}
@@ -319,8 +319,8 @@ func TestTooFewRoundsSayWhy(t *testing.T) {
 	} {
 		rows := pairedRows("t", 1.5, alternating(c.rounds, 0.01), alternating(c.rounds, 0.01), nil)
 		res := AnalyzePaired("run.csv", rows, PairedOptions{Alpha: 0.05, Gates: []Gate{{"p50", 5}}})
-		if u := strings.Join(res.Undecided(), "\n"); !strings.Contains(u, c.want) || res.Verdict() != Inconclusive {
-			t.Errorf("%d rounds: undecided %q, verdict %s; want %q", c.rounds, u, res.Verdict(), c.want)
+		if u := strings.Join(res.Undecided(), "\n"); !strings.Contains(u, c.want) || res.Decision() != Inconclusive {
+			t.Errorf("%d rounds: undecided %q, verdict %s; want %q", c.rounds, u, res.Decision(), c.want)
 		}
 	}
 }

@@ -66,11 +66,11 @@ func (r PairedResult) tableRows() [][]string {
 			if i == 0 {
 				cell = name
 			}
-			verdict := string(ch.Verdict)
-			if ch.Verdict == Inconclusive {
+			verdict := string(ch.Decision)
+			if ch.Decision == Inconclusive {
 				verdict += fmt.Sprintf(" (~%d rounds)", ch.SuggestedRounds)
 				if ch.SuggestedRounds >= MaxSuggestedRounds {
-					verdict = string(ch.Verdict) + " (at the limit)"
+					verdict = string(ch.Decision) + " (at the limit)"
 				}
 			}
 			row := []string{cell, ch.Metric.Name + " (" + ch.Metric.Unit + ")",
@@ -110,13 +110,13 @@ func (r PairedResult) heading() string {
 func (r PairedResult) Notes() []string {
 	n := r.Counts()
 	var parts []string
-	for _, v := range []Verdict{Equivalent, Improved, Regressed, Inconclusive, Untestable} {
+	for _, v := range []Decision{Equivalent, Improved, Regressed, Inconclusive, Untestable} {
 		if n[v] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[v], v))
 		}
 	}
 	var notes []string
-	verdict := strings.ToUpper(string(r.Verdict()))
+	verdict := strings.ToUpper(string(r.Decision()))
 	if len(parts) > 0 {
 		verdict += ": " + strings.Join(parts, ", ")
 	}
@@ -202,10 +202,10 @@ func writePairedText(w io.Writer, r PairedResult) error {
 }
 
 // verdictMark is the markdown comment's sign for a verdict.
-var verdictMark = map[Verdict]string{Equivalent: "✅", Improved: "✅", Regressed: "❌", Inconclusive: "⚠️", Untestable: "⚠️"}
+var verdictMark = map[Decision]string{Equivalent: "✅", Improved: "✅", Regressed: "❌", Inconclusive: "⚠️", Untestable: "⚠️"}
 
 func writePairedMarkdown(w io.Writer, r PairedResult) error {
-	v := r.Verdict()
+	v := r.Decision()
 	h := r
 	h.File = safetext.Markdown(r.File)
 	fmt.Fprintf(w, "### %s iotbench: %s\n\n%s\n\n", verdictMark[v], v, h.heading())
@@ -250,7 +250,7 @@ func writePairedCSV(w io.Writer, r PairedResult) error {
 		for _, ch := range c.Changes {
 			cw.Write([]string{c.Scenario, c.Target, ch.Metric.Name, ch.Metric.Unit, num(ch.Base.Median), num(ch.Candidate.Median),
 				strconv.Itoa(ch.Rounds), num(ch.Percent), num(ch.Lo), num(ch.Hi), ch.Gate.String(), num(ch.P), num(ch.PAdj),
-				num(ch.PEquivalent), num(ch.PEquivalentAdj), string(ch.Verdict), strconv.Itoa(ch.SuggestedRounds),
+				num(ch.PEquivalent), num(ch.PEquivalentAdj), string(ch.Decision), strconv.Itoa(ch.SuggestedRounds),
 				strconv.Itoa(ch.AARounds), num(ch.NoiseFloor), num(ch.Detectable)})
 		}
 	}
@@ -272,7 +272,7 @@ type jsonPairedChange struct {
 	PAdjusted       float64  `json:"p_adjusted"`
 	PEquivalence    float64  `json:"p_equivalence"`
 	PEquivalenceAdj float64  `json:"p_equivalence_adjusted"`
-	Verdict         Verdict  `json:"verdict"`
+	Decision         Decision  `json:"verdict"`
 	SuggestedRounds int      `json:"suggested_rounds,omitempty"`
 	AARounds        int      `json:"aa_rounds"`
 	AANoisePct      *float64 `json:"aa_noise_pct"`
@@ -310,12 +310,12 @@ func writePairedJSON(w io.Writer, r PairedResult) error {
 		Alpha       float64          `json:"alpha"`
 		Gates       []string         `json:"gates"`
 		Comparisons int              `json:"comparisons"`
-		Verdict     Verdict          `json:"verdict"`
+		Decision     Decision          `json:"verdict"`
 		Cells       []jsonPairedCell `json:"cells"`
 		Failed      []string         `json:"failed"`
 		Undecided   []string         `json:"undecided"`
 		Notes       []string         `json:"notes"`
-	}{File: r.File, Paired: true, Alpha: r.Alpha, Gates: []string{}, Comparisons: r.Comparisons, Verdict: r.Verdict(),
+	}{File: r.File, Paired: true, Alpha: r.Alpha, Gates: []string{}, Comparisons: r.Comparisons, Decision: r.Decision(),
 		Cells: []jsonPairedCell{}, Failed: nonNil(r.Failures()), Undecided: nonNil(r.Undecided()), Notes: nonNil(r.Notes())}
 	for _, g := range r.Gates {
 		out.Gates = append(out.Gates, g.String())
@@ -334,7 +334,7 @@ func writePairedJSON(w io.Writer, r PairedResult) error {
 			jc.Changes = append(jc.Changes, jsonPairedChange{Metric: ch.Metric.Name, Unit: ch.Metric.Unit, Limit: ch.Gate.String(),
 				BaseMedian: finite(ch.Base.Median), CandidateMedian: finite(ch.Candidate.Median), Rounds: ch.Rounds,
 				ChangePct: finite(ch.Percent), LoPct: finite(ch.Lo), HiPct: finite(ch.Hi), P: ch.P, PAdjusted: ch.PAdj,
-				PEquivalence: ch.PEquivalent, PEquivalenceAdj: ch.PEquivalentAdj, Verdict: ch.Verdict, SuggestedRounds: ch.SuggestedRounds,
+				PEquivalence: ch.PEquivalent, PEquivalenceAdj: ch.PEquivalentAdj, Decision: ch.Decision, SuggestedRounds: ch.SuggestedRounds,
 				AARounds: ch.AARounds, AANoisePct: finite(ch.NoiseFloor), DetectablePct: finite(ch.Detectable)})
 		}
 		out.Cells = append(out.Cells, jc)

@@ -61,7 +61,7 @@ func TestPairedFindMaxJudgesMaxima(t *testing.T) {
 	for _, c := range []struct {
 		name       string
 		base, cand []int
-		want       Verdict
+		want       Decision
 	}{
 		{"the same maxima", drift, drift, Equivalent},
 		{"a third less", drift, scaled(drift, 0.66), Regressed},
@@ -74,8 +74,8 @@ func TestPairedFindMaxJudgesMaxima(t *testing.T) {
 				t.Fatalf("cells %+v; want the find-max cell judged on max", res.Cells)
 			}
 			cell, ch := res.Cells[0], res.Cells[0].Changes[0]
-			if ch.Metric.Name != "max" || ch.Verdict != c.want || ch.Rounds != len(c.base) {
-				t.Errorf("%s over %d rounds: %s; want %s over %d", ch.Metric.Name, ch.Rounds, ch.Verdict, c.want, len(c.base))
+			if ch.Metric.Name != "max" || ch.Decision != c.want || ch.Rounds != len(c.base) {
+				t.Errorf("%s over %d rounds: %s; want %s over %d", ch.Metric.Name, ch.Rounds, ch.Decision, c.want, len(c.base))
 			}
 			if cell.BaseTrials != len(c.base) || cell.BaseValid != len(c.base) || cell.Mismatches[0].Field != "image_id" || len(cell.Mismatches) != 1 {
 				t.Errorf("cell %+v: want %d searches a side, the steps' rates no mismatch", cell, len(c.base))
@@ -102,8 +102,8 @@ func TestPairedFindMaxRoundsWithoutMaximum(t *testing.T) {
 		t.Errorf("%d candidate maxima, %d rounds; want 7 and 7", c.CandValid, c.Changes[0].Rounds)
 	}
 	res = AnalyzePaired("run.csv", pairedSearchRows(base, make([]int, len(base))), PairedOptions{Alpha: 0.05, Gates: []Gate{{"max", -10}}})
-	if f := res.Failures(); len(f) != 1 || !strings.Contains(f[0], "no valid trial of the candidate") || res.Verdict() != Regressed {
-		t.Errorf("failures %q, verdict %s; want the candidate without a maximum failing", f, res.Verdict())
+	if f := res.Failures(); len(f) != 1 || !strings.Contains(f[0], "no valid trial of the candidate") || res.Decision() != Regressed {
+		t.Errorf("failures %q, verdict %s; want the candidate without a maximum failing", f, res.Decision())
 	}
 }
 
@@ -121,8 +121,8 @@ func TestVerdictsNeverRestOnDistrustedRows(t *testing.T) {
 	rows[0].Calibrated, rows[0].CalibrationWithin = true, false // the baseline of round 1
 	res := AnalyzePaired("run.csv", rows, PairedOptions{Alpha: 0.05, Gates: []Gate{{"p50", 5}}})
 	ch := res.Cells[0].Changes[0]
-	if ch.Rounds != 7 || ch.Verdict == Regressed {
-		t.Errorf("%d rounds, %s; want 7 rounds (3 left out), not regressed", ch.Rounds, ch.Verdict)
+	if ch.Rounds != 7 || ch.Decision == Regressed {
+		t.Errorf("%d rounds, %s; want 7 rounds (3 left out), not regressed", ch.Rounds, ch.Decision)
 	}
 	notes := strings.Join(res.Notes(), "\n")
 	for _, want := range []string{"s/t: valid trials left out of the baseline (1 calibration missed its limits)", "s/t: valid trials left out of the candidate (3 not steady)", "no one level to compare"} {

@@ -50,8 +50,8 @@ func (t Trend) String() string {
 	return fmt.Sprintf("%s %s %.3g %s per second over the measured phase", t.Figure, verb, math.Abs(t.Slope), t.Unit)
 }
 
-// Verdict is what the test found of a phase.
-type Verdict struct {
+// Judgement is what the test found of a phase.
+type Judgement struct {
 	// Judged is false when the phase had fewer than MinSeconds seconds to judge.
 	Judged bool
 	// Trends are the figures that changed significantly and by a large amount; none when steady.
@@ -59,11 +59,11 @@ type Verdict struct {
 }
 
 // Steady says the phase was judged and no figure trended.
-func (v Verdict) Steady() bool { return v.Judged && len(v.Trends) == 0 }
+func (v Judgement) Steady() bool { return v.Judged && len(v.Trends) == 0 }
 
 // String is the verdict in words: "not steady: p50 rose 2.1 ms per second over the measured
 // phase"; empty when steady or not judged.
-func (v Verdict) String() string {
+func (v Judgement) String() string {
 	if len(v.Trends) == 0 {
 		return ""
 	}
@@ -76,7 +76,7 @@ func (v Verdict) String() string {
 
 // Judge tests a measured phase's seconds. The last second is left out: the phase's end cuts it
 // short, and its few answers would read as a fall in throughput.
-func Judge(seconds []timeline.Second) Verdict {
+func Judge(seconds []timeline.Second) Judgement {
 	if len(seconds) > 0 {
 		seconds = seconds[:len(seconds)-1]
 	}
@@ -91,15 +91,15 @@ const WarmupAlpha = 0.05
 // JudgeWarmup tests a warm-up's latest complete seconds: steady when no figure trends (at
 // WarmupAlpha) by a change that, kept up over horizon seconds (the measured phase to come),
 // Judge would flag.
-func JudgeWarmup(seconds []timeline.Second, horizon int) Verdict {
+func JudgeWarmup(seconds []timeline.Second, horizon int) Judgement {
 	return judge(seconds, WarmupAlpha, horizon)
 }
 
 // judge flags each figure of seconds whose trend is significant at alpha and, over horizon
 // seconds, large.
-func judge(seconds []timeline.Second, alpha float64, horizon int) Verdict {
+func judge(seconds []timeline.Second, alpha float64, horizon int) Judgement {
 	if len(seconds) < MinSeconds {
-		return Verdict{}
+		return Judgement{}
 	}
 	var tput, p50, p99, errs []float64
 	for _, s := range seconds {
@@ -112,7 +112,7 @@ func judge(seconds []timeline.Second, alpha float64, horizon int) Verdict {
 			p99 = append(p99, ms(s.P99.Seconds()))
 		}
 	}
-	v := Verdict{Judged: true}
+	v := Judgement{Judged: true}
 	for _, f := range []struct {
 		name, unit string
 		xs         []float64
