@@ -78,7 +78,7 @@ type PairedChange struct {
 	// P is the signed-rank test's two-sided p-value of "no change", PEquivalent the larger of the
 	// two one-sided tests against ±limit; PAdj and PEquivalentAdj after Benjamini–Hochberg.
 	P, PAdj, PEquivalent, PEquivalentAdj float64
-	Decision                              Decision
+	Decision                             Decision
 	// SuggestedRounds are about how many rounds would settle an inconclusive verdict, from the
 	// spread observed; 0 when not inconclusive.
 	SuggestedRounds int

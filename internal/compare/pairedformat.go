@@ -272,7 +272,7 @@ type jsonPairedChange struct {
 	PAdjusted       float64  `json:"p_adjusted"`
 	PEquivalence    float64  `json:"p_equivalence"`
 	PEquivalenceAdj float64  `json:"p_equivalence_adjusted"`
-	Decision         Decision  `json:"verdict"`
+	Decision        Decision `json:"verdict"`
 	SuggestedRounds int      `json:"suggested_rounds,omitempty"`
 	AARounds        int      `json:"aa_rounds"`
 	AANoisePct      *float64 `json:"aa_noise_pct"`
@@ -310,7 +310,7 @@ func writePairedJSON(w io.Writer, r PairedResult) error {
 		Alpha       float64          `json:"alpha"`
 		Gates       []string         `json:"gates"`
 		Comparisons int              `json:"comparisons"`
-		Decision     Decision          `json:"verdict"`
+		Decision    Decision         `json:"verdict"`
 		Cells       []jsonPairedCell `json:"cells"`
 		Failed      []string         `json:"failed"`
 		Undecided   []string         `json:"undecided"`

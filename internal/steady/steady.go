@@ -61,7 +61,7 @@ type Judgement struct {
 // Steady says the phase was judged and no figure trended.
 func (v Judgement) Steady() bool { return v.Judged && len(v.Trends) == 0 }
 
-// String is the verdict in words: "not steady: p50 rose 2.1 ms per second over the measured
+// String is the judgement in words: "not steady: p50 rose 2.1 ms per second over the measured
 // phase"; empty when steady or not judged.
 func (v Judgement) String() string {
 	if len(v.Trends) == 0 {
