@@ -125,8 +125,10 @@ type request struct {
 	retried bool
 	expired bool // timed out, kept on its connection for its answer (keepLate)
 	wire    *wireRequest
-	// handshake is how long it waited for its connection's TLS handshake, on a helper.
-	handshake time.Duration
+	// free is when its connection became free for it (own.record): a connection handed back
+	// was free from its last answer's arrival, a new one from when it was connected (over TLS,
+	// its handshake done on a helper).
+	free time.Time
 }
 
 type ticket struct {

@@ -53,6 +53,9 @@ type conn struct {
 	wire           *tlsWire
 	handshaking    bool
 	hsBegan, ready time.Time
+	// helperWait is how long its handshake waited for a helper (hostinfo.BackgroundSlots at
+	// once): the generator's delay, not the connection's cost.
+	helperWait time.Duration
 }
 
 // connectTo makes addr the address connections are opened to. One address at a time: the
@@ -238,8 +241,9 @@ func (a *attacker) connected(c *conn) {
 		}
 		return // dialing until its helper is done (handshaken)
 	}
+	c.ready = time.Now()
 	if a.stats != nil {
-		a.stats.opened(time.Since(c.dialed), false)
+		a.stats.opened(c.ready.Sub(c.dialed), false)
 	}
 	a.dialing--
 	a.dials = deleteConn(a.dials, c)
@@ -300,20 +304,20 @@ func (a *attacker) send(c *conn, slot int32) {
 	r := &a.slots[slot]
 	r.c = c
 	c.state, c.slot = busy, slot
+	// A request that found no idle connection waited for one: for another request's answer on
+	// it, or for a new one to be opened (the target's accept; over TLS, the handshake). That
+	// wait is the target's or the connection's cost, not the generator's delay: its own share
+	// runs from when the connection was free (the answer's arrival in the kernel, the
+	// connection found open, less a handshake's wait for a helper, which is the generator's),
+	// so the loop's time to take it and write is counted.
+	r.free = c.arrival
+	if !c.reused {
+		r.free = c.ready.Add(-c.helperWait)
+	}
 	c.resp.reset(r.wire.head)
 	c.arrival, c.first = time.Time{}, time.Time{}
 	c.out = r.wire.bytes
-	r.handshake = 0
 	if c.tls != nil {
-		if !c.reused {
-			// The helper's handshake is the connection's cost (Connect), not the generator's
-			// delay; the wait for the loop to take the connection back is.
-			from := r.start
-			if c.hsBegan.After(from) {
-				from = c.hsBegan
-			}
-			r.handshake = max(c.ready.Sub(from), 0)
-		}
 		if !a.seal(c) {
 			return
 		}

@@ -225,13 +225,11 @@ func (a *attacker) h2send(c *conn, slot int32) {
 	h := c.h2
 	r := &a.slots[slot]
 	r.c = c
-	r.handshake = 0
-	if c.tls != nil && !c.reused {
-		from := r.start
-		if c.hsBegan.After(from) {
-			from = c.hsBegan
-		}
-		r.handshake = max(c.ready.Sub(from), 0)
+	// A stream shares its connection with others, whose frames keep its last arrival recent:
+	// only a new connection's opening (and handshake) is taken out of the generator's share.
+	r.free = time.Time{}
+	if !c.reused {
+		r.free = c.ready.Add(-c.helperWait)
 	}
 	c.reused = true
 	st := &h.streams[h.free[len(h.free)-1]]
@@ -632,7 +630,7 @@ func (a *attacker) h2finish(c *conn, st *h2stream) {
 	if sent.IsZero() {
 		sent = r.taken
 	} else if a.own != nil && !c.arrival.IsZero() {
-		a.own.record(r.start, r.handshake, r.written, c.arrival, done)
+		a.own.record(r.start, r.free, r.written, c.arrival, done)
 	}
 	if a.stats != nil {
 		a.stats.firstByteOf(r.start, st.first)

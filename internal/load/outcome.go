@@ -31,7 +31,7 @@ func (a *attacker) finish(c *conn) {
 	if sent.IsZero() { // answered before it was all written
 		sent = r.taken
 	} else if a.own != nil && !c.arrival.IsZero() && !r.expired {
-		a.own.record(r.start, r.handshake, r.written, c.arrival, done)
+		a.own.record(r.start, r.free, r.written, c.arrival, done)
 	}
 	if a.stats != nil && !r.expired {
 		a.stats.firstByteOf(r.start, c.first)

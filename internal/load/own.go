@@ -54,16 +54,20 @@ func (o *ownDelay) start(seq uint64, now time.Time) time.Time {
 	return o.began.Add(o.schedule.due(seq))
 }
 
-// record adds a request answered: responsible from start (its phase's), but for the time it
-// waited for its connection's handshake, written at written, its answer's last bytes received by
-// the kernel at arrival and read by the generator at now.
-func (o *ownDelay) record(start time.Time, handshake time.Duration, written, arrival, now time.Time) {
+// record adds a request answered: responsible from start (its phase's), or from when its
+// connection became free for it when that was later (the wait for a connection is the target's
+// or the connection's, not the generator's), written at written, its answer's last bytes
+// received by the kernel at arrival and read by the generator at now.
+func (o *ownDelay) record(start, free time.Time, written, arrival, now time.Time) {
 	// The phase by start alone: a warm-up request behind a handshake that ended after the
 	// boundary is still the warm-up's (the measured phase once counted one request too many).
 	if !o.boundary.IsZero() && !start.Before(o.boundary) {
 		o = o.measure
 	}
-	d := max(written.Sub(start.Add(handshake)), 0) + max(now.Sub(arrival), 0)
+	if free.After(start) {
+		start = free
+	}
+	d := max(written.Sub(start), 0) + max(now.Sub(arrival), 0)
 	o.sent(written)
 	o.rec.Record(d)
 	o.second.Add(now, d)

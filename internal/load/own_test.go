@@ -18,7 +18,7 @@ func TestOwnDelayCountsARequestInThePhaseItWasDueIn(t *testing.T) {
 	handshake := 5 * time.Millisecond
 	written := due.Add(handshake + 100*time.Microsecond)
 	arrival := written.Add(20 * time.Millisecond)
-	o.record(due, handshake, written, arrival, arrival.Add(50*time.Microsecond))
+	o.record(due, due.Add(handshake), written, arrival, arrival.Add(50*time.Microsecond))
 	warm, measured := o.summary(), o.measure.summary()
 	if warm.Count != 1 || measured.Count != 0 {
 		t.Fatalf("own delays: %d in the warm-up, %d in the measured phase; want the request in the warm-up it was due in", warm.Count, measured.Count)

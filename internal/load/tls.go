@@ -269,7 +269,7 @@ func (a *attacker) handshaken() {
 		// The connection's cost is its TCP connect and its handshake, not its wait in the queue
 		// for a helper (hostinfo.BackgroundSlots at once): that wait stays the generator's delay.
 		waited := max(d.began.Sub(c.hsBegan), 0)
-		c.hsBegan, c.ready = d.began, d.ready
+		c.hsBegan, c.ready, c.helperWait = d.began, d.ready, waited
 		cs := c.tls.ConnectionState()
 		if a.h2streams > 0 && cs.NegotiatedProtocol != "h2" {
 			a.closeConn(c)
