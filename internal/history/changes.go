@@ -118,7 +118,7 @@ func Failing(trends []Trend, limit float64) []Change {
 }
 
 // Formats are the outputs of WriteChanges.
-var Formats = []string{"text", "markdown", "json"}
+var Formats = []string{"table", "markdown", "json"}
 
 // WriteChanges writes the change points of trends in format (one of Formats).
 func WriteChanges(w io.Writer, trends []Trend, format string, d Detection) error {
