@@ -21,6 +21,7 @@ import (
 	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/timeline"
 	"github.com/iotbench/iotbench/internal/units"
@@ -107,9 +108,9 @@ func (r *Runner) load(ctx context.Context, cfg load.Config) (load.Result, error)
 // this machine's loopback.
 func (r *Runner) downstreamFor(c plan.Cell) (string, error) {
 	// The spec's is what verify asks for; a run's cells serve their request's.
-	protocol := load.Protocol(cmp.Or(c.Spec.Protocol, string(c.Load.Request.Protocol))).Or()
+	served := cmp.Or(c.Spec.Protocol, c.Load.Request.Protocol).Or()
 	ownTarget := c.Spec.Service == "" && r.RemoteHost == "" && c.Spec.Env["DOWNSTREAM_URL"] == ""
-	if !c.Load.Check.CallsDownstream && (protocol == load.HTTP1 || !ownTarget) {
+	if !c.Load.Check.CallsDownstream && (served == protocol.HTTP1 || !ownTarget) {
 		return "", nil
 	}
 	if r.downstream == nil {
@@ -649,7 +650,7 @@ func countRows(stores bool, baseURL string, req load.Request, db container.Datab
 		return nil
 	}
 	s := &storedRows{url: baseURL, db: db}
-	if req.Protocol.Or() != load.HTTP1 {
+	if req.Protocol.Or() != protocol.HTTP1 {
 		s.hc, s.err = verify.Client(req, 10*time.Second)
 	}
 	return s

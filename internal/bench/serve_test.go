@@ -7,19 +7,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/results"
-	"github.com/iotbench/iotbench/internal/tlscert"
 )
 
 // A run over TLS makes the run's certificates once, serves each cell over its protocol (checked
 // before load over it too), skips a cell whose protocol the image does not declare, and removes
 // the certificates when it ends.
 func TestRunOverEachProtocol(t *testing.T) {
-	declared := []string{tlscert.HTTP1, tlscert.HTTPS, tlscert.H2C}
+	declared := []protocol.Protocol{protocol.HTTP1, protocol.HTTPS, protocol.H2C}
 	f := &protocolLifecycle{declared: declared, serves: declared}
 	p := planFor("t", "t", "t", "t")
-	for i, pr := range []load.Protocol{load.HTTP1, load.HTTPS, load.H2, load.H2C} {
+	for i, pr := range []protocol.Protocol{protocol.HTTP1, protocol.HTTPS, protocol.H2, protocol.H2C} {
 		p.Cells[i].Scenario = string(pr)
 		p.Cells[i].Load.Request.Protocol = pr
 	}
@@ -49,7 +48,7 @@ func TestRunOverEachProtocol(t *testing.T) {
 	var dir string
 	for _, s := range f.specs {
 		// Plaintext HTTP/1.1 is a target's default: its spec says no protocol.
-		if !slices.Contains([]string{"", tlscert.HTTPS, tlscert.H2C}, s.Protocol) || (s.TLSDir != "") != tlscert.TLS(s.Protocol) {
+		if !slices.Contains([]protocol.Protocol{"", protocol.HTTPS, protocol.H2C}, s.Protocol) || (s.TLSDir != "") != s.Protocol.TLS() {
 			t.Errorf("spec protocol %q, certificates %q", s.Protocol, s.TLSDir)
 		}
 		if s.TLSDir != "" {
@@ -66,10 +65,10 @@ func TestRunOverEachProtocol(t *testing.T) {
 // over http1: over any other protocol it is given iotbench's downstream service, and verifies and
 // loads as it does over http1.
 func TestUndeclaredDownstreamCallOverEachProtocol(t *testing.T) {
-	declared := []string{tlscert.HTTP1, tlscert.HTTPS, tlscert.H2, tlscert.H2C}
+	declared := []protocol.Protocol{protocol.HTTP1, protocol.HTTPS, protocol.H2, protocol.H2C}
 	f := &protocolLifecycle{declared: declared, serves: declared, callsDownstream: true}
 	p := planFor("t", "t", "t", "t")
-	for i, pr := range []load.Protocol{load.HTTP1, load.HTTPS, load.H2, load.H2C} {
+	for i, pr := range []protocol.Protocol{protocol.HTTP1, protocol.HTTPS, protocol.H2, protocol.H2C} {
 		p.Cells[i].Scenario = string(pr)
 		p.Cells[i].Load.Request.Protocol = pr
 	}

@@ -2,16 +2,17 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/tlscert"
 	"github.com/iotbench/iotbench/internal/verify"
 )
@@ -19,7 +20,7 @@ import (
 // Verify starts each target of p in turn and checks it against the contract, once over each
 // protocol its image declares (container.LabelProtocols) among only (empty: all), in a fresh
 // container each time. It returns the names of the targets that failed over any of them.
-func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case, only []string) ([]string, error) {
+func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case, only []protocol.Protocol) ([]string, error) {
 	images, err := r.build(ctx, p)
 	if err != nil {
 		return nil, err
@@ -34,7 +35,7 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case, 
 			failed = append(failed, c.Target)
 			continue
 		}
-		protocols := []string{tlscert.HTTP1}
+		protocols := []protocol.Protocol{protocol.HTTP1}
 		if o, ok := r.Lifecycle.(container.Offerer); ok {
 			if protocols, err = o.Protocols(ctx, images.ids[c.Build.Tag()]); err != nil {
 				fmt.Fprintf(r.Log, "  FAIL %v\n", err)
@@ -43,19 +44,19 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case, 
 			}
 		}
 		ok := true
-		for _, protocol := range protocols {
-			if len(only) > 0 && !slices.Contains(only, protocol) {
+		for _, pr := range protocols {
+			if len(only) > 0 && !slices.Contains(only, pr) {
 				continue
 			}
-			pass, err := r.verifyOver(ctx, p, c, images, protocol, cases, len(protocols) > 1 || len(only) > 0)
+			pass, err := r.verifyOver(ctx, p, c, images, pr, cases, len(protocols) > 1 || len(only) > 0)
 			if err != nil {
 				return failed, err
 			}
 			ok = ok && pass
 		}
-		for _, protocol := range only {
-			if !slices.Contains(protocols, protocol) {
-				fmt.Fprintf(r.Log, "  skipped %s: %s does not serve it (its image declares %s in label %s)\n", protocol, c.Target, strings.Join(protocols, ", "), container.LabelProtocols)
+		for _, pr := range only {
+			if !slices.Contains(protocols, pr) {
+				fmt.Fprintf(r.Log, "  skipped %s: %s does not serve it (its image declares %s in label %s)\n", pr, c.Target, joined(protocols), container.LabelProtocols)
 			}
 		}
 		if !ok {
@@ -65,16 +66,16 @@ func (r *Runner) Verify(ctx context.Context, p *plan.Plan, cases []verify.Case, 
 	return failed, nil
 }
 
-// verifyOver starts c's target serving protocol and checks the contract over it; err is only
+// verifyOver starts c's target serving pr and checks the contract over it; err is only
 // cancellation.
-func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, images built, protocol string, cases []verify.Case, say bool) (bool, error) {
+func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, images built, pr protocol.Protocol, cases []verify.Case, say bool) (bool, error) {
 	if say {
-		fmt.Fprintf(r.Log, "  over %s\n", protocol)
+		fmt.Fprintf(r.Log, "  over %s\n", pr)
 	}
 	var set *tlscert.Set
-	if tlscert.TLS(protocol) {
+	if pr.TLS() {
 		if r.RemoteHost != "" {
-			fmt.Fprintf(r.Log, "  skipped %s: the run's certificates are on this machine, which the engine on %s cannot mount\n", protocol, r.RemoteHost)
+			fmt.Fprintf(r.Log, "  skipped %s: the run's certificates are on this machine, which the engine on %s cannot mount\n", pr, r.RemoteHost)
 			return true, nil
 		}
 		var err error
@@ -84,7 +85,7 @@ func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, imag
 		}
 		c.Spec.TLSDir = set.Dir
 	}
-	c.Spec.Protocol = protocol
+	c.Spec.Protocol = pr
 	in, nl, err := r.start(ctx, p, c, images, false)
 	if err != nil {
 		return false, err
@@ -94,7 +95,7 @@ func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, imag
 		return false, nil
 	}
 	ok := true
-	res, err := verify.RunOver(ctx, in.ctr.URL(), protocol, set, cases)
+	res, err := verify.RunOver(ctx, in.ctr.URL(), pr, set, cases)
 	if err != nil {
 		ok = false
 		fmt.Fprintf(r.Log, "  FAIL %v\n", err)
@@ -108,9 +109,9 @@ func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, imag
 		}
 	}
 	if in.db != nil {
-		req := load.Request{Protocol: load.Protocol(protocol)}
+		req := load.Request{Protocol: pr}
 		if set != nil {
-			req.TLS = set.ClientConfig(protocol)
+			req.TLS = &tls.Config{RootCAs: set.Pool}
 		}
 		if err := in.sameRows(ctx, req); err != nil {
 			ok = false

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/iotbench/iotbench/internal/container"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/tlscert"
 	"github.com/iotbench/iotbench/internal/verify"
 )
@@ -24,12 +25,12 @@ import (
 // its own /downstream in clear HTTP/1.1, and fails when the call does.
 type protocolLifecycle struct {
 	fakeLifecycle
-	declared, serves []string
+	declared, serves []protocol.Protocol
 	callsDownstream  bool
 	specs            []container.Spec
 }
 
-func (f *protocolLifecycle) Protocols(context.Context, string) ([]string, error) {
+func (f *protocolLifecycle) Protocols(context.Context, string) ([]protocol.Protocol, error) {
 	return f.declared, nil
 }
 
@@ -54,9 +55,9 @@ func (f *protocolLifecycle) Start(_ context.Context, s container.Spec) (containe
 		io.WriteString(w, `{"status":"UP","id":1}`) // health's, and the answer planFor's cells check
 	}))
 	switch p := s.Protocol; {
-	case !slices.Contains(f.serves, p) || p == tlscert.HTTP1:
+	case !slices.Contains(f.serves, p) || p == protocol.HTTP1:
 		srv.Start()
-	case p == tlscert.H2C:
+	case p == protocol.H2C:
 		var ps http.Protocols
 		ps.SetUnencryptedHTTP2(true)
 		srv.Config.Protocols = &ps
@@ -67,7 +68,7 @@ func (f *protocolLifecycle) Start(_ context.Context, s container.Spec) (containe
 			return nil, err
 		}
 		srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-		srv.EnableHTTP2 = p == tlscert.H2
+		srv.EnableHTTP2 = p == protocol.H2
 		srv.StartTLS()
 	}
 	return &fakeInstance{srv: srv, f: &f.fakeLifecycle}, nil
@@ -75,20 +76,20 @@ func (f *protocolLifecycle) Start(_ context.Context, s container.Spec) (containe
 
 func TestVerifyOverEachDeclaredProtocol(t *testing.T) {
 	health := []verify.Case{{Name: "health", Method: http.MethodGet, Path: "/health", Status: 200}}
-	all := []string{tlscert.HTTP1, tlscert.HTTPS, tlscert.H2, tlscert.H2C}
+	all := []protocol.Protocol{protocol.HTTP1, protocol.HTTPS, protocol.H2, protocol.H2C}
 	for _, c := range []struct {
 		name             string
-		declared, serves []string
+		declared, serves []protocol.Protocol
 		fails            bool
 	}{
 		{"serves all it declares", all, all, false},
-		{"declares h2 it does not serve", all, []string{tlscert.HTTP1, tlscert.HTTPS}, true},
+		{"declares h2 it does not serve", all, []protocol.Protocol{protocol.HTTP1, protocol.HTTPS}, true},
 		{"declares nothing: clear HTTP/1.1 alone", nil, nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := &protocolLifecycle{declared: c.declared, serves: c.serves}
 			if f.declared == nil {
-				f.declared = []string{tlscert.HTTP1}
+				f.declared = []protocol.Protocol{protocol.HTTP1}
 			}
 			var log strings.Builder
 			r := &Runner{Lifecycle: f, Log: &log}
@@ -103,10 +104,10 @@ func TestVerifyOverEachDeclaredProtocol(t *testing.T) {
 				t.Errorf("%d started, %d removed, want one each per declared protocol", len(f.specs), f.removed)
 			}
 			for i, s := range f.specs {
-				if s.Protocol != f.declared[i] || (s.TLSDir != "") != tlscert.TLS(s.Protocol) {
+				if s.Protocol != f.declared[i] || (s.TLSDir != "") != s.Protocol.TLS() {
 					t.Errorf("start %d: protocol %q, certificates %q", i, s.Protocol, s.TLSDir)
 				}
-				if (s.Env["DOWNSTREAM_URL"] != "") != (s.Protocol != tlscert.HTTP1) {
+				if (s.Env["DOWNSTREAM_URL"] != "") != (s.Protocol != protocol.HTTP1) {
 					t.Errorf("start %d (%s): DOWNSTREAM_URL %q: want iotbench's own downstream service exactly when not http1", i, s.Protocol, s.Env["DOWNSTREAM_URL"])
 				}
 			}

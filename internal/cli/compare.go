@@ -105,7 +105,7 @@ somewhere (0 with --allow-inconclusive). A gate that cannot decide never passes.
 	f := cmd.Flags()
 	f.Float64Var(&o.Alpha, "alpha", run.DefaultAlpha, "significance level of the Mann–Whitney test")
 	f.Float64Var(&o.NoisePct, "noise", 3, "percent: a smaller change of the median is never significant")
-	f.StringVar(&o.Format, "format", "text", "output: "+strings.Join(compare.Formats, ", "))
+	f.StringVar(&o.Format, "format", "table", "output: "+strings.Join(compare.Formats, ", "))
 	f.StringVar(&o.FailOn, "fail-on", "", "exit 1 when a change passes a limit, e.g. 'throughput:-5%,p99:+10%'")
 	f.StringSliceVar(&o.AllowMismatch, "allow-mismatch", nil, "compare cells differing in these fingerprint fields (alone: any)")
 	f.Lookup("allow-mismatch").NoOptDefVal = "*"
@@ -117,6 +117,7 @@ func runCompare(o *CompareOptions) error {
 	if !(o.Alpha > 0 && o.Alpha < 1) {
 		return usagef("--alpha %v: give a level between 0 and 1, e.g. 0.05", o.Alpha)
 	}
+	o.Format = tableFormat(o.Format, o.Streams.ErrOut)
 	if !slices.Contains(compare.Formats, o.Format) {
 		return usagef("--format %q: one of %s", o.Format, strings.Join(compare.Formats, ", "))
 	}

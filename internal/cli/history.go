@@ -100,7 +100,7 @@ run --history STORE adds a run's rows as it goes.`,
 			"  iotbench history changes --store history.db --limit 5\n  iotbench history changes --metric p99 --format markdown",
 			noArgs, func(o *HistoryOptions, c *cobra.Command) {
 				detection(o, c)
-				c.Flags().StringVar(&o.Format, "format", "text", "output: "+strings.Join(history.Formats, ", "))
+				c.Flags().StringVar(&o.Format, "format", "table", "output: "+strings.Join(history.Formats, ", "))
 				c.Flags().Float64Var(&o.Limit, "limit", 5, "percent: a regression this large in a newest window fails")
 			}),
 		sub("report", "report --html FILE", "Draw every series with its change points into an HTML page",
@@ -162,6 +162,7 @@ func historyRun(ctx context.Context, o *HistoryOptions) error {
 	}
 	switch o.Command {
 	case "changes":
+		o.Format = tableFormat(o.Format, o.Streams.ErrOut)
 		if !slices.Contains(history.Formats, o.Format) {
 			return usagef("--format %q: one of %s", o.Format, strings.Join(history.Formats, ", "))
 		}

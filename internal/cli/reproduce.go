@@ -196,18 +196,18 @@ beside the published figures. --format markdown is docs/experiments.md (make exp
 	f.StringVar(&o.File, "file", "scenarios.yaml", "scenario matrix")
 	f.StringVar(&o.Experiments, "experiments", "experiments.yaml", "the published experiments")
 	f.StringVar(&o.Results, "results", "results/experiments", "folder iotbench reproduce wrote to")
-	f.StringVar(&o.Format, "format", "text", "text or markdown")
+	f.StringVar(&o.Format, "format", "table", "table or markdown")
 	return cmd
 }
 
 func runClaims(o *ClaimsOptions) error {
 	format := experiment.Text
-	switch o.Format {
-	case "text":
+	switch tableFormat(o.Format, o.Streams.ErrOut) {
+	case "table":
 	case "markdown":
 		format = experiment.Markdown
 	default:
-		return flagErr("format", o.Format, errors.New("give text or markdown"))
+		return flagErr("format", o.Format, errors.New("give table or markdown"))
 	}
 	sf, ef, names, err := loadExperiments(o.File, o.Experiments, o.Names)
 	if err != nil {

@@ -76,7 +76,7 @@ func TestReproduceRefusesBeforeRunning(t *testing.T) {
 		{"bad trials", []string{"reproduce", "first", "--trials", "0"}, "--trials 0: must be at least 1"},
 		{"bad duration", []string{"reproduce", "first", "--duration", "10ms"}, "--duration 10ms"},
 		{"unknown run", []string{"reproduce", "first", "--runs", "corrected,ghost"}, "--runs ghost: no such run in first (its runs: published, corrected)"},
-		{"bad format", []string{"claims", "all", "--format", "html"}, "--format html: give text or markdown"},
+		{"bad format", []string{"claims", "all", "--format", "html"}, "--format html: give table or markdown"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -50,6 +50,16 @@ func usageError(err error) error { return exitcode.With(exitcode.Usage, err) }
 
 func usagef(format string, args ...any) error { return exitcode.Usagef(format, args...) }
 
+// tableFormat is format with "text", the terminal format's old name in compare, history changes
+// and claims, read as "table", its name in every command; a note on errOut says so.
+func tableFormat(format string, errOut io.Writer) string {
+	if format != "text" {
+		return format
+	}
+	fmt.Fprintln(errOut, "iotbench: --format text is now called table")
+	return "table"
+}
+
 // noArgs refuses arguments to a command that takes none: a usage error, such as a flag's value
 // given apart from a flag that takes none.
 func noArgs(cmd *cobra.Command, args []string) error {

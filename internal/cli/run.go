@@ -12,6 +12,7 @@ import (
 	"github.com/iotbench/iotbench/internal/history"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/run"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -365,7 +366,7 @@ func (o *RunOptions) setup() (run.Setup, error) {
 
 // protocol is the protocol settings the flags give.
 func (o *RunOptions) protocol() plan.Protocol {
-	p := plan.Protocol{Name: o.Protocol, H2Streams: o.H2Streams}
+	p := plan.Protocol{Name: protocol.Protocol(o.Protocol), H2Streams: o.H2Streams}
 	if o.set("tls-resumption") {
 		p.TLSResumption = &o.TLSResumption
 	}

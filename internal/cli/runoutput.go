@@ -103,7 +103,7 @@ func (o *RunOptions) verdictFormat() string {
 	if o.Format == "markdown" {
 		return "markdown"
 	}
-	return "text"
+	return "table"
 }
 
 // writeRunOutput prints the run's table (--format table) or its overview as --format asks, and

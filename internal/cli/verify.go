@@ -8,8 +8,8 @@ import (
 
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/run"
-	"github.com/iotbench/iotbench/internal/tlscert"
 	"github.com/spf13/cobra"
 )
 
@@ -68,8 +68,10 @@ With --docker-host, the targets run on that engine, as run's do (over clear-text
 }
 
 func runVerify(ctx context.Context, o *VerifyOptions) error {
-	for _, p := range o.Protocols {
-		if err := tlscert.Check(p); err != nil {
+	only := make([]protocol.Protocol, len(o.Protocols))
+	for i, name := range o.Protocols {
+		only[i] = protocol.Protocol(name).Or()
+		if err := protocol.Check(only[i]); err != nil {
 			return exitcode.Flag("protocol", strings.Join(o.Protocols, ","), err)
 		}
 	}
@@ -81,7 +83,7 @@ func runVerify(ctx context.Context, o *VerifyOptions) error {
 	defer runs.Close()
 	failed, total, err := runs.Verify(ctx, run.Verification{File: o.File, Targets: o.Targets, Payload: doc,
 		Overrides: plan.Overrides{CPUs: o.CPUs, Memory: o.Memory, DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool},
-		Engine:    o.DockerHost, CABundle: o.CABundle, Protocols: o.Protocols, Log: o.Streams.ErrOut})
+		Engine:    o.DockerHost, CABundle: o.CABundle, Protocols: only, Log: o.Streams.ErrOut})
 	if err != nil {
 		return err
 	}

@@ -347,7 +347,7 @@ func TestFindMaxCellsCompareTheirMaxima(t *testing.T) {
 				t.Errorf("max change %+v, want significant and gated %v", ch, c.wantSignif)
 			}
 			var b strings.Builder
-			if err := Write(&b, r, "text"); err != nil {
+			if err := Write(&b, r, "table"); err != nil {
 				t.Fatal(err)
 			}
 			for _, want := range []string{"max (rps)", c.wantText, "are compared on the maxima of their searches"} {

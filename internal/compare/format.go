@@ -16,13 +16,13 @@ import (
 )
 
 // Formats are the output formats of Write.
-var Formats = []string{"text", "markdown", "csv", "json"}
+var Formats = []string{"table", "markdown", "csv", "json"}
 
-// Write renders r in format. text and markdown carry the notes under the table; csv is the table
+// Write renders r in format. table and markdown carry the notes under the table; csv is the table
 // alone (the caller shows Notes elsewhere); json carries them in its "notes" field.
 func Write(w io.Writer, r Result, format string) error {
 	switch format {
-	case "text":
+	case "table":
 		return writeText(w, r)
 	case "markdown":
 		return writeMarkdown(w, r)

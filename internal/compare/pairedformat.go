@@ -17,7 +17,7 @@ import (
 // WritePaired renders a paired run's verdicts in format (one of Formats), as Write does.
 func WritePaired(w io.Writer, r PairedResult, format string) error {
 	switch format {
-	case "text":
+	case "table":
 		return writePairedText(w, r)
 	case "markdown":
 		return writePairedMarkdown(w, r)

@@ -81,7 +81,7 @@ func TestPairedFindMaxJudgesMaxima(t *testing.T) {
 				t.Errorf("cell %+v: want %d searches a side, the steps' rates no mismatch", cell, len(c.base))
 			}
 			var b strings.Builder
-			if err := WritePaired(&b, res, "text"); err != nil {
+			if err := WritePaired(&b, res, "table"); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(b.String(), "judged on their searches' maxima, round by round") {

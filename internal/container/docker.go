@@ -7,7 +7,6 @@ package container
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/tlscert"
@@ -119,10 +119,10 @@ type Spec struct {
 	// Service is the base URL of a service iotbench did not start (Running); empty for a
 	// container.
 	Service string
-	// Protocol is what the target serves on Port (tlscert.HTTP1 when empty), told by env
-	// tlscert.EnvProtocol; TLSDir holds the run's certificates (tlscert.New), mounted read-only
+	// Protocol is what the target serves on Port (protocol.HTTP1 when empty), told by env
+	// protocol.Env; TLSDir holds the run's certificates (tlscert.New), mounted read-only
 	// at tlscert.MountDir when set. A TLS protocol needs TLSDir.
-	Protocol string
+	Protocol protocol.Protocol
 	TLSDir   string
 }
 
@@ -280,8 +280,8 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 		return nil, fmt.Errorf("target %s: %w", s.Target, err)
 	}
 	env := []string{"PORT=" + strconv.Itoa(s.Port), "BIND_ADDRESS=" + d.bindAddress()}
-	if s.Protocol != "" && s.Protocol != tlscert.HTTP1 {
-		env = append(env, tlscert.EnvProtocol+"="+s.Protocol)
+	if s.Protocol.Or() != protocol.HTTP1 {
+		env = append(env, protocol.Env+"="+string(s.Protocol))
 	}
 	for k, v := range s.Env {
 		env = append(env, k+"="+v)
@@ -302,7 +302,7 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the %s container: %w", s.Target, err)
 	}
-	inst := &dockerInstance{d: d, id: created.ID, url: tlscert.Scheme(s.Protocol) + "://" + net.JoinHostPort(d.bindAddress(), strconv.Itoa(s.Port)), hc: hc}
+	inst := &dockerInstance{d: d, id: created.ID, url: s.Protocol.Scheme() + "://" + net.JoinHostPort(d.bindAddress(), strconv.Itoa(s.Port)), hc: hc}
 	begin := time.Now()
 	if _, err := d.c.ContainerStart(cctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		inst.Remove(context.WithoutCancel(ctx))
@@ -384,12 +384,12 @@ func tlsBinds(s Spec) []string {
 // folder on this machine: an engine on another host cannot mount them.
 func (d *Docker) protocolClient(s Spec) (*http.Client, error) {
 	hc := healthClient()
-	p := cmp.Or(s.Protocol, tlscert.HTTP1)
-	if p == tlscert.HTTP1 {
+	p := s.Protocol.Or()
+	if p == protocol.HTTP1 {
 		return hc, nil
 	}
 	var set *tlscert.Set
-	if tlscert.TLS(p) {
+	if p.TLS() {
 		if s.TLSDir == "" {
 			return nil, fmt.Errorf("protocol %s needs the run's certificates, and none were made", p)
 		}

@@ -180,7 +180,7 @@ func unusableText(points []Point) string {
 }
 
 // Formats are the outputs of WriteChanges.
-var Formats = []string{"text", "markdown", "json"}
+var Formats = []string{"table", "markdown", "json"}
 
 // WriteChanges writes the change points of trends in format (one of Formats), and the lines of
 // Undecided.

@@ -28,6 +28,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/latency"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/sampling"
 	"github.com/iotbench/iotbench/internal/timeline"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -71,7 +72,7 @@ type Request struct {
 	// with the request, never as process state, so that no run can widen another's.
 	Remote string
 	// Protocol is what the engine speaks (empty: HTTP1); the URL's scheme is its Scheme.
-	Protocol Protocol `json:",omitempty"`
+	Protocol protocol.Protocol `json:",omitempty"`
 	// TLS carries the run's CA (RootCAs) for a protocol over TLS; the engine sets the rest (TLS
 	// 1.3, ALPN, the session cache). Not serialised: each process makes its own from the run's CA.
 	TLS *tls.Config `json:"-"`
@@ -436,7 +437,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer a.close()
 	if req := cfg.Request; req.Protocol.TLS() {
 		u, _ := url.Parse(cfg.urls()[0])
-		a.tls.conf = clientTLS(req.TLS, req.Protocol, req.Resume, u.Hostname())
+		var sessions tls.ClientSessionCache // nil: every handshake is full
+		if req.Resume {
+			sessions = tls.NewLRUClientSessionCache(MaxInFlight)
+		}
+		a.tls.conf = protocol.ClientTLS(req.TLS, req.Protocol, sessions, u.Hostname())
 	}
 	a.fresh = cfg.Request.NewConnection
 	if req := cfg.Request; req.Protocol.HTTP2() {

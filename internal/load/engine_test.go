@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/protocol"
 )
 
 // stub is an in-process server with a fixed service time that fails every failEvery-th request
@@ -362,13 +364,13 @@ func TestConfigErrors(t *testing.T) {
 		{"no model", func(c *Config) { c.Model.Rate = 0 }, "set a rate"},
 		{"no duration", func(c *Config) { c.Duration = 0 }, "duration"},
 		{"remote host", func(c *Config) { c.Request.URL = "http://10.0.0.1:8080/" }, "loopback only"},
-		{"https without the run's CA", func(c *Config) { c.Request.URL, c.Request.Protocol = "https://127.0.0.1/", HTTPS }, "https needs the run's CA"},
+		{"https without the run's CA", func(c *Config) { c.Request.URL, c.Request.Protocol = "https://127.0.0.1/", protocol.HTTPS }, "https needs the run's CA"},
 		{"an https URL for http1", func(c *Config) { c.Request.URL = "https://127.0.0.1/" }, "protocol http1 speaks to http:// URLs"},
 		{"TLS for http1", func(c *Config) { c.Request.TLS = &tls.Config{} }, "plaintext: no TLS settings"},
 		{"h3", func(c *Config) { c.Request.Protocol = "h3" }, `protocol "h3": HTTP/3 is not supported; use http1, https, h2 or h2c`},
 		{"streams for http1", func(c *Config) { c.Request.Streams = 4 }, "streams per connection are HTTP/2's"},
 		{"too many streams in flight", func(c *Config) {
-			c.Model.Rate, c.Model.Connections, c.Request.Protocol, c.Request.Streams = 0, 100, H2C, 101
+			c.Model.Rate, c.Model.Connections, c.Request.Protocol, c.Request.Streams = 0, 100, protocol.H2C, 101
 		}, "100 connections × 101 streams: 10100 requests in flight, over the 10000"},
 		{"other scheme", func(c *Config) { c.Request.URL = "ftp://127.0.0.1/" }, "only http:// and https://"},
 		{"remote https", func(c *Config) { c.Request.URL = "https://10.0.0.1:8443/" }, "loopback only"},

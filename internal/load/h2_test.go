@@ -17,6 +17,8 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/h2c"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/iotbench/iotbench/internal/protocol"
 )
 
 // h2cServer serves h in plaintext HTTP/2 (prior knowledge), counting its connections and the
@@ -60,7 +62,7 @@ func TestH2COpenLoopMeasuresServiceTime(t *testing.T) {
 	s := &stub{delay: 20 * time.Millisecond}
 	url, n := serveH2C(t, s)
 	cfg := config(url, Model{Rate: 200, ExpectedLatency: 20 * time.Millisecond}, 2*time.Second)
-	cfg.Request.Protocol, cfg.Request.Streams = H2C, 10
+	cfg.Request.Protocol, cfg.Request.Streams = protocol.H2C, 10
 	cfg.Warmup = 300 * time.Millisecond
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -95,7 +97,7 @@ func TestH2CClosedLoopFillsStreams(t *testing.T) {
 	s := &stub{delay: 10 * time.Millisecond}
 	url, n := serveH2C(t, s)
 	cfg := config(url, Model{Connections: 2}, time.Second)
-	cfg.Request.Protocol, cfg.Request.Streams = H2C, 8
+	cfg.Request.Protocol, cfg.Request.Streams = protocol.H2C, 8
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +118,7 @@ func TestH2CClosedLoopFillsStreams(t *testing.T) {
 func TestH2CTimeouts(t *testing.T) {
 	url, _ := serveH2C(t, &stub{delay: 300 * time.Millisecond})
 	cfg := config(url, Model{Rate: 20, ExpectedLatency: time.Millisecond}, 500*time.Millisecond)
-	cfg.Request.Protocol, cfg.Request.Streams = H2C, 4
+	cfg.Request.Protocol, cfg.Request.Streams = protocol.H2C, 4
 	cfg.Timeout = 100 * time.Millisecond
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -131,7 +133,7 @@ func TestH2OverTLS(t *testing.T) {
 	s := &stub{delay: 5 * time.Millisecond}
 	ts := serveTLS(t, s, true)
 	cfg := tlsConfig(ts, Model{Rate: 100, ExpectedLatency: 5 * time.Millisecond}, time.Second, true)
-	cfg.Request.Protocol, cfg.Request.Streams = H2, 4
+	cfg.Request.Protocol, cfg.Request.Streams = protocol.H2, 4
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +155,7 @@ func TestH2OverTLS(t *testing.T) {
 func TestH2RefusedByALPN(t *testing.T) {
 	ts := serveTLS(t, &stub{}, false)
 	cfg := tlsConfig(ts, Model{Rate: 20, ExpectedLatency: time.Millisecond}, 250*time.Millisecond, false)
-	cfg.Request.Protocol = H2
+	cfg.Request.Protocol = protocol.H2
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +174,7 @@ func TestH2RefusedByALPN(t *testing.T) {
 func TestH2CNewConnectionPerRequest(t *testing.T) {
 	url, n := serveH2C(t, &stub{})
 	cfg := config(url, Model{Rate: 50, ExpectedLatency: time.Millisecond}, 500*time.Millisecond)
-	cfg.Request.Protocol, cfg.Request.Streams, cfg.Request.NewConnection = H2C, 4, true
+	cfg.Request.Protocol, cfg.Request.Streams, cfg.Request.NewConnection = protocol.H2C, 4, true
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +233,7 @@ func TestH2CTableSizeUpdateOnEveryBlock(t *testing.T) {
 		}
 	}()
 	cfg := config("http://"+ln.Addr().String()+"/", Model{Connections: 1}, 300*time.Millisecond)
-	cfg.Request.Protocol, cfg.Request.Streams = H2C, 1
+	cfg.Request.Protocol, cfg.Request.Streams = protocol.H2C, 1
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/hostinfo"
+	"github.com/iotbench/iotbench/internal/protocol"
 )
 
 // tlsServer is an in-process https server (TLS 1.3 and, when h2, HTTP/2 by ALPN) in front of h,
@@ -67,7 +68,7 @@ func init() { helperPriority = func() {} }
 
 func tlsConfig(ts *tlsServer, m Model, d time.Duration, resume bool) Config {
 	cfg := config(ts.URL, m, d)
-	cfg.Request.Protocol, cfg.Request.TLS, cfg.Request.Resume = HTTPS, &tls.Config{RootCAs: ts.roots}, resume
+	cfg.Request.Protocol, cfg.Request.TLS, cfg.Request.Resume = protocol.HTTPS, &tls.Config{RootCAs: ts.roots}, resume
 	return cfg
 }
 
@@ -241,7 +242,7 @@ func TestHTTPSUntrustedServer(t *testing.T) {
 func TestHTTPSNeedsItsConfiguration(t *testing.T) {
 	ts := serveTLS(t, &stub{}, false)
 	cfg := config(ts.URL, Model{Rate: 10}, time.Second)
-	cfg.Request.Protocol = HTTPS
+	cfg.Request.Protocol = protocol.HTTPS
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "https needs the run's CA") {
 		t.Errorf("https without a TLS configuration: %v", err)
 	}
@@ -301,7 +302,7 @@ func TestHTTPSAllocatesLittlePerRequest(t *testing.T) {
 	url, roots := rawTLSServer(t)
 	allocated := func(du time.Duration) (float64, int64) {
 		cfg := config(url, Model{Connections: 4}, du)
-		cfg.Request.Protocol, cfg.Request.TLS = HTTPS, &tls.Config{RootCAs: roots}
+		cfg.Request.Protocol, cfg.Request.TLS = protocol.HTTPS, &tls.Config{RootCAs: roots}
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
@@ -357,7 +358,7 @@ func TestHTTPSHandshakeTimeout(t *testing.T) {
 		}
 	}()
 	cfg := config("https://"+ln.Addr().String()+"/", Model{Rate: 20, ExpectedLatency: time.Millisecond}, 250*time.Millisecond)
-	cfg.Request.Protocol, cfg.Request.TLS = HTTPS, &tls.Config{RootCAs: x509.NewCertPool()}
+	cfg.Request.Protocol, cfg.Request.TLS = protocol.HTTPS, &tls.Config{RootCAs: x509.NewCertPool()}
 	cfg.Timeout = 200 * time.Millisecond
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
@@ -381,7 +382,7 @@ func TestHTTPSServerClosesIdleConnections(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AddCert(srv.Certificate())
 	cfg := config(srv.URL, Model{Rate: 10, ExpectedLatency: time.Millisecond}, time.Second)
-	cfg.Request.Protocol, cfg.Request.TLS = HTTPS, &tls.Config{RootCAs: roots}
+	cfg.Request.Protocol, cfg.Request.TLS = protocol.HTTPS, &tls.Config{RootCAs: roots}
 	cfg.Request.Method, cfg.Request.Body = http.MethodGet, nil // replayable
 	res, err := Run(context.Background(), cfg)
 	if err != nil {

@@ -227,7 +227,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
-	if err := o.Protocol.apply(&req, Protocol{Name: string(s.Protocol), H2Streams: s.H2Streams, TLSResumption: s.TLSResumption}); err != nil {
+	if err := o.Protocol.apply(&req, Protocol{Name: s.Protocol, H2Streams: s.H2Streams, TLSResumption: s.TLSResumption}); err != nil {
 		return nil, err
 	}
 	req.NewConnection = s.Load.NewConnection

@@ -7,14 +7,14 @@ import (
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/protocol"
 )
 
 // Protocol is how the generator speaks to a target: a scenario's settings, or the command
 // line's (which override them).
 type Protocol struct {
-	// Name is the protocol (load.Protocols); empty: the scenario's, else http1 (or https for an
-	// https:// --url).
-	Name string
+	// Name is the protocol; empty: the scenario's, else http1 (or https for an https:// --url).
+	Name protocol.Protocol
 	// H2Streams is an HTTP/2 connection's concurrent streams; 0: the scenario's, else 1.
 	H2Streams int
 	// TLSResumption, when set, turns TLS session resumption on or off.
@@ -24,11 +24,11 @@ type Protocol struct {
 // apply sets r's protocol settings: base's, overridden by o's. The TLS configuration (the run's
 // CA) is the run's to give.
 func (o Protocol) apply(r *load.Request, base Protocol) error {
-	name := load.Protocol(base.Name)
+	name := base.Name
 	if o.Name != "" {
-		name = load.Protocol(o.Name)
-		if err := load.CheckProtocol(name); err != nil {
-			return &OverrideError{"protocol", o.Name, fmt.Errorf("%s", trimProtocol(err))}
+		name = o.Name
+		if err := protocol.Check(name); err != nil {
+			return &OverrideError{"protocol", string(o.Name), fmt.Errorf("%s", trimProtocol(err))}
 		}
 	}
 	name = name.Or()
@@ -65,7 +65,7 @@ func trimProtocol(err error) string {
 }
 
 // TargetURL is base (a target's http:// address) with p's scheme.
-func TargetURL(base string, p load.Protocol) string {
+func TargetURL(base string, p protocol.Protocol) string {
 	u, err := url.Parse(base)
 	if err != nil {
 		return base
@@ -82,12 +82,12 @@ func urlProtocol(raw string, o Protocol) (Protocol, error) {
 	}
 	if o.Name == "" {
 		if u.Scheme == "https" {
-			o.Name = string(load.HTTPS)
+			o.Name = protocol.HTTPS
 		}
 		return o, nil
 	}
-	if p := load.Protocol(o.Name); load.CheckProtocol(p) == nil && p.Scheme() != u.Scheme {
-		return o, &OverrideError{"protocol", o.Name, fmt.Errorf("speaks to %s:// URLs, and --url is %s", p.Scheme(), raw)}
+	if p := o.Name; protocol.Check(p) == nil && p.Scheme() != u.Scheme {
+		return o, &OverrideError{"protocol", string(p), fmt.Errorf("speaks to %s:// URLs, and --url is %s", p.Scheme(), raw)}
 	}
 	return o, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/golden"
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
 
@@ -22,15 +23,15 @@ func TestProtocolSettings(t *testing.T) {
 		o        Protocol
 		want     load.Request
 	}{
-		{"plain", Protocol{}, load.Request{Protocol: load.HTTP1}},
-		{"tls", Protocol{}, load.Request{Protocol: load.HTTPS}},
-		{"tls", Protocol{TLSResumption: &on}, load.Request{Protocol: load.HTTPS, Resume: true}},
-		{"tls-handshake", Protocol{}, load.Request{Protocol: load.HTTPS, NewConnection: true}},
-		{"h2", Protocol{}, load.Request{Protocol: load.H2, Streams: 10, Resume: true}},
-		{"h2", Protocol{H2Streams: 3, TLSResumption: &off}, load.Request{Protocol: load.H2, Streams: 3}},
-		{"h2", Protocol{Name: "h2c"}, load.Request{Protocol: load.H2C, Streams: 10}},
-		{"h2", Protocol{Name: "http1"}, load.Request{Protocol: load.HTTP1}},
-		{"plain", Protocol{Name: "h2c", H2Streams: 100}, load.Request{Protocol: load.H2C, Streams: 100}},
+		{"plain", Protocol{}, load.Request{Protocol: protocol.HTTP1}},
+		{"tls", Protocol{}, load.Request{Protocol: protocol.HTTPS}},
+		{"tls", Protocol{TLSResumption: &on}, load.Request{Protocol: protocol.HTTPS, Resume: true}},
+		{"tls-handshake", Protocol{}, load.Request{Protocol: protocol.HTTPS, NewConnection: true}},
+		{"h2", Protocol{}, load.Request{Protocol: protocol.H2, Streams: 10, Resume: true}},
+		{"h2", Protocol{H2Streams: 3, TLSResumption: &off}, load.Request{Protocol: protocol.H2, Streams: 3}},
+		{"h2", Protocol{Name: "h2c"}, load.Request{Protocol: protocol.H2C, Streams: 10}},
+		{"h2", Protocol{Name: "http1"}, load.Request{Protocol: protocol.HTTP1}},
+		{"plain", Protocol{Name: "h2c", H2Streams: 100}, load.Request{Protocol: protocol.H2C, Streams: 100}},
 	} {
 		p, err := Make(f, tc.scenario, Overrides{Protocol: tc.o}, []int{0, 1})
 		if err != nil {
@@ -42,7 +43,7 @@ func TestProtocolSettings(t *testing.T) {
 			t.Errorf("%s %+v: protocol %s, %d streams, resume %v, new connections %v; want %+v", tc.scenario, tc.o, r.Protocol, r.Streams, r.Resume, r.NewConnection, tc.want)
 		}
 	}
-	if got := TargetURL("http://127.0.0.1:8080", load.H2) + "/x"; got != "https://127.0.0.1:8080/x" {
+	if got := TargetURL("http://127.0.0.1:8080", protocol.H2) + "/x"; got != "https://127.0.0.1:8080/x" {
 		t.Errorf("h2's target URL %s", got)
 	}
 }
@@ -89,7 +90,7 @@ func TestProtocolErrorsAreGolden(t *testing.T) {
 	}
 	golden.Check(t, filepath.Join("testdata", "protocol-errors.golden"), out)
 	p, err := MakeAdHoc(AdHoc{URL: "https://127.0.0.1:8443/x", Model: load.Model{Rate: 1}, Trials: 1})
-	if err != nil || p.Cells[0].Load.Request.Protocol != load.HTTPS {
+	if err != nil || p.Cells[0].Load.Request.Protocol != protocol.HTTPS {
 		t.Errorf("--url https://: %v, want https", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/protocol"
 )
 
 // Field is one setting of a row, named as its CSV column.
@@ -84,7 +85,7 @@ var AddedSettings = map[string]string{
 	"stages":     "",
 	"think":      "",
 	// Plaintext HTTP/1.1, a connection kept for many requests: every row before the columns.
-	"protocol":       ProtocolHTTP1,
+	"protocol":       string(protocol.HTTP1),
 	"tls_resumption": "",
 	"h2_streams":     "0",
 	"new_connection": "false",

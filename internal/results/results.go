@@ -13,6 +13,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/fault"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/safetext"
 )
 
@@ -184,7 +185,7 @@ type Row struct {
 	// limits than it was given); "; "-separated.
 	Warnings string
 
-	// Protocol is what the generator spoke (load.Protocols); empty in rows older than the
+	// Protocol is what the generator spoke (protocol.All); empty in rows older than the
 	// column, which spoke http1. TLSResumption is "true" or "false" over TLS, empty otherwise;
 	// H2Streams the streams of an HTTP/2 connection (0 otherwise); NewConnection, whether every
 	// request took a new connection.
@@ -205,18 +206,10 @@ type Row struct {
 }
 
 // ProtocolName is the row's protocol: http1 for rows older than the column.
-func (r Row) ProtocolName() string {
-	if r.Protocol == "" {
-		return ProtocolHTTP1
-	}
-	return r.Protocol
-}
-
-// ProtocolHTTP1 is plaintext HTTP/1.1, the protocol of every row before the protocol column.
-const ProtocolHTTP1 = "http1"
+func (r Row) ProtocolName() string { return string(protocol.Protocol(r.Protocol).Or()) }
 
 // OverTLS says whether the row's protocol runs over TLS.
-func (r Row) OverTLS() bool { return r.Protocol == "https" || r.Protocol == "h2" }
+func (r Row) OverTLS() bool { return protocol.Protocol(r.Protocol).TLS() }
 
 // HandshakesPerSecond is the TLS handshakes made per second of the measured phase; 0 in plaintext.
 func (r Row) HandshakesPerSecond() float64 {
@@ -559,12 +552,11 @@ var columns = []column{
 			return nil
 		}}), 9},
 	{"protocol", codec{func(r *Row) string { return r.Protocol }, func(r *Row, v string) error {
-		switch v {
-		case "", "http1", "https", "h2", "h2c":
-			r.Protocol = v
-			return nil
+		if protocol.Check(protocol.Protocol(v)) != nil {
+			return errors.New("http1, https, h2, h2c or empty")
 		}
-		return errors.New("http1, https, h2, h2c or empty")
+		r.Protocol = v
+		return nil
 	}}, 10},
 	{"tls_resumption", codec{func(r *Row) string { return r.TLSResumption }, func(r *Row, v string) error {
 		if v != "" && v != "true" && v != "false" {

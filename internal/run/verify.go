@@ -7,6 +7,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/bench"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/iotbench/iotbench/internal/verify"
 )
@@ -22,7 +23,7 @@ type Verification struct {
 	// Engine and CABundle are as a run's (Setup).
 	Engine, CABundle string
 	// Protocols are those checked, of each target's declared ones; empty: all.
-	Protocols []string
+	Protocols []protocol.Protocol
 	Log       io.Writer
 }
 

@@ -66,7 +66,7 @@ func TestCraftedFileInEveryOutput(t *testing.T) {
 	outputs := map[string]func(*bytes.Buffer) error{
 		"table.txt":     func(b *bytes.Buffer) error { return report.Write(b, rows) },
 		"overview.md":   func(b *bytes.Buffer) error { return overview.WriteMarkdown(b, o) },
-		"compare.txt":   func(b *bytes.Buffer) error { return compare.Write(b, cmp, "text") },
+		"compare.txt":   func(b *bytes.Buffer) error { return compare.Write(b, cmp, "table") },
 		"compare.md":    func(b *bytes.Buffer) error { return compare.Write(b, cmp, "markdown") },
 		"overview.json": func(b *bytes.Buffer) error { return overview.WriteJSON(b, o) },
 		"overview.html": func(b *bytes.Buffer) error {

@@ -18,6 +18,7 @@ import (
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/payload"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"go.yaml.in/yaml/v3"
 )
@@ -306,7 +307,7 @@ func checkSettings(s *Settings, node *yaml.Node, what string) []lineError {
 		case "db_pool":
 			value, err = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(s.DBPool)), ", "), "[]"), CheckPoolSizes(s.DBPool)
 		case "protocol":
-			if err = load.CheckProtocol(s.Protocol); err != nil {
+			if err = protocol.Check(s.Protocol); err != nil {
 				errs = append(errs, errorf(line, "%s: %v", what, err))
 				err = nil
 			}
@@ -401,7 +402,7 @@ func (f *File) validate(root *yaml.Node) []lineError {
 		what := fmt.Sprintf("scenario %q", name)
 		errs = append(errs, checkSettings(&s.Settings, keyNode(root, "scenarios", name), what)...)
 		s.Settings = s.Settings.merged(defaults)
-		if p := s.Protocol.Or(); load.CheckProtocol(p) == nil {
+		if p := s.Protocol.Or(); protocol.Check(p) == nil {
 			// Where the setting was written: the scenario, else the defaults.
 			setAt := func(k string) int { return cmp.Or(s.Lines[k], line) }
 			if s.TLSResumption != nil && !p.TLS() {

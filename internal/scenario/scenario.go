@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/protocol"
 )
 
 // File is a parsed and validated scenario matrix.
@@ -151,8 +152,8 @@ type Settings struct {
 	// DBPool sweeps the targets' connection-pool size: the scenario runs once per size, its rows
 	// named <scenario>.pool-<n>. Empty: the contract's DefaultPoolSize, and no suffix.
 	DBPool []int `yaml:"db_pool"`
-	// Protocol is what the generator speaks to the targets (load.Protocols); empty: http1.
-	Protocol load.Protocol `yaml:"protocol"`
+	// Protocol is what the generator speaks to the targets (protocol.All); empty: http1.
+	Protocol protocol.Protocol `yaml:"protocol"`
 	// TLSResumption keeps TLS session tickets, so that a new connection resumes a session
 	// (protocols over TLS only); unset: off, every handshake full.
 	TLSResumption *bool `yaml:"tls_resumption"`

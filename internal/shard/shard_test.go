@@ -24,6 +24,7 @@ import (
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/protocol"
 )
 
 func goldenFile(t *testing.T, name, got string) {
@@ -52,8 +53,8 @@ func TestSplit(t *testing.T) {
 		{"poisson stages over 2", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 2},
 		{"poisson stages over 3", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 3},
 		{"warm-up until steady over 2", load.Config{Model: load.Model{Rate: 1000}, Warmup: time.Minute, WarmupAuto: true}, 2},
-		{"https over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: load.HTTPS}}, 2},
-		{"h2c over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: load.H2C, Streams: 4}}, 2},
+		{"https over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: protocol.HTTPS}}, 2},
+		{"h2c over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: protocol.H2C, Streams: 4}}, 2},
 		{"warm-up until steady, one generator", load.Config{Model: load.Model{Rate: 1000}, Warmup: time.Minute, WarmupAuto: true}, 1},
 		{"a mix with a probe over 2", load.Config{Model: load.Model{Rate: 1000}, Kinds: mixKinds(50)}, 2},
 		{"a poisson mix with a probe over 2", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Seed: 3}, Kinds: mixKinds(50)}, 2},

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/protocol"
 )
 
 // Spec is what one shard is asked to do.
@@ -57,9 +58,9 @@ type Spec struct {
 	Body     []byte
 	Contains []string
 	// Protocol, Streams and NewConnection are the request's (load.Request): how the shard speaks.
-	Protocol      load.Protocol `json:",omitempty"`
-	Streams       int           `json:",omitempty"`
-	NewConnection bool          `json:",omitempty"`
+	Protocol      protocol.Protocol `json:",omitempty"`
+	Streams       int               `json:",omitempty"`
+	NewConnection bool              `json:",omitempty"`
 	// Kinds are a mix's requests, sent instead of the one above, each stream of its own at the
 	// shard's part of its rate.
 	Kinds []load.Kind `json:",omitempty"`

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -23,15 +23,18 @@ type OverProtocol struct {
 	CPUChange *float64
 }
 
-// overProtocols are rows' figures by target, then protocol (load.Protocols' order), when the
+// overProtocols are rows' figures by target, then protocol (in protocol.All's order), when the
 // rows hold more than one protocol; nil otherwise.
 func overProtocols(rows []results.Row) []OverProtocol {
-	type key struct{ target, protocol string }
+	type key struct {
+		target   string
+		protocol protocol.Protocol
+	}
 	by := map[key][]results.Row{}
 	var keys []key
-	protocols := map[string]bool{}
+	protocols := map[protocol.Protocol]bool{}
 	for _, r := range rows {
-		k := key{nameOf(r), r.ProtocolName()}
+		k := key{nameOf(r), protocol.Protocol(r.ProtocolName())}
 		if _, ok := by[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -41,7 +44,7 @@ func overProtocols(rows []results.Row) []OverProtocol {
 	if len(protocols) < 2 {
 		return nil
 	}
-	order := func(p string) int { return slices.Index(load.Protocols, load.Protocol(p)) }
+	order := func(p protocol.Protocol) int { return slices.Index(protocol.All, p) }
 	slices.SortStableFunc(keys, func(a, b key) int {
 		if a.target != b.target {
 			if a.target < b.target {
@@ -53,7 +56,7 @@ func overProtocols(rows []results.Row) []OverProtocol {
 	})
 	var out []OverProtocol
 	for _, k := range keys {
-		o := OverProtocol{Target: k.target, Protocol: k.protocol}
+		o := OverProtocol{Target: k.target, Protocol: string(k.protocol)}
 		var valid []results.Row
 		for _, r := range by[k] {
 			o.Trials++
@@ -71,12 +74,12 @@ func overProtocols(rows []results.Row) []OverProtocol {
 	}
 	plain := map[string]*Estimate{}
 	for _, o := range out {
-		if o.Protocol == string(load.HTTP1) {
+		if o.Protocol == string(protocol.HTTP1) {
 			plain[o.Target] = o.CPUPerRequest
 		}
 	}
 	for i, o := range out {
-		if base := plain[o.Target]; o.Protocol != string(load.HTTP1) && base != nil && base.Median > 0 && o.CPUPerRequest != nil {
+		if base := plain[o.Target]; o.Protocol != string(protocol.HTTP1) && base != nil && base.Median > 0 && o.CPUPerRequest != nil {
 			change := o.CPUPerRequest.Median/base.Median - 1
 			out[i].CPUChange = &change
 		}

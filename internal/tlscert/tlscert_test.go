@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/protocol"
 )
 
 func newSet(t *testing.T) *Set {
@@ -120,9 +122,12 @@ func server(t *testing.T, s *Set, next []string) *httptest.Server {
 func TestClientsSpeakExactlyTheirProtocol(t *testing.T) {
 	s := newSet(t)
 	srv := server(t, s, []string{"h2", "http/1.1"})
-	for _, c := range []struct{ protocol, want string }{
-		{HTTPS, "HTTP/1.1 TLS 1.3"},
-		{H2, "HTTP/2.0 TLS 1.3"},
+	for _, c := range []struct {
+		protocol protocol.Protocol
+		want     string
+	}{
+		{protocol.HTTPS, "HTTP/1.1 TLS 1.3"},
+		{protocol.H2, "HTTP/2.0 TLS 1.3"},
 	} {
 		tr, err := Transport(c.protocol, s)
 		if err != nil {
@@ -144,7 +149,7 @@ func TestClientsSpeakExactlyTheirProtocol(t *testing.T) {
 func TestH2FailsOnAServerWithoutALPNH2(t *testing.T) {
 	s := newSet(t)
 	srv := server(t, s, []string{"http/1.1"})
-	tr, _ := Transport(H2, s)
+	tr, _ := Transport(protocol.H2, s)
 	if _, err := (&http.Client{Transport: tr, Timeout: time.Minute}).Get(srv.URL); err == nil {
 		t.Error("h2 reached a server that does not offer h2 by ALPN")
 	}
@@ -171,7 +176,7 @@ func TestTLSRefusesBelow13(t *testing.T) {
 			c.Close()
 		}
 	}()
-	c, err := tls.Dial("tcp", ln.Addr().String(), s.ClientConfig(HTTPS))
+	c, err := tls.Dial("tcp", ln.Addr().String(), protocol.ClientTLS(&tls.Config{RootCAs: s.Pool}, protocol.HTTPS, nil, ""))
 	if err == nil {
 		c.Close()
 		t.Error("a TLS 1.2 server was accepted")
@@ -181,7 +186,7 @@ func TestTLSRefusesBelow13(t *testing.T) {
 func TestUntrustedServerIsRefused(t *testing.T) {
 	srv := httptest.NewTLSServer(http.NotFoundHandler()) // Go's own test certificate, not the run's
 	defer srv.Close()
-	tr, _ := Transport(HTTPS, newSet(t))
+	tr, _ := Transport(protocol.HTTPS, newSet(t))
 	if _, err := (&http.Client{Transport: tr, Timeout: time.Minute}).Get(srv.URL); err == nil {
 		t.Error("a server with a certificate of another CA was trusted")
 	}
@@ -196,7 +201,7 @@ func TestH2CWithPriorKnowledge(t *testing.T) {
 	srv.Config.Protocols = &p
 	srv.Start()
 	defer srv.Close()
-	tr, err := Transport(H2C, nil)
+	tr, err := Transport(protocol.H2C, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,13 +216,10 @@ func TestH2CWithPriorKnowledge(t *testing.T) {
 }
 
 func TestTransportRefusesWhatItCannotSpeak(t *testing.T) {
-	if _, err := Transport("h3", nil); err == nil || !strings.Contains(err.Error(), "http1, https, h2, h2c") {
+	if _, err := Transport("h3", nil); err == nil || !strings.Contains(err.Error(), "use http1, https, h2 or h2c") {
 		t.Errorf("h3: %v, want the known protocols named", err)
 	}
-	if _, err := Transport(HTTPS, nil); err == nil {
+	if _, err := Transport(protocol.HTTPS, nil); err == nil {
 		t.Error("https without certificates succeeded")
-	}
-	if Scheme(H2C) != "http" || Scheme(H2) != "https" {
-		t.Error("schemes")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/tlscert"
 )
 
@@ -49,14 +50,17 @@ func TestRunOverEachProtocol(t *testing.T) {
 	h2c.SetUnencryptedHTTP2(true)
 	h2c.SetHTTP1(true)
 	cases := []struct {
-		name, protocol, url, wantErr string
+		name     string
+		protocol protocol.Protocol
+		url      string
+		wantErr  string
 	}{
-		{"https", tlscert.HTTPS, protoServer(t, set, []string{"http/1.1"}, nil), ""},
-		{"h2 by ALPN", tlscert.H2, protoServer(t, set, []string{"h2", "http/1.1"}, nil), ""},
-		{"h2 where ALPN offers HTTP/1.1 alone", tlscert.H2, protoServer(t, set, []string{"http/1.1"}, nil), "no application protocol"},
-		{"h2c with prior knowledge", tlscert.H2C, protoServer(t, nil, nil, &h2c), ""},
-		{"h2c where the server speaks HTTP/1.1 alone", tlscert.H2C, protoServer(t, nil, nil, &h1), "health"},
-		{"https on a clear-text port", tlscert.HTTPS, strings.Replace(protoServer(t, nil, nil, &h1), "http:", "https:", 1), "health"},
+		{"https", protocol.HTTPS, protoServer(t, set, []string{"http/1.1"}, nil), ""},
+		{"h2 by ALPN", protocol.H2, protoServer(t, set, []string{"h2", "http/1.1"}, nil), ""},
+		{"h2 where ALPN offers HTTP/1.1 alone", protocol.H2, protoServer(t, set, []string{"http/1.1"}, nil), "no application protocol"},
+		{"h2c with prior knowledge", protocol.H2C, protoServer(t, nil, nil, &h2c), ""},
+		{"h2c where the server speaks HTTP/1.1 alone", protocol.H2C, protoServer(t, nil, nil, &h1), "health"},
+		{"https on a clear-text port", protocol.HTTPS, strings.Replace(protoServer(t, nil, nil, &h1), "http:", "https:", 1), "health"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

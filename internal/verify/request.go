@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/tlscert"
 )
 
@@ -96,7 +97,7 @@ func newClient(timeout time.Duration) *http.Client {
 func Client(req load.Request, timeout time.Duration) (*http.Client, error) {
 	hc := newClient(timeout)
 	p := req.Protocol.Or()
-	if p == load.HTTP1 {
+	if p == protocol.HTTP1 {
 		return hc, nil
 	}
 	var set *tlscert.Set
@@ -106,11 +107,11 @@ func Client(req load.Request, timeout time.Duration) (*http.Client, error) {
 		}
 		set = &tlscert.Set{Pool: req.TLS.RootCAs}
 	}
-	t, err := tlscert.Transport(string(p), set)
+	t, err := tlscert.Transport(p, set)
 	if err != nil {
 		return nil, err
 	}
-	hc.Transport = &expectProto{rt: t, protocol: string(p)}
+	hc.Transport = &expectProto{rt: t, protocol: p}
 	return hc, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/tlscert"
 )
@@ -124,21 +125,21 @@ func together(c Case, n int, lastAfter time.Duration) Case {
 
 // Run performs cases in order against baseURL in clear HTTP/1.1 and returns one Result per check.
 func Run(ctx context.Context, baseURL string, cases []Case) []Result {
-	res, _ := RunOver(ctx, baseURL, tlscert.HTTP1, nil, cases) // http1 needs no certificates
+	res, _ := RunOver(ctx, baseURL, protocol.HTTP1, nil, cases) // http1 needs no certificates
 	return res
 }
 
-// RunOver performs cases as Run does, speaking protocol (tlscert.Protocols) and nothing else: over
+// RunOver performs cases as Run does, speaking p (protocol.All) and nothing else: over
 // TLS 1.3 trusting set's CA alone, HTTP/2 by ALPN or with prior knowledge. Every answer must have
 // come in that protocol. It fails only on a protocol it cannot speak.
-func RunOver(ctx context.Context, baseURL, protocol string, set *tlscert.Set, cases []Case) ([]Result, error) {
-	t, err := tlscert.Transport(protocol, set)
+func RunOver(ctx context.Context, baseURL string, p protocol.Protocol, set *tlscert.Set, cases []Case) ([]Result, error) {
+	t, err := tlscert.Transport(p, set)
 	if err != nil {
 		return nil, err
 	}
 	defer t.CloseIdleConnections()
 	hc := newClient(30 * time.Second)
-	hc.Transport = &expectProto{rt: t, protocol: protocol}
+	hc.Transport = &expectProto{rt: t, protocol: p.Or()}
 	return run1(ctx, hc, baseURL, cases), nil
 }
 
@@ -146,7 +147,7 @@ func RunOver(ctx context.Context, baseURL, protocol string, set *tlscert.Set, ca
 // could only be answered in another by a mistake of its own, which this keeps from passing.
 type expectProto struct {
 	rt       http.RoundTripper
-	protocol string
+	protocol protocol.Protocol
 }
 
 func (e *expectProto) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -155,15 +156,15 @@ func (e *expectProto) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	major := 1
-	if e.protocol == tlscert.H2 || e.protocol == tlscert.H2C {
+	if e.protocol.HTTP2() {
 		major = 2
 	}
 	switch {
 	case res.ProtoMajor != major:
 		err = fmt.Errorf("answered in %s, want HTTP/%d (%s)", res.Proto, major, e.protocol)
-	case tlscert.TLS(e.protocol) && (res.TLS == nil || res.TLS.Version != tls.VersionTLS13):
+	case e.protocol.TLS() && (res.TLS == nil || res.TLS.Version != tls.VersionTLS13):
 		err = fmt.Errorf("answered outside TLS 1.3 (%s)", e.protocol)
-	case !tlscert.TLS(e.protocol) && res.TLS != nil:
+	case !e.protocol.TLS() && res.TLS != nil:
 		err = fmt.Errorf("answered over TLS, want clear text (%s)", e.protocol)
 	}
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/protocol"
 )
 
 // makeCert writes a throwaway CA's certificate for 127.0.0.1, and its key, into dir (cert.pem,
@@ -67,7 +68,7 @@ func makeCert(dir string) (*x509.CertPool, error) {
 
 // httpsRequest is the engine's request to nginx over TLS.
 func (n *nginx) httpsRequest() load.Request {
-	return load.Request{Method: "GET", URL: n.TLSURL, Protocol: load.HTTPS, TLS: &tls.Config{RootCAs: n.roots}}
+	return load.Request{Method: "GET", URL: n.TLSURL, Protocol: protocol.HTTPS, TLS: &tls.Config{RootCAs: n.roots}}
 }
 
 // measureTLS runs the https steps: wrk over TLS with the closed-loop connections (the
@@ -194,7 +195,7 @@ func measureH2(ctx context.Context, o options, srv *nginx) ([]row, error) {
 	}}
 	fmt.Fprintf(os.Stderr, "h2load -c%d -m%d: %.0f rps\n", o.conns, o.h2Streams, w.RPS)
 	req := srv.httpsRequest()
-	req.Protocol, req.Streams = load.H2, o.h2Streams
+	req.Protocol, req.Streams = protocol.H2, o.h2Streams
 	m := load.Model{Connections: o.conns}
 	e, err := runEngine(ctx, srv, req, m, []int{o.clientCPU, o.serverCPU}, o.warmup, o.step)
 	if err != nil {
