@@ -108,7 +108,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		out.Failed = nl.reason()
 		c.Trial = nextStep()
 		row := r.newRow(p, c, images)
-		row.SLO, row.Search = m.SLO.String(), search
+		row.SLO, row.Search, row.LatencyAt = m.SLO.String(), search, m.Search.LatencyAt.String()
 		nl.record(&row)
 		if nl.log != "" {
 			r.keepLog(&row, nl.log)
@@ -184,7 +184,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		step := c
 		step.Trial, step.Load = nextStep(), cfg
 		row := r.newRow(p, step, images)
-		row.SLO, row.Search = m.SLO.String(), search
+		row.SLO, row.Search, row.LatencyAt = m.SLO.String(), search, m.Search.LatencyAt.String()
 		ph, err := in.measure(ctx, &row, cfg)
 		if err != nil {
 			return maxrate.Step{}, false, err

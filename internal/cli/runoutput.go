@@ -56,7 +56,7 @@ func (o *RunOptions) writeAnswer(out *run.Outcome) error {
 		}
 		name := out.Plan.Name
 		return o.writeRunOutput(out.Path, func(w io.Writer) error {
-			if err := report.WriteMax(w, name, name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, out.Found); err != nil {
+			if err := report.WriteMax(w, name, name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, m.Search.LatencyAt, out.Found); err != nil {
 				return err
 			}
 			for _, sc := range summary.FromRows(out.Rows).Scenarios {
