@@ -71,7 +71,9 @@ func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxr
 		if c.Trial%2 == 0 {
 			this.Search.Bracket = boundaries[name]
 		}
+		began := time.Now()
 		res, err := r.findMax(ctx, p, c, images, this, steps)
+		res.Took = time.Since(began)
 		if err != nil {
 			return out, err
 		}

@@ -102,6 +102,10 @@ type RunOptions struct {
 
 	// set records which flags the user gave, so that only those override the scenario.
 	set func(name string) bool
+	// flags and commandPath are the command as given, for the one a run too short to rank
+	// suggests instead (rankedRun).
+	flags       *pflag.FlagSet
+	commandPath string
 }
 
 // NewCmdRun builds `iotbench run`; runF replaces the behaviour in tests.
@@ -224,6 +228,7 @@ docs/scale.md has the layouts of engines and generators.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.set = func(name string) bool { return cmd.Flags().Changed(name) }
+			o.flags, o.commandPath = cmd.Flags(), cmd.CommandPath()
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}

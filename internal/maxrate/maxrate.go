@@ -234,6 +234,8 @@ type Outcome struct {
 	Result
 	// Failed says why the search could not run (the target did not start or failed verification).
 	Failed string
+	// Took is how long the search took, its container's start and warm-up included.
+	Took time.Duration
 }
 
 // Find searches for the maximum sustainable rate. A single step is weak evidence either way: a
