@@ -69,8 +69,11 @@ func (o *RunOptions) commandWith(trials int, latencyAt string) string {
 // flag repeated, a flag alone when its value is the one it takes alone (--html, --find-max).
 func flagArgs(f *pflag.Flag) []string {
 	name := "--" + f.Name
-	if f.NoOptDefVal != "" && f.Value.String() == f.NoOptDefVal {
-		return []string{name}
+	if f.NoOptDefVal != "" { // its value, if any, after = (--calibration=false)
+		if f.Value.String() == f.NoOptDefVal {
+			return []string{name}
+		}
+		return []string{name + "=" + shellWord(f.Value.String())}
 	}
 	if list, ok := f.Value.(pflag.SliceValue); ok {
 		values := list.GetSlice()

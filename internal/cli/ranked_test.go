@@ -21,11 +21,11 @@ func TestRankedRunIsTheSameRunSearchedEnough(t *testing.T) {
 		want  string
 	}{
 		{"make run's", []string{"--html", "--scenario", "io-heavy", "--targets", "a,b", "--find-max", "--trials", "1", "--step", "4s", "--warmup", "auto",
-			"--resolution", "20%", "--slo", "p99<100ms,errors<0.1%", "--seed", "7", "--header", "X-A:it's"},
+			"--resolution", "20%", "--slo", "p99<100ms,errors<0.1%", "--seed", "7", "--header", "X-A:it's", "--calibration=false"},
 			[]maxrate.Outcome{{Target: "a", Search: 1, Took: 150 * time.Second}, {Target: "b", Search: 1, Took: 90 * time.Second}},
 			// 6 × 4 min of searches, and 6 searches × 2 targets × 3 steps of 4 s + 2 s: 27.6 min.
 			"A ranking needs 6 searches a target; with the latency at 50%,75%,90% of each maximum, its searches take about 28 minutes (this run's 4m0s, 6 times over, with those steps): " +
-				`iotbench run --find-max --header 'X-A:it'\''s' --html --resolution 20% --scenario io-heavy --slo 'p99<100ms,errors<0.1%' --step 4s --targets a,b --warmup auto --trials 6 --latency-at 50%,75%,90%`},
+				`iotbench run --calibration=false --find-max --header 'X-A:it'\''s' --html --resolution 20% --scenario io-heavy --slo 'p99<100ms,errors<0.1%' --step 4s --targets a,b --warmup auto --trials 6 --latency-at 50%,75%,90%`},
 		{"two searches with the latency asked for", []string{"--scenario", "io-heavy", "--find-max", "--trials", "2", "--latency-at", "60%"},
 			[]maxrate.Outcome{{Target: "a", Search: 1, Took: time.Minute}, {Target: "a", Search: 2, Took: time.Minute}},
 			"A ranking needs 6 searches a target; with the latency at 60% of each maximum, its searches take about 6 minutes (this run's 2m0s, 3 times over, with those steps): " +
