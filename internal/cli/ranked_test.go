@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -51,5 +52,20 @@ func TestRankedRunIsTheSameRunSearchedEnough(t *testing.T) {
 				t.Errorf("ranked run\n%s\nwant\n%s", got, c.want)
 			}
 		})
+	}
+}
+
+// The ranked run's command starts as this one was started: bin/iotbench run from make, else
+// iotbench run.
+func TestInvokedAs(t *testing.T) {
+	defer func(args []string) { os.Args = args }(os.Args)
+	for prog, want := range map[string]string{"bin/iotbench": "bin/iotbench run", "iotbench": "iotbench run", "/tmp/go-build1/cli.test": "iotbench run", "/opt/my tools/iotbench": "'/opt/my tools/iotbench' run"} {
+		os.Args = []string{prog}
+		root := &cobra.Command{Use: "iotbench"}
+		run := &cobra.Command{Use: "run"}
+		root.AddCommand(run)
+		if got := invokedAs(run); got != want {
+			t.Errorf("started as %q: %q, want %q", prog, got, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -228,7 +229,7 @@ docs/scale.md has the layouts of engines and generators.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.set = func(name string) bool { return cmd.Flags().Changed(name) }
-			o.flags, o.commandPath = cmd.Flags(), cmd.CommandPath()
+			o.flags, o.commandPath = cmd.Flags(), invokedAs(cmd)
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
@@ -287,6 +288,16 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.Resolution, "resolution", run.DefaultResolution, "--find-max: precision of the maximum, 10% or 200 (rps)")
 	f.StringVar(&o.LatencyAt, "latency-at", "", "--find-max: once the maximum is found, a step at each of these percentages of it, e.g. 50%,75%,90% (default: none)")
 	return cmd
+}
+
+// invokedAs is cmd's path as the shell that started it would run it again: bin/iotbench run when
+// that is how iotbench was started (make run), else iotbench run.
+func invokedAs(cmd *cobra.Command) string {
+	root := cmd.Root().Name()
+	if prog := os.Args[0]; filepath.Base(prog) == root && prog != root {
+		return shellWord(prog) + strings.TrimPrefix(cmd.CommandPath(), root)
+	}
+	return cmd.CommandPath()
 }
 
 // addCABundleFlag adds --ca-bundle, shared by the commands that build images.
