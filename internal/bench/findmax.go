@@ -52,7 +52,8 @@ type MaxSearch struct {
 // (m.Ramp), an even search's from the boundary the odd one before it found
 // (maxrate.Result.Boundary), voting on both its rates again: the same answer in fewer steps when
 // the capacity did not move, and the right one, in more steps, when it did. Odd searches start
-// from nothing, so no search's luck reaches past its pair.
+// from nothing, so no search's luck reaches past its pair; one search a target (make run) is an
+// odd one.
 func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxrate.Outcome, error) {
 	images, err := r.build(ctx, p)
 	if err != nil {
