@@ -610,10 +610,6 @@ var columns = []column{
 	{"latency_at", str(func(r *Row) *string { return &r.LatencyAt }), 12},
 }
 
-// LegacyLatencyAt is where every --find-max search measured latency once it found its maximum
-// before the percentages were asked for (schema 11 and older).
-const LegacyLatencyAt = "50%,75%,90%"
-
 // CompatWrk is the Compat of a cell counted as wrk counts (load.Wrk).
 const CompatWrk = "wrk"
 
