@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,19 +16,29 @@ import (
 	"github.com/iotbench/iotbench/internal/timeline"
 )
 
-// heard records what a Status hears, one word an event.
-type heard struct{ events []string }
-
-func (h *heard) Cell(i, n int, c plan.Cell) {
-	h.events = append(h.events, fmt.Sprintf("cell %d/%d %s", i, n, c.Target))
+// heard records what a Status hears, one word an event. Images build side by side, each build
+// saying its phase, so it locks as progress.Line does.
+type heard struct {
+	mu     sync.Mutex
+	events []string
 }
-func (h *heard) Phase(name string) { h.events = append(h.events, strings.Fields(name)[0]) }
+
+func (h *heard) add(e string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.events = append(h.events, e)
+}
+
+func (h *heard) Cell(i, n int, c plan.Cell) { h.add(fmt.Sprintf("cell %d/%d %s", i, n, c.Target)) }
+func (h *heard) Phase(name string)          { h.add(strings.Fields(name)[0]) }
 func (h *heard) Second(p load.Progress) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if e := string(p.Phase); len(h.events) == 0 || h.events[len(h.events)-1] != e {
 		h.events = append(h.events, e)
 	}
 }
-func (h *heard) Done(r results.Row) { h.events = append(h.events, "done "+r.Target) }
+func (h *heard) Done(r results.Row) { h.add("done " + r.Target) }
 
 // TestDetailAndStatus: every measured cell hands over its timeline, whose measured seconds add up
 // to its row's successes, and its histogram, before its row is recorded; the status hears the

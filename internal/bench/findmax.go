@@ -52,7 +52,8 @@ type MaxSearch struct {
 // (m.Ramp), an even search's from the boundary the odd one before it found
 // (maxrate.Result.Boundary), voting on both its rates again: the same answer in fewer steps when
 // the capacity did not move, and the right one, in more steps, when it did. Odd searches start
-// from nothing, so no search's luck reaches past its pair.
+// from nothing, so no search's luck reaches past its pair; one search a target (make run) is an
+// odd one.
 func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxrate.Outcome, error) {
 	images, err := r.build(ctx, p)
 	if err != nil {
@@ -71,7 +72,9 @@ func (r *Runner) FindMax(ctx context.Context, p *plan.Plan, m MaxSearch) ([]maxr
 		if c.Trial%2 == 0 {
 			this.Search.Bracket = boundaries[name]
 		}
+		began := time.Now()
 		res, err := r.findMax(ctx, p, c, images, this, steps)
+		res.Took = time.Since(began)
 		if err != nil {
 			return out, err
 		}
@@ -108,7 +111,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		out.Failed = nl.reason()
 		c.Trial = nextStep()
 		row := r.newRow(p, c, images)
-		row.SLO, row.Search = m.SLO.String(), search
+		row.SLO, row.Search, row.LatencyAt = m.SLO.String(), search, m.Search.LatencyAt.String()
 		nl.record(&row)
 		if nl.log != "" {
 			r.keepLog(&row, nl.log)
@@ -184,7 +187,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 		step := c
 		step.Trial, step.Load = nextStep(), cfg
 		row := r.newRow(p, step, images)
-		row.SLO, row.Search = m.SLO.String(), search
+		row.SLO, row.Search, row.LatencyAt = m.SLO.String(), search, m.Search.LatencyAt.String()
 		ph, err := in.measure(ctx, &row, cfg)
 		if err != nil {
 			return maxrate.Step{}, false, err

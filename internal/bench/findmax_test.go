@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -101,10 +102,17 @@ func TestFindMaxRecordsEveryStep(t *testing.T) {
 		return nil
 	}}
 	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
-		Search: maxrate.Config{Start: 20, Resolution: maxrate.Resolution{RPS: 20}, Limit: 3200}, Step: 500 * time.Millisecond, Cooldown: 50 * time.Millisecond}
+		Search: maxrate.Config{Start: 20, Resolution: maxrate.Resolution{RPS: 20}, Limit: 3200, LatencyAt: maxrate.LatencyAt{50, 75, 90}},
+		Step:   500 * time.Millisecond, Cooldown: 50 * time.Millisecond}
 	found, err := r.FindMax(context.Background(), p, m)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every row says where its search measured latency below the maximum, as the summary reads it.
+	for _, row := range append(slices.Clone(rows), down...) {
+		if row.LatencyAt != "50%,75%,90%" {
+			t.Errorf("row %d of %s: latency at %q, want the search's 50%%,75%%,90%%", row.Trial, row.Target, row.LatencyAt)
+		}
 	}
 	byTarget := map[string]maxrate.Outcome{}
 	for _, o := range found {

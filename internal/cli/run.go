@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -82,6 +83,7 @@ type RunOptions struct {
 	SLO            string
 	Step           time.Duration
 	Resolution     string
+	LatencyAt      string
 
 	// Output: what is printed at the end, the HTML report, no progress.
 	Format string
@@ -102,6 +104,10 @@ type RunOptions struct {
 
 	// set records which flags the user gave, so that only those override the scenario.
 	set func(name string) bool
+	// flags and commandPath are the command as given, for the one a run too short to rank
+	// suggests instead (rankedRun).
+	flags       *pflag.FlagSet
+	commandPath string
 }
 
 // NewCmdRun builds `iotbench run`; runF replaces the behaviour in tests.
@@ -166,7 +172,10 @@ The flags in more detail:
   --until           each named metric's 90% interval, up to --max-trials rounds
   --find-max        ramps from --rate until the SLO breaks, then bisects by steps, once per
                     trial; an even trial starts between the rates the trial before ended
-                    between; --resolution is a share of the rate (10%) or rps (200)
+                    between; --resolution is a share of the rate (10%) or rps (200); one
+                    search a target is a first answer, a ranking needs 5 (--trials 6)
+  --latency-at      after each search that found a maximum, a step at each percentage of it:
+                    the latency users see with headroom (a step each, so none by default)
   --resume          give the flags that started the run
   --calibration     on by default: before the first cell and after the last, about 5 s each, a
                     reference server of known latency is measured and the instrument's error
@@ -189,7 +198,11 @@ docs/scale.md has the layouts of engines and generators.`,
   iotbench run --scenario io-heavy --connections 200 --think exp:1s
 
   # each target's maximum sustainable rate (median of 6 searches, enough to rank), and its latency at 50/75/90% of it
-  iotbench run --scenario io-heavy --targets spring-mvc-platform,javalin-platform --find-max --slo 'p99<100ms,errors<0.1%' --trials 6
+  iotbench run --scenario io-heavy --targets spring-mvc-platform,javalin-platform --find-max --slo 'p99<100ms,errors<0.1%' \
+    --trials 6 --latency-at 50%,75%,90%
+
+  # a first answer: one search a target, no latency below the maximum, not a ranking
+  iotbench run --scenario io-heavy --find-max --trials 1
 
   # every target on a PostgreSQL server of its own (on the target's CPUs), at pool sizes 5, 10 and 20
   iotbench run --scenario io-heavy --db postgres --db-pool 5,10,20
@@ -217,6 +230,7 @@ docs/scale.md has the layouts of engines and generators.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.set = func(name string) bool { return cmd.Flags().Changed(name) }
+			o.flags, o.commandPath = cmd.Flags(), invokedAs(cmd)
 			if runF != nil {
 				return runF(cmd.Context(), o)
 			}
@@ -273,7 +287,18 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.SLO, "slo", run.DefaultSLO, "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", run.DefaultStep, "--find-max: how long each rate is held")
 	f.StringVar(&o.Resolution, "resolution", run.DefaultResolution, "--find-max: precision of the maximum, 10% or 200 (rps)")
+	f.StringVar(&o.LatencyAt, "latency-at", "", "--find-max: once the maximum is found, a step at each of these percentages of it, e.g. 50%,75%,90% (default: none)")
 	return cmd
+}
+
+// invokedAs is cmd's path as the shell that started it would run it again: bin/iotbench run when
+// that is how iotbench was started (make run), else iotbench run.
+func invokedAs(cmd *cobra.Command) string {
+	root := cmd.Root().Name()
+	if prog := os.Args[0]; filepath.Base(prog) == root && prog != root {
+		return shellWord(prog) + strings.TrimPrefix(cmd.CommandPath(), root)
+	}
+	return cmd.CommandPath()
 }
 
 // addCABundleFlag adds --ca-bundle, shared by the commands that build images.
@@ -460,7 +485,7 @@ func (o *RunOptions) gate(findMax bool) (*run.Gate, error) {
 // findMax reads the --find-max flags; nil when the run measures at one rate.
 func (o *RunOptions) findMax() (*run.FindMax, error) {
 	if !o.FindMax {
-		for _, name := range []string{"slo", "step", "resolution"} {
+		for _, name := range []string{"slo", "step", "resolution", "latency-at"} {
 			if o.set(name) {
 				return nil, usagef("--%s belongs to --find-max", name)
 			}
@@ -470,7 +495,7 @@ func (o *RunOptions) findMax() (*run.FindMax, error) {
 	if o.Conns > 0 {
 		return nil, usagef("--find-max searches an open-loop rate: drop --connections (--rate sets where the search starts)")
 	}
-	m, err := run.NewFindMax(o.SLO, o.Step, o.Resolution)
+	m, err := run.NewFindMax(o.SLO, o.Step, o.Resolution, o.LatencyAt)
 	if err != nil {
 		return nil, err
 	}

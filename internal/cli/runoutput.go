@@ -12,6 +12,7 @@ import (
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/run"
+	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/spf13/pflag"
 )
@@ -55,8 +56,9 @@ func (o *RunOptions) writeAnswer(out *run.Outcome) error {
 			return nil
 		}
 		name := out.Plan.Name
+		ranked := o.rankedRun(out)
 		return o.writeRunOutput(out.Path, func(w io.Writer) error {
-			if err := report.WriteMax(w, name, name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, out.Found); err != nil {
+			if err := report.WriteMax(w, name, name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, m.Search.LatencyAt, out.Found); err != nil {
 				return err
 			}
 			for _, sc := range summary.FromRows(out.Rows).Scenarios {
@@ -64,10 +66,13 @@ func (o *RunOptions) writeAnswer(out *run.Outcome) error {
 					return err
 				}
 			}
+			if ranked != "" {
+				fmt.Fprintf(w, "\n%s\n", safetext.Terminal(ranked))
+			}
 			return nil
-		})
+		}, ranked)
 	}
-	if err := o.writeRunOutput(out.Path, func(w io.Writer) error { return report.Write(w, sidesApart(out.Rows)) }); err != nil {
+	if err := o.writeRunOutput(out.Path, func(w io.Writer) error { return report.Write(w, sidesApart(out.Rows)) }, ""); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Streams.ErrOut, "%s; results: %s\n", report.Summary(out.Rows), out.Path)
@@ -107,8 +112,9 @@ func (o *RunOptions) verdictFormat() string {
 }
 
 // writeRunOutput prints the run's table (--format table) or its overview as --format asks, and
-// writes --html; the overview is built from the files the run left, as `iotbench report` would.
-func (o *RunOptions) writeRunOutput(csvPath string, table func(io.Writer) error) error {
+// writes --html; the overview is built from the files the run left, as `iotbench report` would,
+// with note, when there is one, among its notes (what the run did not tell, as a ranked run).
+func (o *RunOptions) writeRunOutput(csvPath string, table func(io.Writer) error, note string) error {
 	if o.Format == "table" {
 		if err := table(o.Streams.Out); err != nil {
 			return err
@@ -124,6 +130,9 @@ func (o *RunOptions) writeRunOutput(csvPath string, table func(io.Writer) error)
 	ov, err := summary.Build([]summary.Source{src})
 	if err != nil {
 		return err
+	}
+	if note != "" {
+		ov.Notes = append(ov.Notes, note)
 	}
 	if o.Format != "table" {
 		if err := writeOverview(o.Streams.Out, o.Streams.ErrOut, ov, o.Format); err != nil {

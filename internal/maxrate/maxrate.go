@@ -97,6 +97,53 @@ type Config struct {
 	// Bracket, when set, is where an earlier search (Result.Boundary) or a ramp (RampBracket)
 	// put the boundary: the bisection starts between its bounds instead of after the doubling.
 	Bracket Bracket
+	// LatencyAt are the shares of the maximum found at which a step each measures the latency a
+	// user sees with headroom, once the search is over; none when empty.
+	LatencyAt LatencyAt
+}
+
+// LatencyAt are percentages of a maximum (50 is half of it), ascending, each above 0 and below
+// 100; a step at each costs a search as much as a step near its boundary, so they are measured
+// only when asked for.
+type LatencyAt []float64
+
+// ParseLatencyAt reads "50%,75%,90%"; empty text is none.
+func ParseLatencyAt(text string) (LatencyAt, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	var out LatencyAt
+	for term := range strings.SplitSeq(text, ",") {
+		term = strings.TrimSpace(term)
+		pct, ok := strings.CutSuffix(term, "%")
+		v, err := strconv.ParseFloat(strings.TrimSpace(pct), 64)
+		if !ok || err != nil || !(v > 0 && v < 100) {
+			return nil, fmt.Errorf("term %q: give percentages of the maximum above 0%% and below 100%%, e.g. 50%%,75%%,90%%", term)
+		}
+		if len(out) > 0 && v <= out[len(out)-1] {
+			return nil, fmt.Errorf("term %q: give each percentage once, in ascending order, e.g. 50%%,75%%,90%%", term)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// String is the percentages as ParseLatencyAt reads them: "50%,75%,90%"; empty for none.
+func (l LatencyAt) String() string {
+	terms := make([]string, len(l))
+	for i, v := range l {
+		terms[i] = strconv.FormatFloat(v, 'f', -1, 64) + "%"
+	}
+	return strings.Join(terms, ",")
+}
+
+// Rates are the rates of the steps at each percentage of maximum, at least 1 rps each.
+func (l LatencyAt) Rates(maximum int) []int {
+	out := make([]int, len(l))
+	for i, v := range l {
+		out[i] = max(1, int(v/100*float64(maximum)))
+	}
+	return out
 }
 
 // Bracket is where the boundary lies, as an earlier search (Result.Boundary) or a ramp
@@ -160,7 +207,8 @@ type Result struct {
 	Steps []Step
 	// Bracket is the bracket the search started from (Config.Bracket); zero when it doubled from Start.
 	Bracket Bracket
-	// Fractions are steps at 50%, 75% and 90% of Max: the latency a user sees with headroom.
+	// Fractions are the steps at Config.LatencyAt's shares of Max: the latency a user sees with
+	// headroom.
 	Fractions []Step
 }
 
@@ -186,10 +234,9 @@ type Outcome struct {
 	Result
 	// Failed says why the search could not run (the target did not start or failed verification).
 	Failed string
+	// Took is how long the search took, its container's start and warm-up included.
+	Took time.Duration
 }
-
-// Fractions of the maximum at which latency is reported.
-var Fractions = []float64{0.50, 0.75, 0.90}
 
 // Find searches for the maximum sustainable rate. A single step is weak evidence either way: a
 // quiet moment lets a rate above the boundary pass, a collector pause or a neighbour's burst makes
@@ -373,7 +420,7 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 		bad, good = good, notFailedBelow(tally, good)
 	}
 	res.Max = good
-	return finish(ctx, res, probe, slo)
+	return finish(ctx, res, cfg.LatencyAt, probe, slo)
 }
 
 // Met says a rate met the SLO in met steps and failed it in failed: it won its vote (two met before
@@ -395,13 +442,12 @@ func notFailedBelow(tally map[int][2]int, limit int) int {
 	return best
 }
 
-// finish measures the latency at fractions of the maximum found.
-func finish(ctx context.Context, res Result, probe Probe, slo SLO) (Result, error) {
+// finish measures the latency at the shares at of the maximum found.
+func finish(ctx context.Context, res Result, at LatencyAt, probe Probe, slo SLO) (Result, error) {
 	if res.Max == 0 {
 		return res, nil
 	}
-	for _, f := range Fractions {
-		rate := max(1, int(f*float64(res.Max)))
+	for _, rate := range at.Rates(res.Max) {
 		s, err := probe(ctx, rate)
 		if err != nil {
 			return res, err

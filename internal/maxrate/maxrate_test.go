@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +85,8 @@ var slo100 = SLO{P99: 100 * time.Millisecond, MaxErrors: 0.001}
 func TestFindLandsOnTheSLOBoundary(t *testing.T) {
 	// p99 = 10 ms / (1 − rate/1000) reaches 100 ms at 900 rps.
 	q := &queue{capacity: 1000, service: 10 * time.Millisecond}
-	res, err := Find(context.Background(), Config{Start: 100, Resolution: Resolution{RPS: 10}, Limit: 100000}, slo100, q.probe)
+	at := LatencyAt{50, 75, 90}
+	res, err := Find(context.Background(), Config{Start: 100, Resolution: Resolution{RPS: 10}, Limit: 100000, LatencyAt: at}, slo100, q.probe)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,10 +99,13 @@ func TestFindLandsOnTheSLOBoundary(t *testing.T) {
 	if len(res.Fractions) != 3 {
 		t.Fatalf("%d fraction steps, want 3", len(res.Fractions))
 	}
-	for i, f := range Fractions {
-		if want := int(f * float64(res.Max)); res.Fractions[i].Rate != want || res.Fractions[i].Failed != "" {
-			t.Errorf("fraction %.2f: rate %d failed %q, want %d meeting the SLO", f, res.Fractions[i].Rate, res.Fractions[i].Failed, want)
+	for i, pct := range at {
+		if want := int(pct / 100 * float64(res.Max)); res.Fractions[i].Rate != want || res.Fractions[i].Failed != "" {
+			t.Errorf("%v%%: rate %d failed %q, want %d meeting the SLO", pct, res.Fractions[i].Rate, res.Fractions[i].Failed, want)
 		}
+	}
+	if last := q.probes[len(q.probes)-1]; last != res.Fractions[2].Rate {
+		t.Errorf("last step at %d rps, want the one at 90%% of the maximum, %d", last, res.Fractions[2].Rate)
 	}
 	for _, s := range res.Steps {
 		if met := s.Failed == ""; met != (s.Rate < 900) {
@@ -175,6 +180,77 @@ func TestFindEdges(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestFindWithoutLatencyAtEndsAtItsMaximum(t *testing.T) {
+	q := &queue{capacity: 1000, service: 10 * time.Millisecond}
+	res, err := Find(context.Background(), Config{Start: 100, Resolution: Resolution{RPS: 10}, Limit: 100000}, slo100, q.probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Max == 0 || len(res.Fractions) != 0 || len(q.probes) != len(res.Steps) {
+		t.Errorf("max %d, %d fraction steps, %d probes for %d steps: want a maximum and no step after the search's", res.Max, len(res.Fractions), len(q.probes), len(res.Steps))
+	}
+}
+
+func TestParseLatencyAt(t *testing.T) {
+	cases := []struct {
+		text string
+		want LatencyAt
+		err  string // a part of the error; empty: none
+	}{
+		{"50%,75%,90%", LatencyAt{50, 75, 90}, ""},
+		{" 50 % , 99.5% ", LatencyAt{50, 99.5}, ""},
+		{"", nil, ""},
+		{"  ", nil, ""},
+		{"50", nil, `term "50": give percentages of the maximum above 0% and below 100%`},
+		{"0.5", nil, "above 0% and below 100%"},
+		{"0%", nil, "above 0% and below 100%"},
+		{"100%", nil, "above 0% and below 100%"},
+		{"-10%", nil, "above 0% and below 100%"},
+		{"NaN%", nil, "above 0% and below 100%"},
+		{"50%,", nil, `term ""`},
+		{"90%,50%", nil, `term "50%": give each percentage once, in ascending order`},
+		{"50%,50%", nil, "once, in ascending order"},
+	}
+	for _, c := range cases {
+		got, err := ParseLatencyAt(c.text)
+		switch {
+		case c.err == "" && (err != nil || !slices.Equal(got, c.want)):
+			t.Errorf("ParseLatencyAt(%q) = %v, %v; want %v", c.text, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("ParseLatencyAt(%q) = %v, %v; want an error saying %q", c.text, got, err, c.err)
+		}
+	}
+	if got := (LatencyAt{50, 75, 90}).Rates(1001); !slices.Equal(got, []int{500, 750, 900}) {
+		t.Errorf("rates at 50/75/90%% of 1001: %v", got)
+	}
+	if got := (LatencyAt{10}).Rates(5); !slices.Equal(got, []int{1}) {
+		t.Errorf("rate at 10%% of 5: %v, want 1 (never 0)", got)
+	}
+}
+
+// FuzzParseLatencyAt: whatever the text, percentages read are written back as text that reads
+// the same, each above 0 and below 100, ascending.
+func FuzzParseLatencyAt(f *testing.F) {
+	for _, s := range []string{"50%,75%,90%", "", "99.5%", "1e1%,2e1%", "50%,50%", "0x1p-2%", "100%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		at, err := ParseLatencyAt(text)
+		if err != nil {
+			return
+		}
+		for i, v := range at {
+			if !(v > 0 && v < 100) || i > 0 && v <= at[i-1] {
+				t.Fatalf("%q read as %v", text, at)
+			}
+		}
+		back, err := ParseLatencyAt(at.String())
+		if err != nil || !slices.Equal(back, at) {
+			t.Fatalf("%q read as %v, written %q, read back as %v (%v)", text, at, at.String(), back, err)
+		}
+	})
 }
 
 func TestParseResolution(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,34 +14,37 @@ import (
 	"github.com/iotbench/iotbench/internal/units"
 )
 
-// WriteMax renders the maximum sustainable rate of each target searched and the latency at
-// fractions of it: what a user sees at that load with headroom. A target searched several times
-// gets one line: every search's maximum, and their median with its 95% confidence interval.
-// rowsScenario names the CSV rows of the steps.
-func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step time.Duration, resolution maxrate.Resolution, found []maxrate.Outcome) error {
+// WriteMax renders the maximum sustainable rate of each target searched and, when the search
+// measured it (at), the latency at percentages of it: what a user sees at that load with
+// headroom. A target searched several times gets one line: every search's maximum, and their
+// median with its 95% confidence interval. rowsScenario names the CSV rows of the steps.
+func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step time.Duration, resolution maxrate.Resolution, at maxrate.LatencyAt, found []maxrate.Outcome) error {
 	fmt.Fprintf(w, "\n%s — maximum sustainable rate: the highest open-loop rate meeting %s for a whole %s step (resolution %s)\n",
 		termText(scenario), slo, step, resolution)
-	header := []string{"target", "max of each search", "max rps", "first failing"}
-	for _, f := range maxrate.Fractions {
-		header = append(header, fmt.Sprintf("p50 / p99 at %.0f%%", 100*f))
-	}
-	t := newTable(w, header...)
-	var notes []string
-	several := false
 	var order []string
 	byTarget := map[string][]maxrate.Outcome{}
+	several := false // a target searched more than once: its searches' maxima each get a column
 	for _, o := range found {
 		if byTarget[o.Target] == nil {
 			order = append(order, o.Target)
 		}
 		byTarget[o.Target] = append(byTarget[o.Target], o)
+		several = several || len(byTarget[o.Target]) > 1
 	}
+	header := []string{"target", "max rps", "first failing"}
+	if several {
+		header = slices.Insert(header, 1, "max of each search")
+	}
+	for _, pct := range at {
+		header = append(header, fmt.Sprintf("p50 / p99 at %s%%", strconv.FormatFloat(pct, 'f', -1, 64)))
+	}
+	t := newTable(w, header...)
+	var notes []string
 	for _, target := range order {
 		searches := byTarget[target]
-		several = several || len(searches) > 1
 		var maxima, firsts []float64
 		var each []string
-		var p50s, p99s [3][]float64
+		p50s, p99s := make([][]float64, len(at)), make([][]float64, len(at))
 		limited := false
 		for _, o := range searches {
 			name := target
@@ -65,23 +69,27 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 				limited = true
 				notes = append(notes, fmt.Sprintf("%s: the generator could not send %d rps on time (give it more CPU): no rate from there up was measured, so the maximum is at least the one found", name, o.GeneratorLimit))
 			}
-			for i, s := range o.Fractions {
+			for i, s := range o.Fractions[:min(len(o.Fractions), len(at))] {
 				p50s[i] = append(p50s[i], float64(s.P50))
 				p99s[i] = append(p99s[i], float64(s.P99))
 			}
 		}
-		cells := []any{target, strings.Join(each, " "), "—", "—"}
+		maxCell, firstCell := "—", "—"
 		if len(maxima) > 0 {
 			sum := stats.Summarize(maxima)
-			cells[2] = MaxText(*summary.MaxEstimate(maxima), limited)
+			maxCell = MaxText(*summary.MaxEstimate(maxima), limited)
 			if lo, hi := slices.Min(maxima), slices.Max(maxima); int(hi-lo) > resolution.At(int(sum.Median)) {
 				notes = append(notes, fmt.Sprintf("%s: its searches found %.0f to %.0f rps, further apart than the resolution: its capacity moves from one start to the next by more than a search resolves, so read the median and its interval, not one search", target, lo, hi))
 			}
 		}
 		if len(firsts) > 0 {
-			cells[3] = fmt.Sprintf("%.0f", stats.Summarize(firsts).Median)
+			firstCell = fmt.Sprintf("%.0f", stats.Summarize(firsts).Median)
 		}
-		for i := range maxrate.Fractions {
+		cells := []any{target, maxCell, firstCell}
+		if several {
+			cells = slices.Insert(cells, 1, any(strings.Join(each, " ")))
+		}
+		for i := range at {
 			if len(p50s[i]) == 0 {
 				cells = append(cells, "—")
 				continue
@@ -98,11 +106,19 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 		return err
 	}
 	if several {
-		notes = append(notes, fmt.Sprintf("several searches a target, each in a fresh container: max rps, first failing and the latencies are medians over them, max rps with the range of the searches [least–greatest] under %d searches, else with its 95%% interval", stats.MinTrialsForCI))
+		medians := "max rps and first failing are medians over them"
+		if len(at) > 0 {
+			medians = "max rps, first failing and the latencies are medians over them"
+		}
+		notes = append(notes, fmt.Sprintf("several searches a target, each in a fresh container: %s, max rps with the range of the searches [least–greatest] under %d searches, else with its 95%% interval", medians, stats.MinTrialsForCI))
 	}
 	notes = append(notes, "every step is a row of the CSV (scenario "+rowsScenario+"); a step meets the SLO over its whole length, so a longer --step finds a lower, steadier maximum")
 	if slices.ContainsFunc(found, func(o maxrate.Outcome) bool { return o.Bracket != (maxrate.Bracket{}) }) {
-		notes = append(notes, fmt.Sprintf("a search's steps start from a bracket of the boundary, not by doubling from the first rate: an odd search's from a ramp, unmeasured, from the first rate until %d seconds in a row miss the SLO (%.0f%%–100%% of the first of them's rate), an even search's from the boundary the search before it found (its maximum and first failing rate); every rate is voted on by steps", maxrate.RampBreak, 100*maxrate.RampLow))
+		ramp := fmt.Sprintf("a ramp's, unmeasured, from the first rate until %d seconds in a row miss the SLO (%.0f%%–100%% of the first of them's rate)", maxrate.RampBreak, 100*maxrate.RampLow)
+		if slices.ContainsFunc(found, func(o maxrate.Outcome) bool { return o.Search%2 == 0 }) {
+			ramp = "an odd search's from " + ramp + ", an even search's from the boundary the search before it found (its maximum and first failing rate)"
+		}
+		notes = append(notes, "a search's steps start from a bracket of the boundary, not by doubling from the first rate: "+ramp+"; every rate is voted on by steps")
 	}
 	for _, n := range notes {
 		fmt.Fprintf(w, "  • %s\n", termText(n))

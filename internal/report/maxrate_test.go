@@ -27,17 +27,18 @@ func TestWriteMax(t *testing.T) {
 	}
 	found = append(found, maxrate.Outcome{Target: "jvm", Search: 4, Failed: "start failed: port busy"})
 	var b strings.Builder
-	if err := WriteMax(&b, "io-heavy", "io-heavy.find-max", slo, 10*time.Second, maxrate.Resolution{Percent: 5}, found); err != nil {
+	if err := WriteMax(&b, "io-heavy", "io-heavy.find-max", slo, 10*time.Second, maxrate.Resolution{Percent: 5}, maxrate.LatencyAt{50, 75, 90}, found); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
 		"meeting p99<100ms,errors<0.1% for a whole 10s step (resolution 5%)",
+		"│ first failing │ p50 / p99 at 50%  │ p50 / p99 at 75%  │ p50 / p99 at 90%  │",
 		"│ spring  │                800 │                 800 │           825 │ 52.0 ms / 61.0 ms │ 53.0 ms / 70.0 ms │ 55.0 ms / 88.0 ms │",
 		"broken: no result: verify-failed",
 		"│ starved │              ≥ 400 │               ≥ 400 │",
 		"│ jvm     │   3812 2968 3468 — │ 3,468 [2,968–3,812] │          3498 │ 51.0 ms / 61.0 ms │",
 		"jvm search 4: no result: start failed: port busy",
-		"medians over them",
+		"max rps, first failing and the latencies are medians over them",
 		"starved: the generator could not send 800 rps on time",
 		"scenario io-heavy.find-max",
 		"jvm: its searches found 2968 to 3812 rps, further apart than the resolution",
@@ -48,5 +49,61 @@ func TestWriteMax(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "spring: its searches") {
 		t.Errorf("a single search is said to spread:\n%s", b.String())
+	}
+}
+
+// Without --latency-at, a search measures no latency below its maximum: no column says it did.
+func TestWriteMaxWithoutLatencyAt(t *testing.T) {
+	slo, _ := maxrate.ParseSLO("p99<100ms,errors<0.1%")
+	var found []maxrate.Outcome
+	for i, m := range []int{3812, 2968} {
+		found = append(found, maxrate.Outcome{Target: "jvm", Search: i + 1, Result: maxrate.Result{Max: m, FirstFailed: m + 30}})
+	}
+	found = append(found, maxrate.Outcome{Target: "fast", Search: 1, Result: maxrate.Result{Max: 12000, FirstFailed: 13000}})
+	var b strings.Builder
+	if err := WriteMax(&b, "io-heavy", "io-heavy.find-max", slo, 4*time.Second, maxrate.Resolution{Percent: 20}, nil, found); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"│ target │ max of each search │ max rps             │ first failing │\n├",
+		"│ fast   │              12000 │              12,000 │         13000 │",
+		"max rps and first failing are medians over them,",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "p50 / p99") || strings.Contains(b.String(), "latencies") {
+		t.Errorf("latencies named that were not measured:\n%s", b.String())
+	}
+}
+
+// One search a target (make run): its maximum alone, no column of each search's, no range, no
+// median, no even search started from an odd one's boundary.
+func TestWriteMaxOneSearchATarget(t *testing.T) {
+	slo, _ := maxrate.ParseSLO("p99<100ms,errors<0.1%")
+	ramped := maxrate.Bracket{Low: 6500, High: 10000}
+	found := []maxrate.Outcome{
+		{Target: "fast", Search: 1, Result: maxrate.Result{Max: 12000, FirstFailed: 13000, Bracket: ramped}},
+		{Target: "starved", Search: 1, Result: maxrate.Result{Max: 20000, GeneratorLimit: 24000, Bracket: ramped}},
+	}
+	var b strings.Builder
+	if err := WriteMax(&b, "io-heavy", "io-heavy.find-max", slo, 4*time.Second, maxrate.Resolution{Percent: 20}, nil, found); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"│ target  │ max rps  │ first failing │\n├",
+		"│ fast    │   12,000 │         13000 │",
+		"│ starved │ ≥ 20,000 │             — │",
+		"start from a bracket of the boundary, not by doubling from the first rate: a ramp's, unmeasured,",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+	for _, not := range []string{"each search", "[", "median", "even search"} {
+		if strings.Contains(b.String(), not) {
+			t.Errorf("report of one search a target says %q:\n%s", not, b.String())
+		}
 	}
 }

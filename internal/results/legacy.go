@@ -81,6 +81,10 @@ const legacyFindMaxSuffix = ".find-max"
 // ended, measuring latency with headroom.
 var legacyFractions = []float64{0.50, 0.75, 0.90}
 
+// LegacyLatencyAt is legacyFractions as --latency-at gives them: what the latency_at of an older
+// file's find-max steps reads as.
+const LegacyLatencyAt = "50%,75%,90%"
+
 // numberSearches gives the find-max steps of an older file the search each belongs to, as the
 // summary told them apart then: a target's search starts where its previous row is not the row
 // before it in the file (targets' searches were interleaved), where the container's start-up time

@@ -182,6 +182,7 @@ func parseComplete(data []byte) (*parsed, error) {
 	p := &parsed{header: head}
 	_, hasJIT := index["jit_busy_s"]    // else its rows take the time from their warning
 	_, hasKind := index["invalid_kind"] // else its rows take their kind from their reason (legacy.go)
+	_, hasLatencyAt := index["latency_at"]
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -246,6 +247,9 @@ func parseComplete(data []byte) (*parsed, error) {
 		}
 		if !hasJIT {
 			row.JITBusy, row.JITJudged = jitWarned(row.Warnings)
+		}
+		if !hasLatencyAt && strings.HasSuffix(row.Scenario, FindMaxSuffix) { // before the column
+			row.LatencyAt = LegacyLatencyAt
 		}
 		row.Warnings = rewarned(row)
 		p.rows = append(p.rows, row)

@@ -138,6 +138,10 @@ type Row struct {
 	// SLO is what a --find-max step had to meet (its row is valid when it did); empty for
 	// the other rows.
 	SLO string
+	// LatencyAt are the percentages of its maximum at which a --find-max step's search measured
+	// latency once it found it (maxrate.LatencyAt's text, "50%,75%,90%"); empty: none, or not a
+	// find-max step. Find-max steps of files older than the column read as LegacyLatencyAt.
+	LatencyAt string
 	// Generators is how many generator shards measured the cell, their results merged
 	// (internal/shard); rows older than the column (schema 7 and before) had one.
 	Generators int
@@ -595,6 +599,7 @@ var columns = []column{
 	{"invalid_kind", codec{writtenFault, func(r *Row, v string) (err error) { r.Fault, err = fault.Parse(v); return err }}, 12},
 	{"search", integer(func(r *Row) *int { return &r.Search }), 12},
 	{"disturbed", boolean(func(r *Row) *bool { return &r.Disturbed }), 12},
+	{"latency_at", str(func(r *Row) *string { return &r.LatencyAt }), 12},
 }
 
 // CompatWrk is the Compat of a cell counted as wrk counts (load.Wrk).

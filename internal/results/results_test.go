@@ -197,6 +197,43 @@ func TestOldRowsTakeTheirJITTimeFromTheirWarning(t *testing.T) {
 	}
 }
 
+// A find-max step of a file from before latency_at reads as its search ran, with steps at 50%,
+// 75% and 90% of the maximum; a step of a newer file reads as recorded, none included; a row that
+// is no find-max step has none.
+func TestOldFindMaxRowsMeasuredLatencyAtTheirFractions(t *testing.T) {
+	for _, c := range []struct {
+		version, scenario, recorded, want string
+	}{
+		{"11", "io-heavy" + FindMaxSuffix, "", LegacyLatencyAt},
+		{"11", "io-heavy", "", ""},
+		{"12", "io-heavy" + FindMaxSuffix, "", ""},
+		{"12", "io-heavy" + FindMaxSuffix, "60%", "60%"},
+	} {
+		var b bytes.Buffer
+		cw := csv.NewWriter(&b)
+		head := Header()
+		at := slices.Index(head, "latency_at")
+		version := slices.Index(head, "schema_version")
+		r := sample(1, true)
+		r.Scenario, r.LatencyAt = c.scenario, c.recorded
+		rec := record(r)
+		rec[version] = c.version
+		if c.version == "11" {
+			head, rec = slices.Delete(slices.Clone(head), at, at+1), slices.Delete(rec, at, at+1)
+		}
+		cw.Write(head)
+		cw.Write(rec)
+		cw.Flush()
+		rows, _, err := Read(&b)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("schema %s: %d rows, %v", c.version, len(rows), err)
+		}
+		if got := rows[0].LatencyAt; got != c.want {
+			t.Errorf("schema %s, %s, recorded %q: latency at %q; want %q", c.version, c.scenario, c.recorded, got, c.want)
+		}
+	}
+}
+
 // A row recorded when a lower share of JIT busy time meant still warming up reads back without
 // that warning, its others kept: its warnings never say what its distrust does not.
 func TestAWarningTheRuleNoLongerGivesIsDropped(t *testing.T) {

@@ -23,8 +23,10 @@ const (
 const maxRateLimit = 50000
 
 // NewFindMax checks the find-max settings: the SLO every step must meet, how long a step is
-// held, and the precision of the maximum (a share of the rate, 10%, or rps, 200).
-func NewFindMax(slo string, step time.Duration, resolution string) (*FindMax, error) {
+// held, the precision of the maximum (a share of the rate, 10%, or rps, 200), and the
+// percentages of the maximum at which latency is measured once it is found ("50%,75%,90%";
+// empty: none).
+func NewFindMax(slo string, step time.Duration, resolution, latencyAt string) (*FindMax, error) {
 	s, err := maxrate.ParseSLO(slo)
 	if err != nil {
 		return nil, exitcode.Flag("slo", "", err)
@@ -36,8 +38,12 @@ func NewFindMax(slo string, step time.Duration, resolution string) (*FindMax, er
 	if err != nil {
 		return nil, exitcode.Flag("resolution", resolution, err)
 	}
+	at, err := maxrate.ParseLatencyAt(latencyAt)
+	if err != nil {
+		return nil, exitcode.Flag("latency-at", latencyAt, err)
+	}
 	return &FindMax{bench.MaxSearch{SLO: s, Step: step, StepWarmup: step / 2, Cooldown: 2 * time.Second,
-		Ramp: max(step, minRampDoubling), Search: maxrate.Config{Resolution: res, Limit: maxRateLimit}}}, nil
+		Ramp: max(step, minRampDoubling), Search: maxrate.Config{Resolution: res, Limit: maxRateLimit, LatencyAt: at}}}, nil
 }
 
 // minRampDoubling bounds how fast the ramp that brackets a search climbs. It is judged by the

@@ -138,5 +138,5 @@ func (rp Reproduction) findMax(m *experiment.FindMax) (*FindMax, error) {
 	if resolution == "" {
 		resolution = DefaultResolution
 	}
-	return NewFindMax(slo, step, resolution)
+	return NewFindMax(slo, step, resolution, "")
 }

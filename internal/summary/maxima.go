@@ -60,7 +60,7 @@ func searchesOf(rows []results.Row, nameOf func(results.Row) string, source func
 
 // judge finds the search's maximum from its steps: each rate's steps that met the SLO and that
 // did not, as the search counted them (steps repeated because other work disturbed them, and
-// steps at fractions of the maximum, decide nothing above it).
+// steps at percentages of the maximum, decide nothing above it).
 func (s *Search) judge() {
 	s.Max, s.GeneratorLimited, s.Failed, s.Ended = 0, false, "", ""
 	met, failed := map[int]int{}, map[int]int{}
@@ -218,6 +218,13 @@ func rankMaxima(sc *Scenario) {
 	switch {
 	case len(with) < 2: // nothing to rank against
 		ranks = make([]string, len(with))
+	case len(short) > 0 && sc.OneSearch():
+		ranks = make([]string, len(with))
+		sc.Unranked = short
+		sc.RankNote = fmt.Sprintf("not ranked: one search a target is a first answer; a ranking needs %d searches a target whose maximum the self-checks trust", MinTrialsToRank)
+		if r := rankRemedies(true, distrusted, true); len(r) > 0 {
+			sc.RankNote += ": " + strings.Join(r, "; ")
+		}
 	case len(short) > 0:
 		ranks = make([]string, len(with))
 		sc.Unranked = short
@@ -234,6 +241,17 @@ func rankMaxima(sc *Scenario) {
 		sc.Targets = append(sc.Targets, with[i])
 	}
 	sc.Targets = append(sc.Targets, without...)
+}
+
+// OneSearch says each target was searched once: its maximum is a first answer, with no spread to
+// show and nothing to rank on.
+func (sc Scenario) OneSearch() bool {
+	for _, t := range sc.Targets {
+		if len(t.Searches) > 1 {
+			return false
+		}
+	}
+	return len(sc.Targets) > 0
 }
 
 // Question is what a find-max run asks, in its words.
@@ -265,7 +283,11 @@ func (sc Scenario) MaxNotes() []string {
 			notes = append(notes, fmt.Sprintf("%s: the generator could not send more on time: its maximum is at least this", t.Name))
 		}
 	}
-	notes = append(notes, fmt.Sprintf("max rps: the median of the searches' maxima with their range [least–greatest]; from %d searches a target, with its 95%% interval instead", stats.MinTrialsForCI))
+	if sc.OneSearch() {
+		notes = append(notes, "max rps: the maximum of each target's one search: a runtime's capacity moves from one start to the next, so it is a first answer, not a figure to compare")
+	} else {
+		notes = append(notes, fmt.Sprintf("max rps: the median of the searches' maxima with their range [least–greatest]; from %d searches a target, with its 95%% interval instead", stats.MinTrialsForCI))
+	}
 	if sc.RankNote != "" {
 		notes = append(notes, sc.RankNote)
 	}
@@ -305,6 +327,9 @@ func (sc Scenario) Finding() string {
 	switch {
 	case ranked:
 		s = fmt.Sprintf("Finding: %s sustains the most %s load under %s, %s rps", top.Name, sc.Base(), slo, rps)
+	case len(sc.Unranked) > 0 && sc.OneSearch():
+		s = fmt.Sprintf("Finding: a first answer from one search a target, not a ranking (that takes --trials %d): %s has the highest maximum of %s load under %s, %s rps",
+			MinTrialsToRank+1, top.Name, sc.Base(), slo, rps)
 	case len(sc.Unranked) > 0:
 		s = fmt.Sprintf("Finding: not ranked, with fewer than %d trusted maxima a target (%s): the highest median maximum of %s load under %s is %s's, %s rps",
 			MinTrialsToRank, strings.Join(sc.Unranked, ", "), sc.Base(), slo, top.Name, rps)

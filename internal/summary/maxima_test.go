@@ -18,6 +18,12 @@ import (
 // as internal/bench does: one row a step, valid when it met the SLO, trial counting on.
 func searchRows(t *testing.T, target string, startup time.Duration, capacity int, flaky map[int]bool, trial *int) ([]results.Row, maxrate.Result) {
 	t.Helper()
+	return searchRowsAt(t, target, startup, capacity, flaky, maxrate.LatencyAt{50, 75, 90}, trial)
+}
+
+// searchRowsAt is searchRows with the latency measured at the percentages at of the maximum.
+func searchRowsAt(t *testing.T, target string, startup time.Duration, capacity int, flaky map[int]bool, at maxrate.LatencyAt, trial *int) ([]results.Row, maxrate.Result) {
+	t.Helper()
 	slo, _ := maxrate.ParseSLO("p99<100ms")
 	var rows []results.Row
 	tried := map[int]int{}
@@ -30,14 +36,14 @@ func searchRows(t *testing.T, target string, startup time.Duration, capacity int
 		slo.Judge(&s)
 		*trial++
 		r := results.Row{Scenario: "io" + results.FindMaxSuffix, Target: target, Trial: *trial, Mode: "open", RequestedRPS: rate,
-			Startup: startup, Valid: s.Failed == "", LatencyP99: s.P99, CPUCores: float64(rate) / 1000, MemoryPeak: 100 << 20, ThroughputRPS: float64(rate)}
+			LatencyAt: at.String(), Startup: startup, Valid: s.Failed == "", LatencyP99: s.P99, CPUCores: float64(rate) / 1000, MemoryPeak: 100 << 20, ThroughputRPS: float64(rate)}
 		if !r.Valid {
 			r.InvalidReason = "slo not met: " + s.Failed
 		}
 		rows = append(rows, r)
 		return s, nil
 	}
-	res, err := maxrate.Find(context.Background(), maxrate.Config{Start: 100, Limit: 50000, Resolution: maxrate.Resolution{Percent: 5}}, slo, probe)
+	res, err := maxrate.Find(context.Background(), maxrate.Config{Start: 100, Limit: 50000, Resolution: maxrate.Resolution{Percent: 5}, LatencyAt: at}, slo, probe)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,6 +171,51 @@ func TestSearchesWithoutAContainerEndAtTheirFractions(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("maxima %v, want the searches' %v", got, want)
+	}
+}
+
+// One search a target, without steps below its maximum (make run): the answer says it is a first
+// answer, neither a ranking nor a spread.
+func TestOneSearchATargetIsAFirstAnswer(t *testing.T) {
+	var rows []results.Row
+	trial := new(int)
+	for i, s := range []struct {
+		target   string
+		capacity int
+	}{{"fast", 4100}, {"slow", 1000}, {"mid", 2600}} {
+		r, res := searchRowsAt(t, s.target, time.Duration(i+1)*time.Second, s.capacity, nil, nil, trial)
+		if len(res.Fractions) != 0 || r[len(r)-1].LatencyAt != "" {
+			t.Fatalf("a search without latency at percentages measured %d such steps, recorded %q", len(res.Fractions), r[len(r)-1].LatencyAt)
+		}
+		rows = append(rows, r...)
+	}
+	sc := FromRows(upgraded(rows)).Scenarios[0]
+	if !sc.OneSearch() {
+		t.Fatalf("searches %v: want one a target", sc.Targets)
+	}
+	for _, tg := range sc.Targets {
+		if len(tg.Searches) != 1 || tg.Rank != "" || tg.Max == nil || tg.Max.N != 1 {
+			t.Errorf("%s: %d searches, rank %q, max %+v: want one search, unranked", tg.Name, len(tg.Searches), tg.Rank, tg.Max)
+		}
+	}
+	if sc.Targets[0].Name != "fast" || sc.Targets[2].Name != "slow" {
+		t.Errorf("order %s, %s, %s: want by maximum", sc.Targets[0].Name, sc.Targets[1].Name, sc.Targets[2].Name)
+	}
+	f := sc.Finding()
+	if want := "Finding: a first answer from one search a target, not a ranking (that takes --trials 6): fast has the highest maximum of io load under its SLO, 4,000 rps"; !strings.HasPrefix(f, want) {
+		t.Errorf("finding %q\nwant it to start %q", f, want)
+	}
+	if !strings.Contains(f, "; next, mid at ") {
+		t.Errorf("finding %q: want the next target named", f)
+	}
+	notes := strings.Join(sc.MaxNotes(), "\n")
+	for _, want := range []string{"max rps: the maximum of each target's one search", "not ranked: one search a target is a first answer; a ranking needs 5 searches a target whose maximum the self-checks trust: run with --trials 6 or more"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes:\n%s\nwant %q", notes, want)
+		}
+	}
+	if strings.Contains(notes, "least–greatest") || strings.Contains(notes, "(fast 1") {
+		t.Errorf("notes:\n%s\nwant no range and no count of searches short of a ranking", notes)
 	}
 }
 
