@@ -6,6 +6,9 @@ import (
 	"github.com/iotbench/iotbench/internal/fault"
 )
 
+// fieldsSchema is the schema whose rows hold their kind of fault, search and disturbance as fields.
+const fieldsSchema = 12
+
 // Files older than schema 12 said why a row was invalid in a sentence alone, marked a disturbed
 // row in its warnings alone, and told a find-max step by its scenario's suffix alone. This file
 // is the one place that reads those texts: it gives such rows the fields that newer files hold,
@@ -20,9 +23,12 @@ func Upgrade(rows []Row) {
 	numberSearches(rows)
 }
 
-// upgrade gives r, a row of a file without invalid_kind, its kind of fault and whether it was
-// disturbed.
+// upgrade gives r, a row of a file older than schema 12, its kind of fault, whether it was
+// disturbed, and for a find-max step the latencies its search measured below its maximum.
 func upgrade(r *Row) {
+	if strings.HasSuffix(r.Scenario, legacyFindMaxSuffix) {
+		r.LatencyAt = LegacyLatencyAt
+	}
 	r.Fault = fault.None
 	if !r.Valid {
 		r.Fault = legacyFault(r.InvalidReason)

@@ -47,7 +47,7 @@ func Read(r io.Reader) (rows []Row, cut *Cut, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if p.version < 12 {
+	if p.version < fieldsSchema {
 		numberSearches(p.rows)
 	}
 	return p.rows, p.cut, nil
@@ -180,9 +180,7 @@ func parseComplete(data []byte) (*parsed, error) {
 	}
 
 	p := &parsed{header: head}
-	_, hasJIT := index["jit_busy_s"]    // else its rows take the time from their warning
-	_, hasKind := index["invalid_kind"] // else its rows take their kind from their reason (legacy.go)
-	_, hasLatencyAt := index["latency_at"]
+	_, hasJIT := index["jit_busy_s"] // else its rows take the time from their warning
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -237,7 +235,7 @@ func parseComplete(data []byte) (*parsed, error) {
 				return nil, parseErr(line, "column %s: %q is not %v", c.name, rec[i], err)
 			}
 		}
-		if !hasKind {
+		if v < fieldsSchema {
 			upgrade(&row) // before Loaded, which reads the kind
 		} else if row.Valid != (row.Fault == fault.None) {
 			return nil, parseErr(line, "column invalid_kind: %q with valid %v: a valid row has no kind of fault, an invalid one has one", row.Fault, row.Valid)
@@ -247,9 +245,6 @@ func parseComplete(data []byte) (*parsed, error) {
 		}
 		if !hasJIT {
 			row.JITBusy, row.JITJudged = jitWarned(row.Warnings)
-		}
-		if !hasLatencyAt && strings.HasSuffix(row.Scenario, FindMaxSuffix) { // before the column
-			row.LatencyAt = LegacyLatencyAt
 		}
 		row.Warnings = rewarned(row)
 		p.rows = append(p.rows, row)
