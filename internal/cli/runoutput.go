@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/overview"
 	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
@@ -72,24 +71,11 @@ func (o *RunOptions) writeAnswer(out *run.Outcome) error {
 			return nil
 		}, ranked)
 	}
-	if err := o.writeRunOutput(out.Path, func(w io.Writer) error { return report.Write(w, sidesApart(out.Rows)) }, ""); err != nil {
+	if err := o.writeRunOutput(out.Path, func(w io.Writer) error { return report.Write(w, out.Rows) }, ""); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Streams.ErrOut, "%s; results: %s\n", report.Summary(out.Rows), out.Path)
 	return nil
-}
-
-// sidesApart names a paired run's rows after their side for the run's table, so that the
-// baseline's trials and the candidate's are summarized apart.
-func sidesApart(rows []results.Row) []results.Row {
-	if !compare.IsPaired(rows) {
-		return rows
-	}
-	out := slices.Clone(rows)
-	for i := range out {
-		out[i].Target += " (" + out[i].Variant + ")"
-	}
-	return out
 }
 
 // verdictStreams and verdictFormat place a paired run's verdicts after the run's output: a

@@ -97,3 +97,29 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
+
+// A paired run's baseline and candidate of a target are summarized apart, each named by its
+// side from the row's variant column: the table names them, and never one side twice.
+func TestPairedSidesAreApartByTheirVariant(t *testing.T) {
+	var rows []results.Row
+	for trial := 1; trial <= 3; trial++ {
+		for _, v := range []string{results.VariantBase, results.VariantCandidate} {
+			r := row("fastify", trial, 999.9, 60, true, "")
+			r.Variant = v
+			rows = append(rows, r)
+		}
+	}
+	var b strings.Builder
+	if err := Write(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"fastify (base)", "fastify (candidate)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "(base) (base)") || strings.Contains(out, "(candidate) (candidate)") {
+		t.Errorf("a side named twice:\n%s", out)
+	}
+}

@@ -399,13 +399,8 @@ func (t Target) ValidText() string {
 }
 
 // nameOf is the target a row counts for: a paired run's baseline and candidate of a target are
-// shown apart (rows a caller already set apart keep their name).
-func nameOf(r results.Row) string {
-	if r.Variant != "" && strings.HasSuffix(r.Target, " ("+r.Variant+")") {
-		return r.Target
-	}
-	return timeline.SideTarget(r.Target, r.Variant)
-}
+// shown apart, by the row's variant.
+func nameOf(r results.Row) string { return timeline.SideTarget(r.Target, r.Variant) }
 
 // Label is the target r counts for in sc: its target, apart by protocol when sc's rows hold
 // several (groupName).
