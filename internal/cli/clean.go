@@ -2,11 +2,21 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/run"
+	"github.com/iotbench/iotbench/internal/container"
 	"github.com/spf13/cobra"
 )
+
+// Cleaner removes iotbench's containers: container.Docker, or a fake in tests.
+type Cleaner interface {
+	RemoveLeftovers(ctx context.Context, c container.Cleanup) ([]container.Found, error)
+	Close() error
+}
+
+var _ Cleaner = (*container.Docker)(nil)
 
 // CleanOptions are the flags of `iotbench clean`.
 type CleanOptions struct {
@@ -16,7 +26,7 @@ type CleanOptions struct {
 	DryRun bool
 
 	// Engine reaches the Docker engine; tests give a fake.
-	Engine func(ctx context.Context) (run.Cleaner, error)
+	Engine func(ctx context.Context) (Cleaner, error)
 	// Now is the clock ages are measured against.
 	Now func() time.Time
 }
@@ -25,7 +35,7 @@ type CleanOptions struct {
 func NewCmdClean(s Streams, runF func(context.Context, *CleanOptions) error) *cobra.Command {
 	o := &CleanOptions{
 		Streams: s,
-		Engine:  run.ConnectCleaner,
+		Engine:  func(ctx context.Context) (Cleaner, error) { return container.Connect(ctx) },
 		Now:     time.Now,
 	}
 	cmd := &cobra.Command{
@@ -61,5 +71,38 @@ func cleanRun(ctx context.Context, o *CleanOptions) error {
 		return err
 	}
 	defer e.Close()
-	return run.Clean(ctx, e, o.All, o.DryRun, o.Now(), o.Streams.Out)
+	return clean(ctx, e, o.All, o.DryRun, o.Now(), o.Streams.Out)
+}
+
+// clean removes the containers of runs whose process is gone (every iotbench container with
+// all; none with dryRun) and prints a line per container on out, its age told against now.
+func clean(ctx context.Context, c Cleaner, all, dryRun bool, now time.Time, out io.Writer) error {
+	found, err := c.RemoveLeftovers(ctx, container.Cleanup{Every: all, DryRun: dryRun})
+	verb, done := "removed", "removed"
+	if dryRun {
+		verb, done = "would remove", "to remove"
+	}
+	for _, f := range found {
+		fmt.Fprintf(out, "%s %s\n", verb, f.Describe(now))
+	}
+	images := 0
+	for _, f := range found {
+		if f.Image {
+			images++
+		}
+	}
+	switch {
+	case images > 0:
+		fmt.Fprintf(out, "%d container(s) and %d image(s) %s\n", len(found)-images, images, done)
+	case len(found) > 0:
+		fmt.Fprintf(out, "%d container(s) %s\n", len(found), done)
+	case err == nil && all:
+		fmt.Fprintln(out, "no iotbench container")
+	case err == nil:
+		fmt.Fprintln(out, "no container left by a run whose process is gone (--all for every iotbench container)")
+	}
+	if err != nil {
+		return fmt.Errorf("%w\n(retry `iotbench clean`, or remove it with `docker rm -f NAME`)", err)
+	}
+	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
-	"github.com/iotbench/iotbench/internal/run"
 )
 
 // fakeEngine holds containers as the engine would list them; RemoveLeftovers selects as
@@ -84,7 +83,7 @@ func TestCleanGolden(t *testing.T) {
 				}
 			}
 			root.AddCommand(NewCmdClean(s, func(ctx context.Context, o *CleanOptions) error {
-				o.Engine = func(context.Context) (run.Cleaner, error) { return engine, nil }
+				o.Engine = func(context.Context) (Cleaner, error) { return engine, nil }
 				o.Now = func() time.Time { return cleanNow }
 				return cleanRun(ctx, o)
 			}))

@@ -236,7 +236,7 @@ func comparePaired(o *CompareOptions) error {
 	if !compare.IsPaired(rows) {
 		return usagef("%s is a run of one side (no variant column): compare it with another, iotbench compare OLD.csv %s, or measure both sides in one paired run (run --baseline DIR or --baseline-url)", o.Old, o.Old)
 	}
-	gates, err := run.ParseGates(o.FailOn, compare.HasSearches(rows))
+	gates, err := parseGates(o.FailOn, compare.HasSearches(rows))
 	if err != nil {
 		return err
 	}

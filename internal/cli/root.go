@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/exitcode"
-	"github.com/iotbench/iotbench/internal/run"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -167,7 +167,7 @@ func WithInterrupts(parent context.Context, s Streams) (ctx context.Context, str
 	signal.Notify(sigs, Interrupts...)
 	signal.Ignore(syscall.SIGPIPE)
 	streams = onBrokenPipe(s, sigs)
-	ctx, stopWatching := onInterrupt(parent, sigs, streams.ErrOut, run.RemoveMine, os.Exit)
+	ctx, stopWatching := onInterrupt(parent, sigs, streams.ErrOut, container.RemoveMine, os.Exit)
 	return ctx, streams, func() { signal.Stop(sigs); stopWatching() }
 }
 

@@ -479,7 +479,7 @@ func (o *RunOptions) gate(findMax bool) (*run.Gate, error) {
 	case o.AA < 0:
 		return nil, usagef("--aa %d: give a number of A/A rounds, 0 or more", o.AA)
 	}
-	return run.NewGate(o.FailOn, o.Until, o.MaxTrials, run.DefaultAlpha, o.AllowInconclusive, findMax)
+	return newGate(o.FailOn, o.Until, o.MaxTrials, run.DefaultAlpha, o.AllowInconclusive, findMax)
 }
 
 // findMax reads the --find-max flags; nil when the run measures at one rate.

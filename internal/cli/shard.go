@@ -1,9 +1,19 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"os"
+	"time"
 
-	"github.com/iotbench/iotbench/internal/run"
+	"github.com/iotbench/iotbench/internal/exitcode"
+	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/safetext"
+	"github.com/iotbench/iotbench/internal/shard"
+	"github.com/iotbench/iotbench/internal/units"
 	"github.com/spf13/cobra"
 )
 
@@ -23,11 +33,11 @@ func NewCmdShard(in io.Reader, s Streams) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
 			case merge != "":
-				return run.PrintMergedShards(merge, s.Out)
+				return printMergedShards(merge, s.Out)
 			case specFile != "":
-				return run.ShardOfJob(cmd.Context(), specFile, index, start, out)
+				return shardOfJob(cmd.Context(), specFile, index, start, out)
 			}
-			return run.ServeShard(cmd.Context(), in, s.Out)
+			return serveShard(cmd.Context(), in, s.Out)
 		},
 	}
 	f := cmd.Flags()
@@ -37,4 +47,49 @@ func NewCmdShard(in io.Reader, s Streams) *cobra.Command {
 	f.StringVar(&out, "out", ".", "--spec: the folder its result and interval log go to")
 	f.StringVar(&merge, "merge", "", "merge the results the shards left in this folder and print them")
 	return cmd
+}
+
+// serveShard is one shard of a run, driven by its parent over in and out (internal/shard).
+func serveShard(ctx context.Context, in io.Reader, out io.Writer) error {
+	defer load.GeneratorGC()()
+	return shard.Serve(ctx, in, out)
+}
+
+// shardOfJob runs shard index of the indexed Job whose spec is in specFile (as iotbench k8s
+// renders it): its measured phase starts at start (RFC 3339), its result goes to the folder out.
+func shardOfJob(ctx context.Context, specFile string, index int, start, out string) error {
+	defer load.GeneratorGC()()
+	b, err := os.ReadFile(specFile)
+	if err != nil {
+		return exitcode.With(exitcode.Usage, err)
+	}
+	var spec shard.Spec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return exitcode.Usagef("--spec %s: %v", specFile, err)
+	}
+	if index < 0 || index >= spec.Count {
+		return exitcode.Flag("index", fmt.Sprint(index), fmt.Errorf("the spec has %d shards: 0 to %d", spec.Count, spec.Count-1))
+	}
+	at, err := time.Parse(time.RFC3339Nano, start)
+	if err != nil {
+		return exitcode.Flag("start", start, errors.New("not an RFC 3339 time, e.g. 2026-11-23T20:00:00Z"))
+	}
+	spec.Index = index
+	return shard.RunFile(ctx, spec, at, out)
+}
+
+// printMergedShards merges the results the shards of a Job left in dir and prints them.
+func printMergedShards(dir string, out io.Writer) error {
+	res, err := shard.MergeDir(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%d requests, %d successes, %d errors at %.1f rps of %d; p50 %s p99 %s p99.9 %s; generator delay p99 %s (worst shard)\n",
+		res.Requests, res.Successes, res.Errors, res.AchievedRate(), res.RequestedRate,
+		units.Millis(res.Latency.P50), units.Millis(res.Latency.P99), units.Millis(res.Latency.P999), units.Millis(res.OwnDelay.P99))
+	if !res.Valid {
+		fmt.Fprintf(out, "INVALID: %s\n", safetext.Terminal(res.InvalidReason))
+		return exitcode.ErrInvalidCells
+	}
+	return nil
 }
