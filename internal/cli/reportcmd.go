@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/overview"
-	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/spf13/cobra"
 )
@@ -114,7 +113,7 @@ func writeOverview(out, errOut io.Writer, ov *summary.Overview, format string) e
 	case "json":
 		return overview.WriteJSON(out, ov)
 	}
-	if err := report.WriteTable(out, ov); err != nil {
+	if err := overview.WriteTable(out, ov); err != nil {
 		return err
 	}
 	for _, n := range ov.Notes {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/overview"
-	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/run"
 	"github.com/iotbench/iotbench/internal/safetext"
@@ -57,11 +56,11 @@ func (o *RunOptions) writeAnswer(out *run.Outcome) error {
 		name := out.Plan.Name
 		ranked := o.rankedRun(out)
 		return o.writeRunOutput(out.Path, func(w io.Writer) error {
-			if err := report.WriteMax(w, name, name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, m.Search.LatencyAt, out.Found); err != nil {
+			if err := overview.WriteMax(w, name, name+results.FindMaxSuffix, m.SLO, m.Step, m.Search.Resolution, m.Search.LatencyAt, out.Found); err != nil {
 				return err
 			}
 			for _, sc := range summary.FromRows(out.Rows).Scenarios {
-				if err := report.WriteMaxima(w, sc); err != nil {
+				if err := overview.WriteMaxima(w, sc); err != nil {
 					return err
 				}
 			}
@@ -71,10 +70,10 @@ func (o *RunOptions) writeAnswer(out *run.Outcome) error {
 			return nil
 		}, ranked)
 	}
-	if err := o.writeRunOutput(out.Path, func(w io.Writer) error { return report.Write(w, out.Rows) }, ""); err != nil {
+	if err := o.writeRunOutput(out.Path, func(w io.Writer) error { return overview.Write(w, out.Rows) }, ""); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Streams.ErrOut, "%s; results: %s\n", report.Summary(out.Rows), out.Path)
+	fmt.Fprintf(o.Streams.ErrOut, "%s; results: %s\n", overview.Summary(out.Rows), out.Path)
 	return nil
 }
 

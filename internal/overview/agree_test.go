@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/fault"
-	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/summary"
 )
@@ -120,7 +119,7 @@ func rowWith(rows [][]string, at int, name string, ok func([]string) bool) []str
 func TestEveryFormatPrintsTheModel(t *testing.T) {
 	o := summary.FromRows(agreeRows())
 	var table, md, js, page bytes.Buffer
-	if err := report.WriteTable(&table, o); err != nil {
+	if err := WriteTable(&table, o); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteMarkdown(&md, o); err != nil {
@@ -225,7 +224,7 @@ func TestFindMaxOpensWithItsAnswer(t *testing.T) {
 	o := summary.FromRows(agreeRows()[18:])
 	o.Scenarios[0].SLO = "p99<100ms"
 	var table, md, js, page bytes.Buffer
-	if err := report.WriteTable(&table, o); err != nil {
+	if err := WriteTable(&table, o); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteMarkdown(&md, o); err != nil {

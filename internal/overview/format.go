@@ -1,8 +1,9 @@
-// Package overview renders the summary of results files (internal/summary) for readers beyond
-// the terminal: markdown ready for a pull request, JSON of a versioned schema, and a
-// self-contained HTML report with charts (gonum/plot SVG, no script, nothing fetched). A find-max
-// scenario opens with its answer in each. The terminal table of the same summary is
-// internal/report's.
+// Package overview renders the one summary of results files (internal/summary) in every format:
+// terminal tables (table.go: a find-max scenario's answer first, then one row per cell, then one
+// line per target over its valid trials), markdown ready for a pull request, JSON of a versioned
+// schema, and a self-contained HTML report with charts (gonum/plot SVG, no script, nothing
+// fetched). A find-max scenario opens with its answer in each. It computes nothing of its own:
+// the formats cannot disagree.
 package overview
 
 import (
@@ -14,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/summary"
@@ -25,8 +25,8 @@ import (
 // every document records it in "schema_version".
 const SchemaVersion = 4
 
-// Formats are the text forms Write knows: table is internal/report's terminal table, written by
-// the caller.
+// Formats are the text forms Write knows: table is the terminal table (table.go), written by the
+// caller.
 var Formats = []string{"table", "markdown", "json"}
 
 type jsonDoc struct {
@@ -338,7 +338,7 @@ func maxRows(sc summary.Scenario) []maxRow {
 		r := maxRow{Rank: "—", Target: t.Name, Max: "—", P99: medianText(t.P99, 2), CPU: medianText(t.CPUCores, 2), Memory: medianText(t.MemoryPeakMiB, 0), PerCore: "—"}
 		switch {
 		case t.Max != nil:
-			r.Rank, r.Max = cmp.Or(t.Rank, "—"), report.MaxText(*t.Max, t.AtLeastMax())
+			r.Rank, r.Max = cmp.Or(t.Rank, "—"), MaxText(*t.Max, t.AtLeastMax())
 			if t.CPUCores != nil && t.CPUCores.Median > 0 {
 				r.PerCore = units.Count(t.Max.Median / t.CPUCores.Median)
 			}

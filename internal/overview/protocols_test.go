@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/summary"
 )
@@ -82,7 +81,7 @@ func TestProtocolsInEveryFormat(t *testing.T) {
 		t.Fatalf("%d figures over protocols, want 5", len(over))
 	}
 	var table, md, js, page bytes.Buffer
-	if err := report.WriteTable(&table, o); err != nil {
+	if err := WriteTable(&table, o); err != nil {
 		t.Fatal(err)
 	}
 	if err := WriteMarkdown(&md, o); err != nil {

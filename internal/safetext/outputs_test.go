@@ -14,7 +14,6 @@ import (
 	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/golden"
 	"github.com/iotbench/iotbench/internal/overview"
-	"github.com/iotbench/iotbench/internal/report"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/summary"
 )
@@ -64,7 +63,7 @@ func TestCraftedFileInEveryOutput(t *testing.T) {
 	}
 
 	outputs := map[string]func(*bytes.Buffer) error{
-		"table.txt":     func(b *bytes.Buffer) error { return report.Write(b, rows) },
+		"table.txt":     func(b *bytes.Buffer) error { return overview.Write(b, rows) },
 		"overview.md":   func(b *bytes.Buffer) error { return overview.WriteMarkdown(b, o) },
 		"compare.txt":   func(b *bytes.Buffer) error { return compare.Write(b, cmp, "table") },
 		"compare.md":    func(b *bytes.Buffer) error { return compare.Write(b, cmp, "markdown") },

@@ -2,8 +2,8 @@
 // trials and their verdicts, medians with 95% intervals, the latency distribution of the trials
 // pooled (their histograms merged, never their percentiles averaged), each cell's timeline, the
 // targets ranked with ties, and for --find-max runs each target's maximum sustainable rate, ranked.
-// Every output renders this model and computes nothing of its own: the terminal table
-// (internal/report), markdown, JSON and HTML (internal/overview), so two formats cannot disagree.
+// Every output renders this model and computes nothing of its own: the terminal table,
+// markdown, JSON and HTML (internal/overview), so two formats cannot disagree.
 package summary
 
 import (

@@ -1,9 +1,7 @@
-// Package report renders the summary of results files (internal/summary) as terminal tables: a
-// find-max scenario's answer first, then one row per cell, then, when there are several trials,
-// one line per target over its valid trials. The notes under the tables say what the numbers
-// cannot be used for. It computes nothing of its own: markdown, JSON and HTML render the same
-// summary (internal/overview).
-package report
+// The terminal tables of the summary. The notes under the tables say what the numbers cannot be
+// used for.
+
+package overview
 
 import (
 	"fmt"

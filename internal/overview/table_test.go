@@ -1,4 +1,4 @@
-package report
+package overview
 
 import (
 	"strings"
@@ -92,7 +92,7 @@ func TestGolden(t *testing.T) {
 			if err := Write(&b, rows); err != nil {
 				t.Fatal(err)
 			}
-			path := "testdata/" + name + ".golden"
+			path := "testdata/table/" + name + ".golden"
 			golden.Check(t, path, []byte(b.String()))
 		})
 	}
