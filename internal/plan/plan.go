@@ -128,15 +128,77 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	if s == nil {
 		return nil, fmt.Errorf("no scenario %q in %s (known: %s)", name, f.Path, strings.Join(f.ScenarioOrder, ", "))
 	}
-	targets := s.Targets
-	if len(o.Targets) > 0 {
-		for _, t := range o.Targets {
-			if f.Targets[t] == nil {
-				return nil, &OverrideError{"targets", t, fmt.Errorf("not a target of %s (known: %s)", f.Path, strings.Join(f.TargetOrder, ", "))}
+	targets, err := scenarioTargets(f, s, o)
+	if err != nil {
+		return nil, err
+	}
+	settings, stages, err := timing(s, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := load.CheckCompat(o.Compat); err != nil {
+		return nil, &OverrideError{"compat", string(o.Compat), err}
+	}
+	settings, memory, targetCPUs, generatorCPUs, err := resources(f, settings, fmt.Sprintf("scenario %q", s.Name), o, allowed)
+	if err != nil {
+		return nil, err
+	}
+	db, pools, err := database(f, settings, fmt.Sprintf("scenario %q", s.Name), o, targetCPUs, allowed)
+	if err != nil {
+		return nil, err
+	}
+	model, err := loadModel(s, o, stages)
+	if err != nil {
+		return nil, err
+	}
+	shared, err := cellLoad(s, o, settings, model)
+	if err != nil {
+		return nil, err
+	}
+
+	p := &Plan{Name: s.Name, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory, postgresContext: postgresContext(f)}
+	// A payload sweep is planned once per size, each size a scenario of its own rows.
+	sizes := s.Request.Sizes
+	if len(sizes) == 0 {
+		sizes = []scenario.PayloadSize{{}}
+	}
+	for _, size := range sizes {
+		req, name, err := sizedRequest(f, s, shared.Request, size)
+		if err != nil {
+			return nil, err
+		}
+		for _, pool := range pools {
+			rows := Cell{Scenario: name, Size: size.Label, Path: s.Request.Path, Load: shared}
+			rows.Load.Request = req
+			if pool.named {
+				rows.Scenario += fmt.Sprintf(".pool-%d", pool.size)
+			}
+			if err := p.addTrials(f, targets, settings.Trials, rows, db, pool.size, memory); err != nil {
+				return nil, err
 			}
 		}
-		targets = o.Targets
 	}
+	return p, nil
+}
+
+// scenarioTargets are the targets to measure: the command line's, each a target of f, else the
+// scenario's.
+func scenarioTargets(f *scenario.File, s *scenario.Scenario, o Overrides) ([]string, error) {
+	if len(o.Targets) == 0 {
+		return s.Targets, nil
+	}
+	for _, t := range o.Targets {
+		if f.Targets[t] == nil {
+			return nil, &OverrideError{"targets", t, fmt.Errorf("not a target of %s (known: %s)", f.Path, strings.Join(f.TargetOrder, ", "))}
+		}
+	}
+	return o.Targets, nil
+}
+
+// timing applies the command line's duration, warm-up, trials and stages to the scenario's
+// settings, and returns them with the stages to run: the command line's, else the scenario's
+// unless the command line gives a rate or connections. Stages set the measured phase's length.
+func timing(s *scenario.Scenario, o Overrides) (scenario.Settings, []load.Stage, error) {
 	settings := s.Settings
 	if o.Duration != nil {
 		settings.Duration = *o.Duration
@@ -150,14 +212,14 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	stages := s.Load.Staged
 	if o.Stages != "" {
 		if o.Rate > 0 || o.Connections > 0 {
-			return nil, &OverrideError{"stages", o.Stages, fmt.Errorf("give stages, a rate or connections, one of them")}
+			return settings, nil, &OverrideError{"stages", o.Stages, fmt.Errorf("give stages, a rate or connections, one of them")}
 		}
 		parsed, err := load.ParseStages(o.Stages)
 		if err == nil {
 			err = scenario.CheckPhase(load.StagesDuration(parsed))
 		}
 		if err != nil {
-			return nil, &OverrideError{"stages", o.Stages, err}
+			return settings, nil, &OverrideError{"stages", o.Stages, err}
 		}
 		stages = parsed
 	}
@@ -166,29 +228,24 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	}
 	if len(stages) > 0 {
 		if o.Duration != nil {
-			return nil, &OverrideError{"duration", scenario.FormatDuration(*o.Duration), fmt.Errorf("the stages (%s) set the measured phase's length", load.FormatStages(stages))}
+			return settings, nil, &OverrideError{"duration", scenario.FormatDuration(*o.Duration), fmt.Errorf("the stages (%s) set the measured phase's length", load.FormatStages(stages))}
 		}
 		settings.Duration = load.StagesDuration(stages)
 	}
 	if settings.Duration <= 0 || settings.Warmup.Length < 0 || settings.Warmup.Auto && settings.Warmup.Length == 0 {
-		return nil, fmt.Errorf("duration %v must be positive and warm-up %v not negative", settings.Duration, settings.Warmup)
+		return settings, nil, fmt.Errorf("duration %v must be positive and warm-up %v not negative", settings.Duration, settings.Warmup)
 	}
-	if err := load.CheckCompat(o.Compat); err != nil {
-		return nil, &OverrideError{"compat", string(o.Compat), err}
-	}
-	settings, memory, targetCPUs, generatorCPUs, err := resources(f, settings, fmt.Sprintf("scenario %q", s.Name), o, allowed)
-	if err != nil {
-		return nil, err
-	}
-	db, pools, err := database(f, settings, fmt.Sprintf("scenario %q", s.Name), o, targetCPUs, allowed)
-	if err != nil {
-		return nil, err
-	}
+	return settings, stages, nil
+}
 
+// loadModel is the scenario's load model as the command line changes it: a rate or connections
+// (one loop replacing the other), stages, a think time for a closed loop, an arrival process for
+// an open one.
+func loadModel(s *scenario.Scenario, o Overrides, stages []load.Stage) (load.Model, error) {
 	model := load.Model{Rate: s.Load.Rate, Connections: s.Load.Connections, ExpectedLatency: s.Load.ExpectedLatency, Arrival: s.Load.Arrival, Think: s.Load.Thinking}
 	switch {
 	case o.Rate > 0 && o.Connections > 0:
-		return nil, fmt.Errorf("a rate (open loop) or connections (closed loop), not both")
+		return model, fmt.Errorf("a rate (open loop) or connections (closed loop), not both")
 	case o.Rate > 0:
 		model.Rate, model.Connections, model.Think = o.Rate, 0, load.Think{}
 	case o.Connections > 0:
@@ -200,85 +257,89 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	if o.Think != "" {
 		th, err := load.ParseThink(o.Think)
 		if err != nil {
-			return nil, &OverrideError{"think", o.Think, err}
+			return model, &OverrideError{"think", o.Think, err}
 		}
 		if model.Mode() == load.Open {
-			return nil, &OverrideError{"think", o.Think, fmt.Errorf("a think time paces a closed loop: give connections, not a rate")}
+			return model, &OverrideError{"think", o.Think, fmt.Errorf("a think time paces a closed loop: give connections, not a rate")}
 		}
 		model.Think = th
 	}
 	if o.Arrival != "" {
 		if err := load.CheckArrival(load.Arrival(o.Arrival)); err != nil {
-			return nil, &OverrideError{"arrival", o.Arrival, err}
+			return model, &OverrideError{"arrival", o.Arrival, err}
 		}
 		if model.Mode() == load.Closed {
-			return nil, &OverrideError{"arrival", o.Arrival, fmt.Errorf("an arrival process paces an open loop: give a rate, not connections")}
+			return model, &OverrideError{"arrival", o.Arrival, fmt.Errorf("an arrival process paces an open loop: give a rate, not connections")}
 		}
 		model.Arrival = load.Arrival(o.Arrival)
 	}
+	return model, nil
+}
+
+// cellLoad is the load every cell of the scenario shares: model with the timeout (the command
+// line's, checked against the scenario's latencies, else the scenario's), the request in the
+// protocol the command line or the scenario names, and for a mix its kinds. A payload sweep
+// changes the request's body and each trial the model's seed.
+func cellLoad(s *scenario.Scenario, o Overrides, settings scenario.Settings, model load.Model) (load.Config, error) {
 	timeout := s.Load.Timeout
 	if o.Timeout > 0 {
 		timeout = o.Timeout
 		if err := scenario.CheckTimeout(timeout, model.ExpectedLatency, s.Check.MinLatency); err != nil {
-			return nil, &OverrideError{"timeout", scenario.FormatDuration(timeout), err}
+			return load.Config{}, &OverrideError{"timeout", scenario.FormatDuration(timeout), err}
 		}
 	}
 	req, err := request(s)
 	if err != nil {
-		return nil, err
+		return load.Config{}, err
 	}
 	if err := o.Protocol.apply(&req, Protocol{Name: s.Protocol, H2Streams: s.H2Streams, TLSResumption: s.TLSResumption}); err != nil {
-		return nil, err
+		return load.Config{}, err
 	}
 	req.NewConnection = s.Load.NewConnection
 	kinds, check, err := mix(s, model)
 	if err != nil {
-		return nil, err
+		return load.Config{}, err
 	}
+	return load.Config{
+		Request: req, Check: check, Kinds: kinds, Model: model,
+		Warmup: settings.Warmup.Length, WarmupAuto: settings.Warmup.Auto, Duration: settings.Duration, Timeout: timeout, Compat: o.Compat,
+	}, nil
+}
 
-	p := &Plan{Name: s.Name, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory, postgresContext: postgresContext(f)}
-	// A payload sweep is planned once per size, each size a scenario of its own rows.
-	sizes := s.Request.Sizes
-	if len(sizes) == 0 {
-		sizes = []scenario.PayloadSize{{}}
+// sizedRequest is req for one size of a payload sweep, its body padded to the size, and the
+// scenario name of the size's rows; req and the scenario's name as they are for the zero size
+// (no sweep).
+func sizedRequest(f *scenario.File, s *scenario.Scenario, req load.Request, size scenario.PayloadSize) (load.Request, string, error) {
+	if size.Label == "" {
+		return req, s.Name, nil
 	}
-	for _, size := range sizes {
-		body, name := req.Body, s.Name
-		if size.Label != "" {
-			// Checked when the file was read; an error here is a changed body file.
-			if body, err = payload.Pad(req.Body, s.Request.PadField, size.Bytes); err != nil {
-				return nil, fmt.Errorf("%s: scenario %s: request.body_sizes %s: %v", f.Path, s.Name, size.Label, err)
+	// Checked when the file was read; an error here is a changed body file.
+	body, err := payload.Pad(req.Body, s.Request.PadField, size.Bytes)
+	if err != nil {
+		return req, "", fmt.Errorf("%s: scenario %s: request.body_sizes %s: %v", f.Path, s.Name, size.Label, err)
+	}
+	req.Body = body
+	return req, s.Name + "." + size.Label, nil
+}
+
+// addTrials adds the cells of one scenario's rows (rows names them and holds their load): each
+// trial of each target, with the target's container and store (db, of pool connections).
+func (p *Plan) addTrials(f *scenario.File, targets []string, trials int, rows Cell, db dbSettings, pool int, memory int64) error {
+	// Trials are the outer loop: the targets take turns, so drift in the machine spreads evenly.
+	for trial := 1; trial <= trials; trial++ {
+		for _, t := range targets {
+			b, spec := p.addTarget(f.Targets[t], memory)
+			cellDB, err := p.addDatabase(db, pool, f.Targets[t], &spec, memory)
+			if err != nil {
+				return err
 			}
-			name += "." + size.Label
-		}
-		sized := req
-		sized.Body = body
-		for _, pool := range pools {
-			scenarioName := name
-			if pool.named {
-				scenarioName += fmt.Sprintf(".pool-%d", pool.size)
-			}
-			// Trials are the outer loop: the targets take turns, so drift in the machine spreads evenly.
-			for trial := 1; trial <= settings.Trials; trial++ {
-				for _, t := range targets {
-					b, spec := p.addTarget(f.Targets[t], memory)
-					cellDB, err := p.addDatabase(db, pool.size, f.Targets[t], &spec, memory)
-					if err != nil {
-						return nil, err
-					}
-					p.Cells = append(p.Cells, Cell{
-						Scenario: scenarioName, Size: size.Label, Target: t, Trial: trial, Build: b, Path: s.Request.Path, Spec: spec,
-						Load: load.Config{
-							Request: sized, Check: check, Kinds: kinds, Model: trialModel(model, trial),
-							Warmup: settings.Warmup.Length, WarmupAuto: settings.Warmup.Auto, Duration: settings.Duration, Timeout: timeout, Compat: o.Compat,
-						},
-						DB: cellDB,
-					})
-				}
-			}
+			c := rows
+			c.Target, c.Trial, c.Build, c.Spec, c.DB = t, trial, b, spec, cellDB
+			c.Load.Model = trialModel(rows.Load.Model, trial)
+			p.Cells = append(p.Cells, c)
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // mix is s's requests as the load engine's kinds, checked against model (the command line may

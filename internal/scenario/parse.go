@@ -323,207 +323,285 @@ func checkSettings(s *Settings, node *yaml.Node, what string) []lineError {
 	return errs
 }
 
+// validator collects a file's errors, each at the line of the key it is about.
+type validator struct {
+	root *yaml.Node
+	dir  string // the file's folder, which its paths are relative to
+	errs []lineError
+}
+
+func (v *validator) add(line int, format string, args ...any) {
+	v.errs = append(v.errs, errorf(line, format, args...))
+}
+
+// at is the line of the key at path, else fallback (the line of what the key belongs to).
+func (v *validator) at(fallback int, path ...string) int {
+	if line := keyLine(v.root, path...); line > 0 {
+		return line
+	}
+	return fallback
+}
+
 // validate checks what the types cannot, fills in defaults, and resolves paths against the file.
 // Each error is at the line of the key it is about, else of its target or scenario.
 func (f *File) validate(root *yaml.Node) []lineError {
-	var errs []lineError
-	add := func(line int, format string, args ...any) { errs = append(errs, errorf(line, format, args...)) }
-	at := func(fallback int, path ...string) int {
-		if line := keyLine(root, path...); line > 0 {
-			return line
-		}
-		return fallback
-	}
-	dir := filepath.Dir(f.Path)
-
+	v := &validator{root: root, dir: filepath.Dir(f.Path)}
 	if len(f.Targets) == 0 {
-		add(1, "no targets: add a \"targets:\" section (see docs/scenarios.md)")
+		v.add(1, "no targets: add a \"targets:\" section (see docs/scenarios.md)")
 	}
 	if len(f.Scenarios) == 0 {
-		add(1, "no scenarios: add a \"scenarios:\" section (see docs/scenarios.md)")
+		v.add(1, "no scenarios: add a \"scenarios:\" section (see docs/scenarios.md)")
 	}
 	ports := map[int]string{}
 	for _, name := range f.TargetOrder {
-		t := f.Targets[name]
-		key := func(k string) int { return at(t.Line, "targets", name, k) }
-		if !validName.MatchString(name) {
-			add(t.Line, "target name %q: use lower-case letters, digits, '.', '_' and '-'", name)
-		}
-		if t.Build == "" {
-			add(t.Line, "target %q has no \"build\": give the folder holding its Dockerfile, e.g. targets/%s", name, name)
-		} else {
-			t.Build = resolve(dir, t.Build)
-			if t.Dockerfile == "" {
-				t.Dockerfile = "Dockerfile"
-			}
-			if _, err := os.Stat(filepath.Join(t.Build, t.Dockerfile)); err != nil {
-				add(key("build"), "target %q: no %s in %s", name, t.Dockerfile, t.Build)
-			}
-		}
-		switch other, taken := ports[t.Port]; {
-		case t.Port < 1 || t.Port > 65535:
-			add(key("port"), "target %q needs a \"port\" between 1 and 65535, distinct from the other targets'", name)
-		case taken:
-			add(key("port"), "target %q: port %d is already used by target %q; every target listens on its own port", name, t.Port, other)
-		default:
-			ports[t.Port] = name
-		}
-		if t.Health == "" {
-			t.Health = defaultHealth
-		}
-		if !strings.HasPrefix(t.Health, "/") {
-			add(key("health"), "target %q: health %q must be a path starting with /", name, t.Health)
-		}
-		if keyLine(root, "targets", name, "startup_timeout") > 0 {
-			if err := CheckWait(t.StartupTimeout); err != nil {
-				add(key("startup_timeout"), "target %q: startup_timeout %s: %v", name, FormatDuration(t.StartupTimeout), err)
-			}
-		}
-		if t.StartupTimeout == 0 {
-			t.StartupTimeout = defaultStartupTimeout
-		}
-		if t.Pool < 0 {
-			add(key("pool"), "target %q: pool %d must not be negative (the threads that serve requests at once; leave it out for none)", name, t.Pool)
-		}
+		v.target(f.Targets[name], ports)
 	}
-
-	errs = append(errs, checkSettings(&f.Defaults, keyNode(root, "defaults"), "defaults")...)
+	v.errs = append(v.errs, checkSettings(&f.Defaults, keyNode(root, "defaults"), "defaults")...)
 	// After validation Defaults is complete: what a run uses when a scenario sets nothing.
 	f.Defaults = f.Defaults.merged(builtin)
-	defaults := f.Defaults
 	for _, name := range f.ScenarioOrder {
-		s := f.Scenarios[name]
-		line := s.Line
-		key := func(path ...string) int { return at(line, append([]string{"scenarios", name}, path...)...) }
-		given := func(path ...string) bool { return keyLine(root, append([]string{"scenarios", name}, path...)...) > 0 }
-		if !validName.MatchString(name) {
-			add(line, "scenario name %q: use lower-case letters, digits, '.', '_' and '-'", name)
-		}
-		what := fmt.Sprintf("scenario %q", name)
-		errs = append(errs, checkSettings(&s.Settings, keyNode(root, "scenarios", name), what)...)
-		s.Settings = s.Settings.merged(defaults)
-		if p := s.Protocol.Or(); protocol.Check(p) == nil {
-			// Where the setting was written: the scenario, else the defaults.
-			setAt := func(k string) int { return cmp.Or(s.Lines[k], line) }
-			if s.TLSResumption != nil && !p.TLS() {
-				add(setAt("tls_resumption"), "%s: tls_resumption belongs to a protocol over TLS (https, h2), not %s; drop it or set protocol", what, p)
-			}
-			if s.H2Streams > 0 && !p.HTTP2() {
-				add(setAt("h2_streams"), "%s: h2_streams belongs to HTTP/2 (h2, h2c), not %s; drop it or set protocol", what, p)
-			}
-		}
-		r := &s.Request
-		if given("requests") {
-			errs = append(errs, s.checkRequests(keyNode(root, "scenarios", name), dir, what)...)
-		}
-		if r.Method == "" {
-			r.Method = http.MethodGet
-		}
-		r.Method = strings.ToUpper(r.Method)
-		if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, r.Method) {
-			add(key("request", "method"), "%s: method %q is not one of GET, POST, PUT, PATCH, DELETE", what, r.Method)
-		}
-		if !strings.HasPrefix(r.Path, "/") && !s.Mixed() {
-			add(key("request", "path"), "%s needs request.path, a path starting with / (e.g. /ingest), or requests: (several)", what)
-		}
-		if r.BodyFile != "" {
-			r.BodyFile = resolve(dir, r.BodyFile)
-			if _, err := os.Stat(r.BodyFile); err != nil {
-				add(key("request", "body_file"), "%s: request.body_file: %v", what, err)
-			}
-		}
-		for _, e := range r.parseSizes(s.Memory) {
-			add(key("request", "body_sizes"), "%s: %s", what, e)
-		}
-		l := &s.Load
-		switch {
-		case given("load", "stages") && (given("load", "rate") || given("load", "connections")):
-			add(key("load", "stages"), "%s: give load.stages or load.rate (open loop) or load.connections (closed loop), one of them", what)
-		case given("load", "stages"):
-			for i, text := range l.Stages {
-				st, err := load.ParseStage(text)
-				if err != nil {
-					add(itemLine(root, i, key("load", "stages"), "scenarios", name, "load", "stages"), "%s: load.stages: %v", what, err)
-					continue
-				}
-				l.Staged = append(l.Staged, st)
-			}
-			if len(l.Staged) == len(l.Stages) {
-				if err := load.CheckStages(l.Staged); err != nil {
-					add(key("load", "stages"), "%s: load.stages: %v", what, err)
-				} else if err := CheckPhase(load.StagesDuration(l.Staged)); err != nil {
-					add(key("load", "stages"), "%s: load.stages last %s: %v", what, FormatDuration(load.StagesDuration(l.Staged)), err)
-				}
-			}
-		case given("load", "rate") && given("load", "connections"):
-			add(key("load"), "%s: give load.rate (open loop) or load.connections (closed loop), not both", what)
-		case given("load", "rate"):
-			if err := CheckRate(l.Rate); err != nil {
-				add(key("load", "rate"), "%s: load.rate %d: %v", what, l.Rate, err)
-			}
-		case given("load", "connections"):
-			if err := CheckConnections(l.Connections); err != nil {
-				add(key("load", "connections"), "%s: load.connections %d: %v", what, l.Connections, err)
-			}
-		default:
-			add(key("load"), "%s needs load.rate (requests per second, open loop), load.stages (open loop, rates over time) or load.connections (closed loop)", what)
-		}
-		if given("load", "think") {
-			if th, err := load.ParseThink(l.Think); err != nil {
-				add(key("load", "think"), "%s: load.think: %v", what, err)
-			} else if !given("load", "connections") {
-				add(key("load", "think"), "%s: load.think paces a closed loop: give load.connections, or drop load.think", what)
-			} else {
-				l.Thinking = th
-			}
-		}
-		if given("load", "arrival") {
-			if err := load.CheckArrival(l.Arrival); err != nil {
-				add(key("load", "arrival"), "%s: load.arrival: %v", what, err)
-			} else if given("load", "connections") {
-				add(key("load", "arrival"), "%s: load.arrival paces an open loop: give load.rate, or drop load.arrival for load.connections", what)
-			}
-		}
-		c := &s.Check
-		if c.MinLatency < 0 {
-			add(key("check", "min_latency"), "%s: check.min_latency %s: must not be negative", what, FormatDuration(c.MinLatency))
-		}
-		if len(c.JSONFields) > 0 {
-			if c.ContentType == "" {
-				c.ContentType = "application/json"
-			} else if c.ContentType != "application/json" {
-				add(key("check", "content_type"), "%s: check.json_fields needs a JSON answer, but check.content_type is %q; drop one of them", what, c.ContentType)
-			}
-		}
-		waits := true
-		for _, w := range []struct {
-			key string
-			d   *time.Duration
-			def time.Duration
-		}{{"expected_latency", &l.ExpectedLatency, defaultExpectedLatency}, {"timeout", &l.Timeout, defaultTimeout}} {
-			if !given("load", w.key) {
-				*w.d = w.def
-			} else if err := CheckWait(*w.d); err != nil {
-				add(key("load", w.key), "%s: load.%s %s: %v", what, w.key, FormatDuration(*w.d), err)
-				waits = false
-			}
-		}
-		if err := CheckTimeout(l.Timeout, l.ExpectedLatency, c.MinLatency); waits && err != nil {
-			add(key("load", "timeout"), "%s: load.timeout %s: %v", what, FormatDuration(l.Timeout), err)
-		}
-		if len(s.Targets) == 0 {
-			add(key("targets"), "%s lists no targets: add \"targets: [name, …]\"", what)
-		}
-		for _, t := range s.Targets {
-			if f.Targets[t] == nil {
-				add(key("targets"), "%s: unknown target %q (known: %s)", what, t, strings.Join(f.TargetOrder, ", "))
-			}
-		}
+		sv := scenarioValidator{validator: v, s: f.Scenarios[name], what: fmt.Sprintf("scenario %q", name)}
+		sv.scenario(f)
 	}
 	if f.DefaultScenario != "" && f.Scenarios[f.DefaultScenario] == nil {
-		add(at(1, "default_scenario"), "default_scenario %q is not a scenario of this file", f.DefaultScenario)
+		v.add(v.at(1, "default_scenario"), "default_scenario %q is not a scenario of this file", f.DefaultScenario)
 	}
-	return errs
+	return v.errs
+}
+
+// target checks t and fills in its defaults; ports holds the targets checked before it by their
+// port, which t must not share.
+func (v *validator) target(t *Target, ports map[int]string) {
+	name := t.Name
+	key := func(k string) int { return v.at(t.Line, "targets", name, k) }
+	if !validName.MatchString(name) {
+		v.add(t.Line, "target name %q: use lower-case letters, digits, '.', '_' and '-'", name)
+	}
+	if t.Build == "" {
+		v.add(t.Line, "target %q has no \"build\": give the folder holding its Dockerfile, e.g. targets/%s", name, name)
+	} else {
+		t.Build = resolve(v.dir, t.Build)
+		if t.Dockerfile == "" {
+			t.Dockerfile = "Dockerfile"
+		}
+		if _, err := os.Stat(filepath.Join(t.Build, t.Dockerfile)); err != nil {
+			v.add(key("build"), "target %q: no %s in %s", name, t.Dockerfile, t.Build)
+		}
+	}
+	switch other, taken := ports[t.Port]; {
+	case t.Port < 1 || t.Port > 65535:
+		v.add(key("port"), "target %q needs a \"port\" between 1 and 65535, distinct from the other targets'", name)
+	case taken:
+		v.add(key("port"), "target %q: port %d is already used by target %q; every target listens on its own port", name, t.Port, other)
+	default:
+		ports[t.Port] = name
+	}
+	if t.Health == "" {
+		t.Health = defaultHealth
+	}
+	if !strings.HasPrefix(t.Health, "/") {
+		v.add(key("health"), "target %q: health %q must be a path starting with /", name, t.Health)
+	}
+	if keyLine(v.root, "targets", name, "startup_timeout") > 0 {
+		if err := CheckWait(t.StartupTimeout); err != nil {
+			v.add(key("startup_timeout"), "target %q: startup_timeout %s: %v", name, FormatDuration(t.StartupTimeout), err)
+		}
+	}
+	if t.StartupTimeout == 0 {
+		t.StartupTimeout = defaultStartupTimeout
+	}
+	if t.Pool < 0 {
+		v.add(key("pool"), "target %q: pool %d must not be negative (the threads that serve requests at once; leave it out for none)", name, t.Pool)
+	}
+}
+
+// scenarioValidator checks one scenario, whose keys are under scenarios.NAME; what names it in
+// each message.
+type scenarioValidator struct {
+	*validator
+	s    *Scenario
+	what string
+}
+
+// path is the path of the scenario's key at keys, from the file's root.
+func (v scenarioValidator) path(keys []string) []string {
+	return append([]string{"scenarios", v.s.Name}, keys...)
+}
+
+// key is the line of the scenario's key at path, else the scenario's.
+func (v scenarioValidator) key(path ...string) int { return v.at(v.s.Line, v.path(path)...) }
+
+// given says whether the file writes the scenario's key at path, which a zero value cannot tell.
+func (v scenarioValidator) given(path ...string) bool { return keyLine(v.root, v.path(path)...) > 0 }
+
+// scenario checks the scenario and completes it with the file's defaults (f.Defaults, complete by
+// now) and its targets, which f must know.
+func (v scenarioValidator) scenario(f *File) {
+	s := v.s
+	if !validName.MatchString(s.Name) {
+		v.add(s.Line, "scenario name %q: use lower-case letters, digits, '.', '_' and '-'", s.Name)
+	}
+	v.errs = append(v.errs, checkSettings(&s.Settings, keyNode(v.root, "scenarios", s.Name), v.what)...)
+	s.Settings = s.Settings.merged(f.Defaults)
+	v.protocolSettings()
+	v.request()
+	v.load()
+	v.check()
+	v.waits()
+	if len(s.Targets) == 0 {
+		v.add(v.key("targets"), "%s lists no targets: add \"targets: [name, …]\"", v.what)
+	}
+	for _, t := range s.Targets {
+		if f.Targets[t] == nil {
+			v.add(v.key("targets"), "%s: unknown target %q (known: %s)", v.what, t, strings.Join(f.TargetOrder, ", "))
+		}
+	}
+}
+
+// protocolSettings refuses a protocol's parameters where the scenario's protocol has no use for
+// them; a protocol that is not known was reported with the settings.
+func (v scenarioValidator) protocolSettings() {
+	s := v.s
+	p := s.Protocol.Or()
+	if protocol.Check(p) != nil {
+		return
+	}
+	// Where the setting was written: the scenario, else the defaults.
+	setAt := func(k string) int { return cmp.Or(s.Lines[k], s.Line) }
+	if s.TLSResumption != nil && !p.TLS() {
+		v.add(setAt("tls_resumption"), "%s: tls_resumption belongs to a protocol over TLS (https, h2), not %s; drop it or set protocol", v.what, p)
+	}
+	if s.H2Streams > 0 && !p.HTTP2() {
+		v.add(setAt("h2_streams"), "%s: h2_streams belongs to HTTP/2 (h2, h2c), not %s; drop it or set protocol", v.what, p)
+	}
+}
+
+// request checks the scenario's request, or its mix of requests, and completes it: the method
+// upper-cased (GET when not given), the body resolved against the file, the payload sizes read.
+func (v scenarioValidator) request() {
+	s, what := v.s, v.what
+	r := &s.Request
+	if v.given("requests") {
+		v.errs = append(v.errs, s.checkRequests(keyNode(v.root, "scenarios", s.Name), v.dir, what)...)
+	}
+	if r.Method == "" {
+		r.Method = http.MethodGet
+	}
+	r.Method = strings.ToUpper(r.Method)
+	if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, r.Method) {
+		v.add(v.key("request", "method"), "%s: method %q is not one of GET, POST, PUT, PATCH, DELETE", what, r.Method)
+	}
+	if !strings.HasPrefix(r.Path, "/") && !s.Mixed() {
+		v.add(v.key("request", "path"), "%s needs request.path, a path starting with / (e.g. /ingest), or requests: (several)", what)
+	}
+	if r.BodyFile != "" {
+		r.BodyFile = resolve(v.dir, r.BodyFile)
+		if _, err := os.Stat(r.BodyFile); err != nil {
+			v.add(v.key("request", "body_file"), "%s: request.body_file: %v", what, err)
+		}
+	}
+	for _, e := range r.parseSizes(s.Memory) {
+		v.add(v.key("request", "body_sizes"), "%s: %s", what, e)
+	}
+}
+
+// load checks the scenario's load model, one of rate, stages and connections, with what paces it
+// (think time, arrival process), and parses its stages and think time.
+func (v scenarioValidator) load() {
+	l, what := &v.s.Load, v.what
+	switch {
+	case v.given("load", "stages") && (v.given("load", "rate") || v.given("load", "connections")):
+		v.add(v.key("load", "stages"), "%s: give load.stages or load.rate (open loop) or load.connections (closed loop), one of them", what)
+	case v.given("load", "stages"):
+		v.stages()
+	case v.given("load", "rate") && v.given("load", "connections"):
+		v.add(v.key("load"), "%s: give load.rate (open loop) or load.connections (closed loop), not both", what)
+	case v.given("load", "rate"):
+		if err := CheckRate(l.Rate); err != nil {
+			v.add(v.key("load", "rate"), "%s: load.rate %d: %v", what, l.Rate, err)
+		}
+	case v.given("load", "connections"):
+		if err := CheckConnections(l.Connections); err != nil {
+			v.add(v.key("load", "connections"), "%s: load.connections %d: %v", what, l.Connections, err)
+		}
+	default:
+		v.add(v.key("load"), "%s needs load.rate (requests per second, open loop), load.stages (open loop, rates over time) or load.connections (closed loop)", what)
+	}
+	if v.given("load", "think") {
+		if th, err := load.ParseThink(l.Think); err != nil {
+			v.add(v.key("load", "think"), "%s: load.think: %v", what, err)
+		} else if !v.given("load", "connections") {
+			v.add(v.key("load", "think"), "%s: load.think paces a closed loop: give load.connections, or drop load.think", what)
+		} else {
+			l.Thinking = th
+		}
+	}
+	if v.given("load", "arrival") {
+		if err := load.CheckArrival(l.Arrival); err != nil {
+			v.add(v.key("load", "arrival"), "%s: load.arrival: %v", what, err)
+		} else if v.given("load", "connections") {
+			v.add(v.key("load", "arrival"), "%s: load.arrival paces an open loop: give load.rate, or drop load.arrival for load.connections", what)
+		}
+	}
+}
+
+// stages parses the scenario's load.stages, each at its item's line, then checks them as a whole
+// once each one parsed.
+func (v scenarioValidator) stages() {
+	l, what := &v.s.Load, v.what
+	for i, text := range l.Stages {
+		st, err := load.ParseStage(text)
+		if err != nil {
+			v.add(itemLine(v.root, i, v.key("load", "stages"), v.path([]string{"load", "stages"})...), "%s: load.stages: %v", what, err)
+			continue
+		}
+		l.Staged = append(l.Staged, st)
+	}
+	if len(l.Staged) != len(l.Stages) {
+		return
+	}
+	if err := load.CheckStages(l.Staged); err != nil {
+		v.add(v.key("load", "stages"), "%s: load.stages: %v", what, err)
+	} else if err := CheckPhase(load.StagesDuration(l.Staged)); err != nil {
+		v.add(v.key("load", "stages"), "%s: load.stages last %s: %v", what, FormatDuration(load.StagesDuration(l.Staged)), err)
+	}
+}
+
+// check checks what a good answer is; JSON fields imply a JSON content type.
+func (v scenarioValidator) check() {
+	c, what := &v.s.Check, v.what
+	if c.MinLatency < 0 {
+		v.add(v.key("check", "min_latency"), "%s: check.min_latency %s: must not be negative", what, FormatDuration(c.MinLatency))
+	}
+	if len(c.JSONFields) > 0 {
+		if c.ContentType == "" {
+			c.ContentType = "application/json"
+		} else if c.ContentType != "application/json" {
+			v.add(v.key("check", "content_type"), "%s: check.json_fields needs a JSON answer, but check.content_type is %q; drop one of them", what, c.ContentType)
+		}
+	}
+}
+
+// waits checks the expected latency and the timeout, filling in those not given, then the timeout
+// against the latencies once both are valid.
+func (v scenarioValidator) waits() {
+	l, what := &v.s.Load, v.what
+	valid := true
+	for _, w := range []struct {
+		key string
+		d   *time.Duration
+		def time.Duration
+	}{{"expected_latency", &l.ExpectedLatency, defaultExpectedLatency}, {"timeout", &l.Timeout, defaultTimeout}} {
+		if !v.given("load", w.key) {
+			*w.d = w.def
+		} else if err := CheckWait(*w.d); err != nil {
+			v.add(v.key("load", w.key), "%s: load.%s %s: %v", what, w.key, FormatDuration(*w.d), err)
+			valid = false
+		}
+	}
+	if err := CheckTimeout(l.Timeout, l.ExpectedLatency, v.s.Check.MinLatency); valid && err != nil {
+		v.add(v.key("load", "timeout"), "%s: load.timeout %s: %v", what, FormatDuration(l.Timeout), err)
+	}
 }
 
 // parseSizes checks a payload sweep and fills r.Sizes; it returns what is wrong.
