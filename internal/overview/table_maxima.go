@@ -41,63 +41,8 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 	t := newTable(w, header...)
 	var notes []string
 	for _, target := range order {
-		searches := byTarget[target]
-		var maxima, firsts []float64
-		var each []string
-		p50s, p99s := make([][]float64, len(at)), make([][]float64, len(at))
-		limited := false
-		for _, o := range searches {
-			name := target
-			if len(searches) > 1 {
-				name = fmt.Sprintf("%s search %d", target, o.Search)
-			}
-			switch {
-			case o.Failed != "":
-				notes = append(notes, fmt.Sprintf("%s: no result: %s", name, o.Failed))
-				each = append(each, "—")
-			case o.Max == 0 && !o.GeneratorLimited():
-				notes = append(notes, fmt.Sprintf("%s: no rate down to the resolution met the SLO", name))
-				each = append(each, "0")
-			default:
-				maxima = append(maxima, float64(o.Max))
-				each = append(each, atLeast(o.GeneratorLimited())+fmt.Sprint(o.Max))
-			}
-			if o.FirstFailed > 0 {
-				firsts = append(firsts, float64(o.FirstFailed))
-			}
-			if o.GeneratorLimited() {
-				limited = true
-				notes = append(notes, fmt.Sprintf("%s: the generator could not send %d rps on time (give it more CPU): no rate from there up was measured, so the maximum is at least the one found", name, o.GeneratorLimit))
-			}
-			for i, s := range o.Fractions[:min(len(o.Fractions), len(at))] {
-				p50s[i] = append(p50s[i], float64(s.P50))
-				p99s[i] = append(p99s[i], float64(s.P99))
-			}
-		}
-		maxCell, firstCell := "—", "—"
-		if len(maxima) > 0 {
-			sum := stats.Summarize(maxima)
-			maxCell = MaxText(*summary.MaxEstimate(maxima), limited)
-			if lo, hi := slices.Min(maxima), slices.Max(maxima); int(hi-lo) > resolution.At(int(sum.Median)) {
-				notes = append(notes, fmt.Sprintf("%s: its searches found %.0f to %.0f rps, further apart than the resolution: its capacity moves from one start to the next by more than a search resolves, so read the median and its interval, not one search", target, lo, hi))
-			}
-		}
-		if len(firsts) > 0 {
-			firstCell = fmt.Sprintf("%.0f", stats.Summarize(firsts).Median)
-		}
-		cells := []any{target, maxCell, firstCell}
-		if several {
-			cells = slices.Insert(cells, 1, any(strings.Join(each, " ")))
-		}
-		for i := range at {
-			if len(p50s[i]) == 0 {
-				cells = append(cells, "—")
-				continue
-			}
-			p50 := time.Duration(stats.Summarize(p50s[i]).Median)
-			p99 := time.Duration(stats.Summarize(p99s[i]).Median)
-			cells = append(cells, fmt.Sprintf("%s / %s", units.Millis(p50), units.Millis(p99)))
-		}
+		cells, targetNotes := maxLine(target, byTarget[target], resolution, at, several)
+		notes = append(notes, targetNotes...)
 		if err := t.Append(cells...); err != nil {
 			return err
 		}
@@ -105,6 +50,77 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 	if err := t.Render(); err != nil {
 		return err
 	}
+	for _, n := range append(notes, maxNotes(rowsScenario, at, found, several)...) {
+		fmt.Fprintf(w, "  • %s\n", termText(n))
+	}
+	return nil
+}
+
+// maxLine is a target's line of the maxima's table, over its searches, and the notes on them.
+func maxLine(target string, searches []maxrate.Outcome, resolution maxrate.Resolution, at maxrate.LatencyAt, several bool) ([]any, []string) {
+	var notes []string
+	var maxima, firsts []float64
+	var each []string
+	p50s, p99s := make([][]float64, len(at)), make([][]float64, len(at))
+	limited := false
+	for _, o := range searches {
+		name := target
+		if len(searches) > 1 {
+			name = fmt.Sprintf("%s search %d", target, o.Search)
+		}
+		switch {
+		case o.Failed != "":
+			notes = append(notes, fmt.Sprintf("%s: no result: %s", name, o.Failed))
+			each = append(each, "—")
+		case o.Max == 0 && !o.GeneratorLimited():
+			notes = append(notes, fmt.Sprintf("%s: no rate down to the resolution met the SLO", name))
+			each = append(each, "0")
+		default:
+			maxima = append(maxima, float64(o.Max))
+			each = append(each, atLeast(o.GeneratorLimited())+fmt.Sprint(o.Max))
+		}
+		if o.FirstFailed > 0 {
+			firsts = append(firsts, float64(o.FirstFailed))
+		}
+		if o.GeneratorLimited() {
+			limited = true
+			notes = append(notes, fmt.Sprintf("%s: the generator could not send %d rps on time (give it more CPU): no rate from there up was measured, so the maximum is at least the one found", name, o.GeneratorLimit))
+		}
+		for i, s := range o.Fractions[:min(len(o.Fractions), len(at))] {
+			p50s[i] = append(p50s[i], float64(s.P50))
+			p99s[i] = append(p99s[i], float64(s.P99))
+		}
+	}
+	maxCell, firstCell := "—", "—"
+	if len(maxima) > 0 {
+		sum := stats.Summarize(maxima)
+		maxCell = MaxText(*summary.MaxEstimate(maxima), limited)
+		if lo, hi := slices.Min(maxima), slices.Max(maxima); int(hi-lo) > resolution.At(int(sum.Median)) {
+			notes = append(notes, fmt.Sprintf("%s: its searches found %.0f to %.0f rps, further apart than the resolution: its capacity moves from one start to the next by more than a search resolves, so read the median and its interval, not one search", target, lo, hi))
+		}
+	}
+	if len(firsts) > 0 {
+		firstCell = fmt.Sprintf("%.0f", stats.Summarize(firsts).Median)
+	}
+	cells := []any{target, maxCell, firstCell}
+	if several {
+		cells = slices.Insert(cells, 1, any(strings.Join(each, " ")))
+	}
+	for i := range at {
+		if len(p50s[i]) == 0 {
+			cells = append(cells, "—")
+			continue
+		}
+		p50 := time.Duration(stats.Summarize(p50s[i]).Median)
+		p99 := time.Duration(stats.Summarize(p99s[i]).Median)
+		cells = append(cells, fmt.Sprintf("%s / %s", units.Millis(p50), units.Millis(p99)))
+	}
+	return cells, notes
+}
+
+// maxNotes are the notes under the maxima's table on how the searches ran.
+func maxNotes(rowsScenario string, at maxrate.LatencyAt, found []maxrate.Outcome, several bool) []string {
+	var notes []string
 	if several {
 		medians := "max rps and first failing are medians over them"
 		if len(at) > 0 {
@@ -120,10 +136,7 @@ func WriteMax(w io.Writer, scenario, rowsScenario string, slo maxrate.SLO, step 
 		}
 		notes = append(notes, "a search's steps start from a bracket of the boundary, not by doubling from the first rate: "+ramp+"; every rate is voted on by steps")
 	}
-	for _, n := range notes {
-		fmt.Fprintf(w, "  • %s\n", termText(n))
-	}
-	return nil
+	return notes
 }
 
 func atLeast(limited bool) string {
