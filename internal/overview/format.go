@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/limit"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/summary"
@@ -108,12 +109,20 @@ type jsonEstimate struct {
 
 // jsonMaximum is a find-max target's answer; its figures at the maximum are its target's
 // (medians over the valid steps at each search's maximum).
+type jsonLimit struct {
+	Kind     string   `json:"kind"`
+	Evidence string   `json:"evidence"`
+	RuledOut []string `json:"ruled_out"`
+}
+
 type jsonMaximum struct {
 	Target string `json:"target"`
 	Rank   string `json:"rank,omitempty"`
 	// MaxRPS is the median of the searches' maxima; null when no search found one.
-	MaxRPS           *jsonEstimate `json:"max_rps"`
-	Searches         []int         `json:"search_maxima"`
+	MaxRPS   *jsonEstimate `json:"max_rps"`
+	Searches []int         `json:"search_maxima"`
+	// Limit is what limited the target at its maximum (internal/limit); absent without one.
+	Limit            *jsonLimit    `json:"limit,omitempty"`
 	GeneratorLimited bool          `json:"generator_limited,omitempty"`
 	AtLeastRPS       int           `json:"at_least_rps,omitempty"`
 	Unsearched       string        `json:"unsearched,omitempty"`
@@ -196,6 +205,9 @@ func WriteJSON(w io.Writer, o *summary.Overview) error {
 			for _, t := range sc.Targets {
 				m := jsonMaximum{Target: t.Name, Rank: t.Rank, MaxRPS: jsonEst(t.Max), Searches: []int{}, GeneratorLimited: t.AtLeastMax(),
 					AtLeastRPS: t.AtLeast, Unsearched: t.Unsearched(), P99AtMax: jsonEst(t.P99), CPUAtMax: jsonEst(t.CPUCores), MemoryAtMax: jsonEst(t.MemoryPeakMiB)}
+				if l := t.Limit(); l.Kind != limit.None {
+					m.Limit = &jsonLimit{Kind: string(l.Kind), Evidence: l.Evidence, RuledOut: nonNil(l.RuledOut)}
+				}
 				for _, s := range t.Searches {
 					m.Searches = append(m.Searches, s.Max)
 				}
@@ -303,9 +315,9 @@ func mdText(s string) string { return safetext.Markdown(s) }
 // ranked, the notes that say how to read them, and the finding.
 func writeMaximaMarkdown(b *strings.Builder, sc summary.Scenario) {
 	fmt.Fprintf(b, "**%s**\n\n", mdText(sc.Question()))
-	b.WriteString("| rank | target | max rps | p99 at max (ms) | CPU cores at max | peak memory at max (MiB) | rps per core |\n|--:|---|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| rank | target | max rps | p99 at max (ms) | CPU cores at max | peak memory at max (MiB) | rps per core | limited by |\n|--:|---|--:|--:|--:|--:|--:|---|\n")
 	for _, m := range maxRows(sc) {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", m.Rank, mdText(m.Target), m.Max, m.P99, m.CPU, m.Memory, m.PerCore)
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", m.Rank, mdText(m.Target), m.Max, m.P99, m.CPU, m.Memory, m.PerCore, mdText(m.Limit))
 	}
 	b.WriteString("\n")
 	for _, n := range sc.MaxNotes() {
@@ -329,13 +341,16 @@ func writeProtocolsMarkdown(b *strings.Builder, over []summary.OverProtocol) {
 }
 
 // maxRow is a find-max target's line of the answer, as markdown and HTML write it.
-type maxRow struct{ Rank, Target, Max, P99, CPU, Memory, PerCore string }
+type maxRow struct{ Rank, Target, Max, P99, CPU, Memory, PerCore, Limit string }
 
 // maxRows are the lines of a find-max scenario's answer, best first.
 func maxRows(sc summary.Scenario) []maxRow {
 	var out []maxRow
 	for _, t := range sc.Targets {
-		r := maxRow{Rank: "—", Target: t.Name, Max: "—", P99: medianText(t.P99, 2), CPU: medianText(t.CPUCores, 2), Memory: medianText(t.MemoryPeakMiB, 0), PerCore: "—"}
+		r := maxRow{Rank: "—", Target: t.Name, Max: "—", P99: medianText(t.P99, 2), CPU: medianText(t.CPUCores, 2), Memory: medianText(t.MemoryPeakMiB, 0), PerCore: "—", Limit: "—"}
+		if l := t.Limit(); l.Kind != limit.None {
+			r.Limit = l.Evidence
+		}
 		switch {
 		case t.Max != nil:
 			r.Rank, r.Max = cmp.Or(t.Rank, "—"), MaxText(*t.Max, t.AtLeastMax())

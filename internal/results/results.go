@@ -13,6 +13,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/fault"
+	"github.com/iotbench/iotbench/internal/limit"
 	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/safetext"
 )
@@ -599,6 +600,10 @@ var columns = []column{
 	{"invalid_kind", codec{writtenFault, func(r *Row, v string) (err error) { r.Fault, err = fault.Parse(v); return err }}, 12},
 	{"search", integer(func(r *Row) *int { return &r.Search }), 12},
 	{"disturbed", boolean(func(r *Row) *bool { return &r.Disturbed }), 12},
+	// What limited the phase, by today's rules (internal/limit): written for a file's readers,
+	// computed again from the row's figures when read, as its warnings are.
+	{"limit", codec{func(r *Row) string { return string(r.Limit().Kind) }, func(*Row, string) error { return nil }}, 12},
+	{"limit_evidence", codec{func(r *Row) string { return r.Limit().String() }, func(*Row, string) error { return nil }}, 12},
 	{"latency_at", str(func(r *Row) *string { return &r.LatencyAt }), 12},
 }
 
@@ -802,6 +807,18 @@ func (r Row) Distrust() string {
 		return DistrustWarming
 	}
 	return ""
+}
+
+// Limit is what limited the row's phase, by the rules of internal/limit on its figures.
+func (r Row) Limit() limit.Limit {
+	cpus, _ := cpuset.Parse(r.CPUSet, cpuset.MaxCPUs)
+	db, _ := cpuset.Parse(r.DBCPUSet, cpuset.MaxCPUs)
+	return limit.Of(limit.Figures{
+		Loaded: r.Loaded(), Fault: r.Fault,
+		TargetCPUs: len(cpus), CPUCores: r.CPUCores, Memory: r.Memory, MemoryPeak: r.MemoryPeak,
+		DBCPUs: len(db), DBCPUCores: r.DBCPUCores, GeneratorShare: r.GeneratorCPUPercent / 100,
+		StillWarming: r.StillWarming(), JITBusy: r.JITBusy, Duration: r.Duration,
+	})
 }
 
 // GeneratorCount is the row's generators: 1 for rows older than the column.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/fault"
+	"github.com/iotbench/iotbench/internal/limit"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
@@ -86,6 +87,51 @@ func (s *Search) judge() {
 			s.Max = rate
 		}
 	}
+}
+
+// Limit is what limited the search at its maximum: what the steps at the lowest rate above it
+// that failed the SLO show (the rate it could not sustain), else its steps at the maximum; none
+// without a maximum.
+func (s Search) Limit() limit.Limit {
+	if s.Max == 0 {
+		return limit.Limit{}
+	}
+	var above, at *results.Row
+	for i, r := range s.Steps {
+		switch {
+		case r.Fault == fault.SLONotMet && r.RequestedRPS > s.Max && (above == nil || r.RequestedRPS < above.RequestedRPS):
+			above = &s.Steps[i]
+		case r.Valid && r.RequestedRPS == s.Max && at == nil:
+			at = &s.Steps[i]
+		}
+	}
+	switch {
+	case above != nil:
+		return above.Limit()
+	case at != nil:
+		return at.Limit()
+	}
+	return limit.Limit{}
+}
+
+// Limit is what limited the target at its maximum: the commonest over its trusted searches,
+// with the figures of the first that shows it; none without a maximum.
+func (t Target) Limit() limit.Limit {
+	var found []limit.Limit
+	count := map[limit.Kind]int{}
+	for _, s := range t.Searches {
+		if l := s.Limit(); l.Kind != limit.None && s.Distrust() == "" {
+			found = append(found, l)
+			count[l.Kind]++
+		}
+	}
+	var best limit.Limit
+	for _, l := range found {
+		if count[l.Kind] > count[best.Kind] {
+			best = l
+		}
+	}
+	return best
 }
 
 // atMax are the valid steps at each trusted search's maximum: what the target's maximum costs.
@@ -281,6 +327,9 @@ func (sc Scenario) MaxNotes() []string {
 		}
 		if t.AtLeastMax() {
 			notes = append(notes, fmt.Sprintf("%s: the generator could not send more on time: its maximum is at least this", t.Name))
+		}
+		if l := t.Limit(); l.Kind != limit.None {
+			notes = append(notes, fmt.Sprintf("%s: what limited it at its maximum: %s", t.Name, l))
 		}
 	}
 	if sc.OneSearch() {

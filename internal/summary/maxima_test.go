@@ -369,3 +369,36 @@ func TestMaximaReadFieldsNotWords(t *testing.T) {
 		t.Errorf("maxima %q with reworded reasons and regrouped rows, want %q", got, want)
 	}
 }
+
+// What limited a target at its maximum is read from the steps that failed just above it (the
+// rate it could not sustain): a target at its CPU there is CPU-bound; one at 0.67 of its core is
+// "not found", with its figures among what was ruled out; and it shows in the notes of the answer.
+func TestTheLimitAtAMaximumIsTheFailingStepsAboveIt(t *testing.T) {
+	step := func(target string, trial, rate int, cores float64, failed bool) results.Row {
+		r := results.Row{Scenario: "io" + results.FindMaxSuffix, Target: target, Trial: trial, Search: 1, Mode: "open", RequestedRPS: rate,
+			CPUSet: "1", CPUCores: cores, Memory: "1g", MemoryPeak: 300 << 20, GeneratorCPUPercent: 40, Duration: 4 * time.Second, Valid: !failed}
+		if failed {
+			r.SetFault(fault.SLONotMet, "slo not met: p99 300ms ≥ 100ms")
+		}
+		return r
+	}
+	rows := []results.Row{
+		step("js", 1, 8000, 0.80, false), step("js", 2, 8000, 0.82, false), step("js", 3, 9000, 0.97, true), step("js", 4, 9000, 0.98, true),
+		step("jvm", 1, 2000, 0.55, false), step("jvm", 2, 2000, 0.56, false), step("jvm", 3, 2400, 0.67, true), step("jvm", 4, 2400, 0.66, true),
+	}
+	sc := FromRows(rows).Scenarios[0]
+	got := map[string]string{}
+	for _, tg := range sc.Targets {
+		got[tg.Name] = tg.Limit().String()
+	}
+	if !strings.HasPrefix(got["js"], "CPU: 0.97 of its 1 CPU") {
+		t.Errorf("js's limit %q, want its CPU at the failing rate above its maximum", got["js"])
+	}
+	if !strings.HasPrefix(got["jvm"], "not found") || !strings.Contains(got["jvm"], "CPU (0.67 of its 1 CPU, under 0.90)") {
+		t.Errorf("jvm's limit %q, want not found, its CPU at 0.67 ruled out", got["jvm"])
+	}
+	notes := strings.Join(sc.MaxNotes(), "\n")
+	if !strings.Contains(notes, "js: what limited it at its maximum: CPU: 0.97") || !strings.Contains(notes, "jvm: what limited it at its maximum: not found") {
+		t.Errorf("notes:\n%s", notes)
+	}
+}

@@ -1,0 +1,136 @@
+// Package limit names what limited a target in a measured phase, by rules on what iotbench
+// measured of it: its cgroup's CPU and memory, its database server's CPU, the generator's own
+// share (by the row's kind of fault: the generator's rule is the engine's, not a second one), the
+// JIT's compile time. Each rule names its threshold; a phase none of them explains is "not found",
+// with what was ruled out, so that a maximum comes with what a user can act on, or with the
+// honest statement that iotbench could not see it. The rules know nothing of files: results
+// gives them a row's figures.
+package limit
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/docker/go-units"
+	"github.com/iotbench/iotbench/internal/fault"
+)
+
+// Kind is what limited a phase.
+type Kind string
+
+const (
+	// None: the phase was never loaded; nothing was measured.
+	None Kind = ""
+	// Generator: the generator's own share explains the phase (its kind of fault blames it).
+	Generator Kind = "generator"
+	// CPU: the target used its CPUs to BusyShare or more.
+	CPU Kind = "cpu"
+	// DatabaseCPU: the database server used its CPUs to BusyShare or more.
+	DatabaseCPU Kind = "database-cpu"
+	// Memory: the target's memory peaked at MemoryShare of its limit or more.
+	Memory Kind = "memory"
+	// Died: the target died during the phase (out of memory, an exit: the row's reason says).
+	Died Kind = "died"
+	// JIT: the target's JIT compiled through half the phase or more (still warming up).
+	JIT Kind = "jit"
+	// Unavailable: a service iotbench did not start: none of its signals can be read.
+	Unavailable Kind = "unavailable"
+	// NotFound: none of the rules explains the phase.
+	NotFound Kind = "not-found"
+)
+
+// The rules' thresholds.
+const (
+	// BusyShare of a cpuset's time used over the phase: a runtime at it has no CPU left to give.
+	BusyShare = 0.90
+	// MemoryShare of the memory limit at peak: the next allocations are the kernel's to refuse.
+	MemoryShare = 0.90
+)
+
+// Figures are what the rules read of a phase.
+type Figures struct {
+	Loaded bool
+	Fault  fault.Kind
+	// TargetCPUs is the size of the target's cpuset (0: not started by iotbench); CPUCores the
+	// cores it used over the phase.
+	TargetCPUs int
+	CPUCores   float64
+	// Memory is the target's limit as the row gives it ("1g"); MemoryPeak its peak, bytes.
+	Memory     string
+	MemoryPeak int64
+	// DBCPUs and DBCPUCores are the database server's cpuset size and cores used; 0: none.
+	DBCPUs     int
+	DBCPUCores float64
+	// GeneratorShare is the generator's CPU as a share of its CPUs.
+	GeneratorShare float64
+	// StillWarming: the JIT compiled through half the phase or more; JITBusy, how long.
+	StillWarming bool
+	JITBusy      time.Duration
+	Duration     time.Duration
+}
+
+// Limit is what limited a phase, with the figures that show it and what was ruled out.
+type Limit struct {
+	Kind     Kind
+	Evidence string
+	RuledOut []string
+}
+
+// String is the limit in one line: "CPU: 0.97 of its 1 CPU", "not found (ruled out: …)".
+func (l Limit) String() string {
+	if len(l.RuledOut) == 0 {
+		return l.Evidence
+	}
+	return l.Evidence + " (ruled out: " + strings.Join(l.RuledOut, "; ") + ")"
+}
+
+// Of applies the rules to f, in order: the generator, a service without signals, a target that
+// died, the target's CPU, the database server's CPU, memory, the JIT; the first that holds names
+// the limit.
+func Of(f Figures) Limit {
+	if !f.Loaded {
+		return Limit{}
+	}
+	var out []string
+	if f.Fault.Generator() {
+		return Limit{Kind: Generator, Evidence: fmt.Sprintf("the generator: %s, at %.2f of its CPUs", f.Fault, f.GeneratorShare)}
+	}
+	out = append(out, fmt.Sprintf("the generator (%.2f of its CPUs, its own delay within bounds)", f.GeneratorShare))
+	if f.TargetCPUs == 0 {
+		return Limit{Kind: Unavailable, Evidence: "signals unavailable: a service iotbench did not start has no cgroup of its to read", RuledOut: out}
+	}
+	if f.Fault == fault.TargetDied {
+		return Limit{Kind: Died, Evidence: "the target died (its reason says how: out of memory, an exit)", RuledOut: out}
+	}
+	share := f.CPUCores / float64(f.TargetCPUs)
+	if share >= BusyShare {
+		return Limit{Kind: CPU, Evidence: fmt.Sprintf("CPU: %.2f of its %s", share, cpus(f.TargetCPUs)), RuledOut: out}
+	}
+	out = append(out, fmt.Sprintf("CPU (%.2f of its %s, under %.2f)", share, cpus(f.TargetCPUs), BusyShare))
+	if f.DBCPUs > 0 {
+		share := f.DBCPUCores / float64(f.DBCPUs)
+		if share >= BusyShare {
+			return Limit{Kind: DatabaseCPU, Evidence: fmt.Sprintf("the database server's CPU: %.2f of its %s", share, cpus(f.DBCPUs)), RuledOut: out}
+		}
+		out = append(out, fmt.Sprintf("the database server's CPU (%.2f of its %s)", share, cpus(f.DBCPUs)))
+	}
+	if limit, err := units.RAMInBytes(f.Memory); err == nil && limit > 0 && f.MemoryPeak > 0 {
+		share := float64(f.MemoryPeak) / float64(limit)
+		if share >= MemoryShare {
+			return Limit{Kind: Memory, Evidence: fmt.Sprintf("memory: peak %.0f%% of its %s limit", 100*share, f.Memory), RuledOut: out}
+		}
+		out = append(out, fmt.Sprintf("memory (peak %.0f%% of its %s limit)", 100*share, f.Memory))
+	}
+	if f.StillWarming {
+		return Limit{Kind: JIT, Evidence: fmt.Sprintf("the JIT: compiling for %s of the %s phase", f.JITBusy.Round(100*time.Millisecond), f.Duration), RuledOut: out}
+	}
+	return Limit{Kind: NotFound, Evidence: "not found: the runtime's own signals (GC, threads, event loop, pools) are not read yet", RuledOut: out}
+}
+
+func cpus(n int) string {
+	if n == 1 {
+		return "1 CPU"
+	}
+	return fmt.Sprintf("%d CPUs", n)
+}

@@ -1,0 +1,54 @@
+package limit
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/iotbench/iotbench/internal/fault"
+)
+
+// Each rule on synthetic figures: a phase bounded by each thing iotbench can see is named so,
+// with its figures; one bounded by nothing it sees is "not found", naming what was ruled out.
+func TestEachLimitIsNamedWithItsFigures(t *testing.T) {
+	base := Figures{Loaded: true, TargetCPUs: 1, CPUCores: 0.5, Memory: "1g", MemoryPeak: 200 << 20, GeneratorShare: 0.3, Duration: 10 * time.Second}
+	with := func(edit func(*Figures)) Figures {
+		f := base
+		edit(&f)
+		return f
+	}
+	for _, c := range []struct {
+		name     string
+		f        Figures
+		kind     Kind
+		evidence string
+		ruledOut []string
+	}{
+		{"never loaded", with(func(f *Figures) { f.Loaded = false }), None, "", nil},
+		{"bounded by CPU", with(func(f *Figures) { f.CPUCores = 0.97 }), CPU, "CPU: 0.97 of its 1 CPU", []string{"the generator"}},
+		{"at the threshold", with(func(f *Figures) { f.TargetCPUs, f.CPUCores = 2, 1.8 }), CPU, "CPU: 0.90 of its 2 CPUs", nil},
+		{"the generator, whatever the target's CPU", with(func(f *Figures) { f.Fault, f.CPUCores, f.GeneratorShare = fault.GeneratorDelayed, 0.99, 0.95 }), Generator, "the generator: generator-delayed, at 0.95", nil},
+		{"a slow database server", with(func(f *Figures) { f.DBCPUs, f.DBCPUCores = 1, 0.96 }), DatabaseCPU, "the database server's CPU: 0.96 of its 1 CPU", []string{"CPU (0.50 of its 1 CPU, under 0.90)"}},
+		{"memory", with(func(f *Figures) { f.MemoryPeak = 950 << 20 }), Memory, "memory: peak 93% of its 1g limit", []string{"CPU (0.50"}},
+		{"a target that died", with(func(f *Figures) { f.Fault = fault.TargetDied }), Died, "the target died", nil},
+		{"still compiling", with(func(f *Figures) { f.StillWarming, f.JITBusy = true, 7*time.Second }), JIT, "the JIT: compiling for 7s of the 10s phase", []string{"memory (peak 20% of its 1g limit)"}},
+		{"a service iotbench did not start", with(func(f *Figures) { f.TargetCPUs = 0 }), Unavailable, "signals unavailable", nil},
+		{"bounded by nothing iotbench sees", base, NotFound, "not found", []string{"the generator (0.30", "CPU (0.50 of its 1 CPU, under 0.90)", "memory (peak 20% of its 1g limit)"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := Of(c.f)
+			if l.Kind != c.kind || !strings.Contains(l.Evidence, c.evidence) {
+				t.Errorf("limit %q %q, want %q with %q", l.Kind, l.Evidence, c.kind, c.evidence)
+			}
+			ruled := strings.Join(l.RuledOut, "; ")
+			for _, r := range c.ruledOut {
+				if !strings.Contains(ruled, r) {
+					t.Errorf("ruled out %q, want it to name %q", ruled, r)
+				}
+			}
+			if c.kind == NotFound && !strings.Contains(l.String(), "ruled out: ") {
+				t.Errorf("%q: a limit not found says what was ruled out", l.String())
+			}
+		})
+	}
+}
