@@ -27,6 +27,7 @@ func NewCmdReference(in io.Reader, s Streams) *cobra.Command {
 	f.DurationVar(&shape.Delay, "delay", 2*time.Millisecond, "every answer's wait")
 	f.DurationVar(&shape.Freeze, "freeze", 0, "a freeze every --period, holding what arrives meanwhile")
 	f.DurationVar(&shape.Period, "period", 0, "how often it freezes")
+	f.IntVar(&shape.Workers, "workers", 0, "serve at most this many requests at once, the others queued: a target at its capacity, workers ÷ delay a second (0: no limit)")
 	f.StringVar(&cpus, "cpus", "", "the CPUs it is pinned to (empty: not pinned)")
 	return cmd
 }

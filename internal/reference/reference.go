@@ -21,6 +21,10 @@ type Shape struct {
 	// Freeze, every Period, holds the requests that arrive during it until it ends; none when
 	// either is zero.
 	Freeze, Period time.Duration
+	// Workers, when set, is how many requests it serves at once; the others queue for one: a
+	// target at its capacity (Workers ÷ Delay a second), whose queue is its latency. Quantile
+	// holds only without it.
+	Workers int
 }
 
 // frozen is the share of the time the server is frozen.
@@ -69,7 +73,19 @@ func Start(shape Shape) (*Server, error) {
 		return nil, err
 	}
 	began := time.Now()
+	var workers chan struct{}
+	if shape.Workers > 0 {
+		workers = make(chan struct{}, shape.Workers)
+	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if workers != nil {
+			select {
+			case workers <- struct{}{}:
+				defer func() { <-workers }()
+			case <-r.Context().Done():
+				return
+			}
+		}
 		t := time.NewTimer(shape.wait(time.Since(began)))
 		defer t.Stop()
 		select {

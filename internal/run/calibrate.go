@@ -152,7 +152,10 @@ func referenceArgs(shape reference.Shape, cpus []int) []string {
 }
 
 // ReferenceShape is what a reference server does to each request (reference.Shape).
-type ReferenceShape struct{ Delay, Freeze, Period time.Duration }
+type ReferenceShape struct {
+	Delay, Freeze, Period time.Duration
+	Workers               int
+}
 
 // ServeReference is the hidden `iotbench reference`: pinned to the CPU list cpuList (empty: not
 // pinned), it serves shape on loopback, writes its URL as a line to out, and serves until in is
@@ -165,7 +168,7 @@ func ServeReference(s ReferenceShape, cpuList string, in io.Reader, out io.Write
 			return exitcode.Usagef("--cpus %s: %v", cpuList, err)
 		}
 	}
-	shape := reference.Shape{Delay: s.Delay, Freeze: s.Freeze, Period: s.Period}
+	shape := reference.Shape{Delay: s.Delay, Freeze: s.Freeze, Period: s.Period, Workers: s.Workers}
 	if len(cpus) > 0 {
 		if err := hostinfo.PinProcess(cpus); err != nil {
 			return fmt.Errorf("pinning the reference server to CPUs %s: %w", cpuset.Format(cpus), err)
