@@ -98,169 +98,224 @@ func searchName(c plan.Cell) string {
 // findMax runs one search; steps numbers the rows of each target.
 func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images built, m MaxSearch, steps map[string]int) (maxrate.Outcome, error) {
 	// A paired run's sides are searched apart, and named apart as the summary names them.
-	search := c.Trial
-	out := maxrate.Outcome{Target: searchName(c), Search: search}
+	out := maxrate.Outcome{Target: searchName(c), Search: c.Trial}
 	c.Scenario += results.FindMaxSuffix
-	key := c.Scenario + "/" + c.Target
-	nextStep := func() int {
-		steps[key]++
-		return steps[key]
+	s := &searchRun{r: r, p: p, c: c, images: images, m: m, steps: steps, number: c.Trial, key: c.Scenario + "/" + c.Target}
+	if nl := images.failure(s.c); nl != nil {
+		return out, s.failed(&out, *nl)
 	}
-	// A search whose target never ran leaves a row, numbered as a step, so that the file says why.
-	failed := func(nl notLoaded) (maxrate.Outcome, error) {
-		out.Failed = nl.reason()
-		c.Trial = nextStep()
-		row := r.newRow(p, c, images)
-		row.SLO, row.Search, row.LatencyAt = m.SLO.String(), search, m.Search.LatencyAt.String()
-		nl.record(&row)
-		if nl.log != "" {
-			r.keepLog(&row, nl.log)
-		}
-		return out, r.Record(row)
+	if nl := r.serve(ctx, &s.c, images); nl != nil {
+		return out, s.failed(&out, *nl)
 	}
-	if nl := images.failure(c); nl != nil {
-		return failed(*nl)
-	}
-	if nl := r.serve(ctx, &c, images); nl != nil {
-		return failed(*nl)
-	}
-	in, nl, err := r.start(ctx, p, c, images, true)
+	in, nl, err := r.start(ctx, p, s.c, images, true)
 	if err != nil {
 		return out, err
 	}
 	if nl != nil {
-		return failed(*nl)
+		return out, s.failed(&out, *nl)
 	}
 	defer in.remove(ctx)
-	warmRate := m.Search.Start // without a warm-up, the climb starts at the first rate
-	if c.Load.Warmup > 0 {
-		warmRate = warmupRate(m.Search)
-		warm := stepConfig(c.Load, warmRate, c.Load.Warmup)
-		if c.Load.WarmupAuto { // until steady, then a second measured and dropped
-			warm.Warmup, warm.WarmupAuto, warm.Duration = c.Load.Warmup, true, time.Second
-			fmt.Fprintf(r.Log, "  warm-up until steady (at most %s) at %d rps\n", c.Load.Warmup, warmRate)
-		} else {
-			fmt.Fprintf(r.Log, "  warm-up %s at %d rps\n", c.Load.Warmup, warmRate)
-		}
-		warm = in.config(warm)
-		var jit *jitWatch
-		if c.Load.WarmupAuto {
-			if jit = in.watchJIT(ctx); jit != nil {
-				warm.Settled = jit.Settled
-			}
-		}
-		res, err := load.Run(ctx, warm)
-		if jit != nil {
-			jit.stop()
-		}
-		if err != nil {
-			return out, err
-		}
-		if c.Load.WarmupAuto {
-			fmt.Fprintf(r.Log, "  %s\n", warmedText(res.Warmed, warm.Warmup))
-		}
+	s.in = in
+	warmRate, err := s.warmUp(ctx)
+	if err != nil {
+		return out, err
 	}
-	overloaded := false // the last load may have left work queued in the target
-	if b := m.Search.Bracket; b != (maxrate.Bracket{}) {
-		fmt.Fprintf(r.Log, "  from search %d's boundary: %d rps met, %d failed (each voted on again)\n", c.Trial-1, b.Low, b.High)
-		if overloaded, err = r.climb(ctx, in, c, warmRate, b.Low, m); err != nil {
-			return out, err
-		}
-	} else if m.Ramp > 0 {
-		if m.Search.Bracket, err = r.ramp(ctx, in, c, m); err != nil {
-			return out, err
-		}
-		overloaded = m.Search.Bracket != (maxrate.Bracket{})
+	if err := s.approach(ctx, warmRate); err != nil {
+		return out, err
 	}
-	// once runs one step; repeat says it failed while other work disturbed its CPUs and may be run
-	// again (not when last), so that a neighbour's burst is not taken for the target's limit.
-	once := func(ctx context.Context, rate int, last bool) (s maxrate.Step, repeat bool, err error) {
-		if overloaded && m.Cooldown > 0 {
-			select {
-			case <-ctx.Done():
-				return maxrate.Step{}, false, ctx.Err()
-			case <-time.After(m.Cooldown):
-			}
-		}
-		cfg := stepConfig(c.Load, rate, m.Step)
-		cfg.Warmup = m.StepWarmup
-		step := c
-		step.Trial, step.Load = nextStep(), cfg
-		row := r.newRow(p, step, images)
-		row.SLO, row.Search, row.LatencyAt = m.SLO.String(), search, m.Search.LatencyAt.String()
-		ph, err := in.measure(ctx, &row, cfg)
-		if err != nil {
-			return maxrate.Step{}, false, err
-		}
-		r.detail(&row, ph.res, ph.usage)
-		res := ph.res
-		// stop records the step and ends the search with why.
-		stop := func(why error) error {
-			if err := r.Record(row); err != nil {
-				return err
-			}
-			return why
-		}
-		// The target died (out of memory, typically): every later step would fail the same way.
-		if ph.cause != "" {
-			return maxrate.Step{}, false, stop(fmt.Errorf("%w at %d rps: %s", errTargetDown, rate, ph.cause))
-		}
-		// Fewer rows than successes is a target faking its work: the search ends. More rows is
-		// work an overloaded step left queued and finished during this one, so it is not held
-		// against the step.
-		if errors.Is(ph.stored, verify.ErrUnstored) {
-			row.SetFault(fault.Unstored, "stored rows: "+ph.stored.Error())
-			return maxrate.Step{}, false, stop(fmt.Errorf("%w at %d rps: %v", errTargetFaked, rate, ph.stored))
-		}
-		if res.Successes == 0 && !answers(ctx, in.ctr.URL()+c.Spec.Health) {
-			// A target iotbench cannot examine (no container) that stopped answering.
-			fmt.Fprintf(r.Log, "  last lines of the target's log:\n%s\n", in.ctr.Logs(context.WithoutCancel(ctx), 20))
-			return maxrate.Step{}, false, stop(fmt.Errorf("%w at %d rps (out of memory? its log is above)", errTargetDown, rate))
-		}
-		s, generatorLate := toStep(res, rate, m.Step, m.SLO, row.GeneratorCPUPercent/100)
-		s.Rate = rate
-		m.SLO.Judge(&s)
-		// A rate sustained only while a figure climbs or falls is not sustained.
-		if s.Failed == "" && ph.unsteady != "" {
-			s.Failed = ph.unsteady
-		}
-		disturbed := ph.disturbed
-		repeat = disturbed != "" && (s.Failed != "" || s.GeneratorLimited) && !last
-		switch {
-		case repeat:
-			row.SetFault(fault.Repeated, "repeated: failed while disturbed (see warnings)")
-		case s.GeneratorLimited:
-			row.SetFault(fault.GeneratorLimited, "generator-limited: "+generatorLate)
-		case s.Failed != "":
-			row.SetFault(fault.SLONotMet, "slo not met: "+s.Failed)
-		default:
-			row.SetFault(fault.None, "")
-		}
-		overloaded = !row.Valid
-		verdict := "meets the SLO"
-		if !row.Valid {
-			verdict = row.InvalidReason
-		}
-		if repeat {
-			verdict = "failed while " + disturbed + ": run again"
-		}
-		fmt.Fprintf(r.Log, "  %6d rps: p50 %s p99 %s, %.3f%% errors: %s\n", rate, s.P50.Round(100*time.Microsecond), s.P99.Round(100*time.Microsecond), 100*s.ErrorRatio, verdict)
-		return s, repeat, r.Record(row)
-	}
-	probe := func(ctx context.Context, rate int) (maxrate.Step, error) {
-		for attempt := 1; ; attempt++ {
-			s, repeat, err := once(ctx, rate, attempt == r.mostAttempts())
-			if err != nil || !repeat {
-				return s, err
-			}
-		}
-	}
-	res, err := maxrate.Find(ctx, m.Search, m.SLO, probe)
+	res, err := maxrate.Find(ctx, s.m.Search, s.m.SLO, s.probe)
 	out.Result = res
 	if errors.Is(err, errTargetDown) || errors.Is(err, errTargetFaked) {
 		out.Failed, err = err.Error(), nil
 	}
 	return out, err
+}
+
+// searchRun is one search of one target under way (Runner.findMax).
+type searchRun struct {
+	r      *Runner
+	p      *plan.Plan
+	c      plan.Cell // the search's cell, its scenario named as find-max rows are
+	images built
+	m      MaxSearch
+	in     *instance
+	number int // which of the target's searches, from 1
+	// steps numbers the rows of each target (by key) across its searches.
+	steps map[string]int
+	key   string
+	// overloaded says the last load may have left work queued in the target.
+	overloaded bool
+}
+
+// nextStep numbers the search's next row.
+func (s *searchRun) nextStep() int {
+	s.steps[s.key]++
+	return s.steps[s.key]
+}
+
+// newRow is a row of the search for a step of cell c.
+func (s *searchRun) newRow(c plan.Cell) results.Row {
+	row := s.r.newRow(s.p, c, s.images)
+	row.SLO, row.Search, row.LatencyAt = s.m.SLO.String(), s.number, s.m.Search.LatencyAt.String()
+	return row
+}
+
+// failed records, for a search whose target never ran, a row numbered as a step, so that the
+// file says why, and says it in out.
+func (s *searchRun) failed(out *maxrate.Outcome, nl notLoaded) error {
+	out.Failed = nl.reason()
+	c := s.c
+	c.Trial = s.nextStep()
+	row := s.newRow(c)
+	nl.record(&row)
+	if nl.log != "" {
+		s.r.keepLog(&row, nl.log)
+	}
+	return s.r.Record(row)
+}
+
+// warmUp loads the target unmeasured before the search, when its cell asks for a warm-up, and
+// returns the rate it ended at: the first rate without one.
+func (s *searchRun) warmUp(ctx context.Context) (int, error) {
+	r, l := s.r, s.c.Load
+	if l.Warmup <= 0 {
+		return s.m.Search.Start, nil
+	}
+	warmRate := warmupRate(s.m.Search)
+	warm := stepConfig(l, warmRate, l.Warmup)
+	if l.WarmupAuto { // until steady, then a second measured and dropped
+		warm.Warmup, warm.WarmupAuto, warm.Duration = l.Warmup, true, time.Second
+		fmt.Fprintf(r.Log, "  warm-up until steady (at most %s) at %d rps\n", l.Warmup, warmRate)
+	} else {
+		fmt.Fprintf(r.Log, "  warm-up %s at %d rps\n", l.Warmup, warmRate)
+	}
+	warm = s.in.config(warm)
+	var jit *jitWatch
+	if l.WarmupAuto {
+		if jit = s.in.watchJIT(ctx); jit != nil {
+			warm.Settled = jit.Settled
+		}
+	}
+	res, err := load.Run(ctx, warm)
+	if jit != nil {
+		jit.stop()
+	}
+	if err != nil {
+		return warmRate, err
+	}
+	if l.WarmupAuto {
+		fmt.Fprintf(r.Log, "  %s\n", warmedText(res.Warmed, warm.Warmup))
+	}
+	return warmRate, nil
+}
+
+// approach takes the target from the warm-up's rate to the search's bracket: climbing to an
+// earlier search's, or up a ramp that finds one (setting s.m.Search.Bracket when it does).
+func (s *searchRun) approach(ctx context.Context, from int) error {
+	var err error
+	if b := s.m.Search.Bracket; b != (maxrate.Bracket{}) {
+		fmt.Fprintf(s.r.Log, "  from search %d's boundary: %d rps met, %d failed (each voted on again)\n", s.c.Trial-1, b.Low, b.High)
+		s.overloaded, err = s.r.climb(ctx, s.in, s.c, from, b.Low, s.m)
+	} else if s.m.Ramp > 0 {
+		s.m.Search.Bracket, err = s.r.ramp(ctx, s.in, s.c, s.m)
+		s.overloaded = s.m.Search.Bracket != (maxrate.Bracket{})
+	}
+	return err
+}
+
+// probe is the search's maxrate.Probe: a step, run again while it fails disturbed.
+func (s *searchRun) probe(ctx context.Context, rate int) (maxrate.Step, error) {
+	for attempt := 1; ; attempt++ {
+		st, repeat, err := s.step(ctx, rate, attempt == s.r.mostAttempts())
+		if err != nil || !repeat {
+			return st, err
+		}
+	}
+}
+
+// step runs one step and records its row; repeat says it failed while other work disturbed its
+// CPUs and may be run again (not when last), so that a neighbour's burst is not taken for the
+// target's limit.
+func (s *searchRun) step(ctx context.Context, rate int, last bool) (st maxrate.Step, repeat bool, err error) {
+	if s.overloaded && s.m.Cooldown > 0 {
+		select {
+		case <-ctx.Done():
+			return maxrate.Step{}, false, ctx.Err()
+		case <-time.After(s.m.Cooldown):
+		}
+	}
+	cfg := stepConfig(s.c.Load, rate, s.m.Step)
+	cfg.Warmup = s.m.StepWarmup
+	c := s.c
+	c.Trial, c.Load = s.nextStep(), cfg
+	row := s.newRow(c)
+	ph, err := s.in.measure(ctx, &row, cfg)
+	if err != nil {
+		return maxrate.Step{}, false, err
+	}
+	s.r.detail(&row, ph.res, ph.usage)
+	if why := s.ended(ctx, &row, ph, rate); why != nil {
+		if err := s.r.Record(row); err != nil {
+			return maxrate.Step{}, false, err
+		}
+		return maxrate.Step{}, false, why
+	}
+	st, repeat = s.judge(&row, ph, rate, last)
+	return st, repeat, s.r.Record(row)
+}
+
+// ended says why a step ends the search, the target dead or faking its work; nil when it does not.
+func (s *searchRun) ended(ctx context.Context, row *results.Row, ph phase, rate int) error {
+	// The target died (out of memory, typically): every later step would fail the same way.
+	if ph.cause != "" {
+		return fmt.Errorf("%w at %d rps: %s", errTargetDown, rate, ph.cause)
+	}
+	// Fewer rows than successes is a target faking its work: the search ends. More rows is
+	// work an overloaded step left queued and finished during this one, so it is not held
+	// against the step.
+	if errors.Is(ph.stored, verify.ErrUnstored) {
+		row.SetFault(fault.Unstored, "stored rows: "+ph.stored.Error())
+		return fmt.Errorf("%w at %d rps: %v", errTargetFaked, rate, ph.stored)
+	}
+	if ph.res.Successes == 0 && !answers(ctx, s.in.ctr.URL()+s.c.Spec.Health) {
+		// A target iotbench cannot examine (no container) that stopped answering.
+		fmt.Fprintf(s.r.Log, "  last lines of the target's log:\n%s\n", s.in.ctr.Logs(context.WithoutCancel(ctx), 20))
+		return fmt.Errorf("%w at %d rps (out of memory? its log is above)", errTargetDown, rate)
+	}
+	return nil
+}
+
+// judge turns a measured step into the search's verdict, sets row's fault by it and logs it;
+// repeat as for step.
+func (s *searchRun) judge(row *results.Row, ph phase, rate int, last bool) (st maxrate.Step, repeat bool) {
+	st, generatorLate := toStep(ph.res, rate, s.m.Step, s.m.SLO, row.GeneratorCPUPercent/100)
+	st.Rate = rate
+	s.m.SLO.Judge(&st)
+	// A rate sustained only while a figure climbs or falls is not sustained.
+	if st.Failed == "" && ph.unsteady != "" {
+		st.Failed = ph.unsteady
+	}
+	repeat = ph.disturbed != "" && (st.Failed != "" || st.GeneratorLimited) && !last
+	switch {
+	case repeat:
+		row.SetFault(fault.Repeated, "repeated: failed while disturbed (see warnings)")
+	case st.GeneratorLimited:
+		row.SetFault(fault.GeneratorLimited, "generator-limited: "+generatorLate)
+	case st.Failed != "":
+		row.SetFault(fault.SLONotMet, "slo not met: "+st.Failed)
+	default:
+		row.SetFault(fault.None, "")
+	}
+	s.overloaded = !row.Valid
+	verdict := "meets the SLO"
+	if !row.Valid {
+		verdict = row.InvalidReason
+	}
+	if repeat {
+		verdict = "failed while " + ph.disturbed + ": run again"
+	}
+	fmt.Fprintf(s.r.Log, "  %6d rps: p50 %s p99 %s, %.3f%% errors: %s\n", rate, st.P50.Round(100*time.Microsecond), st.P99.Round(100*time.Microsecond), 100*st.ErrorRatio, verdict)
+	return st, repeat
 }
 
 // generatorShortOfCPU is the share of its CPUs above which a generator sending late may be short

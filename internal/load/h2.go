@@ -436,98 +436,138 @@ func (a *attacker) h2frame(c *conn, typ, flags byte, id uint32, payload []byte) 
 	}
 	switch typ {
 	case h2Data:
-		data, err := h2Unpad(flags, payload)
-		if err != nil {
-			return err
-		}
-		if h.unacked += int64(len(payload)); h.unacked > 1<<30 {
-			h.out = h2Frame(h.out, h2WindowUpdate, 0, 0, 4)
-			h.out = binary.BigEndian.AppendUint32(h.out, uint32(h.unacked))
-			h.unacked = 0
-		}
-		st := h.stream(id)
-		if st == nil {
-			return nil // of a stream the engine gave up on
-		}
-		a.h2arrived(c, st)
-		st.received += int64(len(payload))
-		if keep := a.keep - len(st.body); keep > 0 {
-			st.body = append(st.body, data[:min(keep, len(data))]...)
-		}
-		if flags&h2EndStream != 0 {
-			a.h2finish(c, st)
-		}
+		return a.h2data(c, flags, id, payload)
 	case h2Headers:
-		frag, err := h2Unpad(flags, payload)
-		if err != nil {
-			return err
-		}
-		if flags&h2Priority != 0 {
-			if len(frag) < 5 {
-				return errors.New("HTTP/2: a HEADERS frame too short for its priority")
-			}
-			frag = frag[5:]
-		}
-		if flags&h2EndHeaders == 0 {
-			h.block, h.blockID, h.blockEnd = append(h.block[:0], frag...), id, flags&h2EndStream != 0
-			return nil
-		}
-		return a.h2headers(c, id, frag, flags&h2EndStream != 0, len(payload))
+		return a.h2headersFrame(c, flags, id, payload)
 	case h2Continuation:
-		if id != h.blockID || id == 0 {
-			return errors.New("HTTP/2: a CONTINUATION frame out of place")
-		}
-		h.block = append(h.block, payload...)
-		if flags&h2EndHeaders != 0 {
-			h.blockID = 0
-			return a.h2headers(c, id, h.block, h.blockEnd, len(h.block))
-		}
+		return a.h2continuation(c, flags, id, payload)
 	case h2RstStream:
-		if st := h.stream(id); st != nil && len(payload) == 4 {
-			slot := st.slot
-			a.h2free(c, st)
-			a.fail(slot, a.errText("", h2ResetError(binary.BigEndian.Uint32(payload))), time.Now())
-			a.h2after(c)
-		}
+		a.h2reset(c, id, payload)
 	case h2Settings:
-		if flags&h2Ack != 0 {
-			return nil
-		}
-		for i := 0; i+6 <= len(payload); i += 6 {
-			if binary.BigEndian.Uint16(payload[i:]) == 3 { // MAX_CONCURRENT_STREAMS
-				n := binary.BigEndian.Uint32(payload[i+2:])
-				h.maxStreams = int(min(uint32(len(h.streams)), max(n, 1)))
-			}
-		}
-		h.out = h2Frame(h.out, h2Settings, h2Ack, 0, 0)
-		a.h2place(c)
+		a.h2settings(c, flags, payload)
 	case h2Ping:
 		if flags&h2Ack == 0 && len(payload) == 8 {
 			h.out = h2Frame(h.out, h2Ping, h2Ack, 0, 8)
 			h.out = append(h.out, payload...)
 		}
 	case h2GoAway:
-		if len(payload) < 8 {
-			return errors.New("HTTP/2: a GOAWAY frame too short")
-		}
-		last := binary.BigEndian.Uint32(payload) & (1<<31 - 1)
-		h.goaway = true
-		a.h2place(c)
-		now := time.Now()
-		for i := range h.streams {
-			if st := &h.streams[i]; st.slot >= 0 && st.id > last {
-				// Never processed by the server: sent again on another connection.
-				slot := st.slot
-				a.h2free(c, st)
-				a.slots[slot].c, a.slots[slot].written = nil, time.Time{}
-				a.waiting.pushFront(ticket{slot: slot, gen: a.slots[slot].gen})
-			}
-		}
-		a.dialMore(now)
-		a.h2after(c)
+		return a.h2goAway(c, payload)
 	case h2PushPromise:
 		return errors.New("HTTP/2: a server push, which the engine's SETTINGS turned off")
 	}
+	return nil
+}
+
+// h2data handles a DATA frame: the connection's window, then the stream's body.
+func (a *attacker) h2data(c *conn, flags byte, id uint32, payload []byte) error {
+	h := c.h2
+	data, err := h2Unpad(flags, payload)
+	if err != nil {
+		return err
+	}
+	if h.unacked += int64(len(payload)); h.unacked > 1<<30 {
+		h.out = h2Frame(h.out, h2WindowUpdate, 0, 0, 4)
+		h.out = binary.BigEndian.AppendUint32(h.out, uint32(h.unacked))
+		h.unacked = 0
+	}
+	st := h.stream(id)
+	if st == nil {
+		return nil // of a stream the engine gave up on
+	}
+	a.h2arrived(c, st)
+	st.received += int64(len(payload))
+	if keep := a.keep - len(st.body); keep > 0 {
+		st.body = append(st.body, data[:min(keep, len(data))]...)
+	}
+	if flags&h2EndStream != 0 {
+		a.h2finish(c, st)
+	}
+	return nil
+}
+
+// h2headersFrame handles a HEADERS frame: a whole header block, or the start of one that
+// CONTINUATION frames end.
+func (a *attacker) h2headersFrame(c *conn, flags byte, id uint32, payload []byte) error {
+	h := c.h2
+	frag, err := h2Unpad(flags, payload)
+	if err != nil {
+		return err
+	}
+	if flags&h2Priority != 0 {
+		if len(frag) < 5 {
+			return errors.New("HTTP/2: a HEADERS frame too short for its priority")
+		}
+		frag = frag[5:]
+	}
+	if flags&h2EndHeaders == 0 {
+		h.block, h.blockID, h.blockEnd = append(h.block[:0], frag...), id, flags&h2EndStream != 0
+		return nil
+	}
+	return a.h2headers(c, id, frag, flags&h2EndStream != 0, len(payload))
+}
+
+// h2continuation handles a CONTINUATION frame of the header block under way.
+func (a *attacker) h2continuation(c *conn, flags byte, id uint32, payload []byte) error {
+	h := c.h2
+	if id != h.blockID || id == 0 {
+		return errors.New("HTTP/2: a CONTINUATION frame out of place")
+	}
+	h.block = append(h.block, payload...)
+	if flags&h2EndHeaders != 0 {
+		h.blockID = 0
+		return a.h2headers(c, id, h.block, h.blockEnd, len(h.block))
+	}
+	return nil
+}
+
+// h2reset handles an RST_STREAM frame: the stream's request fails with the server's code.
+func (a *attacker) h2reset(c *conn, id uint32, payload []byte) {
+	if st := c.h2.stream(id); st != nil && len(payload) == 4 {
+		slot := st.slot
+		a.h2free(c, st)
+		a.fail(slot, a.errText("", h2ResetError(binary.BigEndian.Uint32(payload))), time.Now())
+		a.h2after(c)
+	}
+}
+
+// h2settings handles a SETTINGS frame, of which the engine reads only the stream limit, and acks it.
+func (a *attacker) h2settings(c *conn, flags byte, payload []byte) {
+	if flags&h2Ack != 0 {
+		return
+	}
+	h := c.h2
+	for i := 0; i+6 <= len(payload); i += 6 {
+		if binary.BigEndian.Uint16(payload[i:]) == 3 { // MAX_CONCURRENT_STREAMS
+			n := binary.BigEndian.Uint32(payload[i+2:])
+			h.maxStreams = int(min(uint32(len(h.streams)), max(n, 1)))
+		}
+	}
+	h.out = h2Frame(h.out, h2Settings, h2Ack, 0, 0)
+	a.h2place(c)
+}
+
+// h2goAway handles a GOAWAY frame: no new streams on c, and its streams the server never
+// processed wait for another connection.
+func (a *attacker) h2goAway(c *conn, payload []byte) error {
+	if len(payload) < 8 {
+		return errors.New("HTTP/2: a GOAWAY frame too short")
+	}
+	h := c.h2
+	last := binary.BigEndian.Uint32(payload) & (1<<31 - 1)
+	h.goaway = true
+	a.h2place(c)
+	now := time.Now()
+	for i := range h.streams {
+		if st := &h.streams[i]; st.slot >= 0 && st.id > last {
+			// Never processed by the server: sent again on another connection.
+			slot := st.slot
+			a.h2free(c, st)
+			a.slots[slot].c, a.slots[slot].written = nil, time.Time{}
+			a.waiting.pushFront(ticket{slot: slot, gen: a.slots[slot].gen})
+		}
+	}
+	a.dialMore(now)
+	a.h2after(c)
 	return nil
 }
 

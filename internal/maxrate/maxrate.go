@@ -257,170 +257,208 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 	if b != (Bracket{}) && (b.Low < 1 || b.High <= b.Low || b.High > cfg.Limit) {
 		return Result{}, fmt.Errorf("bracket [%d, %d] needs 1 ≤ low < high ≤ limit (%d)", b.Low, b.High, cfg.Limit)
 	}
-	res := Result{Bracket: b}
-	tally := map[int][2]int{} // rate → steps that met the SLO, steps that did not
-	// unsendable: the generator could not send rate on time, or a lower one. It bounds the search
-	// from above as a failing rate does, without being one.
-	unsendable := func(rate int) bool { return res.GeneratorLimited() && rate >= res.GeneratorLimit }
+	s := &search{ctx: ctx, cfg: cfg, slo: slo, probe: probe, res: Result{Bracket: b}, tally: map[int][2]int{}}
+	good, err := s.boundary()
+	if err != nil || s.short {
+		return s.stopped(err, good)
+	}
+	s.res.Max = good
+	return finish(ctx, s.res, cfg.LatencyAt, probe, slo)
+}
+
+// search is one Find under way: the steps run so far and the votes they cast.
+type search struct {
+	ctx   context.Context
+	cfg   Config
+	slo   SLO
+	probe Probe
+	res   Result
+	tally map[int][2]int // rate → steps that met the SLO, steps that did not
 	// short says the generator just fell short after a rate up to its limit met the SLO: the
 	// search ends, its maximum at least that rate. Before any did (a bracket's first step the
 	// generator could not send), the search goes on below the limit.
-	short := false
-	// metBelow is the highest rate below limit that met the SLO as a search the generator ended
-	// counts it (Met); 0 when none did.
-	metBelow := func(limit int) int {
-		best := 0
-		for rate, t := range tally {
-			if rate < limit && rate > best && Met(t[0], t[1], true) {
-				best = rate
-			}
-		}
-		return best
-	}
-	step := func(rate int) error {
-		s, err := probe(ctx, rate)
-		if err != nil {
-			return err
-		}
-		s.Rate = rate
-		slo.Judge(&s)
-		res.Steps = append(res.Steps, s)
-		t := tally[rate]
-		switch {
-		case s.GeneratorLimited:
-			if !unsendable(rate) {
-				res.GeneratorLimit = rate
-			}
-			short = metBelow(res.GeneratorLimit+1) > 0
-		case s.Failed != "":
-			t[1]++
-		default:
-			t[0]++
-		}
-		tally[rate] = t
-		return nil
-	}
-	// vote runs steps at rate until two agree, counting the steps it already had; a rate the
-	// generator could not send loses it.
-	vote := func(rate int) (bool, error) {
-		for {
-			t := tally[rate]
-			if t[0] >= 2 || t[1] >= 2 {
-				if t[1] >= 2 && (res.FirstFailed == 0 || rate < res.FirstFailed) {
-					res.FirstFailed = rate
-				}
-				return t[0] >= 2, nil
-			}
-			if unsendable(rate) {
-				return false, nil
-			}
-			if err := step(rate); err != nil {
-				return false, err
-			}
+	short bool
+}
+
+// unsendable says the generator could not send rate on time, or a lower one. It bounds the
+// search from above as a failing rate does, without being one.
+func (s *search) unsendable(rate int) bool {
+	return s.res.GeneratorLimited() && rate >= s.res.GeneratorLimit
+}
+
+// metBelow is the highest rate below limit that met the SLO as a search the generator ended
+// counts it (Met); 0 when none did.
+func (s *search) metBelow(limit int) int {
+	best := 0
+	for rate, t := range s.tally {
+		if rate < limit && rate > best && Met(t[0], t[1], true) {
+			best = rate
 		}
 	}
-	// double runs one step a rate from rate up, each rate by stride above the last and the stride
-	// doubling, until a rate fails its vote or cannot be sent (bad) or the limit passes (bad 0);
-	// good is the last rate that passed, the one before rate when none does. From the start, the
-	// stride is the rate: the rate doubles.
-	double := func(rate, good, stride int) (int, int, error) {
-		for ; ; rate, stride = min(rate+stride, cfg.Limit), 2*stride {
-			if unsendable(rate) {
-				return good, res.GeneratorLimit, nil
+	return best
+}
+
+// step runs one step at rate and counts its verdict.
+func (s *search) step(rate int) error {
+	st, err := s.probe(s.ctx, rate)
+	if err != nil {
+		return err
+	}
+	st.Rate = rate
+	s.slo.Judge(&st)
+	s.res.Steps = append(s.res.Steps, st)
+	t := s.tally[rate]
+	switch {
+	case st.GeneratorLimited:
+		if !s.unsendable(rate) {
+			s.res.GeneratorLimit = rate
+		}
+		s.short = s.metBelow(s.res.GeneratorLimit+1) > 0
+	case st.Failed != "":
+		t[1]++
+	default:
+		t[0]++
+	}
+	s.tally[rate] = t
+	return nil
+}
+
+// vote runs steps at rate until two agree, counting the steps it already had; a rate the
+// generator could not send loses it.
+func (s *search) vote(rate int) (bool, error) {
+	for {
+		t := s.tally[rate]
+		if t[0] >= 2 || t[1] >= 2 {
+			if t[1] >= 2 && (s.res.FirstFailed == 0 || rate < s.res.FirstFailed) {
+				s.res.FirstFailed = rate
 			}
-			if err := step(rate); err != nil || short {
+			return t[0] >= 2, nil
+		}
+		if s.unsendable(rate) {
+			return false, nil
+		}
+		if err := s.step(rate); err != nil {
+			return false, err
+		}
+	}
+}
+
+// double runs one step a rate from rate up, each rate by stride above the last and the stride
+// doubling, until a rate fails its vote or cannot be sent (bad) or the limit passes (bad 0);
+// good is the last rate that passed, the one before rate when none does. From the start, the
+// stride is the rate: the rate doubles.
+func (s *search) double(rate, good, stride int) (int, int, error) {
+	for ; ; rate, stride = min(rate+stride, s.cfg.Limit), 2*stride {
+		if s.unsendable(rate) {
+			return good, s.res.GeneratorLimit, nil
+		}
+		if err := s.step(rate); err != nil || s.short {
+			return good, 0, err
+		}
+		if s.unsendable(rate) {
+			return good, rate, nil
+		}
+		ok := s.tally[rate][1] == 0
+		if !ok {
+			var err error
+			if ok, err = s.vote(rate); err != nil || s.short {
 				return good, 0, err
 			}
-			if unsendable(rate) {
-				return good, rate, nil
-			}
-			ok := tally[rate][1] == 0
-			if !ok {
-				var err error
-				if ok, err = vote(rate); err != nil || short {
-					return good, 0, err
-				}
-			}
-			if !ok {
-				return good, rate, nil
-			}
-			good = rate
-			if rate == cfg.Limit {
-				return good, 0, nil
-			}
+		}
+		if !ok {
+			return good, rate, nil
+		}
+		good = rate
+		if rate == s.cfg.Limit {
+			return good, 0, nil
 		}
 	}
-	stopped := func(err error, good int) (Result, error) {
-		// Stopped short, good may not be confirmed; a bracket's Low no step of this search
-		// passed is not reported at all. The generator's limit ends it at the highest rate met
-		// below or at it.
-		if short {
-			good = metBelow(res.GeneratorLimit + 1)
-		} else if tally[good][0] == 0 {
-			good = notFailedBelow(tally, good)
-		}
-		res.Max = good
-		return res, err
-	}
+}
 
-	good, bad := b.Low, b.High
-	if b == (Bracket{}) {
+// boundary is the maximum, confirmed by vote (0: none met the SLO), or, when an error or the
+// generator's limit (short) stopped the search, the last good rate so far.
+func (s *search) boundary() (int, error) {
+	good, bad := s.cfg.Bracket.Low, s.cfg.Bracket.High
+	if s.cfg.Bracket == (Bracket{}) {
 		var err error
-		if good, bad, err = double(cfg.Start, 0, cfg.Start); err != nil || short {
-			return stopped(err, good)
+		if good, bad, err = s.double(s.cfg.Start, 0, s.cfg.Start); err != nil || s.short {
+			return good, err
 		}
 	}
 	for {
-		// Bisect between the last good rate (0: none yet) and the first bad one.
-		for bad > 0 && bad-good > cfg.Resolution.At(good) {
-			mid := good + (bad-good)/2
-			ok, err := vote(mid)
-			if err != nil || short {
-				return stopped(err, good)
-			}
-			if ok {
-				good = mid
-			} else {
-				bad = mid
-			}
+		var err error
+		if good, bad, err = s.bisect(good, bad); err != nil || s.short {
+			return good, err
 		}
-		// A bracket's High that no step failed yet: the boundary may lie above it.
-		if bad > 0 && tally[bad][1] < 2 && !unsendable(bad) {
-			ok, err := vote(bad)
-			if err != nil || short {
-				return stopped(err, good)
-			}
-			if ok {
-				// Above it by the bracket's width first, then by twice, four times that: a
-				// boundary that moved since an earlier search, or lies above a ramp's first
-				// failing second, moved a little more often than a lot. Doubling the rate from
-				// there, fastify, from 10000–12000, met 12000 and then failed 24000 with 43%
-				// errors; spring-mvc-virtual, from a ramp's 3421–3750, met 3750 and 4079, then
-				// failed 8158 with 61%.
-				width := max(1, bad-good)
-				good, bad = bad, 0
-				if good < cfg.Limit {
-					if good, bad, err = double(min(good+width, cfg.Limit), good, 2*width); err != nil || short {
-						return stopped(err, good)
-					}
-				}
-				continue
-			}
+		var above bool
+		if good, bad, above, err = s.aboveHigh(good, bad); err != nil || s.short {
+			return good, err
+		}
+		if above {
+			continue
 		}
 		if good == 0 {
-			break
+			return 0, nil
 		}
-		ok, err := vote(good) // a rate the doubling passed once is confirmed here
-		if err != nil || short {
-			return stopped(err, good)
+		ok, err := s.vote(good) // a rate the doubling passed once is confirmed here
+		if err != nil || s.short || ok {
+			return good, err
+		}
+		bad, good = good, notFailedBelow(s.tally, good)
+	}
+}
+
+// bisect narrows the last good rate (0: none yet) and the first bad one down to the resolution.
+func (s *search) bisect(good, bad int) (int, int, error) {
+	for bad > 0 && bad-good > s.cfg.Resolution.At(good) {
+		mid := good + (bad-good)/2
+		ok, err := s.vote(mid)
+		if err != nil || s.short {
+			return good, bad, err
 		}
 		if ok {
-			break
+			good = mid
+		} else {
+			bad = mid
 		}
-		bad, good = good, notFailedBelow(tally, good)
 	}
-	res.Max = good
-	return finish(ctx, res, cfg.LatencyAt, probe, slo)
+	return good, bad, nil
+}
+
+// aboveHigh votes on a bracket's High no step failed yet, as the boundary may lie above it;
+// passing (above), the search doubles on above it to a new bad rate.
+func (s *search) aboveHigh(good, bad int) (int, int, bool, error) {
+	if bad == 0 || s.tally[bad][1] >= 2 || s.unsendable(bad) {
+		return good, bad, false, nil
+	}
+	ok, err := s.vote(bad)
+	if err != nil || s.short || !ok {
+		return good, bad, false, err
+	}
+	// Above it by the bracket's width first, then by twice, four times that: a boundary that
+	// moved since an earlier search, or lies above a ramp's first failing second, moved a
+	// little more often than a lot. Doubling the rate from there, fastify, from 10000–12000,
+	// met 12000 and then failed 24000 with 43% errors; spring-mvc-virtual, from a ramp's
+	// 3421–3750, met 3750 and 4079, then failed 8158 with 61%.
+	width := max(1, bad-good)
+	good, bad = bad, 0
+	if good < s.cfg.Limit {
+		good, bad, err = s.double(min(good+width, s.cfg.Limit), good, 2*width)
+	}
+	return good, bad, true, err
+}
+
+// stopped ends a search an error or the generator's limit stopped short, where good may not be
+// confirmed: a bracket's Low no step of this search passed is not reported at all, and the
+// generator's limit ends it at the highest rate met below or at it.
+func (s *search) stopped(err error, good int) (Result, error) {
+	if s.short {
+		good = s.metBelow(s.res.GeneratorLimit + 1)
+	} else if s.tally[good][0] == 0 {
+		good = notFailedBelow(s.tally, good)
+	}
+	s.res.Max = good
+	return s.res, err
 }
 
 // Met says a rate met the SLO in met steps and failed it in failed: it won its vote (two met before
