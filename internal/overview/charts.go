@@ -324,7 +324,11 @@ func (tl *timelinePanels) addCell(c summary.Cell, col color.Color, label string)
 
 // rows are the chart's panels, one a row, on one time axis: the resources' only when measured.
 func (tl *timelinePanels) rows() [][]*plot.Plot {
-	if !math.IsInf(tl.latMin, 0) {
+	if math.IsInf(tl.latMin, 0) {
+		// No second had an answer (a target dead from its first step): no latency to draw, and
+		// a log scale cannot hold the empty axis's 0.
+		tl.lat.Y.Scale, tl.lat.Y.Tick.Marker = plot.LinearScale{}, plot.DefaultTicks{}
+	} else {
 		tl.lat.Y.Min = math.Max(tl.latMin/2, 0.001)
 	}
 	panels := []*plot.Plot{tl.rps, tl.lat}
