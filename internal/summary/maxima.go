@@ -329,7 +329,7 @@ func (sc Scenario) MaxNotes() []string {
 			notes = append(notes, fmt.Sprintf("%s: the generator could not send more on time: its maximum is at least this", t.Name))
 		}
 		if l := t.Limit(); l.Kind != limit.None {
-			notes = append(notes, fmt.Sprintf("%s: what limited it at its maximum: %s", t.Name, l))
+			notes = append(notes, fmt.Sprintf("%s: what stopped it above its maximum (at the first rate it failed): %s", t.Name, l))
 		}
 	}
 	if sc.OneSearch() {

@@ -398,7 +398,7 @@ func TestTheLimitAtAMaximumIsTheFailingStepsAboveIt(t *testing.T) {
 		t.Errorf("jvm's limit %q, want not found, its CPU at 0.67 ruled out", got["jvm"])
 	}
 	notes := strings.Join(sc.MaxNotes(), "\n")
-	if !strings.Contains(notes, "js: what limited it at its maximum: CPU: 0.97") || !strings.Contains(notes, "jvm: what limited it at its maximum: not found") {
+	if !strings.Contains(notes, "js: what stopped it above its maximum (at the first rate it failed): CPU: 0.97") || !strings.Contains(notes, "jvm: what stopped it above its maximum (at the first rate it failed): not found") {
 		t.Errorf("notes:\n%s", notes)
 	}
 }
