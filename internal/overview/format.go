@@ -315,7 +315,7 @@ func mdText(s string) string { return safetext.Markdown(s) }
 // ranked, the notes that say how to read them, and the finding.
 func writeMaximaMarkdown(b *strings.Builder, sc summary.Scenario) {
 	fmt.Fprintf(b, "**%s**\n\n", mdText(sc.Question()))
-	b.WriteString("| rank | target | max rps | p99 at max (ms) | CPU cores at max | peak memory at max (MiB) | rps per core | limited by |\n|--:|---|--:|--:|--:|--:|--:|---|\n")
+	b.WriteString("| rank | target | max rps | p99 at max (ms) | CPU cores at max | peak memory at max (MiB) | rps per core | stopped above max by (at the first failing rate) |\n|--:|---|--:|--:|--:|--:|--:|---|\n")
 	for _, m := range maxRows(sc) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", m.Rank, mdText(m.Target), m.Max, m.P99, m.CPU, m.Memory, m.PerCore, mdText(m.Limit))
 	}
