@@ -729,11 +729,7 @@ func fill(row *results.Row, res load.Result) {
 	row.ConnectMean, row.ConnectP99 = cs.Connect.Mean, cs.Connect.P99
 	row.FirstByteP50, row.FirstByteP99 = res.FirstByte.P50, res.FirstByte.P99
 	row.GeneratorClockOffset, row.GeneratorClockMeasured = res.ClockOffset, res.ClockMeasured
-	if res.Valid {
-		row.SetFault(fault.None, "")
-	} else {
-		row.SetFault(cmp.Or(res.Fault, fault.Other), res.InvalidReason) // a result without its kind is still invalid
-	}
+	row.SetFault(res.FaultKind(), res.InvalidReason)
 	row.WarmupTaken = res.Warmed.Round(time.Millisecond) // as the column keeps it
 	if w := res.Wrk; w != nil {
 		row.WrkRPS, row.WrkTransferPerSecond = w.RequestsPerSecond(res.Duration), w.TransferPerSecond(res.Duration)

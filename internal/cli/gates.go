@@ -2,7 +2,6 @@ package cli
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/exitcode"
@@ -58,20 +57,11 @@ func newGate(failOn, until string, maxTrials int, alpha float64, allowInconclusi
 	}
 	for _, u := range g.Until {
 		if !slices.ContainsFunc(gates, func(x compare.Gate) bool { return x.Metric == u.Metric }) {
-			return nil, exitcode.Usagef("--until %s: %s is not a gated metric (gates: %s): add it to --fail-on", u, u.Metric, strings.Join(gateTexts(gates), ","))
+			return nil, exitcode.Usagef("--until %s: %s is not a gated metric (gates: %s): add it to --fail-on", u, u.Metric, compare.GatesText(gates))
 		}
 	}
 	if maxTrials < compare.MinRounds {
 		return nil, exitcode.Usagef("--max-trials %d: at least %d, the fewest rounds that can settle anything", maxTrials, compare.MinRounds)
 	}
 	return g, nil
-}
-
-// gateTexts are gates as --fail-on takes them.
-func gateTexts(gates []compare.Gate) []string {
-	out := make([]string, len(gates))
-	for i, g := range gates {
-		out[i] = g.String()
-	}
-	return out
 }

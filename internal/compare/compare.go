@@ -212,7 +212,7 @@ func (r Result) Undecided() []string {
 				continue
 			}
 			out = append(out, fmt.Sprintf("%s: %s %s has 0 %s of %d (%s): no verdict of %s; measure it again",
-				c.Name(), side.name, side.file, c.counted(), side.trials, c.notCounted(side.trials, side.left), gatesText(gated)))
+				c.Name(), side.name, side.file, c.counted(), side.trials, c.notCounted(side.trials, side.left), GatesText(gated)))
 		}
 		if c.OldValid == 0 || c.NewValid == 0 {
 			continue
@@ -220,7 +220,7 @@ func (r Result) Undecided() []string {
 		if p := stats.MinP(c.OldValid, c.NewValid); p >= r.Alpha {
 			need := stats.TrialsToDiffer(r.Alpha)
 			out = append(out, fmt.Sprintf("%s: %d+%d %s cannot reach p < %g (Mann–Whitney: the smallest p is %.3g): no verdict of %s; need %d a side (run with --trials %d or more)",
-				c.Name(), c.OldValid, c.NewValid, c.counted(), r.Alpha, p, gatesText(gated), need, max(5, need)))
+				c.Name(), c.OldValid, c.NewValid, c.counted(), r.Alpha, p, GatesText(gated), need, max(5, need)))
 			continue
 		}
 		for _, ch := range c.Changes {

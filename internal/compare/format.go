@@ -204,9 +204,9 @@ func (r Result) Notes() []string {
 		}
 		switch {
 		case len(failures) == 0 && len(undecided) > 0:
-			notes = append(notes, fmt.Sprintf("gate %s: inconclusive (%d verdict(s) it could not give; a gate that cannot decide does not pass)", gatesText(r.Gates), len(undecided)))
+			notes = append(notes, fmt.Sprintf("gate %s: inconclusive (%d verdict(s) it could not give; a gate that cannot decide does not pass)", GatesText(r.Gates), len(undecided)))
 		case len(failures) == 0:
-			notes = append(notes, "gate "+gatesText(r.Gates)+": passed (no significant change past a limit)")
+			notes = append(notes, "gate "+GatesText(r.Gates)+": passed (no significant change past a limit)")
 		}
 	}
 	return notes
@@ -220,7 +220,8 @@ func sum(m map[string]int) int {
 	return n
 }
 
-func gatesText(gates []Gate) string {
+// GatesText is gates as --fail-on takes them: "p99:+10%,throughput:-5%".
+func GatesText(gates []Gate) string {
 	var s []string
 	for _, g := range gates {
 		s = append(s, g.String())

@@ -120,7 +120,7 @@ func (r PairedResult) Notes() []string {
 	if len(parts) > 0 {
 		verdict += ": " + strings.Join(parts, ", ")
 	}
-	notes = append(notes, "verdict "+verdict+" (gates "+gatesText(r.Gates)+")")
+	notes = append(notes, "verdict "+verdict+" (gates "+GatesText(r.Gates)+")")
 	for _, f := range r.Failures() {
 		notes = append(notes, "FAIL "+f)
 	}

@@ -627,6 +627,15 @@ func (t *tally) result() Result {
 	return res
 }
 
+// FaultKind is why r is invalid: its Fault, or fault.Other for an invalid result that carries no
+// kind (a shard of an older build); fault.None when valid.
+func (r Result) FaultKind() fault.Kind {
+	if !r.Valid && r.Fault == fault.None {
+		return fault.Other
+	}
+	return r.Fault
+}
+
 // SetFault records a judgement of r: valid when it found no fault, invalid for k otherwise,
 // saying why.
 func (r *Result) SetFault(k fault.Kind, reason string) {

@@ -26,7 +26,7 @@ func Upgrade(rows []Row) {
 // upgrade gives r, a row of a file older than schema 12, its kind of fault, whether it was
 // disturbed, and for a find-max step the latencies its search measured below its maximum.
 func upgrade(r *Row) {
-	if strings.HasSuffix(r.Scenario, legacyFindMaxSuffix) {
+	if strings.HasSuffix(r.Scenario, FindMaxSuffix) {
 		r.LatencyAt = LegacyLatencyAt
 	}
 	r.Fault = fault.None
@@ -80,9 +80,6 @@ func legacyFault(reason string) fault.Kind {
 	return fault.Other
 }
 
-// legacyFindMaxSuffix ended the scenario of a find-max step in files older than schema 12.
-const legacyFindMaxSuffix = ".find-max"
-
 // legacyFractions are the fractions of its maximum at which every search of an older iotbench
 // ended, measuring latency with headroom.
 var legacyFractions = []float64{0.50, 0.75, 0.90}
@@ -103,7 +100,7 @@ func numberSearches(rows []Row) {
 	first := map[string]int{}  // the row where its current search began
 	for i := range rows {
 		r := &rows[i]
-		if !strings.HasSuffix(r.Scenario, legacyFindMaxSuffix) {
+		if !strings.HasSuffix(r.Scenario, FindMaxSuffix) {
 			continue
 		}
 		name := r.Scenario + "\x00" + r.Target + "\x00" + r.Variant

@@ -237,6 +237,9 @@ func (rs *Runs) Execute(ctx context.Context, s Setup) (*Outcome, error) {
 	if done, err := st.nothingToMeasure(); done {
 		return st.out, err
 	}
+	if err := rs.readyToMeasure(st); err != nil {
+		return nil, err
+	}
 	rs.calibrate(ctx, st)
 	defer st.judgeCalibration(ctx) // for a run that ends early
 	if err := st.measure(ctx); err != nil {
@@ -355,14 +358,18 @@ func (rs *Runs) prepareRun(ctx context.Context, s Setup, status bench.Status) (s
 	}
 	st.r.LogDir = strings.TrimSuffix(st.f.path, filepath.Ext(st.f.path)) + ".logs"
 	st.out = &Outcome{Plan: p, Path: st.f.path, Rows: st.f.resumed, FindMax: s.FindMax, Gate: s.Gate}
-	if lifecycle == nil || cellRows(st.f.resumed) >= len(p.Cells) && s.File != "" {
-		return st, nil // nothing to measure
-	}
-	warnGeneratorCapacity(s.Log, p, meta.HostCPU, rs.Effects.AllowedCPUs)
+	return st, nil
+}
+
+// readyToMeasure is what only a run that measures needs: the generator's GC held off, the
+// timeline and histogram files, an adaptive run's rounds, the run announced.
+func (rs *Runs) readyToMeasure(st *staged) error {
+	s, p := st.s, st.p
+	warnGeneratorCapacity(s.Log, p, st.r.Meta.HostCPU, rs.Effects.AllowedCPUs)
 	st.closers = append(st.closers, load.GeneratorGC())
 	detail, err := openDetail(st.f.path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	st.closers = append(st.closers, detail.close)
 	st.r.Detail = detail.keep
@@ -370,7 +377,7 @@ func (rs *Runs) prepareRun(ctx context.Context, s Setup, status bench.Status) (s
 		st.r.More = s.Gate.more(s.Log, p)
 	}
 	announce(s.Log, s, p, st.f)
-	return st, nil
+	return nil
 }
 
 // nothingToMeasure says whether the run ends before measuring: its file holds every cell, or the

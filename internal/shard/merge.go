@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/hdrlog"
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/load"
@@ -114,8 +113,7 @@ func merge(parts []Part) (load.Result, error) {
 		cs.TLSVersion, cs.TLSCipher = cmp.Or(cs.TLSVersion, r.Connections.TLSVersion), cmp.Or(cs.TLSCipher, r.Connections.TLSCipher)
 		res.Latency.Clamped += r.Latency.Clamped
 		if !r.Valid && res.Valid && !r.InvalidByRequest() {
-			// A shard of an older build says no kind: it is still invalid.
-			res.SetFault(cmp.Or(r.Fault, fault.Other), p.Spec.Name()+": "+r.InvalidReason)
+			res.SetFault(r.FaultKind(), p.Spec.Name()+": "+r.InvalidReason)
 		}
 		res.Warmed = max(res.Warmed, r.Warmed)
 		res.WarmupInFlight += r.WarmupInFlight
