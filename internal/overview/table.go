@@ -107,7 +107,10 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 
 func loadModel(r results.Row) string {
 	text := fmt.Sprintf("open loop at %d rps (at most %d in flight)", r.RequestedRPS, r.Connections)
-	if r.Mode == "closed" {
+	switch {
+	case r.Search > 0: // the first step's rate is no rate of the scenario's, as the HTML says
+		text = "find-max steps, open loop at rising rates"
+	case r.Mode == "closed":
 		text = fmt.Sprintf("closed loop, %d connections", r.Connections)
 	}
 	if mix := summary.MixText(r.Streams, r.Request); mix != "" {

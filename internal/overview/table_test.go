@@ -123,3 +123,21 @@ func TestPairedSidesAreApartByTheirVariant(t *testing.T) {
 		t.Errorf("a side named twice:\n%s", out)
 	}
 }
+
+// A find-max scenario's cells are steps at rising rates: its heading names no one rate (it took
+// the first step's, which read as the scenario's load).
+func TestAFindMaxHeadingNamesNoOneRate(t *testing.T) {
+	var rows []results.Row
+	for i, rate := range []int{1000, 2000, 1500} {
+		r := row("t", i+1, float64(rate), 60, true, "")
+		r.Scenario, r.Search, r.RequestedRPS = "io"+results.FindMaxSuffix, 1, rate
+		rows = append(rows, r)
+	}
+	var b strings.Builder
+	if err := Write(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "io.find-max — find-max steps, open loop at rising rates") || strings.Contains(out, "open loop at 1000 rps") {
+		t.Errorf("heading:\n%s", out)
+	}
+}
