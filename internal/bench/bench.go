@@ -510,7 +510,7 @@ func (r *Runner) Skip(p *plan.Plan, why string) ([]results.Row, error) {
 func (r *Runner) newRow(p *plan.Plan, c plan.Cell, images built) results.Row {
 	row := results.Row{
 		Scenario: c.Scenario, Target: c.Target, Trial: c.Trial, Mode: string(c.Load.Model.Mode()),
-		RequestedRPS: c.Load.Model.Rate + load.OwnRates(c.Load.Kinds), Arrival: string(c.Load.Model.ArrivalProcess()), Stages: load.FormatStages(c.Load.Model.Stages), Think: c.Load.Model.Think.String(), Connections: c.Load.InFlightLimit(),
+		RequestedRPS: c.Load.RequestedRate(), Arrival: string(c.Load.Model.ArrivalProcess()), Stages: load.FormatStages(c.Load.Model.Stages), Think: c.Load.Model.Think.String(), Connections: c.Load.InFlightLimit(),
 		Streams:  load.FormatKinds(c.Load.Kinds),
 		Duration: c.Load.Duration, Warmup: c.Load.Warmup, WarmupAuto: c.Load.WarmupAuto, WarmupTaken: c.Load.Warmup, Timeout: c.Load.Timeout,
 		Compat: string(c.Load.Compat),

@@ -28,7 +28,7 @@ func TestRunFlagsFillOptions(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got.Scenario != "io-heavy" || strings.Join(got.Targets, ",") != "a,b" || got.Duration != 30*time.Second || got.Rate != 2000 ||
+	if got.Scenario != "io-heavy" || strings.Join(got.Targets, ",") != "a,b" || got.Load.Duration != 30*time.Second || got.Load.Rate != 2000 ||
 		got.CPUs != "2-3" || got.Memory != "2g" || len(got.Headers) != 2 || got.File != "scenarios.yaml" || got.Out != "results" {
 		t.Errorf("options %+v", got)
 	}

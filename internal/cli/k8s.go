@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/kube"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/run"
 	"github.com/iotbench/iotbench/internal/scenario"
@@ -73,7 +74,7 @@ func k8sRun(o *K8sOptions) error {
 	if name == "" {
 		name = f.DefaultScenario
 	}
-	over := plan.Overrides{Trials: 1}
+	over := plan.Overrides{Load: loadspec.Spec{Trials: 1, Given: []loadspec.Key{loadspec.Trials}}}
 	if o.Target != "" {
 		over.Targets = []string{o.Target}
 	}

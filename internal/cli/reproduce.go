@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/experiment"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/run"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/spf13/cobra"
@@ -116,13 +117,13 @@ func loadExperiments(file, experiments string, names []string) (*scenario.File, 
 func runReproduce(ctx context.Context, o *ReproduceOptions) error {
 	given := func(name string) bool { return o.set != nil && o.set(name) }
 	if given("trials") || o.Trials != 0 {
-		if err := scenario.CheckTrials(o.Trials); err != nil {
+		if err := loadspec.CheckTrials(o.Trials); err != nil {
 			return flagErr("trials", fmt.Sprint(o.Trials), err)
 		}
 	}
 	if given("duration") || o.Duration != 0 {
-		if err := scenario.CheckPhase(o.Duration); err != nil {
-			return flagErr("duration", scenario.FormatDuration(o.Duration), err)
+		if err := loadspec.CheckPhase(o.Duration); err != nil {
+			return flagErr("duration", loadspec.FormatDuration(o.Duration), err)
 		}
 	}
 	sf, ef, names, err := loadExperiments(o.File, o.Experiments, o.Names)

@@ -11,9 +11,8 @@ import (
 
 	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/history"
-	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/plan"
-	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/run"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -26,21 +25,13 @@ type RunOptions struct {
 	File     string
 	Scenario string
 	Targets  []string
-	Duration time.Duration
-	Warmup   load.Warmup
-	Compat   string
-	Rate     int
-	Conns    int
-	Arrival  string
-	// Protocol, H2Streams and TLSResumption are how the generator speaks to the targets.
-	Protocol      string
-	H2Streams     int
-	TLSResumption bool
+	// Load are the load settings the flags give (loadSpec marks which); Stages and Think are
+	// their text until parsed into it.
+	Load   loadspec.Spec
+	Stages string
+	Think  string
 	// CA is the PEM CA of a --url service over TLS.
 	CA       string
-	Stages   string
-	Think    string
-	Trials   int
 	Seed     int64
 	CPUs     string
 	Memory   string
@@ -54,13 +45,11 @@ type RunOptions struct {
 	DockerHost string
 
 	// Ad-hoc mode: a service already listening on loopback.
-	URL             string
-	Method          string
-	BodyFile        string
-	Headers         []string
-	Contains        []string
-	ExpectedLatency time.Duration
-	Timeout         time.Duration
+	URL      string
+	Method   string
+	BodyFile string
+	Headers  []string
+	Contains []string
 
 	// A paired run: a baseline measured beside the candidate, round by round.
 	Baseline          string // a checkout of the baseline: its scenarios file and build contexts
@@ -241,18 +230,18 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.File, "file", "scenarios.yaml", "scenario matrix")
 	f.StringVar(&o.Scenario, "scenario", "", "scenario to run (default: the file's default_scenario)")
 	f.StringSliceVar(&o.Targets, "targets", nil, "targets to run, comma-separated (default: the scenario's)")
-	f.DurationVar(&o.Duration, "duration", 0, "measured phase per cell (default: the scenario's)")
-	f.Var(&o.Warmup, "warmup", "discarded warm-up before each measurement: 10s, or auto (until steady, at most 2m), auto:90s (default: the scenario's)")
-	f.StringVar(&o.Compat, "compat", "", "count as another tool does, beside iotbench's own figures: wrk")
-	f.IntVar(&o.Rate, "rate", 0, "open loop: requests per second (default: the scenario's)")
-	f.IntVar(&o.Conns, "connections", 0, "closed loop: connections sending back to back, instead of a rate")
+	f.DurationVar(&o.Load.Duration, "duration", 0, "measured phase per cell (default: the scenario's)")
+	f.Var(&o.Load.Warmup, "warmup", "discarded warm-up before each measurement: 10s, or auto (until steady, at most 2m), auto:90s (default: the scenario's)")
+	f.StringVar((*string)(&o.Load.Compat), "compat", "", "count as another tool does, beside iotbench's own figures: wrk")
+	f.IntVar(&o.Load.Rate, "rate", 0, "open loop: requests per second (default: the scenario's)")
+	f.IntVar(&o.Load.Connections, "connections", 0, "closed loop: connections sending back to back, instead of a rate")
 	f.StringVar(&o.Stages, "stages", "", "open loop's rates over time instead of --rate, e.g. 30s:500,60s:500-5000,30s:5000")
 	f.StringVar(&o.Think, "think", "", "closed loop's pause between an answer and the next request: 100ms, or exp:100ms")
-	f.StringVar(&o.Arrival, "arrival", "", "open loop's arrival process: uniform or poisson (default: the scenario's, else uniform)")
-	f.StringVar(&o.Protocol, "protocol", "", "http1, https, h2 or h2c (default: the scenario's, else http1; https for an https:// --url)")
-	f.IntVar(&o.H2Streams, "h2-streams", 0, "h2 and h2c: requests each connection carries at once (default: the scenario's, else 1)")
-	f.BoolVar(&o.TLSResumption, "tls-resumption", false, "https and h2: resume TLS sessions on new connections (default: the scenario's, else off)")
-	f.IntVar(&o.Trials, "trials", 0, "trials per target, each in a fresh container (default: the scenario's)")
+	f.StringVar((*string)(&o.Load.Arrival), "arrival", "", "open loop's arrival process: uniform or poisson (default: the scenario's, else uniform)")
+	f.StringVar((*string)(&o.Load.Protocol), "protocol", "", "http1, https, h2 or h2c (default: the scenario's, else http1; https for an https:// --url)")
+	f.IntVar(&o.Load.H2Streams, "h2-streams", 0, "h2 and h2c: requests each connection carries at once (default: the scenario's, else 1)")
+	f.BoolVar(&o.Load.TLSResumption, "tls-resumption", false, "https and h2: resume TLS sessions on new connections (default: the scenario's, else off)")
+	f.IntVar(&o.Load.Trials, "trials", 0, "trials per target, each in a fresh container (default: the scenario's)")
 	f.Int64Var(&o.Seed, "seed", 0, "seed of the targets' shuffled order; every row records it (default: a new one)")
 	f.StringVar(&o.CPUs, "cpus", "", "targets' cpuset, e.g. 1 or 2-3; the generator gets the others")
 	f.StringVar(&o.Memory, "memory", "", "targets' memory limit, e.g. 1g (default: the scenario's)")
@@ -271,8 +260,8 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.CA, "ca", "", "--url over TLS: PEM file of the CA that signed the service's certificate")
 	f.StringArrayVar(&o.Headers, "header", nil, "--url: request header K:V (repeatable)")
 	f.StringArrayVar(&o.Contains, "contains", nil, "--url: a successful body must contain this (repeatable)")
-	f.DurationVar(&o.ExpectedLatency, "expected-latency", 100*time.Millisecond, "--url: expected latency, sizes the in-flight bound")
-	f.DurationVar(&o.Timeout, "timeout", 10*time.Second, "per-request timeout (scenario runs: the scenario's)")
+	f.DurationVar(&o.Load.ExpectedLatency, "expected-latency", loadspec.Defaults.ExpectedLatency, "--url: expected latency, sizes the in-flight bound")
+	f.DurationVar(&o.Load.Timeout, "timeout", loadspec.Defaults.Timeout, "per-request timeout (scenario runs: the scenario's)")
 	f.StringVar(&o.Name, "name", "", "--url: the target's name (default: its host:port)")
 	f.StringVar(&o.Baseline, "baseline", "", "a paired run: a checkout of the baseline, measured beside this one")
 	f.StringVar(&o.BaselineURL, "baseline-url", "", "a paired --url run: the baseline service on loopback")
@@ -378,41 +367,47 @@ func (o *RunOptions) setup() (run.Setup, error) {
 	if s.Gate, err = o.gate(s.FindMax != nil); err != nil {
 		return s, err
 	}
+	spec, err := o.loadSpec()
+	if err != nil {
+		return s, err
+	}
+	if err := spec.Check(); err != nil {
+		return s, run.PlanError(err)
+	}
 	if o.URL != "" {
-		s.Service, err = o.service()
+		s.Service, err = o.service(spec)
 		return s, err
 	}
 	if o.set("name") {
 		return s, usagef("--name names a --url run's target; a scenario's targets have their names")
 	}
-	s.Scenario = &run.Scenario{File: o.File, Name: o.Scenario, Overrides: o.overrides(), Baseline: o.Baseline, AA: o.AA}
+	s.Scenario = &run.Scenario{File: o.File, Name: o.Scenario, Overrides: o.overrides(spec), Baseline: o.Baseline, AA: o.AA}
 	return s, nil
 }
 
-// protocol is the protocol settings the flags give.
-func (o *RunOptions) protocol() plan.Protocol {
-	p := plan.Protocol{Name: protocol.Protocol(o.Protocol), H2Streams: o.H2Streams}
-	if o.set("tls-resumption") {
-		p.TLSResumption = &o.TLSResumption
+// loadSpec is the load settings the flags give, marked as given: the others are their
+// defaults, which the scenario's (or a --url run's defaults) replace.
+func (o *RunOptions) loadSpec() (loadspec.Spec, error) {
+	spec := o.Load
+	spec.Given = nil
+	for _, k := range loadspec.Keys {
+		if o.set(k.Flag()) {
+			spec.Give(k)
+		}
 	}
-	return p
+	for k, text := range map[loadspec.Key]string{loadspec.Stages: o.Stages, loadspec.Think: o.Think} {
+		if spec.Gives(k) {
+			if err := spec.Set(k, text); err != nil {
+				return spec, run.PlanError(err)
+			}
+		}
+	}
+	return spec, nil
 }
 
 // overrides are the scenario's settings the flags replace: only those the user gave.
-func (o *RunOptions) overrides() plan.Overrides {
-	over := plan.Overrides{Targets: o.Targets, Rate: o.Rate, Connections: o.Conns, Arrival: o.Arrival, Stages: o.Stages, Think: o.Think, Trials: o.Trials, CPUs: o.CPUs, Memory: o.Memory,
-		DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool, Compat: load.Compat(o.Compat)}
-	over.Protocol = o.protocol()
-	if o.set("duration") {
-		over.Duration = &o.Duration
-	}
-	if o.set("warmup") {
-		over.Warmup = &o.Warmup
-	}
-	if o.set("timeout") {
-		over.Timeout = o.Timeout
-	}
-	return over
+func (o *RunOptions) overrides(spec loadspec.Spec) plan.Overrides {
+	return plan.Overrides{Targets: o.Targets, Load: spec, CPUs: o.CPUs, Memory: o.Memory, DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool}
 }
 
 // pairedAdHocRounds are a paired --url run's rounds unless --trials says: a scenario gives its
@@ -420,28 +415,21 @@ func (o *RunOptions) overrides() plan.Overrides {
 const pairedAdHocRounds = 10
 
 // service is the --url run's service, and its baseline's.
-func (o *RunOptions) service() (*run.Service, error) {
+func (o *RunOptions) service(spec loadspec.Spec) (*run.Service, error) {
 	for _, scenarioOnly := range []string{"scenario", "targets", "cpus", "memory", "file", "db", "db-cpus", "db-pool"} {
 		if o.set(scenarioOnly) {
 			return nil, usagef("--%s belongs to scenario runs; --url loads a running service as it is", scenarioOnly)
 		}
 	}
-	if o.Rate == 0 && o.Conns == 0 && o.Stages == "" {
+	if !spec.Gives(loadspec.Rate) && !spec.Gives(loadspec.Connections) && !spec.Gives(loadspec.Stages) {
 		return nil, usagef("--url needs --rate (open loop), --stages (open loop, rates over time) or --connections (closed loop)")
 	}
-	if o.Rate > 0 && o.Conns > 0 {
-		return nil, usagef("give --rate (open loop) or --connections (closed loop), not both")
-	}
-	if o.set("duration") && o.Stages != "" {
-		return nil, usagef("--stages set the measured phase's length: drop --duration")
-	}
-	if !o.set("duration") {
-		o.Duration = 20 * time.Second
+	if o.BaselineURL != "" && !spec.Gives(loadspec.Trials) {
+		spec.Trials = pairedAdHocRounds
+		spec.Give(loadspec.Trials)
 	}
 	svc := &run.Service{URL: o.URL, Name: o.Name, Method: strings.ToUpper(o.Method), Header: http.Header{}, Contains: o.Contains,
-		Rate: o.Rate, Connections: o.Conns, ExpectedLatency: o.ExpectedLatency, Arrival: o.Arrival, Stages: o.Stages, Think: o.Think,
-		Warmup: o.Warmup, Duration: o.Duration, Timeout: o.Timeout, Trials: o.Trials, BaselineURL: o.BaselineURL, AA: o.AA, Compat: load.Compat(o.Compat),
-		Protocol: o.protocol(), CA: o.CA}
+		Load: spec, BaselineURL: o.BaselineURL, AA: o.AA, CA: o.CA}
 	for _, h := range o.Headers {
 		k, v, ok := strings.Cut(h, ":")
 		if !ok {
@@ -454,9 +442,6 @@ func (o *RunOptions) service() (*run.Service, error) {
 		if svc.Body, err = os.ReadFile(o.BodyFile); err != nil {
 			return nil, usagef("--body-file: %v", err)
 		}
-	}
-	if o.BaselineURL != "" && !o.set("trials") {
-		svc.Trials = pairedAdHocRounds
 	}
 	return svc, nil
 }
@@ -492,7 +477,7 @@ func (o *RunOptions) findMax() (*run.FindMax, error) {
 		}
 		return nil, nil
 	}
-	if o.Conns > 0 {
+	if o.Load.Connections > 0 {
 		return nil, usagef("--find-max searches an open-loop rate: drop --connections (--rate sets where the search starts)")
 	}
 	m, err := run.NewFindMax(o.SLO, o.Step, o.Resolution, o.LatencyAt)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/iotbench/iotbench/internal/exitcode"
-	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/run"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
@@ -25,8 +25,8 @@ func (o *RunOptions) generatorCount() int {
 }
 
 // validate refuses the flags no run can use, naming the flag, before a file is read or anything
-// built. The bounds are the scenario file's (scenario.Check*), so that a value refused in the
-// file is refused on the command line too.
+// built; the load settings' are loadspec's (setup), so that a value refused in the file is
+// refused on the command line too.
 func (o *RunOptions) validate() error {
 	if o.URL == "" {
 		for _, name := range urlOnly {
@@ -57,30 +57,19 @@ func (o *RunOptions) validate() error {
 			return flagErr("generators", fmt.Sprint(n), fmt.Errorf("fewer than the %d --generator-host engines: give each at least one shard", len(o.GeneratorHosts)))
 		}
 	}
-	if o.set("rate") && o.set("connections") {
-		return usagef("give --rate (open loop) or --connections (closed loop), not both")
-	}
-	d := scenario.FormatDuration
+	d := loadspec.FormatDuration
 	checks := []struct {
 		flag, value string
 		err         func() error
 	}{
-		{"rate", fmt.Sprint(o.Rate), func() error { return scenario.CheckRate(o.Rate) }},
-		{"connections", fmt.Sprint(o.Conns), func() error { return scenario.CheckConnections(o.Conns) }},
-		{"trials", fmt.Sprint(o.Trials), func() error { return scenario.CheckTrials(o.Trials) }},
-		{"max-trials", fmt.Sprint(o.MaxTrials), func() error { return scenario.CheckTrials(o.MaxTrials) }},
+		{"max-trials", fmt.Sprint(o.MaxTrials), func() error { return loadspec.CheckTrials(o.MaxTrials) }},
 		{"aa", fmt.Sprint(o.AA), func() error {
 			if o.AA == 0 {
 				return nil // no A/A control
 			}
-			return scenario.CheckTrials(o.AA)
+			return loadspec.CheckTrials(o.AA)
 		}},
-		{"duration", d(o.Duration), func() error { return scenario.CheckPhase(o.Duration) }},
-		{"warmup", o.Warmup.String(), func() error { return scenario.CheckWarmup(o.Warmup.Length) }},
-		{"compat", o.Compat, func() error { return load.CheckCompat(load.Compat(o.Compat)) }},
-		{"step", d(o.Step), func() error { return scenario.CheckPhase(o.Step) }},
-		{"expected-latency", d(o.ExpectedLatency), func() error { return scenario.CheckWait(o.ExpectedLatency) }},
-		{"timeout", d(o.Timeout), func() error { return scenario.CheckWait(o.Timeout) }},
+		{"step", d(o.Step), func() error { return loadspec.CheckPhase(o.Step) }},
 		{"memory", o.Memory, func() error { _, err := scenario.ParseMemory(o.Memory); return err }},
 	}
 	for _, c := range checks {
@@ -89,11 +78,6 @@ func (o *RunOptions) validate() error {
 		}
 		if err := c.err(); err != nil {
 			return flagErr(c.flag, c.value, err)
-		}
-	}
-	if o.URL != "" {
-		if err := scenario.CheckTimeout(o.Timeout, o.ExpectedLatency, 0); err != nil {
-			return flagErr("timeout", d(o.Timeout), err)
 		}
 	}
 	return nil

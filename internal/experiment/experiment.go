@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/scenario"
@@ -421,29 +422,18 @@ func (r *Run) validate(what string, sf *scenario.File, seen map[string]*Run) []l
 			add("%s: run %q: unknown target %q (known: %s)", what, r.Name, t, strings.Join(sf.TargetOrder, ", "))
 		}
 	}
-	d := scenario.FormatDuration
-	checks := []struct {
-		given bool
-		what  string
-		err   func() error
-	}{
-		{r.Rate != 0, fmt.Sprintf("rate %d", r.Rate), func() error { return scenario.CheckRate(r.Rate) }},
-		{r.Connections != 0, fmt.Sprintf("connections %d", r.Connections), func() error { return scenario.CheckConnections(r.Connections) }},
-		{r.Trials != 0, fmt.Sprintf("trials %d", r.Trials), func() error { return scenario.CheckTrials(r.Trials) }},
-		{r.Duration != 0, "duration " + d(r.Duration), func() error { return scenario.CheckPhase(r.Duration) }},
-		{r.Warmup != nil, "warmup", func() error { return scenario.CheckWarmup(r.Warmup.Length) }},
-		{r.Compat != "", "compat " + string(r.Compat), func() error { return load.CheckCompat(r.Compat) }},
-		{r.Timeout != 0, "timeout " + d(r.Timeout), func() error { return scenario.CheckWait(r.Timeout) }},
-	}
-	for _, c := range checks {
-		if c.given {
-			if err := c.err(); err != nil {
-				add("%s: run %q: %s: %v", what, r.Name, c.what, err)
-			}
+	d := loadspec.FormatDuration
+	spec := r.LoadSpec()
+	problems := spec.Problems()
+	if s != nil && len(problems) == 0 {
+		// What the run's settings cannot be used with in its scenario's load.
+		var misfit *loadspec.Error
+		if _, err := spec.Over(s.LoadSpec(), s.Check.MinLatency); errors.As(err, &misfit) {
+			problems = append(problems, misfit)
 		}
 	}
-	if r.Rate != 0 && r.Connections != 0 {
-		add("%s: run %q: give rate (open loop) or connections (closed loop), not both", what, r.Name)
+	for _, e := range problems {
+		add("%s: run %q: %s %s: %v", what, r.Name, e.Key, e.Value, e.Err)
 	}
 	if m := r.FindMax; m != nil {
 		if r.Connections != 0 {
@@ -455,7 +445,7 @@ func (r *Run) validate(what string, sf *scenario.File, seen map[string]*Run) []l
 			}
 		}
 		if m.Step != 0 {
-			if err := scenario.CheckPhase(m.Step); err != nil {
+			if err := loadspec.CheckPhase(m.Step); err != nil {
 				add("%s: run %q: find_max: step %s: %v", what, r.Name, d(m.Step), err)
 			}
 		}
@@ -468,13 +458,24 @@ func (r *Run) validate(what string, sf *scenario.File, seen map[string]*Run) []l
 	if r.NeedsCPUs < 0 {
 		add("%s: run %q: needs_cpus %d: must not be negative", what, r.Name, r.NeedsCPUs)
 	}
-	if s != nil && r.Timeout != 0 {
-		expected := s.Load.ExpectedLatency
-		if err := scenario.CheckTimeout(r.Timeout, expected, s.Check.MinLatency); err != nil {
-			add("%s: run %q: timeout %s: %v", what, r.Name, d(r.Timeout), err)
+	return errs
+}
+
+// LoadSpec is the run's load settings over its scenario's: only those the run gives.
+func (r *Run) LoadSpec() loadspec.Spec {
+	spec := loadspec.Spec{Rate: r.Rate, Connections: r.Connections, Duration: r.Duration, Trials: r.Trials, Timeout: r.Timeout, Compat: r.Compat}
+	for k, given := range map[loadspec.Key]bool{
+		loadspec.Rate: r.Rate != 0, loadspec.Connections: r.Connections != 0, loadspec.Duration: r.Duration != 0,
+		loadspec.Trials: r.Trials != 0, loadspec.Timeout: r.Timeout != 0, loadspec.Compat: r.Compat != "", loadspec.Warmup: r.Warmup != nil,
+	} {
+		if given {
+			spec.Give(k)
 		}
 	}
-	return errs
+	if r.Warmup != nil {
+		spec.Warmup = r.Warmup.Warmup
+	}
+	return spec
 }
 
 // targetsIn is the run's targets: its own, else its scenario's.

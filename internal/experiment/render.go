@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/bounds"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/scenario"
@@ -447,7 +448,7 @@ func joinInts(set map[int]bool) string {
 func joinDurations(set map[time.Duration]bool) string {
 	var out []string
 	for _, k := range slices.Sorted(mapKeys(set)) {
-		out = append(out, scenario.FormatDuration(k))
+		out = append(out, loadspec.FormatDuration(k))
 	}
 	if len(out) == 0 {
 		return "nothing"
@@ -670,10 +671,10 @@ func runSettings(r *Run, sf *scenario.File, rows []results.Row) string {
 		parts = append(parts, summary.MixText(s.Streams(), "")+" (the table holds the whole)")
 	}
 	if r.Timeout > 0 {
-		parts = append(parts, fmt.Sprintf("a %s timeout", scenario.FormatDuration(r.Timeout)))
+		parts = append(parts, fmt.Sprintf("a %s timeout", loadspec.FormatDuration(r.Timeout)))
 	}
 	if r.Duration > 0 {
-		parts = append(parts, fmt.Sprintf("%s per cell", scenario.FormatDuration(r.Duration)))
+		parts = append(parts, fmt.Sprintf("%s per cell", loadspec.FormatDuration(r.Duration)))
 	}
 	if r.NeedsCPUs > 0 {
 		parts = append(parts, fmt.Sprintf("needs %d target CPUs", r.NeedsCPUs))
@@ -682,7 +683,7 @@ func runSettings(r *Run, sf *scenario.File, rows []results.Row) string {
 	for _, row := range rows {
 		if row.Loaded() {
 			text += fmt.Sprintf(" Measured: %s after %s, target cpuset %s, memory %s, generator cpuset %s.",
-				scenario.FormatDuration(row.Duration), summary.WarmupText(row.Warmup, row.WarmupAuto), row.CPUSet, row.Memory, row.GeneratorCPUSet)
+				loadspec.FormatDuration(row.Duration), summary.WarmupText(row.Warmup, row.WarmupAuto), row.CPUSet, row.Memory, row.GeneratorCPUSet)
 			break
 		}
 	}
@@ -696,7 +697,7 @@ func runSettings(r *Run, sf *scenario.File, rows []results.Row) string {
 			unit = time.Second
 		}
 		text += fmt.Sprintf(" Wall time %s, from the first cell's warm-up to the last cell's end.",
-			scenario.FormatDuration(wall.Round(unit)))
+			loadspec.FormatDuration(wall.Round(unit)))
 	}
 	return text + " Figures: median [range of the trials, or 95% interval from 6 trials on]."
 }

@@ -66,7 +66,7 @@ func Render(w io.Writer, c plan.Cell, l Layout) error {
 	}
 	spec := specs[0]
 	spec.Index = -1 // each pod's own: JOB_COMPLETION_INDEX
-	spec.RemoteHost = name
+	spec.Load.Request.Remote = name
 	b, err := json.MarshalIndent(spec, "    ", "  ")
 	if err != nil {
 		return err

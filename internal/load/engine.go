@@ -181,22 +181,22 @@ type Config struct {
 	// false holds the warm-up (to its maximum at most) for what the figures do not show yet, a
 	// JIT still compiling. Keep it short: the load waits for it. Shards in other processes
 	// judge their own figures alone.
-	Settled  func() bool
+	Settled  func() bool `json:"-"`
 	Duration time.Duration
 	Timeout  time.Duration // per request
 	// Compat counts requests as another tool does, besides the engine's own figures.
 	Compat   Compat
-	Progress func(Progress)
+	Progress func(Progress) `json:"-"`
 	// Measuring, when set, is called once as the measured phase begins, from the engine's loop
 	// (requests of the warm-up may be in flight; the measured phase begins when it returns):
 	// what is observed over the measured phase alone starts there. Keep it short: the load
 	// waits for it.
-	Measuring func()
+	Measuring func() `json:"-"`
 	// EndEarly, when set, is asked about once a second during an open loop's measured phase,
 	// with the seconds closed so far: true ends the phase at the end of the second under way,
 	// as if that were its length (what is in flight is still answered). A ramp past the
 	// target's capacity need not go on overloading it. Keep it short: the load waits for it.
-	EndEarly func(seconds []timeline.Second) bool
+	EndEarly func(seconds []timeline.Second) bool `json:"-"`
 }
 
 // Compat names a tool whose semantics a run reproduces; empty: iotbench's own.
@@ -530,7 +530,7 @@ func newTally(cfg Config, du time.Duration, schedule schedule, began time.Time) 
 		}
 	}
 	if schedule != nil {
-		t.res.RequestedRate, t.res.ExpectedLatency = cfg.Model.Rate+OwnRates(cfg.Kinds), cfg.Model.ExpectedLatency
+		t.res.RequestedRate, t.res.ExpectedLatency = cfg.RequestedRate(), cfg.Model.ExpectedLatency
 		t.res.Arrival = cfg.Model.ArrivalProcess()
 	} else {
 		t.res.Think = cfg.Model.Think

@@ -110,6 +110,10 @@ func OwnRates(kinds []Kind) int {
 	return n
 }
 
+// RequestedRate is the cell's open-loop rate, every stream of its own included (0 in closed loop
+// without streams of their own): what its achieved rate is judged against.
+func (c Config) RequestedRate() int { return c.Model.Rate + OwnRates(c.Kinds) }
+
 // InFlightLimit is the model's (Model.InFlightLimit), with room for the streams of their own.
 func (c Config) InFlightLimit() int {
 	own := OwnRates(c.Kinds)

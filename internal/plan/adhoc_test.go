@@ -16,7 +16,7 @@ func TestMakeAdHocNames(t *testing.T) {
 		{"http://[::1]:8080/", "", "[::1]:8080"},
 		{"http://127.0.0.1:18999/", "spring-mvc_v2", "spring-mvc_v2"},
 	} {
-		p, err := MakeAdHoc(AdHoc{URL: tc.url, Name: tc.name, Trials: 1})
+		p, err := MakeAdHoc(AdHoc{URL: tc.url, Name: tc.name})
 		if err != nil {
 			t.Errorf("MakeAdHoc(%s, --name %q): %v", tc.url, tc.name, err)
 			continue
@@ -31,7 +31,7 @@ func TestMakeAdHocNames(t *testing.T) {
 		{"newline", "stub\n  • candidate: equivalent"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			_, err := MakeAdHoc(AdHoc{URL: "http://127.0.0.1:18999/", Name: tc.name, Trials: 1})
+			_, err := MakeAdHoc(AdHoc{URL: "http://127.0.0.1:18999/", Name: tc.name})
 			if err == nil {
 				t.Fatalf("MakeAdHoc took --name %q", tc.name)
 			}

@@ -56,18 +56,18 @@ func TestDatabaseSettingsPlanEveryCell(t *testing.T) {
 		want           string
 		builds         int
 	}{
-		{"embedded by default", "", Overrides{Trials: 1}, `
+		{"embedded by default", "", Overrides{Load: given(t, "trials", "1")}, `
 s a 1: embedded pool 10 env map[DB_POOL_SIZE:10 MODE:x]
 s b 1: embedded pool 10 env map[DB_POOL_SIZE:10]`, 1},
-		{"postgres from the command line, on the target's CPUs", "", Overrides{Trials: 1, DB: "postgres"}, `
+		{"postgres from the command line, on the target's CPUs", "", Overrides{Load: given(t, "trials", "1"), DB: "postgres"}, `
 s a 1: postgres pool 10 env map[DB_POOL_SIZE:10 MODE:x] server iotbench/postgres:latest port 19001 cpus 1
 s b 1: postgres pool 10 env map[DB_POOL_SIZE:10] server iotbench/postgres:latest port 19002 cpus 1`, 2},
-		{"postgres and a pool sweep from the scenario, the server on its own CPUs", "    db: postgres\n    db_pool: [5, 40]\n    db_cpus: \"0\"\n", Overrides{Trials: 1}, `
+		{"postgres and a pool sweep from the scenario, the server on its own CPUs", "    db: postgres\n    db_pool: [5, 40]\n    db_cpus: \"0\"\n", Overrides{Load: given(t, "trials", "1")}, `
 s.pool-5 a 1: postgres pool 5 env map[DB_POOL_SIZE:5 MODE:x] server iotbench/postgres:latest port 19001 cpus 0
 s.pool-5 b 1: postgres pool 5 env map[DB_POOL_SIZE:5] server iotbench/postgres:latest port 19002 cpus 0
 s.pool-40 a 1: postgres pool 40 env map[DB_POOL_SIZE:40 MODE:x] server iotbench/postgres:latest port 19001 cpus 0
 s.pool-40 b 1: postgres pool 40 env map[DB_POOL_SIZE:40] server iotbench/postgres:latest port 19002 cpus 0`, 2},
-		{"the command line's sweep and store win", "    db: postgres\n    db_pool: [5, 40]\n", Overrides{Trials: 1, DB: "embedded", DBPool: []int{20}}, `
+		{"the command line's sweep and store win", "    db: postgres\n    db_pool: [5, 40]\n", Overrides{Load: given(t, "trials", "1"), DB: "embedded", DBPool: []int{20}}, `
 s.pool-20 a 1: embedded pool 20 env map[DB_POOL_SIZE:20 MODE:x]
 s.pool-20 b 1: embedded pool 20 env map[DB_POOL_SIZE:20]`, 1},
 	}

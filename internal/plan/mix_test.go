@@ -28,7 +28,7 @@ scenarios:
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Make(f, "m", Overrides{Rate: 200}, []int{0, 1})
+	p, err := Make(f, "m", Overrides{Load: given(t, "rate", "200")}, []int{0, 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ scenarios:
 	if c.InFlightLimit() <= c.Model.InFlightLimit() {
 		t.Errorf("in-flight limit %d, the load's alone %d: want room for the probe", c.InFlightLimit(), c.Model.InFlightLimit())
 	}
-	if _, err := Make(f, "m", Overrides{Connections: 10}, []int{0, 1}); err == nil || !strings.Contains(err.Error(), "beside an open loop") {
+	if _, err := Make(f, "m", Overrides{Load: given(t, "connections", "10")}, []int{0, 1}); err == nil || !strings.Contains(err.Error(), "beside an open loop") {
 		t.Errorf("a closed loop beside a stream of its own: %v", err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"math"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -18,38 +17,25 @@ import (
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/payload"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
 
 // Overrides are the command line's changes to a scenario; zero values change nothing.
 type Overrides struct {
-	Targets  []string
-	Duration *time.Duration
-	Warmup   *load.Warmup
-	// Compat counts requests as another tool does (load.Compat), besides iotbench's own figures.
-	Compat            load.Compat
-	Rate, Connections int
-	// Arrival is the open loop's arrival process, as the command line names it (load.Arrivals).
-	Arrival string
-	// Stages are the open loop's rates over time (load.ParseStages), replacing the scenario's
-	// load; they set the measured phase's length.
-	Stages string
-	// Think is the closed loop's think time (load.ParseThink).
-	Think string
-	// Timeout is the per-request timeout; checked against the scenario's latencies.
-	Timeout time.Duration
-	Trials  int
-	CPUs    string // the targets' cpuset
-	Memory  string
+	Targets []string
+	// Load are the command line's load settings: those it gives replace the scenario's.
+	Load   loadspec.Spec
+	CPUs   string // the targets' cpuset
+	Memory string
 	// DB is the store (scenario.DBEmbedded or DBPostgres), DBCPUs the database server's cpuset,
 	// DBPool the pool sizes to sweep.
 	DB     string
 	DBCPUs string
 	DBPool []int
-	// Protocol is how the generator speaks to the targets.
-	Protocol Protocol
 }
 
 // Cell is one measurement: a fresh container of Target, loaded as Load says.
@@ -132,14 +118,11 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
-	settings, stages, err := timing(s, o)
+	spec, err := scenarioLoad(s, o)
 	if err != nil {
 		return nil, err
 	}
-	if err := load.CheckCompat(o.Compat); err != nil {
-		return nil, &OverrideError{"compat", string(o.Compat), err}
-	}
-	settings, memory, targetCPUs, generatorCPUs, err := resources(f, settings, fmt.Sprintf("scenario %q", s.Name), o, allowed)
+	settings, memory, targetCPUs, generatorCPUs, err := resources(f, s.Settings, fmt.Sprintf("scenario %q", s.Name), o, allowed)
 	if err != nil {
 		return nil, err
 	}
@@ -147,11 +130,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
-	model, err := loadModel(s, o, stages)
-	if err != nil {
-		return nil, err
-	}
-	shared, err := cellLoad(s, o, settings, model)
+	shared, err := cellLoad(s, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +152,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 			if pool.named {
 				rows.Scenario += fmt.Sprintf(".pool-%d", pool.size)
 			}
-			if err := p.addTrials(f, targets, settings.Trials, rows, db, pool.size, memory); err != nil {
+			if err := p.addTrials(f, targets, spec.Trials, rows, db, pool.size, memory); err != nil {
 				return nil, err
 			}
 		}
@@ -195,115 +174,24 @@ func scenarioTargets(f *scenario.File, s *scenario.Scenario, o Overrides) ([]str
 	return o.Targets, nil
 }
 
-// timing applies the command line's duration, warm-up, trials and stages to the scenario's
-// settings, and returns them with the stages to run: the command line's, else the scenario's
-// unless the command line gives a rate or connections. Stages set the measured phase's length.
-func timing(s *scenario.Scenario, o Overrides) (scenario.Settings, []load.Stage, error) {
-	settings := s.Settings
-	if o.Duration != nil {
-		settings.Duration = *o.Duration
-	}
-	if o.Warmup != nil {
-		settings.Warmup = &scenario.Warmup{Warmup: *o.Warmup}
-	}
-	if o.Trials > 0 {
-		settings.Trials = o.Trials
-	}
-	stages := s.Load.Staged
-	if o.Stages != "" {
-		if o.Rate > 0 || o.Connections > 0 {
-			return settings, nil, &OverrideError{"stages", o.Stages, fmt.Errorf("give stages, a rate or connections, one of them")}
-		}
-		parsed, err := load.ParseStages(o.Stages)
-		if err == nil {
-			err = scenario.CheckPhase(load.StagesDuration(parsed))
-		}
-		if err != nil {
-			return settings, nil, &OverrideError{"stages", o.Stages, err}
-		}
-		stages = parsed
-	}
-	if o.Rate > 0 || o.Connections > 0 {
-		stages = nil
-	}
-	if len(stages) > 0 {
-		if o.Duration != nil {
-			return settings, nil, &OverrideError{"duration", scenario.FormatDuration(*o.Duration), fmt.Errorf("the stages (%s) set the measured phase's length", load.FormatStages(stages))}
-		}
-		settings.Duration = load.StagesDuration(stages)
-	}
-	if settings.Duration <= 0 || settings.Warmup.Length < 0 || settings.Warmup.Auto && settings.Warmup.Length == 0 {
-		return settings, nil, fmt.Errorf("duration %v must be positive and warm-up %v not negative", settings.Duration, settings.Warmup)
-	}
-	return settings, stages, nil
+// scenarioLoad is the scenario's load with the command line's settings laid over it; a timeout
+// the command line gives is checked against the scenario's latencies.
+func scenarioLoad(s *scenario.Scenario, o Overrides) (loadspec.Spec, error) {
+	return o.Load.Over(s.LoadSpec(), s.Check.MinLatency)
 }
 
-// loadModel is the scenario's load model as the command line changes it: a rate or connections
-// (one loop replacing the other), stages, a think time for a closed loop, an arrival process for
-// an open one.
-func loadModel(s *scenario.Scenario, o Overrides, stages []load.Stage) (load.Model, error) {
-	model := load.Model{Rate: s.Load.Rate, Connections: s.Load.Connections, ExpectedLatency: s.Load.ExpectedLatency, Arrival: s.Load.Arrival, Think: s.Load.Thinking}
-	switch {
-	case o.Rate > 0 && o.Connections > 0:
-		return model, fmt.Errorf("a rate (open loop) or connections (closed loop), not both")
-	case o.Rate > 0:
-		model.Rate, model.Connections, model.Think = o.Rate, 0, load.Think{}
-	case o.Connections > 0:
-		model.Rate, model.Connections, model.Arrival = 0, o.Connections, ""
-	}
-	if len(stages) > 0 {
-		model.Stages, model.Rate, model.Connections, model.Think = stages, stagesRate(stages), 0, load.Think{}
-	}
-	if o.Think != "" {
-		th, err := load.ParseThink(o.Think)
-		if err != nil {
-			return model, &OverrideError{"think", o.Think, err}
-		}
-		if model.Mode() == load.Open {
-			return model, &OverrideError{"think", o.Think, fmt.Errorf("a think time paces a closed loop: give connections, not a rate")}
-		}
-		model.Think = th
-	}
-	if o.Arrival != "" {
-		if err := load.CheckArrival(load.Arrival(o.Arrival)); err != nil {
-			return model, &OverrideError{"arrival", o.Arrival, err}
-		}
-		if model.Mode() == load.Closed {
-			return model, &OverrideError{"arrival", o.Arrival, fmt.Errorf("an arrival process paces an open loop: give a rate, not connections")}
-		}
-		model.Arrival = load.Arrival(o.Arrival)
-	}
-	return model, nil
-}
-
-// cellLoad is the load every cell of the scenario shares: model with the timeout (the command
-// line's, checked against the scenario's latencies, else the scenario's), the request in the
-// protocol the command line or the scenario names, and for a mix its kinds. A payload sweep
-// changes the request's body and each trial the model's seed.
-func cellLoad(s *scenario.Scenario, o Overrides, settings scenario.Settings, model load.Model) (load.Config, error) {
-	timeout := s.Load.Timeout
-	if o.Timeout > 0 {
-		timeout = o.Timeout
-		if err := scenario.CheckTimeout(timeout, model.ExpectedLatency, s.Check.MinLatency); err != nil {
-			return load.Config{}, &OverrideError{"timeout", scenario.FormatDuration(timeout), err}
-		}
-	}
+// cellLoad is the load every cell of the scenario shares: its request (for a mix, its kinds)
+// loaded as spec says. A payload sweep changes the request's body and each trial the model's seed.
+func cellLoad(s *scenario.Scenario, spec loadspec.Spec) (load.Config, error) {
 	req, err := request(s)
 	if err != nil {
 		return load.Config{}, err
 	}
-	if err := o.Protocol.apply(&req, Protocol{Name: s.Protocol, H2Streams: s.H2Streams, TLSResumption: s.TLSResumption}); err != nil {
-		return load.Config{}, err
-	}
-	req.NewConnection = s.Load.NewConnection
-	kinds, check, err := mix(s, model)
+	kinds, check, err := mix(s, spec.Model())
 	if err != nil {
 		return load.Config{}, err
 	}
-	return load.Config{
-		Request: req, Check: check, Kinds: kinds, Model: model,
-		Warmup: settings.Warmup.Length, WarmupAuto: settings.Warmup.Auto, Duration: settings.Duration, Timeout: timeout, Compat: o.Compat,
-	}, nil
+	return spec.Config(req, check, kinds, 0), nil
 }
 
 // sizedRequest is req for one size of a payload sweep, its body padded to the size, and the
@@ -335,7 +223,7 @@ func (p *Plan) addTrials(f *scenario.File, targets []string, trials int, rows Ce
 			}
 			c := rows
 			c.Target, c.Trial, c.Build, c.Spec, c.DB = t, trial, b, spec, cellDB
-			c.Load.Model = trialModel(rows.Load.Model, trial)
+			c.Load = loadspec.Trial(rows.Load, trial)
 			p.Cells = append(p.Cells, c)
 		}
 	}
@@ -363,20 +251,6 @@ func mix(s *scenario.Scenario, model load.Model) ([]load.Kind, load.Check, error
 		check.CallsDownstream = check.CallsDownstream || k.Check.CallsDownstream
 	}
 	return kinds, check, nil
-}
-
-// stagesRate is the mean rate of stages, which their cell is judged by and reports as its
-// requested rate; at least 1.
-func stagesRate(stages []load.Stage) int {
-	return max(1, int(math.Round(load.StagesRequests(stages)/load.StagesDuration(stages).Seconds())))
-}
-
-// trialModel is m for trial: a random arrival process draws from the trial's number, so that
-// every target of a trial meets the same arrivals (their comparison is not the draws') and a
-// run planned again draws them again.
-func trialModel(m load.Model, trial int) load.Model {
-	m.Seed = uint64(trial)
-	return m
 }
 
 // poolSize is one size of a pool sweep; named when the scenario or the command line swept sizes,
@@ -575,21 +449,20 @@ func SplitCPUs(allowed []int, asked string) (targetCPUs, generator []int, err er
 type AdHoc struct {
 	URL string
 	// Name names the cell's target; empty: the URL's host:port.
-	Name              string
-	Request           load.Request // URL ignored
-	Check             load.Check
-	Model             load.Model
-	Warmup            load.Warmup
-	Duration, Timeout time.Duration
-	Trials            int
-	Compat            load.Compat
-	// Stages are the open loop's rates over time (load.ParseStages) instead of Model.Rate; they
-	// set Duration.
-	Stages string
-	// Think is the closed loop's think time (load.ParseThink).
-	Think string
-	// Protocol is how the generator speaks to the service; by default as URL's scheme says.
-	Protocol Protocol
+	Name    string
+	Request load.Request // URL ignored
+	Check   load.Check
+	// Load are the command line's load settings, laid over the defaults (adHocDefaults); its
+	// protocol by default as URL's scheme says.
+	Load loadspec.Spec
+}
+
+// adHocDefaults are a --url run's settings where the command line gives none: the defaults, one
+// trial (a run of a service is not a comparison of targets).
+func adHocDefaults() loadspec.Spec {
+	d := loadspec.Defaults
+	d.Trials = 1
+	return d
 }
 
 // MakeAdHoc plans trials of one request against a running service. The service is not pinned
@@ -598,45 +471,21 @@ func MakeAdHoc(a AdHoc) (*Plan, error) {
 	if err := load.RequireLoopback(a.URL, ""); err != nil {
 		return nil, err
 	}
-	proto, err := urlProtocol(a.URL, a.Protocol)
+	u, err := url.Parse(a.URL)
 	if err != nil {
 		return nil, err
 	}
-	if err := proto.apply(&a.Request, Protocol{}); err != nil {
+	base := adHocDefaults()
+	if u.Scheme == "https" {
+		base.Protocol = protocol.HTTPS
+	}
+	if p := a.Load.Protocol; a.Load.Gives(loadspec.Protocol) && protocol.Check(p) == nil && p.Or().Scheme() != u.Scheme {
+		return nil, &loadspec.Error{Key: loadspec.Protocol, Value: string(p), Err: fmt.Errorf("speaks to %s:// URLs, and --url is %s", p.Or().Scheme(), a.URL)}
+	}
+	spec, err := a.Load.Over(base, 0)
+	if err != nil {
 		return nil, err
 	}
-	if a.Stages != "" {
-		stages, err := load.ParseStages(a.Stages)
-		switch {
-		case err != nil:
-			return nil, &OverrideError{"stages", a.Stages, err}
-		case a.Model.Rate > 0 || a.Model.Connections > 0:
-			return nil, &OverrideError{"stages", a.Stages, fmt.Errorf("give stages, a rate or connections, one of them")}
-		}
-		a.Model.Stages, a.Model.Rate, a.Duration = stages, stagesRate(stages), load.StagesDuration(stages)
-	}
-	if a.Think != "" {
-		th, err := load.ParseThink(a.Think)
-		switch {
-		case err != nil:
-			return nil, &OverrideError{"think", a.Think, err}
-		case a.Model.Mode() == load.Open:
-			return nil, &OverrideError{"think", a.Think, fmt.Errorf("a think time paces a closed loop: give connections, not a rate")}
-		}
-		a.Model.Think = th
-	}
-	if a.Model.Arrival != "" {
-		if err := load.CheckArrival(a.Model.Arrival); err != nil {
-			return nil, &OverrideError{"arrival", string(a.Model.Arrival), err}
-		}
-		if a.Model.Mode() == load.Closed {
-			return nil, &OverrideError{"arrival", string(a.Model.Arrival), fmt.Errorf("an arrival process paces an open loop: give a rate, not connections")}
-		}
-	}
-	if err := load.CheckCompat(a.Compat); err != nil {
-		return nil, &OverrideError{"compat", string(a.Compat), err}
-	}
-	u, _ := url.Parse(a.URL)
 	path := u.RequestURI()
 	name := u.Host
 	if a.Name != "" {
@@ -651,11 +500,11 @@ func MakeAdHoc(a AdHoc) (*Plan, error) {
 		return nil, fmt.Errorf("--name %q: %v", name, err)
 	}
 	p := &Plan{Name: "adhoc"}
-	for trial := 1; trial <= max(1, a.Trials); trial++ {
+	for trial := 1; trial <= spec.Trials; trial++ {
 		p.Cells = append(p.Cells, Cell{
 			Scenario: "adhoc", Target: name, Trial: trial, Path: path,
 			Spec: container.Spec{Target: name, Service: u.Scheme + "://" + u.Host},
-			Load: load.Config{Request: a.Request, Check: a.Check, Model: trialModel(a.Model, trial), Warmup: a.Warmup.Length, WarmupAuto: a.Warmup.Auto, Duration: a.Duration, Timeout: a.Timeout, Compat: a.Compat},
+			Load: spec.Config(a.Request, a.Check, nil, trial),
 		})
 	}
 	return p, nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
 
@@ -100,9 +101,39 @@ func TestCellsCarryTheScenariosWholeCheck(t *testing.T) {
 	}
 }
 
+// settings are the load settings the command line gives, each as it writes it (KEY, TEXT, …).
+func settings(kv ...string) (loadspec.Spec, error) {
+	var s loadspec.Spec
+	for i := 0; i+1 < len(kv); i += 2 {
+		if err := s.Set(loadspec.Key(kv[i]), kv[i+1]); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// given are settings that must read.
+func given(t *testing.T, kv ...string) loadspec.Spec {
+	t.Helper()
+	s, err := settings(kv...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// makeWith plans scenario name of the fixture with the settings kv, as the command line gives them.
+func makeWith(t *testing.T, name string, kv ...string) (*Plan, error) {
+	spec, err := settings(kv...)
+	if err != nil {
+		return nil, err
+	}
+	return Make(fixture(t), name, Overrides{Load: spec}, []int{0, 1})
+}
+
 func TestOverrides(t *testing.T) {
 	d := 2 * time.Second
-	p, err := Make(fixture(t), "s", Overrides{Targets: []string{"t"}, Duration: &d, Connections: 7, Trials: 1, Memory: "256m", Timeout: 2 * time.Second}, []int{0, 1, 2, 3})
+	p, err := Make(fixture(t), "s", Overrides{Targets: []string{"t"}, Load: given(t, "duration", "2s", "connections", "7", "trials", "1", "timeout", "2s"), Memory: "256m"}, []int{0, 1, 2, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,10 +155,10 @@ func TestPlanErrors(t *testing.T) {
 	}{
 		{"unknown scenario", "nope", Overrides{}, `no scenario "nope"`},
 		{"unknown target", "s", Overrides{Targets: []string{"ghost"}}, `targets ghost: not a target of ../scenario/testdata/valid.yaml (known: t, u)`},
-		{"both models", "s", Overrides{Rate: 5, Connections: 5}, "not both"},
+		{"both models", "s", Overrides{Load: given(t, "rate", "5", "connections", "5")}, "not both"},
 		{"bad memory", "s", Overrides{Memory: "lots"}, "memory lots: not a size Docker accepts"},
 		{"cpus this machine lacks", "s", Overrides{CPUs: "2"}, "cpus 2: names CPU 2, but CPUs are numbered 0 to 1 here"},
-		{"a timeout every answer would hit", "c", Overrides{Timeout: 50 * time.Millisecond}, "timeout 50ms: not above the work's minimum latency 50ms"},
+		{"a timeout every answer would hit", "c", Overrides{Load: given(t, "timeout", "50ms")}, "timeout 50ms: not above the work's minimum latency 50ms"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -176,7 +207,7 @@ func TestSettingErrorsNameTheirSource(t *testing.T) {
 // from the trial's number, so every target of a trial meets the same arrivals. Closed loops have
 // none.
 func TestArrivalOverride(t *testing.T) {
-	p, err := Make(fixture(t), "s", Overrides{Arrival: string(load.Poisson)}, []int{0, 1})
+	p, err := makeWith(t, "s", "arrival", "poisson")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,17 +217,17 @@ func TestArrivalOverride(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		o    Overrides
+		kv   []string
 		want string
 	}{
-		{Overrides{Arrival: "bursty"}, `arrival bursty: unknown arrival process "bursty"`},
-		{Overrides{Arrival: string(load.Poisson), Connections: 4}, "arrival poisson: an arrival process paces an open loop"},
+		{[]string{"arrival", "bursty"}, `arrival bursty: unknown arrival process "bursty"`},
+		{[]string{"arrival", "poisson", "connections", "4"}, "arrival poisson: an arrival process paces an open loop"},
 	} {
-		if _, err := Make(fixture(t), "s", tc.o, []int{0, 1}); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: err %v, want %q", tc.o, err, tc.want)
+		if _, err := makeWith(t, "s", tc.kv...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err %v, want %q", tc.kv, err, tc.want)
 		}
 	}
-	if _, err := MakeAdHoc(AdHoc{URL: "http://127.0.0.1:1/", Model: load.Model{Connections: 4, Arrival: load.Poisson}}); err == nil {
+	if _, err := MakeAdHoc(AdHoc{URL: "http://127.0.0.1:1/", Load: given(t, "connections", "4", "arrival", "poisson")}); err == nil {
 		t.Error("an ad-hoc closed loop took an arrival process")
 	}
 }
@@ -204,7 +235,7 @@ func TestArrivalOverride(t *testing.T) {
 // Stages replace the scenario's rate and set the measured phase's length; the cell is judged by
 // their mean rate. A rate on the command line replaces them; a duration with them is refused.
 func TestStagesOverride(t *testing.T) {
-	p, err := Make(fixture(t), "s", Overrides{Stages: "2s:100,2s:100-300"}, []int{0, 1})
+	p, err := makeWith(t, "s", "stages", "2s:100,2s:100-300")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,17 +243,16 @@ func TestStagesOverride(t *testing.T) {
 	if got := load.FormatStages(m.Stages); got != "2s:100,2s:100-300" || m.Rate != 150 || p.Cells[0].Load.Duration != 4*time.Second {
 		t.Errorf("stages %s, rate %d, duration %v; want 2s:100,2s:100-300 at a mean of 150 over 4s", got, m.Rate, p.Cells[0].Load.Duration)
 	}
-	du := time.Minute
 	for _, tc := range []struct {
-		o    Overrides
+		kv   []string
 		want string
 	}{
-		{Overrides{Stages: "2s:100", Rate: 5}, "stages 2s:100: give stages, a rate or connections, one of them"},
-		{Overrides{Stages: "2s"}, `stages 2s: stage "2s": write it DURATION:RATE`},
-		{Overrides{Stages: "2s:100", Duration: &du}, "duration 1m: the stages (2s:100) set the measured phase's length"},
+		{[]string{"stages", "2s:100", "rate", "5"}, "stages 2s:100: give stages, a rate or connections, one of them"},
+		{[]string{"stages", "2s"}, `stages 2s: stage "2s": write it DURATION:RATE`},
+		{[]string{"stages", "2s:100", "duration", "1m"}, "duration 1m: the stages (2s:100) set the measured phase's length"},
 	} {
-		if _, err := Make(fixture(t), "s", tc.o, []int{0, 1}); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: err %v, want %q", tc.o, err, tc.want)
+		if _, err := makeWith(t, "s", tc.kv...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err %v, want %q", tc.kv, err, tc.want)
 		}
 	}
 }
@@ -230,7 +260,7 @@ func TestStagesOverride(t *testing.T) {
 // Think time is the closed loop's: the command line's when given, else the scenario's; refused
 // with a rate, dropped when a rate replaces the connections.
 func TestThinkOverride(t *testing.T) {
-	p, err := Make(fixture(t), "c", Overrides{Think: "exp:200ms"}, []int{0, 1})
+	p, err := makeWith(t, "c", "think", "exp:200ms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,14 +269,14 @@ func TestThinkOverride(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		o    Overrides
+		kv   []string
 		want string
 	}{
-		{"s", Overrides{Think: "100ms"}, "think 100ms: a think time paces a closed loop"},
-		{"c", Overrides{Think: "soon"}, `think soon: think time "soon"`},
+		{"s", []string{"think", "100ms"}, "think 100ms: a think time paces a closed loop"},
+		{"c", []string{"think", "soon"}, `think soon: think time "soon"`},
 	} {
-		if _, err := Make(fixture(t), tc.name, tc.o, []int{0, 1}); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s %+v: err %v, want %q", tc.name, tc.o, err, tc.want)
+		if _, err := makeWith(t, tc.name, tc.kv...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %v: err %v, want %q", tc.name, tc.kv, err, tc.want)
 		}
 	}
 }

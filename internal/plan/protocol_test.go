@@ -17,23 +17,22 @@ func TestProtocolSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	on, off := true, false
 	for _, tc := range []struct {
 		scenario string
-		o        Protocol
+		o        []string
 		want     load.Request
 	}{
-		{"plain", Protocol{}, load.Request{Protocol: protocol.HTTP1}},
-		{"tls", Protocol{}, load.Request{Protocol: protocol.HTTPS}},
-		{"tls", Protocol{TLSResumption: &on}, load.Request{Protocol: protocol.HTTPS, Resume: true}},
-		{"tls-handshake", Protocol{}, load.Request{Protocol: protocol.HTTPS, NewConnection: true}},
-		{"h2", Protocol{}, load.Request{Protocol: protocol.H2, Streams: 10, Resume: true}},
-		{"h2", Protocol{H2Streams: 3, TLSResumption: &off}, load.Request{Protocol: protocol.H2, Streams: 3}},
-		{"h2", Protocol{Name: "h2c"}, load.Request{Protocol: protocol.H2C, Streams: 10}},
-		{"h2", Protocol{Name: "http1"}, load.Request{Protocol: protocol.HTTP1}},
-		{"plain", Protocol{Name: "h2c", H2Streams: 100}, load.Request{Protocol: protocol.H2C, Streams: 100}},
+		{"plain", nil, load.Request{Protocol: protocol.HTTP1}},
+		{"tls", nil, load.Request{Protocol: protocol.HTTPS}},
+		{"tls", []string{"tls_resumption", "true"}, load.Request{Protocol: protocol.HTTPS, Resume: true}},
+		{"tls-handshake", nil, load.Request{Protocol: protocol.HTTPS, NewConnection: true}},
+		{"h2", nil, load.Request{Protocol: protocol.H2, Streams: 10, Resume: true}},
+		{"h2", []string{"h2_streams", "3", "tls_resumption", "false"}, load.Request{Protocol: protocol.H2, Streams: 3}},
+		{"h2", []string{"protocol", "h2c"}, load.Request{Protocol: protocol.H2C, Streams: 10}},
+		{"h2", []string{"protocol", "http1"}, load.Request{Protocol: protocol.HTTP1}},
+		{"plain", []string{"protocol", "h2c", "h2_streams", "100"}, load.Request{Protocol: protocol.H2C, Streams: 100}},
 	} {
-		p, err := Make(f, tc.scenario, Overrides{Protocol: tc.o}, []int{0, 1})
+		p, err := Make(f, tc.scenario, Overrides{Load: given(t, tc.o...)}, []int{0, 1})
 		if err != nil {
 			t.Errorf("%s %+v: %v", tc.scenario, tc.o, err)
 			continue
@@ -53,19 +52,18 @@ func TestProtocolErrorsAreGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	on := true
 	var out []byte
 	for _, tc := range []struct {
 		scenario string
-		o        Protocol
+		o        []string
 	}{
-		{"tls", Protocol{Name: "h3"}},
-		{"tls", Protocol{Name: "spdy"}},
-		{"tls", Protocol{H2Streams: 4}},
-		{"h2", Protocol{H2Streams: 5000}},
-		{"plain", Protocol{TLSResumption: &on}},
+		{"tls", []string{"protocol", "h3"}},
+		{"tls", []string{"protocol", "spdy"}},
+		{"tls", []string{"h2_streams", "4"}},
+		{"h2", []string{"h2_streams", "5000"}},
+		{"plain", []string{"tls_resumption", "true"}},
 	} {
-		_, err := Make(f, tc.scenario, Overrides{Protocol: tc.o}, []int{0, 1})
+		_, err := Make(f, tc.scenario, Overrides{Load: given(t, tc.o...)}, []int{0, 1})
 		if err == nil {
 			t.Errorf("%s %+v: planned", tc.scenario, tc.o)
 			continue
@@ -74,14 +72,14 @@ func TestProtocolErrorsAreGolden(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		url string
-		o   Protocol
+		o   []string
 	}{
-		{"https://10.1.2.3:8443/", Protocol{}},
-		{"http://127.0.0.1:8080/", Protocol{Name: "https"}},
-		{"https://127.0.0.1:8443/", Protocol{Name: "h2c"}},
-		{"http://127.0.0.1:8080/", Protocol{Name: "h3"}},
+		{"https://10.1.2.3:8443/", nil},
+		{"http://127.0.0.1:8080/", []string{"protocol", "https"}},
+		{"https://127.0.0.1:8443/", []string{"protocol", "h2c"}},
+		{"http://127.0.0.1:8080/", []string{"protocol", "h3"}},
 	} {
-		_, err := MakeAdHoc(AdHoc{URL: tc.url, Protocol: tc.o, Model: load.Model{Rate: 1}})
+		_, err := MakeAdHoc(AdHoc{URL: tc.url, Load: given(t, append(tc.o, "rate", "1")...)})
 		if err == nil {
 			t.Errorf("--url %s %+v: planned", tc.url, tc.o)
 			continue
@@ -89,7 +87,7 @@ func TestProtocolErrorsAreGolden(t *testing.T) {
 		out = append(out, err.Error()+"\n"...)
 	}
 	golden.Check(t, filepath.Join("testdata", "protocol-errors.golden"), out)
-	p, err := MakeAdHoc(AdHoc{URL: "https://127.0.0.1:8443/x", Model: load.Model{Rate: 1}, Trials: 1})
+	p, err := MakeAdHoc(AdHoc{URL: "https://127.0.0.1:8443/x", Load: given(t, "rate", "1")})
 	if err != nil || p.Cells[0].Load.Request.Protocol != protocol.HTTPS {
 		t.Errorf("--url https://: %v, want https", err)
 	}

@@ -7,16 +7,21 @@ import (
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/exitcode"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
 
-// PlanError names the flag of a command-line override that plan refused; the plan's other errors
-// (the scenario file's, at their lines) are usage errors as they are.
+// PlanError names the flag of a command-line setting that plan (or loadspec) refused; the plan's
+// other errors (the scenario file's, at their lines) are usage errors as they are.
 func PlanError(err error) error {
 	var oe *plan.OverrideError
 	if errors.As(err, &oe) {
 		return exitcode.Flag(oe.Setting, oe.Value, oe.Err)
+	}
+	var le *loadspec.Error
+	if errors.As(err, &le) {
+		return exitcode.Flag(le.Key.Flag(), le.Value, le.Err)
 	}
 	return exitcode.With(exitcode.Usage, err)
 }
@@ -73,7 +78,7 @@ func pairWithBaseline(s *Scenario, candidate *plan.Plan, name string, allowed []
 func servicePlan(s *Service) (*plan.Plan, error) {
 	p, err := plan.MakeAdHoc(s.adHoc(s.URL, s.Name))
 	if err != nil {
-		return nil, exitcode.With(exitcode.Usage, err)
+		return nil, PlanError(err)
 	}
 	if s.BaselineURL == "" {
 		return p, nil

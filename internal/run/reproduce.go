@@ -10,6 +10,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/experiment"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/scenario"
 )
@@ -101,24 +102,20 @@ func (rp Reproduction) measured(e *experiment.Experiment) []*experiment.Run {
 // NeedsCPUs of them when the host has one more for the generator and its scenario sets no cpuset:
 // so a host of NeedsCPUs+1 CPUs runs it, as the experiments' page says.
 func (rp Reproduction) overrides(r *experiment.Run, allowed []int) plan.Overrides {
-	over := plan.Overrides{Targets: r.Targets, Rate: r.Rate, Connections: r.Connections, Trials: r.Trials, Timeout: r.Timeout, Compat: r.Compat}
-	if r.Warmup != nil {
-		over.Warmup = &r.Warmup.Warmup
-	}
+	over := plan.Overrides{Targets: r.Targets, Load: r.LoadSpec()}
 	if s := rp.Scenarios.Scenarios[r.Scenario]; s != nil && s.CPUs == "" && r.NeedsCPUs > 0 && len(allowed) > r.NeedsCPUs {
 		if auto, _, err := plan.SplitCPUs(allowed, ""); err == nil && len(auto) < r.NeedsCPUs {
 			sorted := slices.Sorted(slices.Values(allowed))
 			over.CPUs = cpuset.Format(sorted[len(sorted)-r.NeedsCPUs:])
 		}
 	}
-	if r.Duration > 0 {
-		over.Duration = &r.Duration
-	}
 	if rp.Trials > 0 {
-		over.Trials = rp.Trials
+		over.Load.Trials = rp.Trials
+		over.Load.Give(loadspec.Trials)
 	}
 	if rp.Duration > 0 {
-		over.Duration = &rp.Duration
+		over.Load.Duration = rp.Duration
+		over.Load.Give(loadspec.Duration)
 	}
 	return over
 }

@@ -20,12 +20,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/iotbench/iotbench/internal/bench"
 	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/progress"
@@ -117,21 +117,11 @@ type Service struct {
 	Body   []byte
 	// Contains are what a successful answer's body must hold.
 	Contains []string
-	// Rate (open loop) or Connections (closed loop); ExpectedLatency sizes the in-flight bound.
-	Rate, Connections int
-	ExpectedLatency   time.Duration
-	Arrival           string // open loop, as load.Arrivals name them; empty: uniform
-	Stages            string // open loop's rates over time, instead of Rate (load.ParseStages)
-	Think             string // closed loop's think time (load.ParseThink)
-	Warmup            load.Warmup
-	Duration, Timeout time.Duration
-	Trials            int
-	Compat            load.Compat
+	// Load are the command line's load settings (plan.AdHoc).
+	Load loadspec.Spec
 	// BaselineURL, when set, is the baseline service, measured round by round beside URL.
 	BaselineURL string
 	AA          int
-	// Protocol is how the generator speaks to the service.
-	Protocol plan.Protocol
 	// CA is the PEM file of the CA that signed the service's certificate, over TLS.
 	CA string
 }
@@ -162,9 +152,7 @@ func (s *Service) servicePool(p *plan.Plan) (*x509.CertPool, error) {
 func (s *Service) adHoc(url, name string) plan.AdHoc {
 	return plan.AdHoc{
 		URL: url, Name: name, Request: load.Request{Method: s.Method, Header: s.Header, Body: s.Body}, Check: load.NewCheck(s.Contains...),
-		Model:  load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: load.Arrival(s.Arrival)},
-		Warmup: s.Warmup, Duration: s.Duration, Timeout: s.Timeout, Trials: s.Trials, Stages: s.Stages, Think: s.Think, Compat: s.Compat,
-		Protocol: s.Protocol,
+		Load: s.Load,
 	}
 }
 

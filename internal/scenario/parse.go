@@ -12,13 +12,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/docker/go-units"
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/payload"
-	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"go.yaml.in/yaml/v3"
 )
@@ -287,12 +286,6 @@ func checkSettings(s *Settings, node *yaml.Node, what string) []lineError {
 		var err error
 		var value any
 		switch key {
-		case "warmup":
-			value, err = s.Warmup, CheckWarmup(s.Warmup.Length)
-		case "duration":
-			value, err = FormatDuration(s.Duration), CheckPhase(s.Duration)
-		case "trials":
-			value, err = s.Trials, CheckTrials(s.Trials)
 		case "cpus":
 			value = s.CPUs
 			_, err = cpuset.Parse(s.CPUs, cpuset.MaxCPUs)
@@ -306,19 +299,13 @@ func checkSettings(s *Settings, node *yaml.Node, what string) []lineError {
 			_, err = cpuset.Parse(s.DBCPUs, cpuset.MaxCPUs)
 		case "db_pool":
 			value, err = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(s.DBPool)), ", "), "[]"), CheckPoolSizes(s.DBPool)
-		case "protocol":
-			if err = protocol.Check(s.Protocol); err != nil {
-				errs = append(errs, errorf(line, "%s: %v", what, err))
-				err = nil
-			}
-		case "tls_resumption":
-			continue // a boolean: the types checked it
-		case "h2_streams":
-			value, err = s.H2Streams, CheckStreams(s.H2Streams)
 		}
 		if err != nil {
 			errs = append(errs, errorf(line, "%s: %s %v: %v", what, key, value, err))
 		}
+	}
+	for _, e := range s.loadSpec().Problems() {
+		errs = append(errs, errorf(s.Lines[string(e.Key)], "%s: %s %s: %v", what, e.Key, e.Value, e.Err))
 	}
 	return errs
 }
@@ -403,8 +390,8 @@ func (v *validator) target(t *Target, ports map[int]string) {
 		v.add(key("health"), "target %q: health %q must be a path starting with /", name, t.Health)
 	}
 	if keyLine(v.root, "targets", name, "startup_timeout") > 0 {
-		if err := CheckWait(t.StartupTimeout); err != nil {
-			v.add(key("startup_timeout"), "target %q: startup_timeout %s: %v", name, FormatDuration(t.StartupTimeout), err)
+		if err := loadspec.CheckWait(t.StartupTimeout); err != nil {
+			v.add(key("startup_timeout"), "target %q: startup_timeout %s: %v", name, loadspec.FormatDuration(t.StartupTimeout), err)
 		}
 	}
 	if t.StartupTimeout == 0 {
@@ -443,11 +430,10 @@ func (v scenarioValidator) scenario(f *File) {
 	}
 	v.errs = append(v.errs, checkSettings(&s.Settings, keyNode(v.root, "scenarios", s.Name), v.what)...)
 	s.Settings = s.Settings.merged(f.Defaults)
-	v.protocolSettings()
 	v.request()
 	v.load()
 	v.check()
-	v.waits()
+	v.fits()
 	if len(s.Targets) == 0 {
 		v.add(v.key("targets"), "%s lists no targets: add \"targets: [name, …]\"", v.what)
 	}
@@ -455,24 +441,6 @@ func (v scenarioValidator) scenario(f *File) {
 		if f.Targets[t] == nil {
 			v.add(v.key("targets"), "%s: unknown target %q (known: %s)", v.what, t, strings.Join(f.TargetOrder, ", "))
 		}
-	}
-}
-
-// protocolSettings refuses a protocol's parameters where the scenario's protocol has no use for
-// them; a protocol that is not known was reported with the settings.
-func (v scenarioValidator) protocolSettings() {
-	s := v.s
-	p := s.Protocol.Or()
-	if protocol.Check(p) != nil {
-		return
-	}
-	// Where the setting was written: the scenario, else the defaults.
-	setAt := func(k string) int { return cmp.Or(s.Lines[k], s.Line) }
-	if s.TLSResumption != nil && !p.TLS() {
-		v.add(setAt("tls_resumption"), "%s: tls_resumption belongs to a protocol over TLS (https, h2), not %s; drop it or set protocol", v.what, p)
-	}
-	if s.H2Streams > 0 && !p.HTTP2() {
-		v.add(setAt("h2_streams"), "%s: h2_streams belongs to HTTP/2 (h2, h2c), not %s; drop it or set protocol", v.what, p)
 	}
 }
 
@@ -506,42 +474,65 @@ func (v scenarioValidator) request() {
 }
 
 // load checks the scenario's load model, one of rate, stages and connections, with what paces it
-// (think time, arrival process), and parses its stages and think time.
+// (think time, arrival process), each against loadspec's bounds, and parses its stages and think
+// time; the expected latency and timeout not given are the defaults.
 func (v scenarioValidator) load() {
-	l, what := &v.s.Load, v.what
-	switch {
-	case v.given("load", "stages") && (v.given("load", "rate") || v.given("load", "connections")):
-		v.add(v.key("load", "stages"), "%s: give load.stages or load.rate (open loop) or load.connections (closed loop), one of them", what)
-	case v.given("load", "stages"):
+	l := &v.s.Load
+	if !v.given("load", "stages") && !v.given("load", "rate") && !v.given("load", "connections") {
+		v.add(v.key("load"), "%s needs load.rate (requests per second, open loop), load.stages (open loop, rates over time) or load.connections (closed loop)", v.what)
+	}
+	if v.given("load", "stages") {
 		v.stages()
-	case v.given("load", "rate") && v.given("load", "connections"):
-		v.add(v.key("load"), "%s: give load.rate (open loop) or load.connections (closed loop), not both", what)
-	case v.given("load", "rate"):
-		if err := CheckRate(l.Rate); err != nil {
-			v.add(v.key("load", "rate"), "%s: load.rate %d: %v", what, l.Rate, err)
-		}
-	case v.given("load", "connections"):
-		if err := CheckConnections(l.Connections); err != nil {
-			v.add(v.key("load", "connections"), "%s: load.connections %d: %v", what, l.Connections, err)
-		}
-	default:
-		v.add(v.key("load"), "%s needs load.rate (requests per second, open loop), load.stages (open loop, rates over time) or load.connections (closed loop)", what)
 	}
 	if v.given("load", "think") {
-		if th, err := load.ParseThink(l.Think); err != nil {
-			v.add(v.key("load", "think"), "%s: load.think: %v", what, err)
-		} else if !v.given("load", "connections") {
-			v.add(v.key("load", "think"), "%s: load.think paces a closed loop: give load.connections, or drop load.think", what)
-		} else {
-			l.Thinking = th
+		th, err := load.ParseThink(l.Think)
+		if err != nil {
+			v.add(v.key("load", "think"), "%s: load.think: %v", v.what, err)
+		}
+		l.Thinking = th
+	}
+	if !v.given("load", "expected_latency") {
+		l.ExpectedLatency = loadspec.Defaults.ExpectedLatency
+	}
+	if !v.given("load", "timeout") {
+		l.Timeout = loadspec.Defaults.Timeout
+	}
+	spec := v.s.LoadSpec()
+	spec.Given = v.loadKeys()
+	for _, e := range spec.Problems() {
+		v.add(v.key("load", string(e.Key)), "%s: load.%s %s: %v", v.what, e.Key, e.Value, e.Err)
+	}
+}
+
+// loadKeys are the keys of the scenario's load model that the file writes and that read: a
+// stage or a think time that did not parse was reported by itself.
+func (v scenarioValidator) loadKeys() []loadspec.Key {
+	l := v.s.Load
+	var keys []loadspec.Key
+	for _, k := range loadspec.Keys {
+		parsed := (k != loadspec.Stages || len(l.Staged) == len(l.Stages)) && (k != loadspec.Think || l.Thinking.Mean > 0)
+		if v.given("load", string(k)) && parsed {
+			keys = append(keys, k)
 		}
 	}
-	if v.given("load", "arrival") {
-		if err := load.CheckArrival(l.Arrival); err != nil {
-			v.add(v.key("load", "arrival"), "%s: load.arrival: %v", what, err)
-		} else if v.given("load", "connections") {
-			v.add(v.key("load", "arrival"), "%s: load.arrival paces an open loop: give load.rate, or drop load.arrival for load.connections", what)
+	return keys
+}
+
+// fits refuses the settings the scenario (or its defaults) gives that its load has no use for
+// (loadspec's Misfits), each at the line it was written: of the scenario's load, else of its
+// settings or the defaults'.
+func (v scenarioValidator) fits() {
+	spec := v.s.LoadSpec()
+	spec.Given = v.loadKeys()
+	for k := range v.s.Lines {
+		spec.Give(loadspec.Key(k))
+	}
+	for _, e := range spec.Misfits(spec, v.s.Check.MinLatency) {
+		if v.given("load", string(e.Key)) || e.Key == loadspec.Timeout {
+			v.add(v.key("load", string(e.Key)), "%s: load.%s %s: %v", v.what, e.Key, e.Value, e.Err)
+			continue
 		}
+		v.add(cmp.Or(v.s.Lines[string(e.Key)], v.s.Line), "%s: %s %s: %v", v.what, e.Key, e.Value, e.Err)
 	}
 }
 
@@ -557,21 +548,13 @@ func (v scenarioValidator) stages() {
 		}
 		l.Staged = append(l.Staged, st)
 	}
-	if len(l.Staged) != len(l.Stages) {
-		return
-	}
-	if err := load.CheckStages(l.Staged); err != nil {
-		v.add(v.key("load", "stages"), "%s: load.stages: %v", what, err)
-	} else if err := CheckPhase(load.StagesDuration(l.Staged)); err != nil {
-		v.add(v.key("load", "stages"), "%s: load.stages last %s: %v", what, FormatDuration(load.StagesDuration(l.Staged)), err)
-	}
 }
 
 // check checks what a good answer is; JSON fields imply a JSON content type.
 func (v scenarioValidator) check() {
 	c, what := &v.s.Check, v.what
 	if c.MinLatency < 0 {
-		v.add(v.key("check", "min_latency"), "%s: check.min_latency %s: must not be negative", what, FormatDuration(c.MinLatency))
+		v.add(v.key("check", "min_latency"), "%s: check.min_latency %s: must not be negative", what, loadspec.FormatDuration(c.MinLatency))
 	}
 	if len(c.JSONFields) > 0 {
 		if c.ContentType == "" {
@@ -579,28 +562,6 @@ func (v scenarioValidator) check() {
 		} else if c.ContentType != "application/json" {
 			v.add(v.key("check", "content_type"), "%s: check.json_fields needs a JSON answer, but check.content_type is %q; drop one of them", what, c.ContentType)
 		}
-	}
-}
-
-// waits checks the expected latency and the timeout, filling in those not given, then the timeout
-// against the latencies once both are valid.
-func (v scenarioValidator) waits() {
-	l, what := &v.s.Load, v.what
-	valid := true
-	for _, w := range []struct {
-		key string
-		d   *time.Duration
-		def time.Duration
-	}{{"expected_latency", &l.ExpectedLatency, defaultExpectedLatency}, {"timeout", &l.Timeout, defaultTimeout}} {
-		if !v.given("load", w.key) {
-			*w.d = w.def
-		} else if err := CheckWait(*w.d); err != nil {
-			v.add(v.key("load", w.key), "%s: load.%s %s: %v", what, w.key, FormatDuration(*w.d), err)
-			valid = false
-		}
-	}
-	if err := CheckTimeout(l.Timeout, l.ExpectedLatency, v.s.Check.MinLatency); valid && err != nil {
-		v.add(v.key("load", "timeout"), "%s: load.timeout %s: %v", what, FormatDuration(l.Timeout), err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/golden"
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/loadspec"
 )
 
 // TestErrorsAreGolden pins each broken file's error message: error text is interface.
@@ -136,13 +137,13 @@ func FuzzParse(f *testing.F) {
 		for _, name := range file.ScenarioOrder {
 			s := file.Scenarios[name]
 			l := s.Load
-			for _, err := range []error{CheckPhase(s.Duration), CheckWarmup(s.Warmup.Length), CheckTrials(s.Trials),
-				CheckWait(l.Timeout), CheckWait(l.ExpectedLatency), CheckTimeout(l.Timeout, l.ExpectedLatency, s.Check.MinLatency)} {
+			for _, err := range []error{loadspec.CheckPhase(s.Duration), loadspec.CheckWarmup(s.Warmup.Length), loadspec.CheckTrials(s.Trials),
+				loadspec.CheckWait(l.Timeout), loadspec.CheckWait(l.ExpectedLatency), loadspec.CheckTimeout(l.Timeout, l.ExpectedLatency, s.Check.MinLatency)} {
 				if err != nil {
 					t.Fatalf("scenario %q accepted with %v", name, err)
 				}
 			}
-			if (l.Rate > 0) == (l.Connections > 0) || CheckRate(max(l.Rate, 1)) != nil || l.Connections > 0 && CheckConnections(l.Connections) != nil {
+			if (l.Rate > 0) == (l.Connections > 0) || loadspec.CheckRate(max(l.Rate, 1)) != nil || l.Connections > 0 && loadspec.CheckConnections(l.Connections) != nil {
 				t.Fatalf("scenario %q accepted with rate %d, connections %d", name, l.Rate, l.Connections)
 			}
 			if _, err := ParseMemory(s.Memory); err != nil || len(s.Targets) == 0 {
@@ -172,7 +173,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		for _, name := range file.TargetOrder {
-			if tg := file.Targets[name]; CheckWait(tg.StartupTimeout) != nil || tg.Port < 1 || tg.Port > 65535 {
+			if tg := file.Targets[name]; loadspec.CheckWait(tg.StartupTimeout) != nil || tg.Port < 1 || tg.Port > 65535 {
 				t.Fatalf("target %q accepted with port %d, startup_timeout %v", name, tg.Port, tg.StartupTimeout)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -82,7 +83,7 @@ func (s *Scenario) checkRequests(node *yaml.Node, dir, what string) []lineError 
 		case keyLine(item, "weight") > 0 && keyLine(item, "rate") > 0:
 			add(at("rate"), "%s: give a weight (a share of load:) or a rate (a stream of its own), not both", where)
 		case keyLine(item, "rate") > 0:
-			if err := CheckRate(r.Rate); err != nil {
+			if err := loadspec.CheckRate(r.Rate); err != nil {
 				add(at("rate"), "%s: rate %d: %v", where, r.Rate, err)
 			}
 		case keyLine(item, "weight") == 0:
@@ -90,7 +91,7 @@ func (s *Scenario) checkRequests(node *yaml.Node, dir, what string) []lineError 
 		}
 		c := &r.Check
 		if c.MinLatency < 0 {
-			add(at("check", "min_latency"), "%s: check.min_latency %s: must not be negative", where, FormatDuration(c.MinLatency))
+			add(at("check", "min_latency"), "%s: check.min_latency %s: must not be negative", where, loadspec.FormatDuration(c.MinLatency))
 		}
 		if len(c.JSONFields) > 0 {
 			if c.ContentType == "" {

@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/iotbench/iotbench/internal/load"
+	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/protocol"
 )
 
@@ -135,6 +136,37 @@ type LoadModel struct {
 	NewConnection bool `yaml:"new_connection"`
 }
 
+// LoadSpec is how the scenario loads each cell, as read from the file (defaults filled in).
+func (s *Scenario) LoadSpec() loadspec.Spec {
+	l := s.Load
+	spec := loadspec.Spec{
+		Rate: l.Rate, Connections: l.Connections, Stages: l.Staged, Arrival: l.Arrival, Think: l.Thinking,
+		ExpectedLatency: l.ExpectedLatency, Timeout: l.Timeout, Duration: s.Duration, Trials: s.Trials,
+		Protocol: s.Protocol, H2Streams: s.H2Streams, TLSResumption: s.TLSResumption != nil && *s.TLSResumption, NewConnection: l.NewConnection,
+	}
+	if s.Warmup != nil {
+		spec.Warmup = s.Warmup.Warmup
+	}
+	if len(spec.Stages) > 0 {
+		spec.Duration = load.StagesDuration(spec.Stages)
+	}
+	return spec
+}
+
+// loadSpec is the load settings among s, marked given where the file writes them (Lines).
+func (s Settings) loadSpec() loadspec.Spec {
+	spec := loadspec.Spec{Duration: s.Duration, Trials: s.Trials, Protocol: s.Protocol, H2Streams: s.H2Streams, TLSResumption: s.TLSResumption != nil && *s.TLSResumption}
+	if s.Warmup != nil {
+		spec.Warmup = s.Warmup.Warmup
+	}
+	for _, k := range []loadspec.Key{loadspec.Warmup, loadspec.Duration, loadspec.Trials, loadspec.Protocol, loadspec.H2Streams, loadspec.TLSResumption} {
+		if s.Lines[string(k)] > 0 {
+			spec.Give(k)
+		}
+	}
+	return spec
+}
+
 // Settings can be given in defaults and overridden per scenario.
 type Settings struct {
 	// Warmup is a fixed length, or auto: until steady (load.ParseWarmup).
@@ -240,25 +272,16 @@ func (s Settings) merged(d Settings) Settings {
 	return s
 }
 
-// Built-in defaults, used where neither the scenario nor the file's defaults say otherwise.
-var builtin = Settings{Warmup: &Warmup{load.Warmup{Length: 10 * time.Second}}, Duration: 20 * time.Second, Trials: 3, Memory: "1g", DB: DBEmbedded}
+// Built-in defaults, used where neither the scenario nor the file's defaults say otherwise: the
+// load's are loadspec.Defaults.
+var builtin = Settings{Warmup: &Warmup{loadspec.Defaults.Warmup}, Duration: loadspec.Defaults.Duration, Trials: loadspec.Defaults.Trials, Memory: "1g", DB: DBEmbedded}
 
 const (
-	defaultHealth          = "/health"
-	defaultStartupTimeout  = 120 * time.Second
-	defaultExpectedLatency = 100 * time.Millisecond
-	defaultTimeout         = 10 * time.Second
+	defaultHealth         = "/health"
+	defaultStartupTimeout = 120 * time.Second
 )
 
 func ptr[T any](v T) *T { return &v }
-
-// CheckStreams checks an HTTP/2 connection's streams.
-func CheckStreams(n int) error {
-	if n < 1 || n > load.MaxStreams {
-		return fmt.Errorf("give 1 to %d streams per connection", load.MaxStreams)
-	}
-	return nil
-}
 
 // CheckDB checks a store's name.
 func CheckDB(db string) error {

@@ -54,10 +54,10 @@ func Merge(parts []Part) (load.Result, error) {
 			return load.Result{}, fmt.Errorf("request %s: %w", of[0].Result.Kind, err)
 		}
 		res.Kinds[k].Generators = 0 // the whole's
-		if s := parts[0].Spec; len(s.Kinds) == kinds && !s.Kinds[k].Own() {
+		if s := parts[0].Spec; len(s.Load.Kinds) == kinds && !s.Load.Kinds[k].Own() {
 			// A weighted share's rate from the cell's, as one generator rounds it, not the
 			// shards' rounded parts added.
-			res.Kinds[k].RequestedRate = int(math.Round(load.KindRate(s.Kinds, k, float64(s.TotalRate))))
+			res.Kinds[k].RequestedRate = int(math.Round(load.KindRate(s.Load.Kinds, k, float64(s.TotalRate))))
 		}
 	}
 	load.JudgeMix(&res)

@@ -38,6 +38,9 @@ func serve(ctx context.Context, dec *json.Decoder, enc *json.Encoder) error {
 	if err := dec.Decode(&m); err != nil || m.Spec == nil {
 		return fmt.Errorf("reading the shard's spec: %v", orNone(err))
 	}
+	if err := m.Spec.check(); err != nil {
+		return err
+	}
 	out, err := measure(ctx, *m.Spec, func() error {
 		// Every shard warm, then one start for all: the measured phases overlap exactly.
 		if err := enc.Encode(message{Warm: true}); err != nil {

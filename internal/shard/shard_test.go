@@ -73,22 +73,22 @@ func TestSplit(t *testing.T) {
 			// As the shard's engine runs it.
 			m := s.config().Model
 			arrival := ""
-			if s.Arrival != "" {
-				arrival = fmt.Sprintf(", %s seed %d", s.Arrival, m.Seed)
+			if m.Arrival != "" {
+				arrival = fmt.Sprintf(", %s seed %d", m.Arrival, m.Seed)
 			}
-			if len(s.Stages) > 0 {
-				arrival += fmt.Sprintf(", stages %s", load.FormatStages(s.Stages))
+			if len(m.Stages) > 0 {
+				arrival += fmt.Sprintf(", stages %s", load.FormatStages(m.Stages))
 			}
-			if len(s.Stages) > 0 || m.Share.Count > 0 {
+			if len(m.Stages) > 0 || m.Share.Count > 0 {
 				arrival += fmt.Sprintf(", share %d/%d", m.Share.Index, m.Share.Count)
 			}
-			if len(s.Kinds) > 0 {
-				arrival += ", requests " + load.FormatKinds(s.Kinds)
+			if len(s.Load.Kinds) > 0 {
+				arrival += ", requests " + load.FormatKinds(s.Load.Kinds)
 			}
 			if r := s.config().Request; r.Protocol != "" {
 				arrival += fmt.Sprintf(", %s streams %d", r.Protocol, r.Streams)
 			}
-			fmt.Fprintf(&out, " [%s: rate %d, connections %d, offset %s%s]", s.Name(), s.Rate, s.Connections, s.Offset(), arrival)
+			fmt.Fprintf(&out, " [%s: rate %d, connections %d, offset %s%s]", s.Name(), m.Rate, m.Connections, s.Offset(), arrival)
 		}
 		out.WriteString("\n")
 	}
@@ -352,7 +352,7 @@ func mixPart(i, n int, probeReason string, ingest, probe []int64) Part {
 		whole.Result.Kinds = append(whole.Result.Kinds, kinds[k].Result)
 	}
 	load.JudgeMix(&whole.Result)
-	whole.Spec.TotalRate, whole.Spec.Kinds = 80, []load.Kind{{Name: "ingest", Weight: 4}, {Name: "probe", Rate: 10}}
+	whole.Spec.TotalRate, whole.Spec.Load.Kinds = 80, []load.Kind{{Name: "ingest", Weight: 4}, {Name: "probe", Rate: 10}}
 	return whole
 }
 

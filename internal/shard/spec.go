@@ -28,16 +28,19 @@ package shard
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
-	"github.com/iotbench/iotbench/internal/protocol"
 )
+
+// SpecSchema is the version of Spec: a shard refuses a spec of another, since a shard in a
+// container or on another host may run another build of iotbench.
+const SpecSchema = 1
 
 // Spec is what one shard is asked to do.
 type Spec struct {
+	Schema       int
 	Index, Count int
 	// TotalRate is the cell's open-loop rate, every shard's together; 0 in closed loop.
 	TotalRate int
@@ -48,42 +51,10 @@ type Spec struct {
 	// SendHlog has the shard send its interval log back with its result instead of writing
 	// Hlog: a shard in a container, whose files the parent cannot read, on this host or another.
 	SendHlog bool `json:",omitempty"`
-	// RemoteHost is the remote engine's host the load may go to besides loopback
-	// (load.Request.Remote); empty: loopback only.
-	RemoteHost string
-
-	Method   string
-	URL      string
-	Header   http.Header
-	Body     []byte
-	Contains []string
-	// Protocol, Streams and NewConnection are the request's (load.Request): how the shard speaks.
-	Protocol      protocol.Protocol `json:",omitempty"`
-	Streams       int               `json:",omitempty"`
-	NewConnection bool              `json:",omitempty"`
-	// Kinds are a mix's requests, sent instead of the one above, each stream of its own at the
-	// shard's part of its rate.
-	Kinds []load.Kind `json:",omitempty"`
-	// Rate (open loop) or Connections (closed loop) is the shard's own share.
-	Rate, Connections int
-	// Arrival is the open loop's arrival process; Seed the cell's draws of it, from which each
-	// shard's own are drawn by its Index (a Job's shards share one spec).
-	Arrival load.Arrival `json:",omitempty"`
-	Seed    uint64       `json:",omitempty"`
-	// Stages are the open loop's rates over time, the shard's (Poisson) or the cell's with the
-	// shard's Share of them (uniform).
-	Stages []load.Stage `json:",omitempty"`
-	// Share, when its Count is set, has the shard send every Count-th request of the cell's
-	// uniform schedule, from its Index's.
-	Share load.Share `json:",omitzero"`
-	// Think is the closed loop's think time, every shard's users'.
-	Think            load.Think `json:",omitzero"`
-	ExpectedLatency  time.Duration
-	Warmup, Duration time.Duration
-	// WarmupAuto ends each shard's warm-up when its own figures are steady (Warmup at most).
-	WarmupAuto bool `json:",omitempty"`
-	Timeout    time.Duration
-	Compat     load.Compat `json:",omitempty"`
+	// Load is the shard's part of the cell's load (Split): its rate, connections or stages, its
+	// part of each stream of a mix, the cell's seed (each shard's own is drawn from it by its
+	// Index) and Share; the engine's hooks, which do not travel, are the shard's own.
+	Load load.Config
 }
 
 // message is one line of the protocol, either way: a Spec to the shard; "warm" from it; any
@@ -150,16 +121,12 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	part := cfg
+	part.Settled, part.Progress, part.Measuring, part.EndEarly = nil, nil, nil, nil // each shard's own
+	part.Kinds, part.Model.Rate, part.Model.Connections, part.Model.Stages, part.Model.Share = kinds, rate, conns, stages, share
 	specs := make([]Spec, count)
 	for i := range specs {
-		specs[i] = Spec{
-			Index: i, Count: count, TotalRate: m.Rate, RemoteHost: cfg.Request.Remote,
-			Method: cfg.Request.Method, URL: cfg.Request.URL, Header: cfg.Request.Header, Body: cfg.Request.Body,
-			Protocol: cfg.Request.Protocol, Streams: cfg.Request.Streams, NewConnection: cfg.Request.NewConnection,
-			Contains: cfg.Check.Contains, Kinds: kinds, Rate: rate, Connections: conns, ExpectedLatency: m.ExpectedLatency,
-			Arrival: m.Arrival, Seed: m.Seed, Stages: stages, Share: share, Think: m.Think,
-			Warmup: cfg.Warmup, WarmupAuto: cfg.WarmupAuto, Duration: cfg.Duration, Timeout: cfg.Timeout, Compat: cfg.Compat,
-		}
+		specs[i] = Spec{Schema: SpecSchema, Index: i, Count: count, TotalRate: m.Rate, Load: part}
 	}
 	return specs, nil
 }
@@ -195,7 +162,8 @@ func shardSeed(seed uint64, i int) uint64 { return seed + uint64(i)*0x9e3779b97f
 // none: independent processes do not interleave, they add up; nor does a shard that takes its
 // Share of the cell's schedule.
 func (s Spec) Offset() time.Duration {
-	if s.TotalRate <= 0 || s.Arrival == load.Poisson || len(s.Stages) > 0 || s.Share.Count > 1 {
+	m := s.Load.Model
+	if s.TotalRate <= 0 || m.Arrival == load.Poisson || len(m.Stages) > 0 || m.Share.Count > 1 {
 		return 0
 	}
 	return time.Duration(int64(s.Index) * int64(time.Second) / int64(s.TotalRate))
@@ -204,23 +172,20 @@ func (s Spec) Offset() time.Duration {
 // config is the load engine's configuration of the shard: its draws and its share placed by
 // its Index.
 func (s Spec) config() load.Config {
-	share := load.Share{}
-	if s.Share.Count > 1 {
-		share = load.Share{Index: s.Index, Count: s.Share.Count}
+	cfg := s.Load
+	cfg.Model.Seed = shardSeed(cfg.Model.Seed, s.Index)
+	if cfg.Model.Share.Count > 1 {
+		cfg.Model.Share.Index = s.Index
 	}
-	return load.Config{
-		Request: load.Request{Method: s.Method, URL: s.URL, Header: s.Header, Body: s.Body, Remote: s.RemoteHost,
-			Protocol: s.Protocol, Streams: s.Streams, NewConnection: s.NewConnection},
-		Check: load.NewCheck(s.Contains...),
-		Kinds: s.Kinds,
-		Model: load.Model{Rate: s.Rate, Connections: s.Connections, ExpectedLatency: s.ExpectedLatency, Arrival: s.Arrival,
-			Seed: shardSeed(s.Seed, s.Index), Stages: s.Stages, Share: share, Think: s.Think},
-		Warmup:     s.Warmup,
-		WarmupAuto: s.WarmupAuto,
-		Duration:   s.Duration,
-		Timeout:    s.Timeout,
-		Compat:     s.Compat,
+	return cfg
+}
+
+// check refuses a spec of another schema.
+func (s Spec) check() error {
+	if s.Schema != SpecSchema {
+		return fmt.Errorf("a shard spec of schema %d, and this iotbench reads %d: run the same build of iotbench on every generator", s.Schema, SpecSchema)
 	}
+	return nil
 }
 
 // Name is how a reason names the shard.

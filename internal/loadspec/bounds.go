@@ -1,4 +1,4 @@
-package scenario
+package loadspec
 
 import (
 	"errors"
@@ -6,14 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/go-units"
 	"github.com/iotbench/iotbench/internal/load"
 )
 
-// The bounds of a scenario's settings, whether the file gives them or the command line does. Each
-// check says what is wrong with a value and what to do, without naming the setting: the file's
-// errors read `file:line: scenario "s": duration 0s: …`, the command line's `--duration 0s: …`.
-// docs/scenarios.md explains each bound.
+// The bounds of the load settings, whoever gives them: a scenario file, the command line, an
+// experiment's run. Each check says what is wrong with a value and what to do, without naming the
+// setting: the file's errors read `file:line: scenario "s": duration 0s: …`, the command line's
+// `--duration 0s: …`. docs/scenarios.md explains each bound.
 const (
 	// MinPhase is the shortest measured phase: rates are per second, and at the least rate, 1 rps,
 	// a shorter phase may send no request at all.
@@ -23,10 +22,6 @@ const (
 	MaxDuration = 24 * time.Hour
 	// MaxTrials bounds the trials per target: each starts a fresh container.
 	MaxTrials = 1000
-	// MinMemory is the least memory Docker gives a container.
-	MinMemory = 6 << 20
-	// MaxBodySize bounds a payload sweep's sizes: bodies are built in memory when the file is read.
-	MaxBodySize = 64 << 20
 )
 
 // FormatDuration writes a duration without its zero minutes and seconds: 24h, not 24h0m0s.
@@ -124,13 +119,4 @@ func CheckTrials(n int) error {
 		return fmt.Errorf("over %d, each a fresh container per target (a typo?)", MaxTrials)
 	}
 	return nil
-}
-
-// ParseMemory reads a container's memory limit (1g, 512m) in bytes.
-func ParseMemory(s string) (int64, error) {
-	n, err := units.RAMInBytes(s)
-	if err != nil || n < MinMemory {
-		return 0, errors.New("not a size Docker accepts (at least 6m, e.g. 1g)")
-	}
-	return n, nil
 }
