@@ -47,6 +47,10 @@ type Effects struct {
 	// trust caBundle, the leftovers of earlier runs are removed, another host's engine has the
 	// root image. log hears what it did.
 	Connect func(ctx context.Context, engine, caBundle string, log io.Writer) (Engine, error)
+	// Dial reaches a Docker engine as it is (container.LocalEngine: this machine's), for what
+	// a run does there besides its targets: generator shards on other engines, and the images
+	// they and another host's targets are copied from.
+	Dial func(ctx context.Context, engine string) (*container.Docker, error)
 	// AllowedCPUs are the CPUs this process may use.
 	AllowedCPUs func() ([]int, error)
 	// Pin pins this process (the generator) to cpus.
@@ -66,8 +70,9 @@ type Effects struct {
 func Docker() Effects {
 	return Effects{
 		Connect: func(ctx context.Context, engine, caBundle string, log io.Writer) (Engine, error) {
-			return ConnectDocker(ctx, engine, caBundle, log)
+			return ConnectDocker(ctx, container.ConnectTo, engine, caBundle, log)
 		},
+		Dial:        container.ConnectTo,
 		AllowedCPUs: hostinfo.AllowedCPUs,
 		Pin:         hostinfo.PinProcess,
 		Executable:  os.Executable,
@@ -94,6 +99,9 @@ func New(e Effects) *Runs {
 	d := Docker()
 	if e.Connect == nil {
 		e.Connect = d.Connect
+	}
+	if e.Dial == nil {
+		e.Dial = d.Dial
 	}
 	if e.AllowedCPUs == nil {
 		e.AllowedCPUs = d.AllowedCPUs
@@ -206,11 +214,11 @@ func downstreamReachable(p *plan.Plan, remote string) error {
 	return nil
 }
 
-// ConnectDocker reaches the engine, sets the CA bundle for image builds and the run's id for its
-// containers' labels, and removes the containers of runs whose process is gone; another host's
-// engine gets the root image the targets' Dockerfiles start from.
-func ConnectDocker(ctx context.Context, engine, caBundle string, log io.Writer) (*container.Docker, error) {
-	d, err := container.ConnectTo(ctx, engine)
+// ConnectDocker reaches the engine by dial, sets the CA bundle for image builds and the run's id
+// for its containers' labels, and removes the containers of runs whose process is gone; another
+// host's engine gets the root image the targets' Dockerfiles start from.
+func ConnectDocker(ctx context.Context, dial func(context.Context, string) (*container.Docker, error), engine, caBundle string, log io.Writer) (*container.Docker, error) {
+	d, err := dial(ctx, engine)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +226,7 @@ func ConnectDocker(ctx context.Context, engine, caBundle string, log io.Writer) 
 	d.RunID = newRunID(time.Now())
 	removeLeftovers(ctx, d, log)
 	if d.Remote() != "" {
-		if err := copyRootImage(ctx, d, log); err != nil {
+		if err := copyRootImage(ctx, dial, d, log); err != nil {
 			d.Close()
 			return nil, err
 		}
@@ -228,8 +236,8 @@ func ConnectDocker(ctx context.Context, engine, caBundle string, log io.Writer) 
 
 // copyRootImage copies the root image the targets' Dockerfiles start from to another host's
 // engine, from the local engine, when it lacks it (it cannot pull it either).
-func copyRootImage(ctx context.Context, d *container.Docker, log io.Writer) error {
-	local, err := container.ConnectTo(ctx, container.LocalEngine)
+func copyRootImage(ctx context.Context, dial func(context.Context, string) (*container.Docker, error), d *container.Docker, log io.Writer) error {
+	local, err := dial(ctx, container.LocalEngine)
 	if err != nil {
 		return fmt.Errorf("copying the root image %s to the engine at %s: %w", container.RootImage, d.Remote(), err)
 	}

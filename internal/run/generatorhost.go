@@ -129,7 +129,7 @@ func (rs *Runs) useGeneratorHosts(ctx context.Context, r *bench.Runner, p *plan.
 			d.Close()
 		}
 	}
-	local, err := container.ConnectTo(ctx, container.LocalEngine)
+	local, err := rs.Effects.Dial(ctx, container.LocalEngine)
 	if err != nil {
 		return nil, fmt.Errorf("the local engine, whose %s generator hosts get: %w", container.RootImage, err)
 	}
@@ -138,7 +138,7 @@ func (rs *Runs) useGeneratorHosts(ctx context.Context, r *bench.Runner, p *plan.
 	starters := make([]shardEngine, len(engines))
 	images, remotes := make([]string, len(engines)), make([]string, len(engines))
 	for i, e := range engines {
-		d, err := container.ConnectTo(ctx, e)
+		d, err := rs.Effects.Dial(ctx, e)
 		if err != nil {
 			closeAll()
 			return nil, exitcode.Flag("generator-host", e, err)
