@@ -4,14 +4,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/iotbench/iotbench/internal/run"
+	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/scenario"
 	"github.com/spf13/cobra"
 )
 
 // versionLine is what `iotbench version` and `iotbench --version` print.
 func versionLine() string {
-	return run.VersionLine() + "\n"
+	return hostinfo.VersionLine() + "\n"
 }
 
 // completeNames completes --scenario and --targets of cmd from the scenario file its --file

@@ -22,6 +22,11 @@ var (
 	BuildCommit = ""
 )
 
+// VersionLine names this binary: its version, commit and Go.
+func VersionLine() string {
+	return fmt.Sprintf("iotbench %s (commit %s, %s)", Version, Commit(), runtime.Version())
+}
+
 // Commit is the VCS revision the binary was built from, "-dirty" when the tree had changes.
 func Commit() string {
 	if BuildCommit != "" {

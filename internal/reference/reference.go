@@ -8,10 +8,14 @@ package reference
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/hostinfo"
 )
 
 // Shape is what the server does to each request.
@@ -110,3 +114,26 @@ func (s *Server) URL() string { return s.url }
 
 // Close stops the server.
 func (s *Server) Close() error { return s.srv.Close() }
+
+// Serve is the hidden `iotbench reference`: pinned to cpus (none: not pinned), it serves shape
+// on loopback, writes its URL as a line to out, and serves until in is closed (its parent, the
+// calibrating run, is done with it or gone).
+func Serve(shape Shape, cpus []int, in io.Reader, out io.Writer) error {
+	if len(cpus) > 0 {
+		if err := hostinfo.PinProcess(cpus); err != nil {
+			return fmt.Errorf("pinning the reference server to CPUs %s: %w", cpuset.Format(cpus), err)
+		}
+	}
+	srv, err := Start(shape)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if _, err := fmt.Fprintln(out, srv.URL()); err != nil {
+		return err
+	}
+	if _, err := io.Copy(io.Discard, in); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		return err
+	}
+	return nil
+}

@@ -3,7 +3,6 @@ package run
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -11,8 +10,6 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/cpuset"
-	"github.com/iotbench/iotbench/internal/exitcode"
-	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/reference"
@@ -149,43 +146,6 @@ func pinnedHelper(exe string, cpus []int) placement {
 // referenceArgs are the arguments of `iotbench reference` serving shape pinned to cpus.
 func referenceArgs(shape reference.Shape, cpus []int) []string {
 	return []string{"reference", "--delay", shape.Delay.String(), "--freeze", shape.Freeze.String(), "--period", shape.Period.String(), "--cpus", cpuset.Format(cpus)}
-}
-
-// ReferenceShape is what a reference server does to each request (reference.Shape).
-type ReferenceShape struct {
-	Delay, Freeze, Period time.Duration
-	Workers               int
-}
-
-// ServeReference is the hidden `iotbench reference`: pinned to the CPU list cpuList (empty: not
-// pinned), it serves shape on loopback, writes its URL as a line to out, and serves until in is
-// closed (its parent, the calibrating run, is done with it or gone).
-func ServeReference(s ReferenceShape, cpuList string, in io.Reader, out io.Writer) error {
-	var cpus []int
-	if cpuList != "" {
-		var err error
-		if cpus, err = cpuset.Parse(cpuList, cpuset.MaxCPUs); err != nil {
-			return exitcode.Usagef("--cpus %s: %v", cpuList, err)
-		}
-	}
-	shape := reference.Shape{Delay: s.Delay, Freeze: s.Freeze, Period: s.Period, Workers: s.Workers}
-	if len(cpus) > 0 {
-		if err := hostinfo.PinProcess(cpus); err != nil {
-			return fmt.Errorf("pinning the reference server to CPUs %s: %w", cpuset.Format(cpus), err)
-		}
-	}
-	srv, err := reference.Start(shape)
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
-	if _, err := fmt.Fprintln(out, srv.URL()); err != nil {
-		return err
-	}
-	if _, err := io.Copy(io.Discard, in); err != nil && !errors.Is(err, io.ErrClosedPipe) {
-		return err
-	}
-	return nil
 }
 
 // calibrateAt measures the reference servers, placed by place, at rate for phases; a helper

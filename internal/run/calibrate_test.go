@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/reference"
@@ -252,14 +253,21 @@ const helperEnv = "IOTBENCH_TEST_REFERENCE_HELPER"
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
 		fs := flag.NewFlagSet("reference", flag.ExitOnError)
-		var shape ReferenceShape
+		var shape reference.Shape
 		var cpus string
 		fs.DurationVar(&shape.Delay, "delay", 0, "")
 		fs.DurationVar(&shape.Freeze, "freeze", 0, "")
 		fs.DurationVar(&shape.Period, "period", 0, "")
 		fs.StringVar(&cpus, "cpus", "", "")
 		fs.Parse(os.Args[2:])
-		if err := ServeReference(shape, cpus, os.Stdin, os.Stdout); err != nil {
+		list, err := cpuset.Parse(cpus, cpuset.MaxCPUs)
+		if cpus == "" {
+			list, err = nil, nil
+		}
+		if err == nil {
+			err = reference.Serve(shape, list, os.Stdin, os.Stdout)
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

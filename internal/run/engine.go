@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"runtime"
 	"sync"
 	"time"
 
@@ -250,9 +249,4 @@ func copyRootImage(ctx context.Context, dial func(context.Context, string) (*con
 // this process.
 func newRunID(start time.Time) string {
 	return fmt.Sprintf("%s-%d", start.UTC().Format("20060102T150405Z"), os.Getpid())
-}
-
-// VersionLine names this binary: its version, commit and Go.
-func VersionLine() string {
-	return fmt.Sprintf("iotbench %s (commit %s, %s)", hostinfo.Version, hostinfo.Commit(), runtime.Version())
 }
