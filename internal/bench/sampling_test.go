@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/arrival"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/sampling"
@@ -34,9 +35,9 @@ func TestSamplingChecksOnTheRow(t *testing.T) {
 		independent bool
 		warns       []string
 	}{
-		{"as intended, independent", load.Result{Mode: load.Open, Arrival: load.Uniform, Sends: sampling.Dispersion{Windows: 200, Mean: 10, Variance: 0.3}, Timeline: independent},
+		{"as intended, independent", load.Result{Mode: load.Open, Arrival: arrival.Uniform, Sends: sampling.Dispersion{Windows: 200, Mean: 10, Variance: 0.3}, Timeline: independent},
 			true, true, nil},
-		{"poisson sends on a uniform schedule, correlated seconds", load.Result{Mode: load.Open, Arrival: load.Uniform, Sends: sampling.Dispersion{Windows: 200, Mean: 10, Variance: 10}, Timeline: swinging},
+		{"poisson sends on a uniform schedule, correlated seconds", load.Result{Mode: load.Open, Arrival: arrival.Uniform, Sends: sampling.Dispersion{Windows: 200, Mean: 10, Variance: 10}, Timeline: swinging},
 			false, false, []string{"arrivals not as intended: the sends came in clumps (dispersion 1.00", "seconds not independent: the per-second p50 follows the second before it", "worth about"}},
 		{"closed loop", load.Result{Mode: load.Closed, Timeline: independent}, false, true, nil},
 		// 256 connections over 30 s answering 60,000 times: ±8.5 of 2,000 rps, under 2%.

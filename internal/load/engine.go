@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/arrival"
 	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/protocol"
@@ -93,7 +94,7 @@ type Model struct {
 	// ExpectedLatency sizes the open loop's in-flight limit (see InFlightLimit).
 	ExpectedLatency time.Duration
 	// Arrival is the open loop's arrival process; empty: Uniform.
-	Arrival Arrival
+	Arrival arrival.Process
 	// Seed picks a random arrival process's draws: the same seed, the same arrivals.
 	Seed uint64
 	// Stages, when set, are the open loop's rates over the measured phase, which lasts as long
@@ -113,12 +114,12 @@ type Model struct {
 func (m Model) peakRate() int { return max(m.Rate, StagesPeak(m.Stages)/max(m.Share.Count, 1)) }
 
 // ArrivalProcess is the open loop's arrival process, the default named; empty in closed loop.
-func (m Model) ArrivalProcess() Arrival {
+func (m Model) ArrivalProcess() arrival.Process {
 	switch {
 	case m.Mode() == Closed:
 		return ""
 	case m.Arrival == "":
-		return Uniform
+		return arrival.Uniform
 	}
 	return m.Arrival
 }
@@ -242,7 +243,7 @@ func (c Config) validate() error {
 			return err
 		}
 	}
-	if err := CheckArrival(c.Model.Arrival); err != nil {
+	if err := arrival.Check(c.Model.Arrival); err != nil {
 		return err
 	}
 	if err := CheckKinds(c.Kinds, c.Model); err != nil {
@@ -318,7 +319,7 @@ type Result struct {
 	Stages        []Result `json:"-"`
 	RequestedRate int      // open loop
 	// Arrival is the open loop's arrival process (empty in closed loop).
-	Arrival Arrival `json:",omitempty"`
+	Arrival arrival.Process `json:",omitempty"`
 	// Think is the closed loop's think time (zero: none).
 	Think Think `json:",omitempty"`
 	// ExpectedLatency is the load model's (open loop): it bounds the generator's own delay tolerated.

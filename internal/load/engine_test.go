@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"crypto/tls"
-	"github.com/iotbench/iotbench/internal/fault"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/arrival"
+	"github.com/iotbench/iotbench/internal/fault"
 
 	"github.com/iotbench/iotbench/internal/protocol"
 )
@@ -93,11 +95,11 @@ func TestOpenLoopKeepsRateAndMeasuresServiceTime(t *testing.T) {
 func TestPoissonArrivalsAreMeasured(t *testing.T) {
 	s := &stub{}
 	url := serve(t, s)
-	res, err := Run(context.Background(), config(url, Model{Rate: 1000, ExpectedLatency: time.Millisecond, Arrival: Poisson, Seed: 1}, time.Second))
+	res, err := Run(context.Background(), config(url, Model{Rate: 1000, ExpectedLatency: time.Millisecond, Arrival: arrival.Poisson, Seed: 1}, time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Arrival != Poisson || res.Mode != Open || res.RequestedRate != 1000 {
+	if res.Arrival != arrival.Poisson || res.Mode != Open || res.RequestedRate != 1000 {
 		t.Errorf("arrival %q, mode %s, rate %d; want poisson, open, 1000", res.Arrival, res.Mode, res.RequestedRate)
 	}
 	if res.Requests == 0 || res.Requests > res.Scheduled || res.Requests != s.hits.Load() || res.SendLag.Count != res.Requests {
@@ -107,7 +109,7 @@ func TestPoissonArrivalsAreMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if uniform.Arrival != Uniform {
+	if uniform.Arrival != arrival.Uniform {
 		t.Errorf("the default arrival process is %q, want uniform", uniform.Arrival)
 	}
 }
@@ -375,7 +377,7 @@ func TestConfigErrors(t *testing.T) {
 		{"other scheme", func(c *Config) { c.Request.URL = "ftp://127.0.0.1/" }, "only http:// and https://"},
 		{"remote https", func(c *Config) { c.Request.URL = "https://10.0.0.1:8443/" }, "loopback only"},
 		{"unknown arrival", func(c *Config) { c.Model.Arrival = "bursty" }, `unknown arrival process "bursty"`},
-		{"arrival of a closed loop", func(c *Config) { c.Model.Rate, c.Model.Connections, c.Model.Arrival = 0, 4, Poisson }, "paces an open loop"},
+		{"arrival of a closed loop", func(c *Config) { c.Model.Rate, c.Model.Connections, c.Model.Arrival = 0, 4, arrival.Poisson }, "paces an open loop"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -5,31 +5,9 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/arrival"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
-
-// Arrival names an open loop's arrival process: how its requests are spread in time at a rate.
-type Arrival string
-
-const (
-	// Uniform spaces requests evenly: request i is due (i+1)/rate after the start. The default.
-	Uniform Arrival = "uniform"
-	// Poisson draws the gaps between requests from an exponential distribution of mean 1/rate,
-	// as independent users arrive: the same mean rate queues more than even spacing does.
-	Poisson Arrival = "poisson"
-)
-
-// Arrivals are the arrival processes, the default first.
-var Arrivals = []Arrival{Uniform, Poisson}
-
-// CheckArrival refuses a name that is no arrival process; empty is the default.
-func CheckArrival(a Arrival) error {
-	switch a {
-	case "", Uniform, Poisson:
-		return nil
-	}
-	return fmt.Errorf("unknown arrival process %q: use uniform or poisson", a)
-}
 
 // schedule is an open loop's: when each request is due, from the start of its phase. due is asked
 // about requests in order (i, maybe again, then i+1), as the attacker releases them, so that a
@@ -44,7 +22,7 @@ func newSchedule(m Model, seed uint64) schedule {
 	if len(m.Stages) > 0 {
 		return newStagedPacer(m.Stages, m.Arrival, seed, m.Share)
 	}
-	if m.Arrival == Poisson {
+	if m.Arrival == arrival.Poisson {
 		return newPoissonPacer(float64(m.Rate), seed)
 	}
 	return newPacer(m.Rate, m.Share)

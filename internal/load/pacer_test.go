@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/arrival"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
@@ -124,9 +125,9 @@ func TestArrivalSchedules(t *testing.T) {
 		minCV, maxCV float64
 	}{
 		{"uniform", Model{Rate: rate}, 0, 0, 0.001},
-		{"uniform, named", Model{Rate: rate, Arrival: Uniform}, 0, 0, 0.001},
-		{"poisson", Model{Rate: rate, Arrival: Poisson}, 1, 0.9, 1.1},
-		{"poisson, another seed", Model{Rate: rate, Arrival: Poisson}, 2, 0.9, 1.1},
+		{"uniform, named", Model{Rate: rate, Arrival: arrival.Uniform}, 0, 0, 0.001},
+		{"poisson", Model{Rate: rate, Arrival: arrival.Poisson}, 1, 0.9, 1.1},
+		{"poisson, another seed", Model{Rate: rate, Arrival: arrival.Poisson}, 2, 0.9, 1.1},
 	}
 	for _, c := range cases {
 		count, cv := gapStats(newSchedule(c.model, c.seed), du)
@@ -143,7 +144,7 @@ func TestArrivalSchedules(t *testing.T) {
 // more than once (Pace, then its due time), which must not draw again.
 func TestPoissonScheduleIsSeeded(t *testing.T) {
 	draw := func(seed uint64) []time.Duration {
-		s := newSchedule(Model{Rate: 500, Arrival: Poisson}, seed)
+		s := newSchedule(Model{Rate: 500, Arrival: arrival.Poisson}, seed)
 		out := make([]time.Duration, 100)
 		for i := range out {
 			s.Pace(0, uint64(i))

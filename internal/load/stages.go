@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/arrival"
 	"github.com/iotbench/iotbench/internal/latency"
 )
 
@@ -185,8 +186,8 @@ type stagedPacer struct {
 
 var _ schedule = (*stagedPacer)(nil)
 
-func newStagedPacer(stages []Stage, arrival Arrival, seed uint64, share Share) *stagedPacer {
-	p := &stagedPacer{stages: stages, poisson: arrival == Poisson, lead: 1, step: 1}
+func newStagedPacer(stages []Stage, process arrival.Process, seed uint64, share Share) *stagedPacer {
+	p := &stagedPacer{stages: stages, poisson: process == arrival.Poisson, lead: 1, step: 1}
 	var at time.Duration
 	var n float64
 	for _, s := range stages {

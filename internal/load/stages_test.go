@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/arrival"
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
@@ -94,7 +95,7 @@ func TestStagedScheduleFollowsItsLine(t *testing.T) {
 // (over thousands of requests a stage, 1% is many standard deviations).
 func TestStagedPoissonKeepsTheCounts(t *testing.T) {
 	stages, _ := ParseStages("300s:500,300s:500-2000,300s:2000")
-	s := newSchedule(Model{Stages: stages, Arrival: Poisson}, 5)
+	s := newSchedule(Model{Stages: stages, Arrival: arrival.Poisson}, 5)
 	counts := make([]float64, len(stages))
 	for i := uint64(0); ; i++ {
 		if _, end := s.Pace(0, i); end {
@@ -182,7 +183,7 @@ func TestStageResults(t *testing.T) {
 		}
 		return timeline.Second{Index: i, Successes: successes, Timeouts: timeouts, InFlight: int64(i), OwnDelayP99: time.Duration(i) * 100 * time.Microsecond, Histogram: enc}
 	}
-	res := Result{Mode: Open, Arrival: Uniform, InFlightLimit: 100, Timeline: []timeline.Second{
+	res := Result{Mode: Open, Arrival: arrival.Uniform, InFlightLimit: 100, Timeline: []timeline.Second{
 		second(0, 100, 0, repeat(1, 100)...),
 		second(1, 99, 1, repeat(2, 99)...),
 		second(2, 200, 0, repeat(5, 200)...),

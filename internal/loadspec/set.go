@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/arrival"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/protocol"
 )
@@ -49,7 +50,7 @@ var settings = map[Key]setting{
 	Rate:            field(func(s *Spec) *int { return &s.Rate }, strconv.Atoi, strconv.Itoa, CheckRate),
 	Connections:     field(func(s *Spec) *int { return &s.Connections }, strconv.Atoi, strconv.Itoa, CheckConnections),
 	Stages:          field(func(s *Spec) *[]load.Stage { return &s.Stages }, load.ParseStages, load.FormatStages, checkStages),
-	Arrival:         field(func(s *Spec) *load.Arrival { return &s.Arrival }, text[load.Arrival], name[load.Arrival], load.CheckArrival),
+	Arrival:         field(func(s *Spec) *arrival.Process { return &s.Arrival }, text[arrival.Process], name[arrival.Process], arrival.Check),
 	Think:           field(func(s *Spec) *load.Think { return &s.Think }, load.ParseThink, load.Think.String, nil),
 	ExpectedLatency: field(func(s *Spec) *time.Duration { return &s.ExpectedLatency }, time.ParseDuration, FormatDuration, CheckWait),
 	Timeout:         field(func(s *Spec) *time.Duration { return &s.Timeout }, time.ParseDuration, FormatDuration, CheckWait),

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/arrival"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/protocol"
 )
@@ -55,7 +56,7 @@ type Spec struct {
 	// Duration.
 	Stages []load.Stage `json:",omitempty"`
 	// Arrival is the open loop's arrival process; empty: uniform.
-	Arrival load.Arrival `json:",omitempty"`
+	Arrival arrival.Process `json:",omitempty"`
 	// Think is the closed loop's pause between an answer and the connection's next request.
 	Think load.Think `json:",omitzero"`
 	// ExpectedLatency sizes the open loop's in-flight bound (load.Model.InFlightLimit).

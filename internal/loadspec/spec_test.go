@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/arrival"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/protocol"
 )
@@ -40,7 +41,7 @@ func TestOver(t *testing.T) {
 		{"nothing given keeps the base", openBase, nil, func(s Spec) bool { return s.Rate == 500 && s.Trials == 5 && s.H2Streams == 10 }},
 		{"connections replace the rate", openBase, []string{"connections", "8"}, func(s Spec) bool { return s.Rate == 0 && s.Connections == 8 && s.Loop() == load.Closed }},
 		{"a rate drops the think time", closedBase, []string{"rate", "100"}, func(s Spec) bool { return s.Connections == 0 && s.Rate == 100 && s.Think == (load.Think{}) }},
-		{"connections drop the arrival", Spec{Rate: 10, Arrival: load.Poisson}, []string{"connections", "2"}, func(s Spec) bool { return s.Arrival == "" }},
+		{"connections drop the arrival", Spec{Rate: 10, Arrival: arrival.Poisson}, []string{"connections", "2"}, func(s Spec) bool { return s.Arrival == "" }},
 		{"stages set the duration", openBase, []string{"stages", "2s:100,3s:100-300"}, func(s Spec) bool {
 			return s.Duration == 5*time.Second && s.Rate == 0 && s.Model().Rate == 160
 		}},
@@ -132,7 +133,7 @@ func TestConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := spec.Config(load.Request{Method: "GET"}, load.NewCheck("ok"), nil, 3)
-	if m := cfg.Model; m.Rate != 150 || m.Seed != 3 || m.Arrival != load.Poisson || cfg.Duration != 4*time.Second || cfg.Warmup != 5*time.Second {
+	if m := cfg.Model; m.Rate != 150 || m.Seed != 3 || m.Arrival != arrival.Poisson || cfg.Duration != 4*time.Second || cfg.Warmup != 5*time.Second {
 		t.Errorf("model %+v, duration %v", m, cfg.Duration)
 	}
 	if r := cfg.Request; r.Protocol != protocol.H2 || r.Streams != 10 || !r.Resume {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/arrival"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/scenario"
@@ -212,7 +213,7 @@ func TestArrivalOverride(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range p.Cells {
-		if m := c.Load.Model; m.Arrival != load.Poisson || m.Seed != uint64(c.Trial) {
+		if m := c.Load.Model; m.Arrival != arrival.Poisson || m.Seed != uint64(c.Trial) {
 			t.Errorf("%s trial %d: arrival %q seed %d, want poisson seeded %d", c.Target, c.Trial, m.Arrival, m.Seed, c.Trial)
 		}
 	}

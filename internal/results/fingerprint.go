@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/arrival"
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/protocol"
 )
@@ -81,7 +82,7 @@ func (r Row) PoolSize() int {
 var AddedSettings = map[string]string{
 	"timeout_s":  "0",
 	"generators": "1",
-	"arrival":    ArrivalUniform,
+	"arrival":    string(arrival.Uniform),
 	"stages":     "",
 	"think":      "",
 	// Plaintext HTTP/1.1, a connection kept for many requests: every row before the columns.
@@ -94,18 +95,9 @@ var AddedSettings = map[string]string{
 	"compat":         "",
 }
 
-// ArrivalUniform is the arrival process of every row older than the arrival column, and of
-// closed loops (whose arrivals no process paces).
-const ArrivalUniform = "uniform"
-
-// ArrivalProcess is the row's arrival as the fingerprint counts it: uniform unless it says
-// otherwise.
-func (r Row) ArrivalProcess() string {
-	if r.Arrival == "" {
-		return ArrivalUniform
-	}
-	return r.Arrival
-}
+// ArrivalProcess is the row's arrival as the fingerprint counts it: the default (uniform) unless
+// it says otherwise, as every row older than the arrival column and every closed loop was.
+func (r Row) ArrivalProcess() string { return string(arrival.Process(r.Arrival).Or()) }
 
 // Fingerprint is a short hash of FingerprintFields: rows with equal fingerprints were measured
 // the same way and can be compared.

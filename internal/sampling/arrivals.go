@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/arrival"
 )
 
 // Counts counts the requests sent in consecutive windows of a phase, each expected to hold about
@@ -128,24 +130,24 @@ const (
 
 // ArrivalCheck is what the arrival check found of a phase.
 type ArrivalCheck struct {
-	// Process is the intended arrival process ("uniform", "poisson"); Index the achieved sends'
+	// Process is the intended arrival process; Index the achieved sends'
 	// dispersion index (NaN when not judged).
-	Process string
+	Process arrival.Process
 	Index   float64
 	// Judged is false when there was no process to test against or too few windows.
 	Judged, Fits bool
 }
 
 // JudgeArrivals tests the achieved sends d against the intended process.
-func JudgeArrivals(process string, d Dispersion) ArrivalCheck {
-	c := ArrivalCheck{Process: process, Index: d.Index()}
+func JudgeArrivals(process arrival.Process, d Dispersion) ArrivalCheck {
+	c := ArrivalCheck{Process: process.Or(), Index: d.Index()}
 	if d.Windows < MinWindows || math.IsNaN(c.Index) {
 		return c
 	}
-	switch process {
-	case "uniform", "":
-		c.Process, c.Judged, c.Fits = "uniform", true, c.Index < UniformMaxIndex
-	case "poisson":
+	switch c.Process {
+	case arrival.Uniform:
+		c.Judged, c.Fits = true, c.Index < UniformMaxIndex
+	case arrival.Poisson:
 		// (n−1)·index is chi-square with n−1 degrees of freedom under a Poisson process; its
 		// normal approximation, with thousands of windows, is exact enough for p < 0.001.
 		z := (c.Index - 1) * math.Sqrt(float64(d.Windows-1)/2)
@@ -162,7 +164,7 @@ func (c ArrivalCheck) String() string {
 		return ""
 	}
 	switch {
-	case c.Process == "uniform":
+	case c.Process == arrival.Uniform:
 		return fmt.Sprintf("arrivals not as intended: the sends came in clumps (dispersion %.2f; evenly spaced is near 0, a Poisson process 1): the target met a burstier load than the evenly spaced one asked, so its latencies read worse than that load's", c.Index)
 	case c.Index > 1:
 		return fmt.Sprintf("arrivals not as intended: the sends were burstier than a Poisson process (dispersion %.2f, Poisson 1): the target met a harsher load than asked, so its latencies read worse than that load's", c.Index)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/arrival"
 )
 
 // sends counts a schedule of gaps (in units of the mean gap 1/rate) over a phase of du.
@@ -47,7 +49,7 @@ func TestArrivalCheck(t *testing.T) {
 		{"clumps, uniform asked", "uniform", clumps, false, "came in clumps"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := JudgeArrivals(c.process, sends(1000, 20*time.Second, c.gap))
+			got := JudgeArrivals(arrival.Process(c.process), sends(1000, 20*time.Second, c.gap))
 			if !got.Judged || got.Fits != c.fits || !strings.Contains(got.String(), c.words) || (c.fits && got.String() != "") {
 				t.Errorf("%+v (%q); want judged, fits %v, saying %q", got, got.String(), c.fits, c.words)
 			}

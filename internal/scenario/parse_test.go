@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/arrival"
 	"github.com/iotbench/iotbench/internal/golden"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/loadspec"
@@ -195,7 +196,7 @@ scenarios:
 		t.Fatal(err)
 	}
 	l := f.Scenarios["s"].Load
-	if got := load.FormatStages(l.Staged); got != "30s:500,1m:500-5000,30s:5000" || l.Arrival != load.Poisson {
+	if got := load.FormatStages(l.Staged); got != "30s:500,1m:500-5000,30s:5000" || l.Arrival != arrival.Poisson {
 		t.Errorf("stages %s, arrival %q; want 30s:500,1m:500-5000,30s:5000 and poisson", got, l.Arrival)
 	}
 }

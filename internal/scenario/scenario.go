@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/iotbench/iotbench/internal/arrival"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/protocol"
@@ -121,8 +122,8 @@ type LoadModel struct {
 	Connections     int           `yaml:"connections"`
 	ExpectedLatency time.Duration `yaml:"expected_latency"`
 	Timeout         time.Duration `yaml:"timeout"`
-	// Arrival is the open loop's arrival process (load.Arrivals); empty: uniform.
-	Arrival load.Arrival `yaml:"arrival"`
+	// Arrival is the open loop's arrival process (arrival.All); empty: uniform.
+	Arrival arrival.Process `yaml:"arrival"`
 	// Stages are the open loop's rates over the measured phase instead of one Rate, each written
 	// as load.ParseStage reads it (30s:500, 60s:500-5000); Staged is the parsed form.
 	Stages []string     `yaml:"stages"`

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/iotbench/iotbench/internal/arrival"
 	"github.com/iotbench/iotbench/internal/golden"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/latency"
@@ -48,16 +49,16 @@ func TestSplit(t *testing.T) {
 		{"30 connections over 3", closed, 3},
 		{"30 connections over 4", closed, 4},
 		{"none", open(100), 0},
-		{"poisson 2000 rps over 2", load.Config{Model: load.Model{Rate: 2000, Arrival: load.Poisson, Seed: 3}}, 2},
+		{"poisson 2000 rps over 2", load.Config{Model: load.Model{Rate: 2000, Arrival: arrival.Poisson, Seed: 3}}, 2},
 		{"stages over 2", load.Config{Model: load.Model{Rate: 1001, Stages: stages(t, "10s:500-1502")}}, 2},
-		{"poisson stages over 2", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 2},
-		{"poisson stages over 3", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Stages: stages(t, "10s:500-1500")}}, 3},
+		{"poisson stages over 2", load.Config{Model: load.Model{Rate: 1000, Arrival: arrival.Poisson, Stages: stages(t, "10s:500-1500")}}, 2},
+		{"poisson stages over 3", load.Config{Model: load.Model{Rate: 1000, Arrival: arrival.Poisson, Stages: stages(t, "10s:500-1500")}}, 3},
 		{"warm-up until steady over 2", load.Config{Model: load.Model{Rate: 1000}, Warmup: time.Minute, WarmupAuto: true}, 2},
 		{"https over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: protocol.HTTPS}}, 2},
 		{"h2c over 2", load.Config{Model: load.Model{Rate: 1000}, Request: load.Request{Protocol: protocol.H2C, Streams: 4}}, 2},
 		{"warm-up until steady, one generator", load.Config{Model: load.Model{Rate: 1000}, Warmup: time.Minute, WarmupAuto: true}, 1},
 		{"a mix with a probe over 2", load.Config{Model: load.Model{Rate: 1000}, Kinds: mixKinds(50)}, 2},
-		{"a poisson mix with a probe over 2", load.Config{Model: load.Model{Rate: 1000, Arrival: load.Poisson, Seed: 3}, Kinds: mixKinds(50)}, 2},
+		{"a poisson mix with a probe over 2", load.Config{Model: load.Model{Rate: 1000, Arrival: arrival.Poisson, Seed: 3}, Kinds: mixKinds(50)}, 2},
 		{"a mix of stages over 2", load.Config{Model: load.Model{Rate: 1000, Stages: stages(t, "10s:500-1500")}, Kinds: mixKinds(50)}, 2},
 		{"a closed-loop mix over 3", load.Config{Model: load.Model{Connections: 30}, Kinds: mixKinds(0)[:2]}, 3},
 		{"a probe at 51 rps over 2", load.Config{Model: load.Model{Rate: 1000}, Kinds: mixKinds(51)}, 2},
@@ -99,7 +100,7 @@ func TestSplit(t *testing.T) {
 // shard of that index would, its own draws and its own share of the schedule.
 func TestSpecOfAJobTakesItsIndex(t *testing.T) {
 	for _, m := range []load.Model{
-		{Rate: 1000, Arrival: load.Poisson, Seed: 7},
+		{Rate: 1000, Arrival: arrival.Poisson, Seed: 7},
 		{Rate: 1000, Stages: stages(t, "10s:500-1500")},
 	} {
 		specs, err := Split(load.Config{Model: m, Kinds: mixKinds(50)}, 2)
@@ -121,9 +122,9 @@ func TestSpecOfAJobTakesItsIndex(t *testing.T) {
 func TestSplitKeepsTheArrivalProcess(t *testing.T) {
 	const rate, count, du = 1000, 4, 10 * time.Minute
 	for _, tc := range []struct {
-		arrival      load.Arrival
+		arrival      arrival.Process
 		minCV, maxCV float64
-	}{{load.Uniform, 0, 0.01}, {load.Poisson, 0.95, 1.05}} {
+	}{{arrival.Uniform, 0, 0.01}, {arrival.Poisson, 0.95, 1.05}} {
 		specs, err := Split(load.Config{Model: load.Model{Rate: rate, Arrival: tc.arrival, Seed: 1}}, count)
 		if err != nil {
 			t.Fatal(err)
@@ -175,8 +176,8 @@ func stages(t *testing.T, text string) []load.Stage {
 // area, uniform ones exactly the cell's schedule.
 func TestSplitKeepsTheStages(t *testing.T) {
 	st := stages(t, "200s:500,200s:500-2000")
-	for _, arrival := range []load.Arrival{load.Uniform, load.Poisson} {
-		m := load.Model{Rate: 1000, Arrival: arrival, Stages: st, Seed: 1}
+	for _, process := range []arrival.Process{arrival.Uniform, arrival.Poisson} {
+		m := load.Model{Rate: 1000, Arrival: process, Stages: st, Seed: 1}
 		specs, err := Split(load.Config{Model: m}, 4)
 		if err != nil {
 			t.Fatal(err)
@@ -195,9 +196,9 @@ func TestSplitKeepsTheStages(t *testing.T) {
 		slices.Sort(merged)
 		want := load.StagesRequests(st)
 		if n := float64(len(merged)); math.Abs(n-want) > 0.01*want {
-			t.Errorf("%s stages over 4 shards: %.0f requests, want %.0f within 1%%", arrival, n, want)
+			t.Errorf("%s stages over 4 shards: %.0f requests, want %.0f within 1%%", process, n, want)
 		}
-		if arrival == load.Uniform {
+		if process == arrival.Uniform {
 			whole := load.Schedule(m)
 			for i, at := range merged {
 				if w := whole(uint64(i)); at != w {
@@ -219,7 +220,7 @@ func TestSplitKeepsTheMix(t *testing.T) {
 		m    load.Model
 	}{
 		{"uniform", load.Model{Rate: 1000}},
-		{"poisson", load.Model{Rate: 1000, Arrival: load.Poisson, Seed: 1}},
+		{"poisson", load.Model{Rate: 1000, Arrival: arrival.Poisson, Seed: 1}},
 		{"uniform stages", load.Model{Rate: 1000, Stages: stages(t, "100s:500,100s:500-1500")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -252,7 +253,7 @@ func TestSplitKeepsTheMix(t *testing.T) {
 				slices.Sort(out)
 				return out
 			}
-			if tc.m.Arrival != load.Poisson {
+			if tc.m.Arrival != arrival.Poisson {
 				if !slices.Equal(all(merged), all(whole)) {
 					t.Errorf("the shards' requests merged (%d) are not due when one generator's (%d) are", len(all(merged)), len(all(whole)))
 				}
@@ -268,14 +269,14 @@ func TestSplitKeepsTheMix(t *testing.T) {
 				// Within a turn of the weights (5 requests) per shard, uniform; Poisson, within
 				// 4 standard deviations of its count (√w).
 				slack := 5 * float64(len(specs))
-				if tc.m.Arrival == load.Poisson {
+				if tc.m.Arrival == arrival.Poisson {
 					slack = 4 * math.Sqrt(w)
 				}
 				if n := float64(len(merged[k])); math.Abs(n-w) > slack {
 					t.Errorf("request %s: %.0f due over %d shards, want %.0f within %.0f", cfg.Kinds[k].Name, n, len(specs), w, slack)
 				}
 			}
-			if tc.m.Arrival == load.Poisson {
+			if tc.m.Arrival == arrival.Poisson {
 				if cv := gapsCV(merged[2]); cv < 0.9 || cv > 1.1 {
 					t.Errorf("the probe's merged gaps' coefficient of variation %.3f, want 1 ± 0.1", cv)
 				}

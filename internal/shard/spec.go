@@ -31,6 +31,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/arrival"
 	"github.com/iotbench/iotbench/internal/load"
 )
 
@@ -98,7 +99,7 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 	rate, conns := m.Rate/count, m.Connections/count
 	stages, share := m.Stages, load.Share{}
 	switch {
-	case len(m.Stages) > 0 && m.Arrival == load.Poisson:
+	case len(m.Stages) > 0 && m.Arrival == arrival.Poisson:
 		stages = make([]load.Stage, len(m.Stages))
 		for k, st := range m.Stages {
 			if st.From%count != 0 || st.To%count != 0 {
@@ -112,7 +113,7 @@ func Split(cfg load.Config, count int) ([]Spec, error) {
 		return nil, fmt.Errorf("a rate of %d rps does not divide among %d generators: use a multiple of %d, e.g. %d", m.Rate, count, count, nextMultiple(m.Rate, count))
 	case m.Connections > 0 && m.Connections%count != 0:
 		return nil, fmt.Errorf("%d connections do not divide among %d generators: use a multiple of %d", m.Connections, count, count)
-	case len(cfg.Kinds) > 0 && m.Rate > 0 && m.Arrival != load.Poisson && count > 1:
+	case len(cfg.Kinds) > 0 && m.Rate > 0 && m.Arrival != arrival.Poisson && count > 1:
 		// Streams of their own interleave only by their place in the cell's streams: an offset
 		// of the cell's rate would bunch them.
 		share = load.Share{Count: count}
@@ -163,7 +164,7 @@ func shardSeed(seed uint64, i int) uint64 { return seed + uint64(i)*0x9e3779b97f
 // Share of the cell's schedule.
 func (s Spec) Offset() time.Duration {
 	m := s.Load.Model
-	if s.TotalRate <= 0 || m.Arrival == load.Poisson || len(m.Stages) > 0 || m.Share.Count > 1 {
+	if s.TotalRate <= 0 || m.Arrival == arrival.Poisson || len(m.Stages) > 0 || m.Share.Count > 1 {
 		return 0
 	}
 	return time.Duration(int64(s.Index) * int64(time.Second) / int64(s.TotalRate))
