@@ -44,6 +44,8 @@ func main() {
 type options struct {
 	nginx, wrk, wrk2     string
 	h2load               string // empty: no h2 step
+	iotbench             string // empty: no `iotbench run` step
+	expectedLatency      time.Duration
 	h2Streams            int
 	serverCPU, clientCPU int
 	step, warmup         time.Duration
@@ -72,6 +74,8 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.wrk, "wrk", lookPath("wrk", "/usr/bin/wrk"), "wrk binary")
 	flag.StringVar(&o.h2load, "h2load", lookPath("h2load", "/usr/bin/h2load"), "h2load binary (Debian's nghttp2-client); \"\": no h2 step")
 	flag.IntVar(&o.h2Streams, "h2-streams", 10, "streams of each connection in the h2 steps")
+	flag.StringVar(&o.iotbench, "iotbench", "", "iotbench binary: when set, `iotbench run --url` runs open loop after the engine at each rate, as a user runs it (the whole process, its figures from its results row)")
+	flag.DurationVar(&o.expectedLatency, "expected-latency", 10*time.Millisecond, "--iotbench: the run's --expected-latency")
 	flag.StringVar(&o.wrk2, "wrk2", "", "wrk2 binary (github.com/giltene/wrk2, built by hand): when set, it runs open loop before the engine at each rate, with the connections of the closed-loop steps (each such step lasts 10 s more: wrk2's calibration)")
 	// The split iotbench run makes on this machine: the server on the last CPU, the client on the first.
 	flag.IntVar(&o.serverCPU, "server-cpu", cpus[len(cpus)-1], "CPU nginx is pinned to")
@@ -131,6 +135,9 @@ func run() int {
 		return 2
 	}
 	bins := []string{o.nginx, o.wrk}
+	if o.iotbench != "" {
+		bins = append(bins, o.iotbench)
+	}
 	if o.wrk2 != "" {
 		bins = append(bins, o.wrk2)
 	}
@@ -248,6 +255,7 @@ type row struct {
 	tls            bool // a step over TLS (https)
 	h2             bool // a step in HTTP/2 (h2): with isWrkReference, h2load's
 	isEngine       bool
+	isProduct      bool // `iotbench run`, the whole process (productRow)
 	isOpen         bool
 }
 
@@ -315,6 +323,13 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 			if !r.repeated {
 				break
 			}
+		}
+		if o.iotbench != "" && m.Mode() == load.Open {
+			r, err := productRow(ctx, o, srv, m.Rate)
+			if err != nil {
+				return rows, err
+			}
+			add(r)
 		}
 	}
 	// The figure the latency goal is set at: what the engine adds at half of what it sustains.

@@ -47,7 +47,7 @@ func printTable(w io.Writer, rows []row) {
 		if r.isOpen {
 			achieved = fmt.Sprintf("%.2f%%", 100*r.achieved)
 		}
-		if r.isOpen && r.isEngine {
+		if r.isOpen && (r.isEngine || r.isProduct) {
 			lag = micros(r.lagP99)
 		}
 		added50, added99 := "floor", "floor"
@@ -59,6 +59,9 @@ func printTable(w io.Writer, rows []row) {
 			heap = fmt.Sprintf("%.1f KB", r.allocated/1000)
 			own, sched, gcs = micros(r.ownP99), micros(r.schedP99), fmt.Sprint(r.gcs)
 		}
+		if r.isProduct {
+			own = micros(r.ownP99)
+		}
 		ratio, ref := "—", wrk
 		switch {
 		case r.h2:
@@ -66,7 +69,7 @@ func printTable(w io.Writer, rows []row) {
 		case r.tls:
 			ref = wrkTLS
 		}
-		if r.client == "iotbench" && ref.rps > 0 {
+		if (r.isEngine || r.isProduct) && ref.rps > 0 {
 			ratio = fmt.Sprintf("%.2f", r.rps/ref.rps)
 		}
 		p999 := "—" // wrk prints none
@@ -107,7 +110,7 @@ func printTable(w io.Writer, rows []row) {
 			fmt.Fprintln(w)
 		}
 	}
-	fmt.Fprintf(w, "  added: over wrk with 1 connection (nothing queued, so the server's own stalls count once, not for every request queued behind them);\n  own p99: what the engine itself added to each request, measured per request (due until written, answer received by the kernel until read);\n  CPU: share of one core over the measured phase, and per request;\n  other CPU: what other processes and the hypervisor (steal) took of the client's and nginx's CPUs, in cores; a failed open-loop step is run again once, up to %d times while more than %.2f was taken; open loop: latency from each request's due time;\n  sched wait p99: how long the engine's goroutines waited, runnable, for its thread (latency it adds whatever the server does); GCs: collections in the step;\n  heap/request: what the engine allocated per request (collected only near 1 GiB, as in iotbench run)\n", maxAttempts, resources.Disturbed)
+	fmt.Fprintf(w, "  added: over wrk with 1 connection (nothing queued, so the server's own stalls count once, not for every request queued behind them);\n  own p99: what the engine itself added to each request, measured per request (due until written, answer received by the kernel until read);\n  CPU: share of one core over the measured phase, and per request;\n  other CPU: what other processes and the hypervisor (steal) took of the client's and nginx's CPUs, in cores; a failed open-loop step is run again once, up to %d times while more than %.2f was taken; open loop: latency from each request's due time;\n  sched wait p99: how long the engine's goroutines waited, runnable, for its thread (latency it adds whatever the server does); GCs: collections in the step;\n  heap/request: what the engine allocated per request (collected only near 1 GiB, as in iotbench run);\n  iotbench run: the whole `iotbench run --url` process at the rate, pinned as the engine is (-iotbench): its results row's figures over its measured phase\n", maxAttempts, resources.Disturbed)
 }
 
 // perRequest is the client's CPU time per request: what bounds its throughput on one core.
