@@ -46,6 +46,8 @@ type options struct {
 	h2load               string // empty: no h2 step
 	iotbench             string // empty: no `iotbench run` step
 	expectedLatency      time.Duration
+	inflight             []time.Duration // delays of the reference server's in-flight steps; none: no such step
+	inflightRate         int
 	h2Streams            int
 	serverCPU, clientCPU int
 	step, warmup         time.Duration
@@ -76,6 +78,9 @@ func parseFlags() (options, error) {
 	flag.IntVar(&o.h2Streams, "h2-streams", 10, "streams of each connection in the h2 steps")
 	flag.StringVar(&o.iotbench, "iotbench", "", "iotbench binary: when set, `iotbench run --url` runs open loop after the engine at each rate, as a user runs it (the whole process, its figures from its results row)")
 	flag.DurationVar(&o.expectedLatency, "expected-latency", 10*time.Millisecond, "--iotbench: the run's --expected-latency")
+	var inflight string
+	flag.StringVar(&inflight, "inflight", "", "with -iotbench: delays of a reference server (iotbench reference) on the server CPU, e.g. 200ms,500ms: at -inflight-rate, rate × delay requests in flight, then the server saturated at 3/4 of the rate")
+	flag.IntVar(&o.inflightRate, "inflight-rate", 10000, "rate of the -inflight steps")
 	flag.StringVar(&o.wrk2, "wrk2", "", "wrk2 binary (github.com/giltene/wrk2, built by hand): when set, it runs open loop before the engine at each rate, with the connections of the closed-loop steps (each such step lasts 10 s more: wrk2's calibration)")
 	// The split iotbench run makes on this machine: the server on the last CPU, the client on the first.
 	flag.IntVar(&o.serverCPU, "server-cpu", cpus[len(cpus)-1], "CPU nginx is pinned to")
@@ -108,7 +113,21 @@ func parseFlags() (options, error) {
 		}
 		o.tlsRates = append(o.tlsRates, r)
 	}
+	for _, f := range strings.Split(inflight, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil || d <= 0 {
+			return o, fmt.Errorf("-inflight %q: want durations separated by commas, e.g. 200ms,500ms", inflight)
+		}
+		o.inflight = append(o.inflight, d)
+	}
 	switch {
+	case len(o.inflight) > 0 && o.iotbench == "":
+		return o, fmt.Errorf("-inflight runs `iotbench reference` and `iotbench run`: give -iotbench BIN")
+	case o.inflightRate <= 0:
+		return o, fmt.Errorf("-inflight-rate %d: give a positive rate", o.inflightRate)
 	case o.serverCPU == o.clientCPU:
 		return o, fmt.Errorf("-server-cpu and -client-cpu are both %d: the client must not share the server's CPU", o.serverCPU)
 	case !slices.Contains(cpus, o.serverCPU) || !slices.Contains(cpus, o.clientCPU):
@@ -186,6 +205,11 @@ func run() int {
 		h2Rows, err = measureH2(ctx, o, srv)
 		rows = append(rows, h2Rows...)
 	}
+	if err == nil && len(o.inflight) > 0 {
+		var inRows []row
+		inRows, err = measureInFlight(ctx, o)
+		rows = append(rows, inRows...)
+	}
 	stopRecording()
 	if len(rows) > 0 {
 		fmt.Printf("generator benchmark, %s; nginx on CPU %d, client on CPU %d, %s per step; load average before %s, after %s\n",
@@ -256,6 +280,7 @@ type row struct {
 	h2             bool // a step in HTTP/2 (h2): with isWrkReference, h2load's
 	isEngine       bool
 	isProduct      bool // `iotbench run`, the whole process (productRow)
+	inFlight       bool // against a reference server of long answers (measureInFlight)
 	isOpen         bool
 }
 
@@ -290,7 +315,7 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 		models = append(models, load.Model{Rate: r, ExpectedLatency: time.Millisecond})
 	}
 	step := func(m load.Model) (row, error) {
-		e, err := runEngine(ctx, srv, load.Request{Method: "GET", URL: srv.URL}, m, []int{o.clientCPU, o.serverCPU}, o.warmup, o.step)
+		e, err := runEngine(ctx, srv, load.Request{Method: "GET", URL: srv.URL}, load.NewCheck(nginxBody), m, []int{o.clientCPU, o.serverCPU}, o.warmup, o.step)
 		if err != nil {
 			return row{}, err
 		}
@@ -302,7 +327,7 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 	}
 	for _, m := range models {
 		if o.wrk2 != "" && m.Mode() == load.Open {
-			r, err := wrk2Row(ctx, o, srv, m.Rate, srv.URL)
+			r, err := wrk2Row(ctx, o, srv, m.Rate, o.conns, srv.URL)
 			if err != nil {
 				return rows, err
 			}
@@ -325,7 +350,7 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 			}
 		}
 		if o.iotbench != "" && m.Mode() == load.Open {
-			r, err := productRow(ctx, o, srv, m.Rate)
+			r, err := productRow(ctx, o, srv, srv.URL, nginxBody, m.Rate, o.expectedLatency)
 			if err != nil {
 				return rows, err
 			}
@@ -345,10 +370,11 @@ func measure(ctx context.Context, o options, srv *nginx) ([]row, error) {
 	return rows, nil
 }
 
-// wrk2Row runs wrk2 at rate, open loop, as the engine's step at that rate is run.
-func wrk2Row(ctx context.Context, o options, srv *nginx, rate int, url string) (row, error) {
+// wrk2Row runs wrk2 at rate over conns connections, open loop, as the engine's step at that rate
+// is run.
+func wrk2Row(ctx context.Context, o options, srv server, rate, conns int, url string) (row, error) {
 	before, watch := srv.cpu(), watchCPUs(o.clientCPU, o.serverCPU)
-	w, err := runWrk2(ctx, o.wrk2, o.clientCPU, o.conns, rate, o.step, url)
+	w, err := runWrk2(ctx, o.wrk2, o.clientCPU, conns, rate, o.step, url)
 	if err != nil {
 		return row{}, err
 	}
@@ -419,7 +445,11 @@ type engineResult struct {
 }
 
 // runEngine measures one load model with the engine, counting CPU over the measured phase only.
-func runEngine(ctx context.Context, srv *nginx, req load.Request, m load.Model, cpus []int, warmup, d time.Duration) (engineResult, error) {
+// server is what a step loads: nginx, or a reference server of known delay; cpu is the CPU time
+// it used so far.
+type server interface{ cpu() time.Duration }
+
+func runEngine(ctx context.Context, srv server, req load.Request, check load.Check, m load.Model, cpus []int, warmup, d time.Duration) (engineResult, error) {
 	var e engineResult
 	var cpu0, server0 time.Duration
 	var watch cpuWatch
@@ -430,7 +460,7 @@ func runEngine(ctx context.Context, srv *nginx, req load.Request, m load.Model, 
 	runtime.GC()
 	res, err := load.Run(ctx, load.Config{
 		Request:  req,
-		Check:    load.NewCheck(`"id"`),
+		Check:    check,
 		Model:    m,
 		Warmup:   warmup,
 		Duration: d,
@@ -494,8 +524,8 @@ func capacityOf(rows []row) load.Capacity {
 	var floor time.Duration
 	for _, r := range rows {
 		switch {
-		case r.tls || r.h2:
-			continue // the capacity iotbench run warns by is plaintext's
+		case r.tls || r.h2 || r.inFlight:
+			continue // the capacity iotbench run warns by is plaintext's, against nginx
 		case r.isFloor:
 			floor = r.p50
 		case r.isEngine && !r.isOpen:

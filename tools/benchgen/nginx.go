@@ -16,9 +16,12 @@ import (
 	"time"
 )
 
-// body is nginx's whole answer: small, static, and it carries the marker the engine checks for,
-// so the check runs on every response as it does in a real run.
+// body is nginx's whole answer: small, static, and it carries the marker the engine checks for
+// (nginxBody), so the check runs on every response as it does in a real run.
 const body = `{"id":1,"processingMs":0}`
+
+// nginxBody is what the engine's check finds in every one of nginx's answers.
+const nginxBody = `"id"`
 
 // nginxConf serves body from memory on one loopback port with one worker: no file read, no log
 // written per request, connections kept for the whole run. Every path nginx writes is in dir.

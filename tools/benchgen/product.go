@@ -13,18 +13,19 @@ import (
 	"github.com/iotbench/iotbench/internal/results"
 )
 
-// productRow runs `iotbench run --url` at rate as a user runs it, pinned to the client CPU as the
+// productRow runs `iotbench run --url` at rate (answers holding contains, expected within expected)
+// as a user runs it, pinned to the client CPU as the
 // engine's steps are: the whole process (its recording, timelines, self-checks and Go runtime),
 // not the engine alone. Its figures are its results row's, over the measured phase; the server's
 // CPU is over the whole process's run (warm-up and start included).
-func productRow(ctx context.Context, o options, srv *nginx, rate int) (row, error) {
+func productRow(ctx context.Context, o options, srv server, url, contains string, rate int, expected time.Duration) (row, error) {
 	dir, err := os.MkdirTemp("", "benchgen-run-")
 	if err != nil {
 		return row{}, err
 	}
 	defer os.RemoveAll(dir)
 	cmd := exec.CommandContext(ctx, "taskset", "-c", strconv.Itoa(o.clientCPU), o.iotbench, "run",
-		"--url", srv.URL, "--contains", `"id"`, "--rate", strconv.Itoa(rate), "--expected-latency", o.expectedLatency.String(),
+		"--url", url, "--contains", contains, "--rate", strconv.Itoa(rate), "--expected-latency", expected.String(),
 		"--duration", o.step.String(), "--warmup", o.warmup.String(), "--calibration=false", "--out", dir)
 	before, watch, began := srv.cpu(), watchCPUs(o.clientCPU, o.serverCPU), time.Now()
 	out, runErr := cmd.CombinedOutput()

@@ -27,7 +27,7 @@ func soak(ctx context.Context, w io.Writer, url string, rate int, d time.Duratio
 	go func() {
 		res, err := load.Run(ctx, load.Config{
 			Request:  load.Request{Method: "GET", URL: url},
-			Check:    load.NewCheck(`"id"`),
+			Check:    load.NewCheck(nginxBody),
 			Model:    load.Model{Rate: rate, ExpectedLatency: time.Millisecond},
 			Duration: d,
 			Timeout:  5 * time.Second,

@@ -51,7 +51,10 @@ func printTable(w io.Writer, rows []row) {
 			lag = micros(r.lagP99)
 		}
 		added50, added99 := "floor", "floor"
-		if !r.isFloor && floor.p50 > 0 {
+		switch {
+		case r.inFlight:
+			added50, added99 = "—", "—" // another server than the floor's
+		case !r.isFloor && floor.p50 > 0:
 			added50, added99 = signedMicros(r.p50-floor.p50), signedMicros(r.p99-floor.p99)
 		}
 		own, heap, sched, gcs := "—", "—", "—", "—"
@@ -69,7 +72,7 @@ func printTable(w io.Writer, rows []row) {
 		case r.tls:
 			ref = wrkTLS
 		}
-		if (r.isEngine || r.isProduct) && ref.rps > 0 {
+		if (r.isEngine || r.isProduct) && !r.inFlight && ref.rps > 0 {
 			ratio = fmt.Sprintf("%.2f", r.rps/ref.rps)
 		}
 		p999 := "—" // wrk prints none

@@ -99,14 +99,14 @@ func measureTLS(ctx context.Context, o options, srv *nginx) ([]row, error) {
 	}
 	for _, m := range models {
 		if o.wrk2 != "" && m.Mode() == load.Open {
-			r, err := wrk2Row(ctx, o, srv, m.Rate, srv.TLSURL)
+			r, err := wrk2Row(ctx, o, srv, m.Rate, o.conns, srv.TLSURL)
 			if err != nil {
 				return rows, err
 			}
 			r.tls, r.load = true, r.load+" https"
 			rows = append(rows, r)
 		}
-		e, err := runEngine(ctx, srv, srv.httpsRequest(), m, []int{o.clientCPU, o.serverCPU}, o.warmup, o.step)
+		e, err := runEngine(ctx, srv, srv.httpsRequest(), load.NewCheck(nginxBody), m, []int{o.clientCPU, o.serverCPU}, o.warmup, o.step)
 		if err != nil {
 			return rows, err
 		}
@@ -197,7 +197,7 @@ func measureH2(ctx context.Context, o options, srv *nginx) ([]row, error) {
 	req := srv.httpsRequest()
 	req.Protocol, req.Streams = protocol.H2, o.h2Streams
 	m := load.Model{Connections: o.conns}
-	e, err := runEngine(ctx, srv, req, m, []int{o.clientCPU, o.serverCPU}, o.warmup, o.step)
+	e, err := runEngine(ctx, srv, req, load.NewCheck(nginxBody), m, []int{o.clientCPU, o.serverCPU}, o.warmup, o.step)
 	if err != nil {
 		return rows, err
 	}
