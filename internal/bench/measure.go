@@ -238,6 +238,7 @@ func fillUsage(row *results.Row, u resources.Usage) {
 		row.CPUPercent = 100 * u.CPUCores / float64(len(cpus))
 	}
 	row.MemoryPeak, row.MemoryMean = int64(u.MemoryPeak), int64(u.MemoryMean)
+	row.PressureRead, row.CPUPressure, row.MemoryPressure = u.PressureRead, u.CPUPressure, u.MemoryPressure
 	if u.CPUCores > 0 {
 		row.RPSPerCore = row.ThroughputRPS / u.CPUCores
 	}

@@ -1,5 +1,5 @@
 // Package limit names what limited a target in a measured phase, by rules on what iotbench
-// measured of it: its cgroup's CPU and memory, its database server's CPU, the generator's own
+// measured of it: its cgroup's CPU, memory and pressure (PSI), its database server's CPU, the generator's own
 // share (by the row's kind of fault: the generator's rule is the engine's, not a second one), the
 // JIT's compile time. Each rule names its threshold; a phase none of them explains is "not found",
 // with what was ruled out, so that a maximum comes with what a user can act on, or with the
@@ -46,6 +46,12 @@ const (
 	BusyShare = 0.90
 	// MemoryShare of the memory limit at peak: the next allocations are the kernel's to refuse.
 	MemoryShare = 0.90
+	// CPUWaitShare of the phase in which some task of the target waited for a CPU (PSI's "some"):
+	// under BusyShare on average, the CPUs were still short in bursts that long.
+	CPUWaitShare = 0.20
+	// MemoryStallShare of the phase in which some task stalled on memory (reclaim, swap-in): the
+	// target was short of memory below its peak's share.
+	MemoryStallShare = 0.10
 )
 
 // Figures are what the rules read of a phase.
@@ -64,6 +70,10 @@ type Figures struct {
 	DBCPUCores float64
 	// GeneratorShare is the generator's CPU as a share of its CPUs.
 	GeneratorShare float64
+	// PressureRead says the target's cgroup gave its pressure: the shares of the phase in which
+	// some task waited for a CPU (CPUPressure) and stalled on memory (MemoryPressure).
+	PressureRead                bool
+	CPUPressure, MemoryPressure float64
 	// StillWarming: the JIT compiled through half the phase or more; JITBusy, how long.
 	StillWarming bool
 	JITBusy      time.Duration
@@ -107,7 +117,10 @@ func Of(f Figures) Limit {
 	if share >= BusyShare {
 		return Limit{Kind: CPU, Evidence: fmt.Sprintf("CPU: %.2f of its %s", share, cpus(f.TargetCPUs)), RuledOut: out}
 	}
-	out = append(out, fmt.Sprintf("CPU (%.2f of its %s, under %.2f)", share, cpus(f.TargetCPUs), BusyShare))
+	if f.PressureRead && f.CPUPressure >= CPUWaitShare {
+		return Limit{Kind: CPU, Evidence: fmt.Sprintf("CPU in bursts: %.2f of its %s on average, but some task waited for it %.0f%% of the phase", share, cpus(f.TargetCPUs), 100*f.CPUPressure), RuledOut: out}
+	}
+	out = append(out, fmt.Sprintf("CPU (%.2f of its %s, under %.2f%s)", share, cpus(f.TargetCPUs), BusyShare, waited(f)))
 	if f.DBCPUs > 0 {
 		share := f.DBCPUCores / float64(f.DBCPUs)
 		if share >= BusyShare {
@@ -122,10 +135,25 @@ func Of(f Figures) Limit {
 		}
 		out = append(out, fmt.Sprintf("memory (peak %.0f%% of its %s limit)", 100*share, f.Memory))
 	}
+	if f.PressureRead && f.MemoryPressure >= MemoryStallShare {
+		return Limit{Kind: Memory, Evidence: fmt.Sprintf("memory: some task stalled on it %.0f%% of the phase", 100*f.MemoryPressure), RuledOut: out}
+	}
+	if f.PressureRead {
+		out = append(out, fmt.Sprintf("memory stalls (%.0f%% of the phase)", 100*f.MemoryPressure))
+	}
 	if f.StillWarming {
 		return Limit{Kind: JIT, Evidence: fmt.Sprintf("the JIT: compiling for %s of the %s phase", f.JITBusy.Round(100*time.Millisecond), f.Duration), RuledOut: out}
 	}
 	return Limit{Kind: NotFound, Evidence: "not found: the runtime's own signals (GC, threads, event loop, pools) are not read yet", RuledOut: out}
+}
+
+// waited is what the CPU's pressure adds to its ruled-out line: how long some task waited for
+// it, or that the host keeps no pressure for the target's cgroup.
+func waited(f Figures) string {
+	if !f.PressureRead {
+		return "; pressure not read"
+	}
+	return fmt.Sprintf("; some task waited for it %.0f%% of the phase", 100*f.CPUPressure)
 }
 
 func cpus(n int) string {

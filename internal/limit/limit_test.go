@@ -28,12 +28,16 @@ func TestEachLimitIsNamedWithItsFigures(t *testing.T) {
 		{"bounded by CPU", with(func(f *Figures) { f.CPUCores = 0.97 }), CPU, "CPU: 0.97 of its 1 CPU", []string{"the generator"}},
 		{"at the threshold", with(func(f *Figures) { f.TargetCPUs, f.CPUCores = 2, 1.8 }), CPU, "CPU: 0.90 of its 2 CPUs", nil},
 		{"the generator, whatever the target's CPU", with(func(f *Figures) { f.Fault, f.CPUCores, f.GeneratorShare = fault.GeneratorDelayed, 0.99, 0.95 }), Generator, "the generator: generator-delayed, at 0.95", nil},
-		{"a slow database server", with(func(f *Figures) { f.DBCPUs, f.DBCPUCores = 1, 0.96 }), DatabaseCPU, "the database server's CPU: 0.96 of its 1 CPU", []string{"CPU (0.50 of its 1 CPU, under 0.90)"}},
+		{"a slow database server", with(func(f *Figures) { f.DBCPUs, f.DBCPUCores = 1, 0.96 }), DatabaseCPU, "the database server's CPU: 0.96 of its 1 CPU", []string{"CPU (0.50 of its 1 CPU, under 0.90; pressure not read)"}},
 		{"memory", with(func(f *Figures) { f.MemoryPeak = 950 << 20 }), Memory, "memory: peak 93% of its 1g limit", []string{"CPU (0.50"}},
 		{"a target that died", with(func(f *Figures) { f.Fault = fault.TargetDied }), Died, "the target died", nil},
 		{"still compiling", with(func(f *Figures) { f.StillWarming, f.JITBusy = true, 7*time.Second }), JIT, "the JIT: compiling for 7s of the 10s phase", []string{"memory (peak 20% of its 1g limit)"}},
 		{"a service iotbench did not start", with(func(f *Figures) { f.TargetCPUs = 0 }), Unavailable, "signals unavailable", nil},
-		{"bounded by nothing iotbench sees", base, NotFound, "not found", []string{"the generator (0.30", "CPU (0.50 of its 1 CPU, under 0.90)", "memory (peak 20% of its 1g limit)"}},
+		{"bounded by nothing iotbench sees", base, NotFound, "not found", []string{"the generator (0.30", "CPU (0.50 of its 1 CPU, under 0.90; pressure not read)", "memory (peak 20% of its 1g limit)"}},
+		{"CPU in bursts", with(func(f *Figures) { f.PressureRead, f.CPUPressure = true, 0.31 }), CPU, "CPU in bursts: 0.50 of its 1 CPU on average, but some task waited for it 31% of the phase", []string{"the generator"}},
+		{"CPU waits under the bar", with(func(f *Figures) { f.PressureRead, f.CPUPressure, f.MemoryPressure = true, 0.19, 0.02 }), NotFound, "not found",
+			[]string{"CPU (0.50 of its 1 CPU, under 0.90; some task waited for it 19% of the phase)", "memory stalls (2% of the phase)"}},
+		{"memory stalls below the peak's bar", with(func(f *Figures) { f.PressureRead, f.MemoryPressure = true, 0.12 }), Memory, "memory: some task stalled on it 12% of the phase", []string{"memory (peak 20% of its 1g limit)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := Of(c.f)

@@ -1,6 +1,10 @@
 // Package resources measures what a target container uses over a phase, from the container's own
 // cgroup (not the host's, not the generator's): CPU time, and memory in use without page cache.
 //
+// Pressure (PSI) is read where the kernel keeps it for the container: the cgroup's own directory on
+// cgroup v2, the unified hierarchy beside the v1 controllers on a hybrid host
+// (/sys/fs/cgroup/unified/...); without either, the usage says it was not read.
+//
 // It reads the cgroup files directly rather than Docker's stats endpoint: a file read costs
 // microseconds and no daemon work, while on this machine's engine (20.10) a one-shot stats call
 // took 80 ms the first time and ~1 s after (the engine collects once a second), too slow to sample
@@ -28,6 +32,10 @@ type Sample struct {
 	// Memory is the memory in use, page cache excluded, as `docker stats` computes it: usage minus
 	// inactive file pages (cache the kernel can drop at once).
 	Memory uint64
+	// CPUStall and MemoryStall are the time since the cgroup began in which some of its tasks
+	// waited for a CPU, and for memory (PSI's "some" totals); Stalls says they were read.
+	CPUStall, MemoryStall time.Duration
+	Stalls                bool
 }
 
 // Source reads a container's counters.
@@ -41,6 +49,8 @@ type Cgroup struct {
 	cpuDir  string // v1: the cpuacct controller's directory; v2: the cgroup's
 	memDir  string
 	statKey string // the inactive file pages in memory.stat
+	// psiDir holds cpu.pressure and memory.pressure; empty where the kernel keeps none.
+	psiDir string
 }
 
 // CgroupOf finds the cgroup of process pid (a container's init process): root is where the
@@ -64,7 +74,7 @@ func CgroupOf(root, proc string, pid int) (*Cgroup, error) {
 	var c *Cgroup
 	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
 		dir := filepath.Join(root, paths[""])
-		c = &Cgroup{v2: true, cpuDir: dir, memDir: dir, statKey: "inactive_file"}
+		c = &Cgroup{v2: true, cpuDir: dir, memDir: dir, statKey: "inactive_file", psiDir: dir}
 	} else {
 		cpu, okCPU := paths["cpuacct"]
 		mem, okMem := paths["memory"]
@@ -72,6 +82,12 @@ func CgroupOf(root, proc string, pid int) (*Cgroup, error) {
 			return nil, fmt.Errorf("process %d has no cpuacct or memory cgroup (%s): cgroup v1 without those controllers cannot be measured", pid, bytes.TrimSpace(data))
 		}
 		c = &Cgroup{cpuDir: filepath.Join(root, "cpuacct", cpu), memDir: filepath.Join(root, "memory", mem), statKey: "total_inactive_file"}
+		if unified, ok := paths[""]; ok {
+			c.psiDir = filepath.Join(root, "unified", unified)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(c.psiDir, "cpu.pressure")); c.psiDir == "" || err != nil {
+		c.psiDir = ""
 	}
 	if _, err := c.Sample(); err != nil {
 		return nil, err
@@ -111,7 +127,37 @@ func (c *Cgroup) Sample() (Sample, error) {
 	if inactive < usage {
 		s.Memory = usage - inactive
 	}
+	if c.psiDir != "" {
+		cpu, errCPU := stalled(filepath.Join(c.psiDir, "cpu.pressure"))
+		mem, errMem := stalled(filepath.Join(c.psiDir, "memory.pressure"))
+		s.CPUStall, s.MemoryStall, s.Stalls = cpu, mem, errCPU == nil && errMem == nil
+	}
 	return s, nil
+}
+
+// stalled reads the "some" total of a PSI file (some avg10=… total=MICROSECONDS): how long some
+// task of the group waited for the resource.
+func stalled(path string) (time.Duration, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(data)) {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || fields[0] != "some" {
+			continue
+		}
+		for _, f := range fields[1:] {
+			if v, ok := strings.CutPrefix(f, "total="); ok {
+				us, err := strconv.ParseUint(v, 10, 64)
+				if err != nil {
+					return 0, fmt.Errorf("%s: %w", path, err)
+				}
+				return time.Duration(us) * time.Microsecond, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%s has no \"some\" total", path)
 }
 
 func single(path string) (uint64, error) {
@@ -158,6 +204,10 @@ type Usage struct {
 	// MemoryPeak and MemoryMean are over the samples, page cache excluded.
 	MemoryPeak, MemoryMean uint64
 	Samples                int
+	// CPUPressure and MemoryPressure are the shares of the wall time in which some task waited
+	// for a CPU, and for memory (PSI); PressureRead says the kernel gave them.
+	CPUPressure, MemoryPressure float64
+	PressureRead                bool
 }
 
 // Watch samples a Source through a phase.
@@ -282,6 +332,10 @@ func (w *Watch) Stop() (Usage, error) {
 	u := Usage{Wall: w.last.At.Sub(w.first.At), MemoryPeak: w.peak, MemoryMean: uint64(w.sum / float64(w.samples)), Samples: w.samples}
 	if u.Wall > 0 {
 		u.CPUCores = float64(w.last.CPU-w.first.CPU) / float64(u.Wall)
+		if u.PressureRead = w.first.Stalls && w.last.Stalls; u.PressureRead {
+			u.CPUPressure = float64(w.last.CPUStall-w.first.CPUStall) / float64(u.Wall)
+			u.MemoryPressure = float64(w.last.MemoryStall-w.first.MemoryStall) / float64(u.Wall)
+		}
 	}
 	return u, nil
 }

@@ -188,3 +188,85 @@ func TestWatchPerSecond(t *testing.T) {
 		}
 	}
 }
+
+// Pressure is read where the kernel keeps it for the container: the unified hierarchy beside
+// cgroup v1's controllers, the cgroup's own directory on v2; a host without it says so.
+func TestCgroupReadsPressure(t *testing.T) {
+	v1 := map[string]string{
+		"proc/42/cgroup":                              "4:memory:/docker/abc\n2:cpu,cpuacct:/docker/abc\n0::/docker/abc\n",
+		"sys/cpuacct/docker/abc/cpuacct.usage":        "1\n",
+		"sys/memory/docker/abc/memory.usage_in_bytes": "1\n",
+		"sys/memory/docker/abc/memory.stat":           "total_inactive_file 0\n",
+	}
+	psi := func(files map[string]string, dir string) map[string]string {
+		out := map[string]string{}
+		for k, v := range files {
+			out[k] = v
+		}
+		out[dir+"/cpu.pressure"] = "some avg10=1.00 avg60=0.50 avg300=0.10 total=2500000\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=100\n"
+		out[dir+"/memory.pressure"] = "some avg10=0.00 avg60=0.00 avg300=0.00 total=40000\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+		return out
+	}
+	v2 := map[string]string{
+		"proc/42/cgroup":                "0::/docker/abc\n",
+		"sys/cgroup.controllers":        "cpu memory\n",
+		"sys/docker/abc/cpu.stat":       "usage_usec 1\n",
+		"sys/docker/abc/memory.current": "1\n",
+		"sys/docker/abc/memory.stat":    "inactive_file 0\n",
+	}
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		read  bool
+	}{
+		{"v1 hybrid: the unified hierarchy", psi(v1, "sys/unified/docker/abc"), true},
+		{"v2: the cgroup's directory", psi(v2, "sys/docker/abc"), true},
+		{"v1 without a unified hierarchy", v1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := tree(t, tc.files)
+			cg, err := CgroupOf(filepath.Join(dir, "sys"), filepath.Join(dir, "proc"), 42)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := cg.Sample()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Sample{CPUStall: 2500 * time.Millisecond, MemoryStall: 40 * time.Millisecond, Stalls: true}
+			if !tc.read {
+				want = Sample{}
+			}
+			if s.Stalls != want.Stalls || s.CPUStall != want.CPUStall || s.MemoryStall != want.MemoryStall {
+				t.Errorf("stalls %v cpu %v memory %v, want %v %v %v", s.Stalls, s.CPUStall, s.MemoryStall, want.Stalls, want.CPUStall, want.MemoryStall)
+			}
+		})
+	}
+}
+
+// stalling is a Source whose tasks waited for a CPU a quarter of the time and for memory a tenth.
+type stalling struct{ start time.Time }
+
+func (s *stalling) Sample() (Sample, error) {
+	now := time.Now()
+	if s.start.IsZero() {
+		s.start = now
+	}
+	d := now.Sub(s.start)
+	return Sample{At: now, CPUStall: time.Minute + d/4, MemoryStall: d / 10, Stalls: true}, nil
+}
+
+func TestWatchComputesPressure(t *testing.T) {
+	w, err := Start(&stalling{}, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	u, err := w.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !u.PressureRead || u.CPUPressure < 0.24 || u.CPUPressure > 0.26 || u.MemoryPressure < 0.09 || u.MemoryPressure > 0.11 {
+		t.Errorf("pressure read %v, CPU %.3f, memory %.3f; want 0.25 and 0.10 of the wall time (the totals' growth, not the totals)", u.PressureRead, u.CPUPressure, u.MemoryPressure)
+	}
+}

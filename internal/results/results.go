@@ -110,6 +110,11 @@ type Row struct {
 	CPUPercent             float64       // of the target's cpuset
 	MemoryPeak, MemoryMean int64         // bytes, page cache excluded
 	RPSPerCore, RPSPerGiB  float64       // throughput per core used, per GiB of peak memory
+	// CPUPressure and MemoryPressure are the shares of the phase in which some of the target's
+	// tasks waited for a CPU, and for memory (the cgroup's PSI); PressureRead says the host gave
+	// them (not a --url service, nor a host whose cgroups keep none).
+	CPUPressure, MemoryPressure float64
+	PressureRead                bool
 	// The load generator's own CPU over the measured phase (this process's rusage).
 	GeneratorCPUCores, GeneratorCPUPercent float64
 	// What the target's runtime believes it has, from /health; 0 when it did not say.
@@ -413,7 +418,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 12
+const SchemaVersion = 13
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -605,6 +610,8 @@ var columns = []column{
 	{"limit", codec{func(r *Row) string { return string(r.Limit().Kind) }, func(*Row, string) error { return nil }}, 12},
 	{"limit_evidence", codec{func(r *Row) string { return r.Limit().String() }, func(*Row, string) error { return nil }}, 12},
 	{"latency_at", str(func(r *Row) *string { return &r.LatencyAt }), 12},
+	{"cpu_pressure", judged(func(r *Row) *bool { return &r.PressureRead }, float(3, func(r *Row) *float64 { return &r.CPUPressure })), 13},
+	{"memory_pressure", judged(func(r *Row) *bool { return &r.PressureRead }, float(3, func(r *Row) *float64 { return &r.MemoryPressure })), 13},
 }
 
 // CompatWrk is the Compat of a cell counted as wrk counts (load.Wrk).
@@ -818,6 +825,7 @@ func (r Row) Limit() limit.Limit {
 		TargetCPUs: len(cpus), CPUCores: r.CPUCores, Memory: r.Memory, MemoryPeak: r.MemoryPeak,
 		DBCPUs: len(db), DBCPUCores: r.DBCPUCores, GeneratorShare: r.GeneratorCPUPercent / 100,
 		StillWarming: r.StillWarming(), JITBusy: r.JITBusy, Duration: r.Duration,
+		PressureRead: r.PressureRead, CPUPressure: r.CPUPressure, MemoryPressure: r.MemoryPressure,
 	})
 }
 

@@ -56,6 +56,8 @@ func TestRoundTrip(t *testing.T) {
 	want[1].CalibrationRateRatio, want[1].CalibrationOwnDelayP99 = 0.9931, 80*time.Microsecond
 	// A JVM whose JIT told its busy time; the other target told none.
 	want[0].JITBusy, want[0].JITJudged = 1234*time.Millisecond, true
+	// One whose cgroup gave its pressure (PSI); the other's host kept none.
+	want[0].PressureRead, want[0].CPUPressure, want[0].MemoryPressure = true, 0.312, 0
 	for _, r := range want {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
