@@ -186,6 +186,7 @@ func (m *meter) stop(row *results.Row, res load.Result) {
 				row.DBCPUPercent = 100 * u.CPUCores / float64(len(m.dbCPUs))
 			}
 			row.DBMemoryPeak, row.DBMemoryMean = int64(u.MemoryPeak), int64(u.MemoryMean)
+			row.DBPressureRead, row.DBCPUPressure = u.PressureRead, u.CPUPressure
 			dbMeasured = true
 		}
 	}

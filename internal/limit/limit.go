@@ -66,8 +66,12 @@ type Figures struct {
 	Memory     string
 	MemoryPeak int64
 	// DBCPUs and DBCPUCores are the database server's cpuset size and cores used; 0: none.
-	DBCPUs     int
-	DBCPUCores float64
+	// DBPressureRead says its cgroup gave the share of the phase in which some of its tasks
+	// waited for a CPU (DBCPUPressure).
+	DBCPUs         int
+	DBCPUCores     float64
+	DBPressureRead bool
+	DBCPUPressure  float64
 	// GeneratorShare is the generator's CPU as a share of its CPUs.
 	GeneratorShare float64
 	// PressureRead says the target's cgroup gave its pressure: the shares of the phase in which
@@ -125,6 +129,9 @@ func Of(f Figures) Limit {
 		share := f.DBCPUCores / float64(f.DBCPUs)
 		if share >= BusyShare {
 			return Limit{Kind: DatabaseCPU, Evidence: fmt.Sprintf("the database server's CPU: %.2f of its %s", share, cpus(f.DBCPUs)), RuledOut: out}
+		}
+		if f.DBPressureRead && f.DBCPUPressure >= CPUWaitShare {
+			return Limit{Kind: DatabaseCPU, Evidence: fmt.Sprintf("the database server's CPU in bursts: %.2f of its %s on average, but some task waited for it %.0f%% of the phase", share, cpus(f.DBCPUs), 100*f.DBCPUPressure), RuledOut: out}
 		}
 		out = append(out, fmt.Sprintf("the database server's CPU (%.2f of its %s)", share, cpus(f.DBCPUs)))
 	}

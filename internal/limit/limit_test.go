@@ -37,6 +37,8 @@ func TestEachLimitIsNamedWithItsFigures(t *testing.T) {
 		{"CPU in bursts", with(func(f *Figures) { f.PressureRead, f.CPUPressure = true, 0.31 }), CPU, "CPU in bursts: 0.50 of its 1 CPU on average, but some task waited for it 31% of the phase", []string{"the generator"}},
 		{"CPU waits under the bar", with(func(f *Figures) { f.PressureRead, f.CPUPressure, f.MemoryPressure = true, 0.19, 0.02 }), NotFound, "not found",
 			[]string{"CPU (0.50 of its 1 CPU, under 0.90; some task waited for it 19% of the phase)", "memory stalls (2% of the phase)"}},
+		{"a database server short of CPU in bursts", with(func(f *Figures) { f.DBCPUs, f.DBCPUCores, f.DBPressureRead, f.DBCPUPressure = 1, 0.6, true, 0.4 }), DatabaseCPU,
+			"the database server's CPU in bursts: 0.60 of its 1 CPU on average, but some task waited for it 40% of the phase", []string{"CPU (0.50"}},
 		{"memory stalls below the peak's bar", with(func(f *Figures) { f.PressureRead, f.MemoryPressure = true, 0.12 }), Memory, "memory: some task stalled on it 12% of the phase", []string{"memory (peak 20% of its 1g limit)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

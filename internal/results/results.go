@@ -138,6 +138,10 @@ type Row struct {
 	// The PostgreSQL server's resources over the measured phase, from its own cgroup.
 	DBCPUCores, DBCPUPercent   float64
 	DBMemoryPeak, DBMemoryMean int64
+	// DBCPUPressure is the share of the phase in which some of the server's tasks waited for a
+	// CPU (PSI); DBPressureRead says the host gave it.
+	DBCPUPressure  float64
+	DBPressureRead bool
 	// DBRowsStored is how many more rows the PostgreSQL server itself counted after the measured
 	// phase than before it (the stored-row check holds it as it holds /stats).
 	DBRowsStored int64
@@ -612,6 +616,7 @@ var columns = []column{
 	{"latency_at", str(func(r *Row) *string { return &r.LatencyAt }), 12},
 	{"cpu_pressure", judged(func(r *Row) *bool { return &r.PressureRead }, float(3, func(r *Row) *float64 { return &r.CPUPressure })), 13},
 	{"memory_pressure", judged(func(r *Row) *bool { return &r.PressureRead }, float(3, func(r *Row) *float64 { return &r.MemoryPressure })), 13},
+	{"db_cpu_pressure", serverMeasure(judged(func(r *Row) *bool { return &r.DBPressureRead }, float(3, func(r *Row) *float64 { return &r.DBCPUPressure }))), 13},
 }
 
 // CompatWrk is the Compat of a cell counted as wrk counts (load.Wrk).
@@ -823,7 +828,7 @@ func (r Row) Limit() limit.Limit {
 	return limit.Of(limit.Figures{
 		Loaded: r.Loaded(), Fault: r.Fault,
 		TargetCPUs: len(cpus), CPUCores: r.CPUCores, Memory: r.Memory, MemoryPeak: r.MemoryPeak,
-		DBCPUs: len(db), DBCPUCores: r.DBCPUCores, GeneratorShare: r.GeneratorCPUPercent / 100,
+		DBCPUs: len(db), DBCPUCores: r.DBCPUCores, DBPressureRead: r.DBPressureRead, DBCPUPressure: r.DBCPUPressure, GeneratorShare: r.GeneratorCPUPercent / 100,
 		StillWarming: r.StillWarming(), JITBusy: r.JITBusy, Duration: r.Duration,
 		PressureRead: r.PressureRead, CPUPressure: r.CPUPressure, MemoryPressure: r.MemoryPressure,
 	})
