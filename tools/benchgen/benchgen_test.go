@@ -3,6 +3,8 @@ package main
 import (
 	"math"
 	"runtime/metrics"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -186,5 +188,27 @@ func TestRepeatWhy(t *testing.T) {
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// A flag's list reads each value or names the flag it cannot read; an empty text is none.
+func TestList(t *testing.T) {
+	rates, err := list("-rates", " 100, 200 ,", positive(strconv.Atoi), "positive integers")
+	if err != nil || !slices.Equal(rates, []int{100, 200}) {
+		t.Errorf("rates %v, %v", rates, err)
+	}
+	if none, err := list("-tls-rates", "", positive(strconv.Atoi), "positive integers"); err != nil || len(none) != 0 {
+		t.Errorf("an empty list: %v, %v", none, err)
+	}
+	for _, text := range []string{"100,x", "100,0", "-5"} {
+		if _, err := list("-rates", text, positive(strconv.Atoi), "positive integers"); err == nil || !strings.Contains(err.Error(), "-rates") {
+			t.Errorf("-rates %q: %v", text, err)
+		}
+	}
+	if d, err := list("-inflight", "200ms,1s", positive(time.ParseDuration), "durations"); err != nil || !slices.Equal(d, []time.Duration{200 * time.Millisecond, time.Second}) {
+		t.Errorf("durations %v, %v", d, err)
+	}
+	if _, err := list("-inflight", "200ms,-1s", positive(time.ParseDuration), "durations"); err == nil {
+		t.Error("a negative delay was taken")
 	}
 }

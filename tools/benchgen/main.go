@@ -96,32 +96,17 @@ func parseFlags() (options, error) {
 	flag.StringVar(&o.trace, "trace", "", "write an execution trace of the engine's steps to this file (go tool trace)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the engine's steps to this file (go tool pprof)")
 	flag.Parse()
-	for _, f := range strings.Split(rates, ",") {
-		r, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || r <= 0 {
-			return o, fmt.Errorf("-rates %q: want positive integers separated by commas", rates)
-		}
-		o.rates = append(o.rates, r)
+	if o.rates, err = list("-rates", rates, positive(strconv.Atoi), "positive integers"); err == nil && len(o.rates) == 0 {
+		err = fmt.Errorf("-rates: give at least one rate")
 	}
-	for _, f := range strings.Split(tlsRates, ",") {
-		if strings.TrimSpace(f) == "" {
-			continue
-		}
-		r, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || r <= 0 {
-			return o, fmt.Errorf("-tls-rates %q: want positive integers separated by commas", tlsRates)
-		}
-		o.tlsRates = append(o.tlsRates, r)
+	if err != nil {
+		return o, err
 	}
-	for _, f := range strings.Split(inflight, ",") {
-		if strings.TrimSpace(f) == "" {
-			continue
-		}
-		d, err := time.ParseDuration(strings.TrimSpace(f))
-		if err != nil || d <= 0 {
-			return o, fmt.Errorf("-inflight %q: want durations separated by commas, e.g. 200ms,500ms", inflight)
-		}
-		o.inflight = append(o.inflight, d)
+	if o.tlsRates, err = list("-tls-rates", tlsRates, positive(strconv.Atoi), "positive integers"); err != nil {
+		return o, err
+	}
+	if o.inflight, err = list("-inflight", inflight, positive(time.ParseDuration), "durations (200ms,500ms)"); err != nil {
+		return o, err
 	}
 	switch {
 	case len(o.inflight) > 0 && o.iotbench == "":
@@ -138,6 +123,33 @@ func parseFlags() (options, error) {
 		return o, fmt.Errorf("-connections must be positive")
 	}
 	return o, nil
+}
+
+// list reads a flag's comma-separated values, each by parse; an empty text is none.
+func list[T any](flag, text string, parse func(string) (T, error), what string) ([]T, error) {
+	var out []T
+	for _, f := range strings.Split(text, ",") {
+		if strings.TrimSpace(f) == "" {
+			continue
+		}
+		v, err := parse(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: want %s separated by commas", flag, text, what)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// positive is parse refusing a value not above zero.
+func positive[T int | time.Duration](parse func(string) (T, error)) func(string) (T, error) {
+	return func(s string) (T, error) {
+		v, err := parse(s)
+		if err == nil && v <= 0 {
+			err = fmt.Errorf("%v is not positive", v)
+		}
+		return v, err
+	}
 }
 
 func lookPath(name, fallback string) string {
