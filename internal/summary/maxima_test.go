@@ -394,7 +394,7 @@ func TestTheLimitAtAMaximumIsTheFailingStepsAboveIt(t *testing.T) {
 	if !strings.HasPrefix(got["js"], "CPU: 0.97 of its 1 CPU") {
 		t.Errorf("js's limit %q, want its CPU at the failing rate above its maximum", got["js"])
 	}
-	if !strings.HasPrefix(got["jvm"], "not found") || !strings.Contains(got["jvm"], "CPU (0.67 of its 1 CPU, under 0.90)") {
+	if !strings.HasPrefix(got["jvm"], "not found") || !strings.Contains(got["jvm"], "CPU (0.67 of its 1 CPU, under 0.90; pressure not read)") {
 		t.Errorf("jvm's limit %q, want not found, its CPU at 0.67 ruled out", got["jvm"])
 	}
 	notes := strings.Join(sc.MaxNotes(), "\n")
