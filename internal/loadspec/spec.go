@@ -103,10 +103,10 @@ func (s *Spec) Give(keys ...Key) {
 // Loop is the loop the spec runs: closed over connections, else open.
 func (s Spec) Loop() load.Mode { return s.Model().Mode() }
 
-// Over is base with every setting s gives, once checked (Problems), replacing base's: a rate, stages or connections
-// replace base's loop and what paced it (a think time, an arrival process) when the new loop has
-// no use for it. Stages set the measured phase's length. Then what only the two together can get
-// wrong: s's Misfits in the result.
+// Over is base with every setting s gives, once checked (Problems), replacing base's: a rate,
+// stages or connections replace base's loop and what paced it (a think time, an arrival process)
+// when the new loop has no use for it. Stages set the measured phase's length. Then what only the
+// two together can get wrong: s's Misfits in the result.
 func (s Spec) Over(base Spec, minLatency time.Duration) (Spec, error) {
 	if e := s.Problems(); len(e) > 0 {
 		return base, e[0]
