@@ -140,14 +140,10 @@ type LoadModel struct {
 // LoadSpec is how the scenario loads each cell, as read from the file (defaults filled in).
 func (s *Scenario) LoadSpec() loadspec.Spec {
 	l := s.Load
-	spec := loadspec.Spec{
-		Rate: l.Rate, Connections: l.Connections, Stages: l.Staged, Arrival: l.Arrival, Think: l.Thinking,
-		ExpectedLatency: l.ExpectedLatency, Timeout: l.Timeout, Duration: s.Duration, Trials: s.Trials,
-		Protocol: s.Protocol, H2Streams: s.H2Streams, TLSResumption: s.TLSResumption != nil && *s.TLSResumption, NewConnection: l.NewConnection,
-	}
-	if s.Warmup != nil {
-		spec.Warmup = s.Warmup.Warmup
-	}
+	spec := s.Settings.loadSpec()
+	spec.Given = nil // the scenario as a whole is the base others are laid over
+	spec.Rate, spec.Connections, spec.Stages, spec.Arrival, spec.Think = l.Rate, l.Connections, l.Staged, l.Arrival, l.Thinking
+	spec.ExpectedLatency, spec.Timeout, spec.NewConnection = l.ExpectedLatency, l.Timeout, l.NewConnection
 	if len(spec.Stages) > 0 {
 		spec.Duration = load.StagesDuration(spec.Stages)
 	}
@@ -160,7 +156,7 @@ func (s Settings) loadSpec() loadspec.Spec {
 	if s.Warmup != nil {
 		spec.Warmup = s.Warmup.Warmup
 	}
-	for _, k := range []loadspec.Key{loadspec.Warmup, loadspec.Duration, loadspec.Trials, loadspec.Protocol, loadspec.H2Streams, loadspec.TLSResumption} {
+	for _, k := range loadspec.Keys {
 		if s.Lines[string(k)] > 0 {
 			spec.Give(k)
 		}
