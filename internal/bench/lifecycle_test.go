@@ -87,6 +87,7 @@ func (i *dyingInstance) Logs(context.Context, int) string { return "line 1\nKill
 func (i *dyingInstance) Resources() (resources.Source, error) { return dyingCgroup{i}, nil }
 func (i *dyingInstance) Startup() time.Duration               { return time.Second }
 func (i *dyingInstance) ImageSize() int64                     { return 1 << 20 }
+func (i *dyingInstance) Signals() string                      { return "" }
 
 type dyingCgroup struct{ i *dyingInstance }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/signals"
 )
 
 // SampleEvery is how often the target's memory is sampled during the measured phase; its CPU is
@@ -47,7 +48,19 @@ type meter struct {
 	dbSrc   resources.Source
 	dbWatch *resources.Watch
 	dbCPUs  []int
+
+	// signalsURL is the target's runtime signals (empty: none to read, signalsNote says why);
+	// signalsWatch reads them over the phase.
+	signalsURL   string
+	signalsNote  string
+	signalsWatch *signals.Watch
 }
+
+// Why a phase's runtime signals were not read, as the row's signals column says it.
+const (
+	signalsOff        = "off (--signals=false)"
+	signalsNotStarted = "unavailable: a service iotbench did not start serves no signals port of iotbench's"
+)
 
 // observeDatabase adds the cell's database server, on cpus, to what m measures: its resources,
 // and its CPU as the phase's own work rather than a neighbour's. db may be nil (embedded).
@@ -72,12 +85,15 @@ func (m *meter) observeDatabase(db container.Database, cpus string) {
 // newMeter prepares what can be read of inst; a target whose resources cannot be read is still
 // measured, with a warning.
 func newMeter(inst container.Instance, row *results.Row) *meter {
-	m := &meter{}
+	m := &meter{signalsNote: signalsNotStarted}
 	obs, ok := inst.(container.Observed)
 	if !ok {
 		return m
 	}
 	row.Startup, row.ImageSize = obs.Startup(), obs.ImageSize()
+	if m.signalsURL, m.signalsNote = obs.Signals(), ""; m.signalsURL == "" {
+		m.signalsNote = signalsOff
+	}
 	src, err := obs.Resources()
 	if err != nil {
 		m.unmeasured = append(m.unmeasured, "target resources not measured: "+err.Error())
@@ -136,6 +152,13 @@ func (m *meter) start() {
 			m.problems = append(m.problems, "database server resources not measured: "+err.Error())
 		}
 	}
+	if m.signalsURL != "" {
+		if w, err := signals.Start(m.signalsURL, signals.Every); err == nil {
+			m.signalsWatch = w
+		} else {
+			m.signalsNote = "unavailable: " + err.Error()
+		}
+	}
 	if m.src == nil {
 		return
 	}
@@ -174,6 +197,7 @@ func (m *meter) stop(row *results.Row, res load.Result) {
 			targetMeasured = true
 		}
 	}
+	m.stopSignals(row)
 	dbMeasured := m.dbSrc == nil
 	if m.dbWatch != nil {
 		u, err := m.dbWatch.Stop()
@@ -221,8 +245,27 @@ func disturbance(wall, others, steal time.Duration, cpus []int) string {
 	return "disturbed: " + strings.Join(causes, ", and ") // not "; ", which parts a row's warnings
 }
 
+// stopSignals ends the reading of the target's signals and puts them, or why there are none,
+// in row.
+func (m *meter) stopSignals(row *results.Row) {
+	if m.signalsWatch != nil {
+		p, err := m.signalsWatch.Stop()
+		m.signalsWatch = nil
+		if err != nil {
+			m.signalsNote = "unavailable: " + err.Error()
+		} else {
+			row.Signals, row.SignalsRead, m.signalsNote = p, true, ""
+		}
+	}
+	row.SignalsNote = m.signalsNote
+}
+
 // discard stops sampling when the phase did not end normally (cancelled, load failed).
 func (m *meter) discard() {
+	if m.signalsWatch != nil {
+		m.signalsWatch.Stop()
+		m.signalsWatch = nil
+	}
 	if m.watch != nil {
 		m.watch.Stop()
 		m.watch = nil

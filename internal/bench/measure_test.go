@@ -6,19 +6,23 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/hostinfo"
+	"github.com/iotbench/iotbench/internal/limit"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/signals"
 )
 
 func TestRuntimeView(t *testing.T) {
@@ -75,6 +79,8 @@ type observedLifecycle struct {
 	src    resources.Source
 	srcErr error
 	health string
+	// signals is the instances' signals endpoint; empty: none.
+	signals string
 }
 
 type observedInstance struct {
@@ -86,6 +92,7 @@ func (i observedInstance) Resources() (resources.Source, error) { return i.l.src
 func (i observedInstance) Startup() time.Duration               { return 1500 * time.Millisecond }
 func (i observedInstance) ImageSize() int64                     { return 400 << 20 }
 func (i observedInstance) Health() []byte                       { return []byte(i.l.health) }
+func (i observedInstance) Signals() string                      { return i.l.signals }
 
 func (l *observedLifecycle) Start(ctx context.Context, s container.Spec) (container.Instance, error) {
 	inst, err := l.fakeLifecycle.Start(ctx, s)
@@ -128,6 +135,53 @@ func TestResourcesAreRecorded(t *testing.T) {
 	}
 	if row.RuntimeProcessors != 2 || !strings.Contains(row.Warnings, "sees 2 processor(s) but its cpuset has 1") {
 		t.Errorf("runtime processors %d, warnings %q", row.RuntimeProcessors, row.Warnings)
+	}
+}
+
+// A target's runtime signals are read over its measured phase from their own endpoint, and decide
+// its limit; one without them says why.
+func TestSignalsAreReadOverThePhase(t *testing.T) {
+	var reads atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := reads.Add(1)
+		fmt.Fprintf(w, `{"schema":1,"runtime":"jvm","cpuMs":%d,"gc":{"count":%d,"pauseMs":%d,"maxPauseMs":3},"jitMs":null,"safepoint":null,"eventLoop":null,
+"threads":{"live":30,"blocked":1},"pools":[{"name":"hikari","kind":"connections","size":10,"busy":10,"waiting":%d}],"unavailable":{}}`, 100*n, n, n, 5*n)
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		name, url, note string
+	}{
+		{"read", srv.URL, ""},
+		{"not asked for", "", "off (--signals=false)"},
+		{"not served", srv.URL + "x:", "unavailable: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": ok}},
+				src: &steadyUsage{cores: 0.5, memory: 100 << 20}, health: `{}`, signals: c.url}
+			r := &Runner{Lifecycle: l, Log: &strings.Builder{}, Record: func(results.Row) error { return nil }}
+			rows, err := r.Run(context.Background(), planFor("t"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := rows[0]
+			if c.note != "" {
+				if row.SignalsRead || !strings.HasPrefix(row.SignalsNote, c.note) || !strings.Contains(row.Limit().Evidence, c.note) {
+					t.Errorf("read %v, note %q, limit %q; want the note %q", row.SignalsRead, row.SignalsNote, row.Limit(), c.note)
+				}
+				return
+			}
+			want := signals.PoolUse{Name: "hikari", Kind: "connections", Size: 10, BusyMax: 10, BusyMean: 10, WaitingRead: true}
+			if !row.SignalsRead || len(row.Signals.Pools) != 1 || row.Signals.Pools[0].WaitingMax < 10 {
+				t.Fatalf("read %v (%q): %+v", row.SignalsRead, row.SignalsNote, row.Signals)
+			}
+			want.WaitingMax = row.Signals.Pools[0].WaitingMax
+			if row.Signals.Pools[0] != want || !row.Signals.GCRead || row.Signals.GCMaxPause != 3*time.Millisecond || row.Signals.BlockedMax != 1 {
+				t.Errorf("signals %+v, want the pool %+v, GC pauses up to 3ms, 1 blocked", row.Signals, want)
+			}
+			if l := row.Limit(); l.Kind != limit.Pool {
+				t.Errorf("limit %v, want the pool", l)
+			}
+		})
 	}
 }
 

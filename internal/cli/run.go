@@ -38,6 +38,7 @@ type RunOptions struct {
 	DB       string
 	DBCPUs   string
 	DBPool   []int
+	Signals  bool
 	Out      string
 	Resume   string
 	CABundle string
@@ -246,6 +247,7 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.CPUs, "cpus", "", "targets' cpuset, e.g. 1 or 2-3; the generator gets the others")
 	f.StringVar(&o.Memory, "memory", "", "targets' memory limit, e.g. 1g (default: the scenario's)")
 	addDBFlags(f, &o.DB, &o.DBCPUs, &o.DBPool)
+	f.BoolVar(&o.Signals, "signals", true, "read each target's runtime signals (GC, threads, event loop, pools) over its measured phases, on a port of their own")
 	f.StringVar(&o.Out, "out", "results", "folder for the results CSV")
 	f.StringVar(&o.History, "history", "", "also add each row to this history `STORE` (a file or postgres:// URL)")
 	f.BoolVar(&o.Calibration, "calibration", true, "measure a reference server of known latency before and after the cells")
@@ -407,7 +409,7 @@ func (o *RunOptions) loadSpec() (loadspec.Spec, error) {
 
 // overrides are the scenario's settings the flags replace: only those the user gave.
 func (o *RunOptions) overrides(spec loadspec.Spec) plan.Overrides {
-	return plan.Overrides{Targets: o.Targets, Load: spec, CPUs: o.CPUs, Memory: o.Memory, DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool}
+	return plan.Overrides{Targets: o.Targets, Load: spec, CPUs: o.CPUs, Memory: o.Memory, DB: o.DB, DBCPUs: o.DBCPUs, DBPool: o.DBPool, NoSignals: !o.Signals}
 }
 
 // pairedAdHocRounds are a paired --url run's rounds unless --trials says: a scenario gives its
@@ -416,7 +418,7 @@ const pairedAdHocRounds = 10
 
 // service is the --url run's service, and its baseline's.
 func (o *RunOptions) service(spec loadspec.Spec) (*run.Service, error) {
-	for _, scenarioOnly := range []string{"scenario", "targets", "cpus", "memory", "file", "db", "db-cpus", "db-pool"} {
+	for _, scenarioOnly := range []string{"scenario", "targets", "cpus", "memory", "file", "db", "db-cpus", "db-pool", "signals"} {
 		if o.set(scenarioOnly) {
 			return nil, usagef("--%s belongs to scenario runs; --url loads a running service as it is", scenarioOnly)
 		}

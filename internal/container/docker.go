@@ -24,6 +24,7 @@ import (
 	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/safetext"
+	"github.com/iotbench/iotbench/internal/signals"
 	"github.com/iotbench/iotbench/internal/tlscert"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	ctypes "github.com/moby/moby/api/types/container"
@@ -124,6 +125,9 @@ type Spec struct {
 	// at tlscert.MountDir when set. A TLS protocol needs TLSDir.
 	Protocol protocol.Protocol
 	TLSDir   string
+	// SignalsPort is where the target serves its runtime's signals (docs/contract.md, "Signals"),
+	// told by env SIGNALS_PORT; 0: none asked for.
+	SignalsPort int
 }
 
 // Instance is a started target.
@@ -147,6 +151,9 @@ type Observed interface {
 	Startup() time.Duration
 	// ImageSize is the size of the container's image, in bytes.
 	ImageSize() int64
+	// Signals is the URL of the target's runtime signals (docs/contract.md, "Signals"); empty
+	// when it was given no signals port.
+	Signals() string
 }
 
 // Fate is what became of a started container.
@@ -280,6 +287,12 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 		return nil, fmt.Errorf("target %s: %w", s.Target, err)
 	}
 	env := []string{"PORT=" + strconv.Itoa(s.Port), "BIND_ADDRESS=" + d.bindAddress()}
+	if s.SignalsPort != 0 {
+		if err := portFree(d.bindAddress(), s.SignalsPort); err != nil {
+			return nil, fmt.Errorf("target %s: its signals: %w", s.Target, err)
+		}
+		env = append(env, signals.Env+"="+strconv.Itoa(s.SignalsPort))
+	}
 	if s.Protocol.Or() != protocol.HTTP1 {
 		env = append(env, protocol.Env+"="+string(s.Protocol))
 	}
@@ -303,6 +316,9 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 		return nil, fmt.Errorf("creating the %s container: %w", s.Target, err)
 	}
 	inst := &dockerInstance{d: d, id: created.ID, url: s.Protocol.Scheme() + "://" + net.JoinHostPort(d.bindAddress(), strconv.Itoa(s.Port)), hc: hc}
+	if s.SignalsPort != 0 {
+		inst.signals = signals.URL(d.bindAddress(), s.SignalsPort)
+	}
 	begin := time.Now()
 	if _, err := d.c.ContainerStart(cctx, created.ID, client.ContainerStartOptions{}); err != nil {
 		inst.Remove(context.WithoutCancel(ctx))
@@ -452,6 +468,7 @@ type dockerInstance struct {
 	hostOOMKills int64
 	hc           *http.Client // asks for the health endpoint in the target's protocol
 	watch        *engineWatch // nil until the target is healthy
+	signals      string       // its signals endpoint; empty: none asked for
 }
 
 var (
@@ -463,6 +480,7 @@ func (i *dockerInstance) URL() string            { return i.url }
 func (i *dockerInstance) Health() []byte         { return i.health }
 func (i *dockerInstance) Startup() time.Duration { return i.startup }
 func (i *dockerInstance) ImageSize() int64       { return i.imageSize }
+func (i *dockerInstance) Signals() string        { return i.signals }
 
 // Resources finds the container's cgroup through its init process; it needs the engine on this
 // machine (DOCKER_HOST on loopback or the local socket), as every target does.

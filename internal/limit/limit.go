@@ -14,6 +14,7 @@ import (
 
 	"github.com/docker/go-units"
 	"github.com/iotbench/iotbench/internal/fault"
+	"github.com/iotbench/iotbench/internal/signals"
 )
 
 // Kind is what limited a phase.
@@ -32,6 +33,15 @@ const (
 	Memory Kind = "memory"
 	// Died: the target died during the phase (out of memory, an exit: the row's reason says).
 	Died Kind = "died"
+	// Threads: a pool of threads (the server's request threads, virtual threads' carriers, an
+	// executor) was busy to PoolBusyShare of its size or more.
+	Threads Kind = "threads"
+	// Pool: a pool of connections or workers was busy to PoolBusyShare of its size or more.
+	Pool Kind = "pool"
+	// EventLoop: the event loop was busy LoopBusyShare of the phase or more.
+	EventLoop Kind = "event-loop"
+	// GC: the collector paused the target GCShare of the phase or more.
+	GC Kind = "gc"
 	// JIT: the target's JIT compiled through half the phase or more (still warming up).
 	JIT Kind = "jit"
 	// Unavailable: a service iotbench did not start: none of its signals can be read.
@@ -52,6 +62,15 @@ const (
 	// MemoryStallShare of the phase in which some task stalled on memory (reclaim, swap-in): the
 	// target was short of memory below its peak's share.
 	MemoryStallShare = 0.10
+	// PoolBusyShare of a pool's size busy on average over the phase's reads: the work that came
+	// while it was full waited for it.
+	PoolBusyShare = 0.90
+	// LoopBusyShare of the phase the event loop spent running callbacks: what came meanwhile
+	// waited for the loop, whatever the CPU (a loop waits on native code, or runs on a CPU
+	// it shares).
+	LoopBusyShare = 0.90
+	// GCShare of the phase the collector held the target's threads.
+	GCShare = 0.10
 )
 
 // Figures are what the rules read of a phase.
@@ -82,6 +101,9 @@ type Figures struct {
 	StillWarming bool
 	JITBusy      time.Duration
 	Duration     time.Duration
+	// Signals is what the target's runtime told of the phase (nil: not read, SignalsNote why).
+	Signals     *signals.Phase
+	SignalsNote string
 }
 
 // Limit is what limited a phase, with the figures that show it and what was ruled out.
@@ -100,8 +122,10 @@ func (l Limit) String() string {
 }
 
 // Of applies the rules to f, in order: the generator, a service without signals, a target that
-// died, the target's CPU, the database server's CPU, memory, the JIT; the first that holds names
-// the limit.
+// died, the target's CPU, its runtime's signals (a pool full, the event loop busy, GC), its CPU
+// in bursts, the database server's CPU, memory, the JIT; the first that holds names the limit. A
+// pool full or a busy loop comes before CPU in bursts: a pool that is full queues the work
+// whatever the CPU, and its threads' waking makes the bursts.
 func Of(f Figures) Limit {
 	if !f.Loaded {
 		return Limit{}
@@ -120,6 +144,9 @@ func Of(f Figures) Limit {
 	share := f.CPUCores / float64(f.TargetCPUs)
 	if share >= BusyShare {
 		return Limit{Kind: CPU, Evidence: fmt.Sprintf("CPU: %.2f of its %s", share, cpus(f.TargetCPUs)), RuledOut: out}
+	}
+	if l, found := runtime(f.Signals, share, &out); found {
+		return l
 	}
 	if f.PressureRead && f.CPUPressure >= CPUWaitShare {
 		return Limit{Kind: CPU, Evidence: fmt.Sprintf("CPU in bursts: %.2f of its %s on average, but some task waited for it %.0f%% of the phase", share, cpus(f.TargetCPUs), 100*f.CPUPressure), RuledOut: out}
@@ -151,7 +178,68 @@ func Of(f Figures) Limit {
 	if f.StillWarming {
 		return Limit{Kind: JIT, Evidence: fmt.Sprintf("the JIT: compiling for %s of the %s phase", f.JITBusy.Round(100*time.Millisecond), f.Duration), RuledOut: out}
 	}
-	return Limit{Kind: NotFound, Evidence: "not found: the runtime's own signals (GC, threads, event loop, pools) are not read yet", RuledOut: out}
+	if f.Signals == nil {
+		note := f.SignalsNote
+		if note == "" {
+			note = "not read"
+		}
+		return Limit{Kind: NotFound, Evidence: "not found; the runtime's own signals (GC, threads, event loop, pools): " + note, RuledOut: out}
+	}
+	return Limit{Kind: NotFound, Evidence: "not found", RuledOut: out}
+}
+
+// runtime applies the rules on the runtime's own signals, in order: a pool full, the event loop
+// busy, the collector; what they rule out joins out. cpu is the target's share of its CPUs.
+func runtime(s *signals.Phase, cpu float64, out *[]string) (Limit, bool) {
+	if s == nil {
+		return Limit{}, false
+	}
+	for _, p := range s.Pools {
+		if p.BusyMean < PoolBusyShare*float64(p.Size) {
+			continue
+		}
+		kind, what := Pool, "the pool"
+		if p.Kind == "threads" {
+			kind, what = Threads, "threads"
+		}
+		return Limit{Kind: kind, Evidence: fmt.Sprintf("%s: %s, with CPU at %.2f", what, poolUse(p), cpu), RuledOut: *out}, true
+	}
+	if busiest, ok := s.Busiest(); ok {
+		*out = append(*out, "pools (busiest: "+poolUse(busiest)+")")
+	}
+	if s.LoopRead && s.Utilization >= LoopBusyShare {
+		return Limit{Kind: EventLoop, Evidence: fmt.Sprintf("the event loop: busy %.2f of the phase with CPU at %.2f%s", s.Utilization, cpu, delay(s)), RuledOut: *out}, true
+	}
+	if s.LoopRead {
+		*out = append(*out, fmt.Sprintf("the event loop (busy %.2f of the phase%s)", s.Utilization, delay(s)))
+	}
+	if s.GCRead && s.GCShare >= GCShare {
+		return Limit{Kind: GC, Evidence: fmt.Sprintf("GC: paused the target %.0f%% of the phase, pauses up to %s", 100*s.GCShare, ms(s.GCMaxPause)), RuledOut: *out}, true
+	}
+	if s.GCRead {
+		*out = append(*out, fmt.Sprintf("GC (%.0f%% of the phase, pauses up to %s)", 100*s.GCShare, ms(s.GCMaxPause)))
+	}
+	return Limit{}, false
+}
+
+// poolUse is a pool over the phase in words: "hikari 10 of 10 busy (9.6 on average), 140 waiting at most".
+func poolUse(p signals.PoolUse) string {
+	text := fmt.Sprintf("%s %d of %d busy (%.1f on average)", p.Name, p.BusyMax, p.Size, p.BusyMean)
+	if p.WaitingRead {
+		text += fmt.Sprintf(", %d waiting at most", p.WaitingMax)
+	}
+	return text
+}
+
+func delay(s *signals.Phase) string {
+	if !s.DelayRead {
+		return ""
+	}
+	return fmt.Sprintf("; delay p99 up to %s", ms(s.Delay))
+}
+
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
 }
 
 // waited is what the CPU's pressure adds to its ruled-out line: how long some task waited for

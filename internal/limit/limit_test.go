@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/fault"
+	"github.com/iotbench/iotbench/internal/signals"
 )
 
 // Each rule on synthetic figures: a phase bounded by each thing iotbench can see is named so,
@@ -40,6 +41,27 @@ func TestEachLimitIsNamedWithItsFigures(t *testing.T) {
 		{"a database server short of CPU in bursts", with(func(f *Figures) { f.DBCPUs, f.DBCPUCores, f.DBPressureRead, f.DBCPUPressure = 1, 0.6, true, 0.4 }), DatabaseCPU,
 			"the database server's CPU in bursts: 0.60 of its 1 CPU on average, but some task waited for it 40% of the phase", []string{"CPU (0.50"}},
 		{"memory stalls below the peak's bar", with(func(f *Figures) { f.PressureRead, f.MemoryPressure = true, 0.12 }), Memory, "memory: some task stalled on it 12% of the phase", []string{"memory (peak 20% of its 1g limit)"}},
+		{"threads full", with(func(f *Figures) { f.Signals = &signals.Phase{Pools: []signals.PoolUse{hikari(3), tomcat(200, 190, 40)}} }), Threads,
+			"threads: tomcat 200 of 200 busy (190.0 on average), 40 waiting at most, with CPU at 0.50", []string{"the generator"}},
+		{"a connection pool full", with(func(f *Figures) { f.Signals = &signals.Phase{Pools: []signals.PoolUse{hikari(9.5)}} }), Pool,
+			"the pool: hikari 10 of 10 busy (9.5 on average), 3 waiting at most", nil},
+		{"a pool full comes before CPU in bursts", with(func(f *Figures) {
+			f.PressureRead, f.CPUPressure, f.Signals = true, 0.4, &signals.Phase{Pools: []signals.PoolUse{tomcat(200, 199, 0)}}
+		}), Threads, "threads: tomcat", nil},
+		{"a pool just under the bar", with(func(f *Figures) { f.Signals = &signals.Phase{Pools: []signals.PoolUse{hikari(8.9)}} }), NotFound, "not found",
+			[]string{"pools (busiest: hikari 10 of 10 busy (8.9 on average), 3 waiting at most)"}},
+		{"the event loop", with(func(f *Figures) {
+			f.CPUCores, f.Signals = 0.85, &signals.Phase{LoopRead: true, Utilization: 0.97, DelayRead: true, Delay: 42 * time.Millisecond}
+		}), EventLoop, "the event loop: busy 0.97 of the phase with CPU at 0.85; delay p99 up to 42.0 ms", nil},
+		{"GC", with(func(f *Figures) {
+			f.Signals = &signals.Phase{LoopRead: true, Utilization: 0.5, GCRead: true, GCShare: 0.23, GCMaxPause: 80 * time.Millisecond}
+		}), GC, "GC: paused the target 23% of the phase, pauses up to 80.0 ms", []string{"the event loop (busy 0.50 of the phase)"}},
+		{"signals read, nothing found", with(func(f *Figures) {
+			f.Signals = &signals.Phase{GCRead: true, GCShare: 0.02, GCMaxPause: 4 * time.Millisecond}
+		}), NotFound, "not found", []string{"GC (2% of the phase, pauses up to 4.0 ms)", "CPU (0.50"}},
+		{"signals not read say why", with(func(f *Figures) { f.SignalsNote = "not served by the target" }), NotFound,
+			"not found; the runtime's own signals (GC, threads, event loop, pools): not served by the target", nil},
+		{"CPU comes before a full pool", with(func(f *Figures) { f.CPUCores, f.Signals = 0.95, &signals.Phase{Pools: []signals.PoolUse{hikari(10)}} }), CPU, "CPU: 0.95", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := Of(c.f)
@@ -57,4 +79,12 @@ func TestEachLimitIsNamedWithItsFigures(t *testing.T) {
 			}
 		})
 	}
+}
+
+func hikari(mean float64) signals.PoolUse {
+	return signals.PoolUse{Name: "hikari", Kind: "connections", Size: 10, BusyMax: 10, BusyMean: mean, WaitingRead: true, WaitingMax: 3}
+}
+
+func tomcat(size int, mean float64, waiting int) signals.PoolUse {
+	return signals.PoolUse{Name: "tomcat", Kind: "threads", Size: size, BusyMax: size, BusyMean: mean, WaitingRead: true, WaitingMax: waiting}
 }

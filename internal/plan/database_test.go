@@ -103,7 +103,8 @@ func TestDatabasePlanErrors(t *testing.T) {
 		{"server CPU not here", nil, Overrides{DB: "postgres", DBCPUs: "7"}, "db-cpus 7: CPU 7 is not available here (available: 0-1)"},
 		{"pool too large", nil, Overrides{DBPool: []int{10, 151}}, "db-pool 10,151: pool size 151: give 1 to 150 connections"},
 		{"pool twice", nil, Overrides{DBPool: []int{10, 10}}, "db-pool 10,10: pool size 10 is listed twice"},
-		{"server port beyond 65535", []string{"high"}, Overrides{DB: "postgres"}, "target high: its database would listen on port 70000 (its port + 10000), beyond 65535: give the target a port below 55536"},
+		{"server port beyond 65535", []string{"high"}, Overrides{DB: "postgres", NoSignals: true}, "target high: its database would listen on port 70000 (its port + 10000), beyond 65535: give the target a port below 55536"},
+		{"signals port beyond 65535", []string{"high"}, Overrides{}, "target high: its signals would be served on port 80000 (its port + 20000), beyond 65535: give the target a port below 45536, or run with --signals=false"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -36,6 +36,8 @@ type Overrides struct {
 	DB     string
 	DBCPUs string
 	DBPool []int
+	// NoSignals leaves the targets' runtime signals unread (docs/contract.md, "Signals").
+	NoSignals bool
 }
 
 // Cell is one measurement: a fresh container of Target, loaded as Load says.
@@ -85,6 +87,10 @@ const PostgresContext = "db/postgres"
 // targets', one fixed port per target, so that engineers running different targets never collide.
 const DBPortOffset = 10000
 
+// SignalsPortOffset places a target's signals port (docs/contract.md, "Signals") at its port + 20000,
+// for the same reason.
+const SignalsPortOffset = 20000
+
 // dbStartupTimeout bounds the wait for a fresh server: initdb and the first login take seconds.
 const dbStartupTimeout = 60 * time.Second
 
@@ -102,6 +108,8 @@ type Plan struct {
 	Paired bool
 	// postgresContext is where the PostgreSQL image is built from.
 	postgresContext string
+	// noSignals: the targets are given no signals port.
+	noSignals bool
 }
 
 func postgresContext(f *scenario.File) string {
@@ -135,7 +143,7 @@ func Make(f *scenario.File, name string, o Overrides, allowed []int) (*Plan, err
 		return nil, err
 	}
 
-	p := &Plan{Name: s.Name, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory, postgresContext: postgresContext(f)}
+	p := &Plan{Name: s.Name, TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory, postgresContext: postgresContext(f), noSignals: o.NoSignals}
 	// A payload sweep is planned once per size, each size a scenario of its own rows.
 	sizes := s.Request.Sizes
 	if len(sizes) == 0 {
@@ -216,7 +224,10 @@ func (p *Plan) addTrials(f *scenario.File, targets []string, trials int, rows Ce
 	// Trials are the outer loop: the targets take turns, so drift in the machine spreads evenly.
 	for trial := 1; trial <= trials; trial++ {
 		for _, t := range targets {
-			b, spec := p.addTarget(f.Targets[t], memory)
+			b, spec, err := p.addTarget(f.Targets[t], memory)
+			if err != nil {
+				return err
+			}
 			cellDB, err := p.addDatabase(db, pool, f.Targets[t], &spec, memory)
 			if err != nil {
 				return err
@@ -342,15 +353,22 @@ func (p *Plan) addDatabase(db dbSettings, pool int, t *scenario.Target, spec *co
 }
 
 // addTarget records t's image among the builds and returns it with t's container spec.
-func (p *Plan) addTarget(t *scenario.Target, memory int64) (container.BuildSpec, container.Spec) {
+func (p *Plan) addTarget(t *scenario.Target, memory int64) (container.BuildSpec, container.Spec, error) {
 	b := container.BuildSpec{Context: t.Build, Dockerfile: t.Dockerfile, Args: t.BuildArgs}
 	if !slices.ContainsFunc(p.Builds, func(x container.BuildSpec) bool { return x.Tag() == b.Tag() }) {
 		p.Builds = append(p.Builds, b)
 	}
-	return b, container.Spec{
+	spec := container.Spec{
 		Target: t.Name, Port: t.Port, Env: t.Env, Command: t.Command, Health: t.Health, StartupTimeout: t.StartupTimeout,
 		CPUSet: cpuset.Format(p.TargetCPUs), Memory: memory,
 	}
+	if !p.noSignals {
+		spec.SignalsPort = t.Port + SignalsPortOffset
+		if spec.SignalsPort > 65535 {
+			return b, spec, fmt.Errorf("target %s: its signals would be served on port %d (its port + %d), beyond 65535: give the target a port below %d, or run with --signals=false", t.Name, spec.SignalsPort, SignalsPortOffset, 65536-SignalsPortOffset)
+		}
+	}
+	return b, spec, nil
 }
 
 // Targets plans one start of each named target (every target of f when names is empty) with the
@@ -367,13 +385,16 @@ func Targets(f *scenario.File, names []string, o Overrides, allowed []int) (*Pla
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{Name: "verify", TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory, postgresContext: postgresContext(f)}
+	p := &Plan{Name: "verify", TargetCPUs: targetCPUs, GeneratorCPUs: generatorCPUs, Memory: settings.Memory, postgresContext: postgresContext(f), noSignals: o.NoSignals}
 	for _, name := range names {
 		t := f.Targets[name]
 		if t == nil {
 			return nil, &OverrideError{"targets", name, fmt.Errorf("not a target of %s (known: %s)", f.Path, strings.Join(f.TargetOrder, ", "))}
 		}
-		b, spec := p.addTarget(t, memory)
+		b, spec, err := p.addTarget(t, memory)
+		if err != nil {
+			return nil, err
+		}
 		cellDB, err := p.addDatabase(db, pools[0].size, t, &spec, memory)
 		if err != nil {
 			return nil, err

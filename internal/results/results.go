@@ -16,6 +16,7 @@ import (
 	"github.com/iotbench/iotbench/internal/limit"
 	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/safetext"
+	"github.com/iotbench/iotbench/internal/signals"
 )
 
 // The variants of a paired run's rows: every round measures the baseline and the candidate of
@@ -189,6 +190,12 @@ type Row struct {
 	// its /health told it (docs/contract.md: jitCompileMs); JITJudged says whether it told.
 	JITBusy   time.Duration
 	JITJudged bool
+	// Signals is what the target's runtime told of the measured phase on its signals port
+	// (docs/contract.md, "Signals"); SignalsRead says it was read, SignalsNote why not when it was
+	// not (turned off, not served, a failed read). Empty in files older than the columns.
+	Signals     signals.Phase
+	SignalsRead bool
+	SignalsNote string
 	// Compat is the tool whose semantics the cell reproduced (load.Compat: wrk); empty:
 	// iotbench's own. With wrk, the Wrk figures are what wrk would have printed.
 	Compat                       string
@@ -422,7 +429,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 13
+const SchemaVersion = 14
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -617,6 +624,29 @@ var columns = []column{
 	{"cpu_pressure", judged(func(r *Row) *bool { return &r.PressureRead }, float(3, func(r *Row) *float64 { return &r.CPUPressure })), 13},
 	{"memory_pressure", judged(func(r *Row) *bool { return &r.PressureRead }, float(3, func(r *Row) *float64 { return &r.MemoryPressure })), 13},
 	{"db_cpu_pressure", serverMeasure(judged(func(r *Row) *bool { return &r.DBPressureRead }, float(3, func(r *Row) *float64 { return &r.DBCPUPressure }))), 13},
+	{"signals", codec{func(r *Row) string {
+		if r.SignalsRead {
+			return SignalsRead
+		}
+		return r.SignalsNote
+	}, func(r *Row, v string) error {
+		r.SignalsRead, r.SignalsNote = v == SignalsRead, v
+		if r.SignalsRead {
+			r.SignalsNote = ""
+		}
+		return nil
+	}}, 14},
+	{"gc_share", judged(func(r *Row) *bool { return &r.Signals.GCRead }, float(3, func(r *Row) *float64 { return &r.Signals.GCShare })), 14},
+	{"gc_max_pause_ms", judged(func(r *Row) *bool { return &r.Signals.GCRead }, millis(func(r *Row) *time.Duration { return &r.Signals.GCMaxPause })), 14},
+	{"safepoint_share", judged(func(r *Row) *bool { return &r.Signals.SafepointRead }, float(3, func(r *Row) *float64 { return &r.Signals.SafepointShare })), 14},
+	{"loop_utilization", judged(func(r *Row) *bool { return &r.Signals.LoopRead }, float(3, func(r *Row) *float64 { return &r.Signals.Utilization })), 14},
+	{"loop_delay_p99_ms", judged(func(r *Row) *bool { return &r.Signals.DelayRead }, millis(func(r *Row) *time.Duration { return &r.Signals.Delay })), 14},
+	{"loop_delay_max_ms", judged(func(r *Row) *bool { return &r.Signals.DelayRead }, millis(func(r *Row) *time.Duration { return &r.Signals.DelayMax })), 14},
+	{"blocked_threads_max", judged(func(r *Row) *bool { return &r.Signals.ThreadsRead }, integer(func(r *Row) *int { return &r.Signals.BlockedMax })), 14},
+	{"pools", codec{func(r *Row) string { return signals.FormatPools(r.Signals.Pools) }, func(r *Row, v string) (err error) {
+		r.Signals.Pools, err = signals.ParsePools(v)
+		return err
+	}}, 14},
 }
 
 // CompatWrk is the Compat of a cell counted as wrk counts (load.Wrk).
@@ -831,7 +861,19 @@ func (r Row) Limit() limit.Limit {
 		DBCPUs: len(db), DBCPUCores: r.DBCPUCores, DBPressureRead: r.DBPressureRead, DBCPUPressure: r.DBCPUPressure, GeneratorShare: r.GeneratorCPUPercent / 100,
 		StillWarming: r.StillWarming(), JITBusy: r.JITBusy, Duration: r.Duration,
 		PressureRead: r.PressureRead, CPUPressure: r.CPUPressure, MemoryPressure: r.MemoryPressure,
+		Signals: r.readSignals(), SignalsNote: r.SignalsNote,
 	})
+}
+
+// SignalsRead is the signals column of a row whose signals were read.
+const SignalsRead = "read"
+
+// readSignals is the row's signals for the limit's rules; nil when none were read.
+func (r Row) readSignals() *signals.Phase {
+	if !r.SignalsRead {
+		return nil
+	}
+	return &r.Signals
 }
 
 // GeneratorCount is the row's generators: 1 for rows older than the column.
