@@ -41,7 +41,9 @@ func TestEachLimitIsNamedWithItsFigures(t *testing.T) {
 		{"a database server short of CPU in bursts", with(func(f *Figures) { f.DBCPUs, f.DBCPUCores, f.DBPressureRead, f.DBCPUPressure = 1, 0.6, true, 0.4 }), DatabaseCPU,
 			"the database server's CPU in bursts: 0.60 of its 1 CPU on average, but some task waited for it 40% of the phase", []string{"CPU (0.50"}},
 		{"memory stalls below the peak's bar", with(func(f *Figures) { f.PressureRead, f.MemoryPressure = true, 0.12 }), Memory, "memory: some task stalled on it 12% of the phase", []string{"memory (peak 20% of its 1g limit)"}},
-		{"threads full", with(func(f *Figures) { f.Signals = &signals.Phase{Pools: []signals.PoolUse{hikari(3), tomcat(200, 190, 40)}} }), Threads,
+		{"threads full", with(func(f *Figures) {
+			f.Signals = &signals.Phase{Pools: []signals.PoolUse{hikari(3), tomcat(200, 190, 40)}}
+		}), Threads,
 			"threads: tomcat 200 of 200 busy (190.0 on average), 40 waiting at most, with CPU at 0.50", []string{"the generator"}},
 		{"a connection pool full", with(func(f *Figures) { f.Signals = &signals.Phase{Pools: []signals.PoolUse{hikari(9.5)}} }), Pool,
 			"the pool: hikari 10 of 10 busy (9.5 on average), 3 waiting at most", nil},

@@ -156,10 +156,10 @@ var client = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPer
 
 // Watch reads a target's signals over a phase.
 type Watch struct {
-	url    string
-	began  time.Time
-	stop   chan struct{}
-	done   chan struct{}
+	url   string
+	began time.Time
+	stop  chan struct{}
+	done  chan struct{}
 
 	mu       sync.Mutex
 	readings []Reading
