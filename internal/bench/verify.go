@@ -13,6 +13,7 @@ import (
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/protocol"
+	"github.com/iotbench/iotbench/internal/signals"
 	"github.com/iotbench/iotbench/internal/tlscert"
 	"github.com/iotbench/iotbench/internal/verify"
 )
@@ -108,6 +109,12 @@ func (r *Runner) verifyOver(ctx context.Context, p *plan.Plan, c plan.Cell, imag
 			fmt.Fprintf(r.Log, "  ok   %s\n", res.Case)
 		}
 	}
+	if err := verifySignals(ctx, in.ctr); err != nil {
+		ok = false
+		fmt.Fprintf(r.Log, "  FAIL /signals: %v\n", err)
+	} else if obs, has := in.ctr.(container.Observed); has && obs.Signals() != "" {
+		fmt.Fprintf(r.Log, "  ok   /signals on its own port\n")
+	}
 	if in.db != nil {
 		req := load.Request{Protocol: pr}
 		if set != nil {
@@ -155,4 +162,15 @@ func (rc *runCerts) remove() {
 	if rc.parent != "" {
 		os.RemoveAll(rc.parent)
 	}
+}
+
+// verifySignals reads the target's runtime signals once, when it was given a port for them: the
+// answer must be the contract's whole (docs/contract.md, "Signals").
+func verifySignals(ctx context.Context, inst container.Instance) error {
+	obs, ok := inst.(container.Observed)
+	if !ok || obs.Signals() == "" {
+		return nil
+	}
+	_, err := signals.Read(ctx, obs.Signals())
+	return err
 }
