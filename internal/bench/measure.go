@@ -11,6 +11,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
@@ -294,13 +295,17 @@ func fillUsage(row *results.Row, u resources.Usage) {
 	}
 }
 
-// generatorCPUs is how many CPUs the generator may use: its cpuset, or this process's when it
-// was not pinned (a run against a service on loopback).
+// generatorCPUs is how many CPUs the generator may use: its cpuset, or those this process may
+// run on when the plan gave it none (a run against a service on loopback). Not GOMAXPROCS: the
+// generator runs with spare Ps (hostinfo.PinProcess).
 func generatorCPUs(pinned []int) int {
 	if len(pinned) > 0 {
 		return len(pinned)
 	}
-	return runtime.GOMAXPROCS(0)
+	if cpus, err := hostinfo.AllowedCPUs(); err == nil && len(cpus) > 0 {
+		return len(cpus)
+	}
+	return runtime.NumCPU()
 }
 
 // runtimeView records what the target's runtime believes it has (its /health answer) and says
