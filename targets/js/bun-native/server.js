@@ -18,6 +18,7 @@ import {
 import { openSqlite } from '../contract/db.js';
 import { fanOut } from '../contract/fanout.js';
 import { isTls, servedProtocol, TLS_DIR } from '../contract/protocol.js';
+import { poolUnavailable, startSignals } from '../contract/signals.js';
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
@@ -38,6 +39,7 @@ const store = process.env.DATABASE_URL ? await openPostgres(process.env.DATABASE
  */
 async function openPostgres(url) {
   const max = poolSize();
+  poolUnavailable('bun-sql', `Bun.SQL (Bun ${Bun.version}) tells no count of its connections in use or of the queries waiting for one`);
   const sql = new PostgresClient({ url, max, idleTimeout: 0, connectionTimeout: 30, prepare: true });
   await sql.unsafe(CREATE_TABLE_POSTGRES);
   // Tagged templates: Bun.SQL prepares them (sql.unsafe is sent unprepared); the text is SQL_POSTGRES's.
@@ -239,6 +241,8 @@ const tls = isTls(PROTOCOL) && {
   key: Bun.file(`${TLS_DIR}/key.pem`),
   secureOptions: SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1 | SSL_OP_NO_TLSv1_2,
 };
+// GET /signals on SIGNALS_PORT, when set: a node:http server of its own, not Bun.serve's routes.
+await startSignals();
 const server = Bun.serve({
   ...(tls && { tls }),
   hostname: BIND_ADDRESS,

@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import { rmSync } from 'node:fs';
 
+import { registerPool } from './signals.js';
 import { CREATE_TABLE, CREATE_TABLE_POSTGRES, evictedBy, keepReadings, pageRow, poolSize, seedRows, SQL, SQL_POSTGRES } from './readings.js';
 
 const IN_MEMORY = ':memory:';
@@ -197,6 +198,8 @@ function openPostgres(url, { create = true, share = 1 } = {}) {
   });
   // An idle connection that the server drops must not crash the process; the next query reconnects.
   pool.on('error', (error) => console.error(`postgres: idle connection failed: ${error.message}`));
+  // GET /signals' pool `pg`: busy = connections checked out (or opening), waiting = callers queued for one.
+  registerPool('pg', 'connections', () => ({ size: max, busy: pool.totalCount - pool.idleCount, waiting: pool.waitingCount }));
   // pool.query borrows a connection for this one statement and returns it at once: none is held
   // across a wait. A name makes it a prepared statement on each connection.
   const run = (name, text, values) => pool.query({ name, text, values });

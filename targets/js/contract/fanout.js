@@ -2,6 +2,7 @@
 // sub-tasks joined on one bounded executor. In an event loop a worker is a slot: each sub-task holds a
 // permit of one process-wide semaphore of FANOUT_POOL permits for its wait.
 import { setting } from './settings.js';
+import { registerPool } from './signals.js';
 import { sleep } from './work.js';
 
 export const FANOUT_TASKS = 10;
@@ -18,6 +19,15 @@ export class Semaphore {
   #waiting = [];
   constructor(permits) {
     this.#free = permits;
+    this.permits = permits;
+  }
+  /** Permits held now. */
+  get held() {
+    return this.permits - this.#free;
+  }
+  /** Acquirers queued now. */
+  get queued() {
+    return this.#waiting.length;
   }
   acquire() {
     if (this.#free > 0) {
@@ -36,6 +46,9 @@ export class Semaphore {
 // The process's one executor, made when an app imports this module: a bad FANOUT_POOL stops the app at
 // startup, not at its first /fanout.
 const executor = new Semaphore(fanoutPool());
+// GET /signals' pool `fanout` (docs/contract.md, "Signals"): kind `workers`, as an executor's workers
+// are (in an event loop a worker is a permit).
+registerPool('fanout', 'workers', () => ({ size: executor.permits, busy: executor.held, waiting: executor.queued }));
 
 /** Runs the ten sub-tasks on the process's executor and answers once all have ended. */
 export async function fanOut(wait = sleep) {

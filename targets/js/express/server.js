@@ -12,6 +12,7 @@ import { openReadings, sqliteDriver } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
 import { fanOut } from '../contract/fanout.js';
 import { nodeServer, servedProtocol } from '../contract/protocol.js';
+import { startSignals } from '../contract/signals.js';
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
@@ -151,6 +152,8 @@ app.use((err, req, res, next) => {
 // Express runs on node:http and node:https only: its request and response extend node:http's
 // classes, which node:http2's compatibility API does not provide, so it has no h2 (README.md).
 const PROTOCOL = servedProtocol(['http1', 'https']);
+// GET /signals on SIGNALS_PORT, when set: its own node:http server, not this app's.
+await startSignals();
 const server = nodeServer(PROTOCOL, app);
 server.listen(PORT, BIND_ADDRESS, () => {
   console.log(`express on node ${process.versions.node} serving ${PROTOCOL} on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);

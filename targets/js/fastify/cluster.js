@@ -1,13 +1,15 @@
 // iotbench target node-cluster: a node:cluster primary that creates the shared SQLite file (WAL), or
 // the PostgreSQL table (DATABASE_URL), with the 50 seeds, then forks server.js once per CPU of the
 // cpuset; each worker runs the Fastify app with its own connection to that file, or its share of the
-// pool (DB_POOL_SIZE divided among the workers). The primary serves nothing. See README.md.
+// pool (DB_POOL_SIZE divided among the workers). The primary serves no request, only GET /signals
+// when SIGNALS_PORT is set. See README.md.
 import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 
 import { createReadingsFile, createReadingsPostgres } from '../contract/db.js';
+import { startSignals } from '../contract/signals.js';
 
 const DB_FILE = process.env.DB_FILE || join(os.tmpdir(), 'iotbench-readings.db');
 
@@ -17,6 +19,8 @@ const heapMiB = workerHeapMiB(workers);
 const onPostgres = Boolean(process.env.DATABASE_URL);
 if (onPostgres) await createReadingsPostgres();
 else createReadingsFile(DB_FILE);
+// GET /signals (SIGNALS_PORT): the primary answers for its workers, whom it asks over IPC.
+await startSignals({ cluster: { workers } });
 cluster.setupPrimary({
   exec: join(import.meta.dirname, 'server.js'),
   execArgv: [...process.execArgv, `--max-old-space-size=${heapMiB}`],

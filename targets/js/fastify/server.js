@@ -19,6 +19,7 @@ import { openReadings, sqliteDriver } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
 import { fanOut } from '../contract/fanout.js';
 import { fastifyProtocolOptions, servedProtocol } from '../contract/protocol.js';
+import { registerPool, startSignals } from '../contract/signals.js';
 import { Lru, sleep, validateReading } from '../contract/work.js';
 import * as tasks from './tasks.js';
 
@@ -71,6 +72,12 @@ const pool = POOL_ON
     })
   : null;
 
+// GET /signals (SIGNALS_PORT): the pool as `workers`, busy = tasks running, waiting = tasks queued. Its
+// threads' event loops are not summed with the main one: piscina's threads wait for a task in
+// Atomics.wait (its default, atomics: 'sync'), inside a callback, so an idle thread's loop reads busy.
+let poolTasks = 0;
+if (pool) registerPool('workers', 'workers', () => ({ size: POOL_THREADS, busy: poolTasks - pool.queueSize, waiting: pool.queueSize }));
+
 class PoolFull extends Error {
   statusCode = 503;
 }
@@ -79,7 +86,12 @@ class PoolFull extends Error {
 async function work(name, arg) {
   if (!pool) return tasks[name](arg);
   if (pool.queueSize >= POOL_MAX_QUEUE) throw new PoolFull(`worker pool queue full (${POOL_MAX_QUEUE} waiting)`);
-  return pool.run(arg, { name });
+  poolTasks++;
+  try {
+    return await pool.run(arg, { name });
+  } finally {
+    poolTasks--;
+  }
 }
 
 const cache = new Lru(1000);
@@ -241,6 +253,8 @@ for (const signal of ['SIGTERM', 'SIGINT']) {
   });
 }
 
+// GET /signals on SIGNALS_PORT, when set (a node-cluster worker answers its primary instead).
+await startSignals();
 await app.listen({ port: PORT, host: BIND_ADDRESS });
 const who = cluster.isWorker ? `worker ${cluster.worker.id}: ` : '';
 console.log(`${who}fastify ${app.version} on ${health.runtime} ${health.version} (${threadModel}) serving ${PROTOCOL} on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);

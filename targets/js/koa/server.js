@@ -15,6 +15,7 @@ import { openReadings } from '../contract/db.js';
 import { enterprise } from '../contract/enterprise.js';
 import { fanOut } from '../contract/fanout.js';
 import { nodeServer, servedProtocol } from '../contract/protocol.js';
+import { startSignals } from '../contract/signals.js';
 import { countPrimes, enrich, fib, Lru, matrixTrace, monteCarloPi, sleep, validateReading } from '../contract/work.js';
 
 const PORT = Number(process.env.PORT ?? 8080);
@@ -149,6 +150,8 @@ app.use(router.routes());
 // app.callback() is a request listener for node:http, node:https and node:http2 alike (Koa's docs:
 // "the same application" on several servers); app.listen is node:http's shorthand.
 const PROTOCOL = servedProtocol(['http1', 'https', 'h2', 'h2c']);
+// GET /signals on SIGNALS_PORT, when set: its own node:http server, not this app's.
+await startSignals();
 const server = nodeServer(PROTOCOL, app.callback());
 server.listen(PORT, BIND_ADDRESS, () => {
   console.log(`koa on node ${process.versions.node} serving ${PROTOCOL} on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);

@@ -9,6 +9,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import ejs from 'ejs';
 
 import { fastifyProtocolOptions, servedProtocol } from '../../contract/protocol.js';
+import { startSignals } from '../../contract/signals.js';
 import { AppModule } from './app.module';
 import { ErrorFilter } from './error.filter';
 import { ReadingsService } from './readings.service';
@@ -57,6 +58,8 @@ async function main(): Promise<void> {
 
   // The table and seeds exist, and on PostgreSQL the pool is open, before the first request.
   await app.get(ReadingsService).readings.ready;
+  // GET /signals on SIGNALS_PORT, when set: its own node:http server, not Nest's.
+  await startSignals();
   await app.listen(PORT, BIND_ADDRESS);
   const runtime = process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.versions.node}`;
   console.log(`nestjs on ${runtime} serving ${PROTOCOL} on ${BIND_ADDRESS}:${PORT} (started in ${Math.round(process.uptime() * 1000)} ms)`);
