@@ -19,9 +19,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/periodic"
 )
 
 // Sample is one reading of a container's counters.
@@ -212,17 +213,14 @@ type Usage struct {
 
 // Watch samples a Source through a phase.
 type Watch struct {
-	src   Source
+	p     *periodic.Watch[Sample]
 	first Sample
-	stop  chan struct{}
-	done  chan struct{}
 
-	mu      sync.Mutex
+	// Under p's lock:
 	last    Sample
 	peak    uint64
 	sum     float64
 	samples int
-	err     error
 	// seconds holds, for each second from the first sample, its last sample and peak memory.
 	seconds []secondSamples
 }
@@ -241,48 +239,19 @@ type SecondUsage struct {
 
 // Start takes a first sample at once, then one every interval until Stop.
 func Start(src Source, every time.Duration) (*Watch, error) {
-	first, err := src.Sample()
+	w := &Watch{}
+	p, err := periodic.Start(every, src.Sample, w.add)
 	if err != nil {
 		return nil, err
 	}
-	w := &Watch{src: src, first: first, stop: make(chan struct{}), done: make(chan struct{})}
-	w.add(first)
-	go func() {
-		defer close(w.done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-w.stop:
-				return
-			case <-t.C:
-				w.take()
-			}
-		}
-	}()
+	w.p = p
 	return w, nil
 }
 
-func (w *Watch) take() {
-	s, err := w.src.Sample()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err != nil {
-		if w.err == nil {
-			w.err = err
-		}
-		return
-	}
-	w.addLocked(s)
-}
-
 func (w *Watch) add(s Sample) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.addLocked(s)
-}
-
-func (w *Watch) addLocked(s Sample) {
+	if w.samples == 0 {
+		w.first = s
+	}
 	w.last = s
 	w.peak = max(w.peak, s.Memory)
 	w.sum += float64(s.Memory)
@@ -298,9 +267,12 @@ func (w *Watch) addLocked(s Sample) {
 // PerSecond is the usage of each second since the first sample, from the samples taken (every
 // interval given to Start): CPU between the last sample of the second before and the second's
 // own last, memory the second's peak. A second without a sample repeats the one before.
-func (w *Watch) PerSecond() []SecondUsage {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+func (w *Watch) PerSecond() (out []SecondUsage) {
+	w.p.Locked(func() { out = w.perSecond() })
+	return out
+}
+
+func (w *Watch) perSecond() []SecondUsage {
 	out := make([]SecondUsage, len(w.seconds))
 	prev := w.first
 	var prevMem uint64
@@ -321,13 +293,8 @@ func (w *Watch) PerSecond() []SecondUsage {
 // Stop takes a last sample and returns the usage between the first and the last. A sample that
 // failed (the container went away) is an error: the usage would miss part of the phase.
 func (w *Watch) Stop() (Usage, error) {
-	close(w.stop)
-	<-w.done
-	w.take()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return Usage{}, w.err
+	if err := w.p.Stop(); err != nil {
+		return Usage{}, err
 	}
 	u := Usage{Wall: w.last.At.Sub(w.first.At), MemoryPeak: w.peak, MemoryMean: uint64(w.sum / float64(w.samples)), Samples: w.samples}
 	if u.Wall > 0 {

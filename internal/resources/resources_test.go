@@ -173,11 +173,11 @@ func TestWatchPerSecond(t *testing.T) {
 	at := func(ms int, cpuMs int, mem uint64) Sample {
 		return Sample{At: t0.Add(time.Duration(ms) * time.Millisecond), CPU: time.Duration(cpuMs) * time.Millisecond, Memory: mem}
 	}
-	w := &Watch{first: at(0, 0, 100)}
-	for _, s := range []Sample{w.first, at(500, 250, 300), at(1000, 500, 200), at(1500, 1000, 250), at(3200, 2000, 100)} {
+	w := &Watch{}
+	for _, s := range []Sample{at(0, 0, 100), at(500, 250, 300), at(1000, 500, 200), at(1500, 1000, 250), at(3200, 2000, 100)} {
 		w.add(s)
 	}
-	got := w.PerSecond()
+	got := w.perSecond()
 	want := []SecondUsage{{0.5, 300}, {0.75, 250}, {0, 250}, {1.0 / 1.7, 100}}
 	if len(got) != len(want) {
 		t.Fatalf("%d seconds, want %d: %+v", len(got), len(want), got)

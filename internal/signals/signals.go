@@ -15,8 +15,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/periodic"
 )
 
 // Schema is the version of /signals' answer this package reads.
@@ -156,37 +157,20 @@ var client = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPer
 
 // Watch reads a target's signals over a phase.
 type Watch struct {
-	url   string
-	began time.Time
-	stop  chan struct{}
-	done  chan struct{}
-
-	mu       sync.Mutex
-	readings []Reading
-	err      error
+	p        *periodic.Watch[Reading]
+	began    time.Time
+	readings []Reading // under p's lock
 }
 
 // Start reads url once, then every interval until Stop. The first read's failure is Start's: a
 // target that does not answer it has no signals for the phase.
 func Start(url string, every time.Duration) (*Watch, error) {
-	first, err := readOnce(url)
+	w := &Watch{began: time.Now()}
+	p, err := periodic.Start(every, func() (Reading, error) { return readOnce(url) }, func(r Reading) { w.readings = append(w.readings, r) })
 	if err != nil {
 		return nil, err
 	}
-	w := &Watch{url: url, began: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), readings: []Reading{first}}
-	go func() {
-		defer close(w.done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-w.stop:
-				return
-			case <-t.C:
-				w.take()
-			}
-		}
-	}()
+	w.p = p
 	return w, nil
 }
 
@@ -196,32 +180,13 @@ func readOnce(url string) (Reading, error) {
 	return Read(ctx, url)
 }
 
-func (w *Watch) take() {
-	r, err := readOnce(w.url)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err != nil {
-		if w.err == nil {
-			w.err = err
-		}
-		return
-	}
-	w.readings = append(w.readings, r)
-}
-
 // Stop reads once more, at the phase's end, and sums the phase up. A read that failed on the way
 // fails the phase's signals: its maxima would be those of the reads that happened to answer.
 func (w *Watch) Stop() (Phase, error) {
-	close(w.stop)
-	<-w.done
-	w.take()
-	wall := time.Since(w.began)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return Phase{}, w.err
+	if err := w.p.Stop(); err != nil {
+		return Phase{}, err
 	}
-	return Summarize(w.readings, wall)
+	return Summarize(w.readings, time.Since(w.began))
 }
 
 // Phase is what a phase's readings say: counters as their growth over its wall time, values
