@@ -19,6 +19,7 @@ import iotbench.contract.FanOut;
 import iotbench.contract.Protocol;
 import iotbench.contract.ReadingStore;
 import iotbench.contract.ReadingValidator;
+import iotbench.contract.Signals;
 import iotbench.contract.StandardReading;
 import io.javalin.http.HttpResponseException;
 import io.javalin.http.HttpStatus;
@@ -27,11 +28,12 @@ import io.javalin.rendering.template.JavalinJte;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Jetty;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * The iotbench Javalin target. Environment: PORT (default 8080), JAVALIN_VIRTUAL_THREADS (default false),
  * DOWNSTREAM_URL (default http://127.0.0.1:$PORT/downstream), and the contract's DATABASE_URL, DB_POOL_SIZE,
- * READINGS_KEEP and FANOUT_POOL (iotbench.contract). Every setting is explained in README.md.
+ * READINGS_KEEP, FANOUT_POOL and SIGNALS_PORT (iotbench.contract). Every setting is explained in README.md.
  */
 public final class App {
     static final String HOST = System.getenv().getOrDefault("BIND_ADDRESS", "127.0.0.1");
@@ -45,6 +47,7 @@ public final class App {
         int port = Integer.parseInt(env("PORT", "8080"));
         Protocol protocol = Protocol.fromEnv(Protocol.all());
         boolean virtualThreads = Boolean.parseBoolean(env("JAVALIN_VIRTUAL_THREADS", "false"));
+        Signals signals = Signals.fromEnv(); // GET /signals on SIGNALS_PORT, a server of its own (not Jetty)
         URI downstreamUri = URI.create(env("DOWNSTREAM_URL", "http://" + HOST + ":" + port + "/downstream"));
 
         // Javalin's default JSON mapper (JavalinJackson with its default ObjectMapper), made here so that the
@@ -75,7 +78,8 @@ public final class App {
         ReadingValidator validator = new ReadingValidator(mapper);
         HealthHandler health = new HealthHandler("jetty " + Jetty.VERSION);
         IngestHandlers ingest = new IngestHandlers(validator, store);
-        WorkHandlers work = new WorkHandlers(validator, store, FanOut.fromEnv());
+        FanOut fanOut = FanOut.fromEnv();
+        WorkHandlers work = new WorkHandlers(validator, store, fanOut);
         PageHandler page = new PageHandler(store, mapper);
         EnterpriseHandler enterprise = new EnterpriseHandler(store, mapper, standard, http, downstreamUri);
 
@@ -145,6 +149,19 @@ public final class App {
         app.error(HttpStatus.NOT_FOUND, ctx -> ctx.json(Map.of("error", "not found")));
 
         app.start();
+
+        // The pools: HikariCP, /fanout's, and the request threads: Jetty's QueuedThreadPool with platform threads,
+        // as Jetty's own utilization counts it (size maxThreads less the threads leased to the acceptor and
+        // selectors, busy the other threads running a job, waiting the jobs queued), the carriers with virtual ones.
+        signals.hikari(dataSource).fanOut(fanOut);
+        if (app.jettyServer().server().getThreadPool() instanceof QueuedThreadPool jetty) {
+            signals.pool("jetty", "threads", () -> new Signals.Pool(jetty.getMaxThreads() - jetty.getLeasedThreads(),
+                    jetty.getUtilizedThreads(), jetty.getQueueSize()));
+        }
+        if (virtualThreads) {
+            signals.carriers();
+        }
+        signals.start();
     }
 
     private static void error(io.javalin.http.Context ctx, HttpStatus status, String message) {

@@ -16,6 +16,7 @@ import io.ktor.server.routing.routing
 import io.netty.channel.epoll.Epoll
 import iotbench.contract.FanOut
 import iotbench.contract.Protocol
+import iotbench.contract.Signals
 import kotlinx.serialization.Serializable
 
 /** The Netty engine's thread groups as configured (Ktor's defaults), reported by /health. */
@@ -30,15 +31,21 @@ data class EngineInfo(
 
 /**
  * Environment: PORT (default 8080), DOWNSTREAM_URL (default http://127.0.0.1:$PORT/downstream), and the
- * contract's DATABASE_URL, DB_POOL_SIZE, READINGS_KEEP and FANOUT_POOL (iotbench.contract). Nothing else.
+ * contract's DATABASE_URL, DB_POOL_SIZE, READINGS_KEEP, FANOUT_POOL and SIGNALS_PORT (iotbench.contract). Nothing
+ * else.
  * The table and its 50 seeds are created before the server binds its port.
  */
 fun main() {
     val port = System.getenv("PORT")?.takeIf { it.isNotBlank() }?.trim()?.toInt() ?: 8080
     val downstreamUrl = System.getenv("DOWNSTREAM_URL")?.takeIf { it.isNotBlank() }
         ?: "http://127.0.0.1:$port/downstream"
+    val signals = Signals.fromEnv() // GET /signals on SIGNALS_PORT, a server of its own (not Netty)
     val store = Database.create()
     val fanOut = FanOut.fromEnv()
+    // The pools: HikariCP and /fanout's. Netty's loops are not reachable: the engine keeps its groups private.
+    signals.hikari(store.dataSource).fanOut(fanOut)
+        .unavailable("netty", "Ktor's NettyApplicationEngine keeps its event loop groups private")
+        .start()
 
     lateinit var engineInfo: EngineInfo
     val protocol = Protocol.fromEnv(Protocol.all())

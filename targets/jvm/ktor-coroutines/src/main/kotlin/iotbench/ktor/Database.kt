@@ -19,7 +19,8 @@ import kotlinx.coroutines.withContext
  * held across a suspension point (a `delay`, the downstream call, ...).
  */
 class Database private constructor(
-    private val ds: HikariDataSource,
+    /** The pool, for GET /signals (Signals.hikari). */
+    val dataSource: HikariDataSource,
     private val store: ReadingStore,
     val standard: StandardReading,
 ) {
@@ -34,7 +35,7 @@ class Database private constructor(
     /** /stats: the readings stored since the table was created (the highest id). */
     suspend fun highestId(): Long = withContext(Dispatchers.IO) { store.highestId() }
 
-    fun close() = ds.close()
+    fun close() = dataSource.close()
 
     companion object {
         /** Opens the pool, creates the table and stores the 50 seed readings. Runs before the server listens. */
