@@ -145,6 +145,27 @@ func TestIOHeavyOnTheFoundationTargets(t *testing.T) {
 			t.Errorf("%s: health %s: the target does not see exactly its one pinned CPU", r.Target, r.TargetRuntime)
 		}
 	}
+	// Each target's runtime told of its phase on its signals port: the JVM's collector and its
+	// pools (the connection pool, Tomcat's threads or the virtual threads' carriers), Node's loop.
+	signalsOf := map[string][]string{"spring-mvc-platform": {"hikari", "tomcat"}, "spring-mvc-virtual": {"hikari", "carriers"}, "fastify": {"fanout"}}
+	for _, r := range rows {
+		var pools []string
+		for _, p := range r.Signals.Pools {
+			pools = append(pools, p.Name)
+		}
+		loop := r.Target == "fastify"
+		if !r.SignalsRead || !r.Signals.GCRead || r.Signals.LoopRead != loop {
+			t.Errorf("%s: signals read %v (%s), GC read %v, loop read %v (want %v)", r.Target, r.SignalsRead, r.SignalsNote, r.Signals.GCRead, r.Signals.LoopRead, loop)
+		}
+		for _, want := range signalsOf[r.Target] {
+			if !slices.Contains(pools, want) {
+				t.Errorf("%s: pools %v lack %s", r.Target, pools, want)
+			}
+		}
+		if l := r.Limit(); strings.Contains(l.String(), "signals") {
+			t.Errorf("%s: limit %q: its signals were read", r.Target, l)
+		}
+	}
 	threadModel := map[string]string{"spring-mvc-platform": `"threadModel":"platform"`, "spring-mvc-virtual": `"threadModel":"virtual"`}
 	for _, r := range rows {
 		if w, ok := threadModel[r.Target]; ok && !strings.Contains(r.TargetRuntime, w) {

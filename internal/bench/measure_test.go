@@ -170,7 +170,7 @@ func TestSignalsAreReadOverThePhase(t *testing.T) {
 				}
 				return
 			}
-			want := signals.PoolUse{Name: "hikari", Kind: "connections", Size: 10, BusyMax: 10, BusyMean: 10, WaitingRead: true}
+			want := signals.PoolUse{Name: "hikari", Kind: "connections", Size: 10, BusyMax: 10, BusyMean: 10, WaitingRead: true, Waited: 1}
 			if !row.SignalsRead || len(row.Signals.Pools) != 1 || row.Signals.Pools[0].WaitingMax < 10 {
 				t.Fatalf("read %v (%q): %+v", row.SignalsRead, row.SignalsNote, row.Signals)
 			}

@@ -63,8 +63,12 @@ const (
 	// target was short of memory below its peak's share.
 	MemoryStallShare = 0.10
 	// PoolBusyShare of a pool's size busy on average over the phase's reads: the work that came
-	// while it was full waited for it.
-	PoolBusyShare = 0.90
+	// while it was full waited for it. Or PoolQueuedShare of its size busy on average with some
+	// work waiting for it at PoolWaitedShare of the reads or more: a full pool reads below its
+	// size, each connection handed from one holder to the next is free for a moment.
+	PoolBusyShare   = 0.90
+	PoolQueuedShare = 0.75
+	PoolWaitedShare = 0.5
 	// LoopBusyShare of the phase the event loop spent running callbacks: what came meanwhile
 	// waited for the loop, whatever the CPU (a loop waits on native code, or runs on a CPU
 	// it shares).
@@ -195,7 +199,9 @@ func runtime(s *signals.Phase, cpu float64, out *[]string) (Limit, bool) {
 		return Limit{}, false
 	}
 	for _, p := range s.Pools {
-		if p.BusyMean < PoolBusyShare*float64(p.Size) {
+		full := p.BusyMean >= PoolBusyShare*float64(p.Size) ||
+			p.WaitingRead && p.Waited >= PoolWaitedShare && p.BusyMean >= PoolQueuedShare*float64(p.Size)
+		if !full {
 			continue
 		}
 		kind, what := Pool, "the pool"
@@ -226,7 +232,7 @@ func runtime(s *signals.Phase, cpu float64, out *[]string) (Limit, bool) {
 func poolUse(p signals.PoolUse) string {
 	text := fmt.Sprintf("%s %d of %d busy (%.1f on average)", p.Name, p.BusyMax, p.Size, p.BusyMean)
 	if p.WaitingRead {
-		text += fmt.Sprintf(", %d waiting at most", p.WaitingMax)
+		text += fmt.Sprintf(", %d waiting at most, some at %.0f%% of the reads", p.WaitingMax, 100*p.Waited)
 	}
 	return text
 }

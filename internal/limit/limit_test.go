@@ -44,14 +44,24 @@ func TestEachLimitIsNamedWithItsFigures(t *testing.T) {
 		{"threads full", with(func(f *Figures) {
 			f.Signals = &signals.Phase{Pools: []signals.PoolUse{hikari(3), tomcat(200, 190, 40)}}
 		}), Threads,
-			"threads: tomcat 200 of 200 busy (190.0 on average), 40 waiting at most, with CPU at 0.50", []string{"the generator"}},
+			"threads: tomcat 200 of 200 busy (190.0 on average), 40 waiting at most, some at 50% of the reads, with CPU at 0.50", []string{"the generator"}},
 		{"a connection pool full", with(func(f *Figures) { f.Signals = &signals.Phase{Pools: []signals.PoolUse{hikari(9.5)}} }), Pool,
 			"the pool: hikari 10 of 10 busy (9.5 on average), 3 waiting at most", nil},
+		{"a pool that queued, read below its size in its handoffs", with(func(f *Figures) {
+			p := hikari(8)
+			p.Waited = 0.8
+			f.Signals = &signals.Phase{Pools: []signals.PoolUse{p}}
+		}), Pool, "the pool: hikari 10 of 10 busy (8.0 on average), 3 waiting at most, some at 80% of the reads", nil},
+		{"a pool rarely queued", with(func(f *Figures) {
+			p := hikari(8)
+			p.Waited = 0.3
+			f.Signals = &signals.Phase{Pools: []signals.PoolUse{p}}
+		}), NotFound, "not found", nil},
 		{"a pool full comes before CPU in bursts", with(func(f *Figures) {
 			f.PressureRead, f.CPUPressure, f.Signals = true, 0.4, &signals.Phase{Pools: []signals.PoolUse{tomcat(200, 199, 0)}}
 		}), Threads, "threads: tomcat", nil},
 		{"a pool just under the bar", with(func(f *Figures) { f.Signals = &signals.Phase{Pools: []signals.PoolUse{hikari(8.9)}} }), NotFound, "not found",
-			[]string{"pools (busiest: hikari 10 of 10 busy (8.9 on average), 3 waiting at most)"}},
+			[]string{"pools (busiest: hikari 10 of 10 busy (8.9 on average), 3 waiting at most, some at 0% of the reads)"}},
 		{"the event loop", with(func(f *Figures) {
 			f.CPUCores, f.Signals = 0.85, &signals.Phase{LoopRead: true, Utilization: 0.97, DelayRead: true, Delay: 42 * time.Millisecond}
 		}), EventLoop, "the event loop: busy 0.97 of the phase with CPU at 0.85; delay p99 up to 42.0 ms", nil},
@@ -88,5 +98,5 @@ func hikari(mean float64) signals.PoolUse {
 }
 
 func tomcat(size int, mean float64, waiting int) signals.PoolUse {
-	return signals.PoolUse{Name: "tomcat", Kind: "threads", Size: size, BusyMax: size, BusyMean: mean, WaitingRead: true, WaitingMax: waiting}
+	return signals.PoolUse{Name: "tomcat", Kind: "threads", Size: size, BusyMax: size, BusyMean: mean, WaitingRead: true, WaitingMax: waiting, Waited: 0.5}
 }

@@ -217,7 +217,7 @@ type Phase struct {
 }
 
 // PoolUse is one pool over a phase: its size, its busiest and mean busy count, its most waiters
-// at one read (WaitingRead: it counts them).
+// at one read and the share of reads that found some waiting (WaitingRead: it counts them).
 type PoolUse struct {
 	Name, Kind  string
 	Size        int
@@ -225,6 +225,7 @@ type PoolUse struct {
 	BusyMean    float64
 	WaitingRead bool
 	WaitingMax  int
+	Waited      float64
 }
 
 // Summarize sums readings, in order, taken over wall. The first reading opens the phase: its
@@ -285,6 +286,9 @@ func Summarize(readings []Reading, wall time.Duration) (Phase, error) {
 			u.BusyMean += float64(pl.Busy)
 			if pl.Waiting != nil {
 				u.WaitingMax = max(u.WaitingMax, *pl.Waiting)
+				if *pl.Waiting > 0 {
+					u.Waited++
+				}
 			} else {
 				u.WaitingRead = false
 			}
@@ -293,6 +297,7 @@ func Summarize(readings []Reading, wall time.Duration) (Phase, error) {
 	for _, name := range order {
 		u := pools[name]
 		u.BusyMean /= float64(reads)
+		u.Waited /= float64(reads)
 		p.Pools = append(p.Pools, *u)
 	}
 	return p, nil
@@ -330,16 +335,16 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// FormatPools writes pools as a results file holds them: one "name:kind:size:busiest:mean:waiting"
-// each, space-separated, waiting "-" where the pool does not count its waiters.
+// FormatPools writes pools as a results file holds them: one "name:kind:size:busiest:mean:waiting:waited"
+// each, space-separated, waiting and waited "-" where the pool does not count its waiters.
 func FormatPools(pools []PoolUse) string {
 	parts := make([]string, len(pools))
 	for i, p := range pools {
-		waiting := "-"
+		waiting, waited := "-", "-"
 		if p.WaitingRead {
-			waiting = strconv.Itoa(p.WaitingMax)
+			waiting, waited = strconv.Itoa(p.WaitingMax), strconv.FormatFloat(p.Waited, 'f', 2, 64)
 		}
-		parts[i] = fmt.Sprintf("%s:%s:%d:%d:%s:%s", p.Name, p.Kind, p.Size, p.BusyMax, strconv.FormatFloat(p.BusyMean, 'f', 2, 64), waiting)
+		parts[i] = fmt.Sprintf("%s:%s:%d:%d:%s:%s:%s", p.Name, p.Kind, p.Size, p.BusyMax, strconv.FormatFloat(p.BusyMean, 'f', 2, 64), waiting, waited)
 	}
 	return strings.Join(parts, " ")
 }
@@ -349,8 +354,8 @@ func ParsePools(text string) ([]PoolUse, error) {
 	var pools []PoolUse
 	for _, part := range strings.Fields(text) {
 		f := strings.Split(part, ":")
-		if len(f) != 6 || !name(f[0]) || !name(f[1]) {
-			return nil, fmt.Errorf("pool %q: name:kind:size:busiest:mean:waiting", part)
+		if len(f) != 7 || !name(f[0]) || !name(f[1]) {
+			return nil, fmt.Errorf("pool %q: name:kind:size:busiest:mean:waiting:waited", part)
 		}
 		p := PoolUse{Name: f[0], Kind: f[1]}
 		var err error
@@ -363,9 +368,12 @@ func ParsePools(text string) ([]PoolUse, error) {
 		if p.BusyMean, err = strconv.ParseFloat(f[4], 64); err != nil || !(p.BusyMean >= 0 && p.BusyMean <= float64(p.BusyMax)) {
 			return nil, fmt.Errorf("pool %q: its mean busy is a number from 0 to its busiest", part)
 		}
-		if f[5] != "-" {
+		if f[5] != "-" || f[6] != "-" {
 			if p.WaitingMax, err = strconv.Atoi(f[5]); err != nil || p.WaitingMax < 0 {
 				return nil, fmt.Errorf("pool %q: its waiting is a whole number of 0 or more, or -", part)
+			}
+			if p.Waited, err = strconv.ParseFloat(f[6], 64); err != nil || !(p.Waited >= 0 && p.Waited <= 1) {
+				return nil, fmt.Errorf("pool %q: its waited is a share from 0 to 1, or -", part)
 			}
 			p.WaitingRead = true
 		}

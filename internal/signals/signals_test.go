@@ -66,7 +66,7 @@ func TestSummarizeTakesCountersGrowthAndReadsWorst(t *testing.T) {
 	if !p.LoopRead || p.Utilization != 0.85 || p.Delay != 9*time.Millisecond || p.DelayMax != 18*time.Millisecond {
 		t.Errorf("loop %v, delay %v max %v; want 0.85 (1,700 of 2,000 ms), 9ms, 18ms", p.Utilization, p.Delay, p.DelayMax)
 	}
-	want := PoolUse{Name: "pg", Kind: "connections", Size: 10, BusyMax: 8, BusyMean: 6, WaitingRead: true, WaitingMax: 3}
+	want := PoolUse{Name: "pg", Kind: "connections", Size: 10, BusyMax: 8, BusyMean: 6, WaitingRead: true, WaitingMax: 3, Waited: 0.5}
 	if len(p.Pools) != 1 || p.Pools[0] != want {
 		t.Errorf("pools %+v, want %+v", p.Pools, want)
 	}
@@ -92,17 +92,17 @@ func TestBusiestIsNearestItsSize(t *testing.T) {
 func TestPoolsRoundTrip(t *testing.T) {
 	pools := []PoolUse{
 		{Name: "tomcat", Kind: "threads", Size: 200, BusyMax: 200, BusyMean: 187.25},
-		{Name: "hikari", Kind: "connections", Size: 10, BusyMax: 10, BusyMean: 9.5, WaitingRead: true, WaitingMax: 140},
+		{Name: "hikari", Kind: "connections", Size: 10, BusyMax: 10, BusyMean: 9.5, WaitingRead: true, WaitingMax: 140, Waited: 0.75},
 	}
 	text := FormatPools(pools)
-	if text != "tomcat:threads:200:200:187.25:- hikari:connections:10:10:9.50:140" {
+	if text != "tomcat:threads:200:200:187.25:-:- hikari:connections:10:10:9.50:140:0.75" {
 		t.Errorf("FormatPools = %q", text)
 	}
 	back, err := ParsePools(text)
 	if err != nil || fmt.Sprint(back) != fmt.Sprint(pools) {
 		t.Errorf("ParsePools = %+v, %v; want %+v", back, err, pools)
 	}
-	for _, bad := range []string{"tomcat:threads:0:0:0:-", "a:b:10:11:1:-", "a:b:10:5:6:-", "a:b:10:5:1:x", "A:b:1:1:1:-", "a:b:1:1"} {
+	for _, bad := range []string{"tomcat:threads:0:0:0:-:-", "a:b:10:11:1:-:-", "a:b:10:5:6:-:-", "a:b:10:5:1:x:-", "a:b:10:5:1:3:1.5", "a:b:10:5:1:3:-", "A:b:1:1:1:-:-", "a:b:1:1"} {
 		if _, err := ParsePools(bad); err == nil {
 			t.Errorf("ParsePools(%q) accepted", bad)
 		}
@@ -165,7 +165,7 @@ func FuzzDecode(f *testing.F) {
 }
 
 func FuzzParsePools(f *testing.F) {
-	f.Add("tomcat:threads:200:200:187.25:- hikari:connections:10:10:9.50:140")
+	f.Add("tomcat:threads:200:200:187.25:-:- hikari:connections:10:10:9.50:140:0.75")
 	f.Fuzz(func(t *testing.T, text string) {
 		pools, err := ParsePools(text)
 		if err != nil {
