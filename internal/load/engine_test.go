@@ -527,3 +527,40 @@ func TestBytesReceivedCountsTheMeasuredAnswers(t *testing.T) {
 		t.Errorf("%d bytes received for %d answers of %d bytes, want %d to %d, and about 200 answers", res.BytesReceived, res.Answered, len(body), lo, hi)
 	}
 }
+
+// Thousands in flight against an in-process server whose answers take a second: every answer is
+// counted once, each latency from its due time holds the server's whole second, the generator's
+// own share leaves that second out, and the slots in flight are the rate times the answer time.
+// No bound here depends on this machine's speed: the floors are the server's, the ceilings far
+// above what a generator behind by seconds would show.
+func TestThousandsInFlight(t *testing.T) {
+	const rate, delay = 2500, time.Second
+	s := &stub{delay: delay}
+	url := serve(t, s)
+	c := config(url, Model{Rate: rate, ExpectedLatency: delay}, 2*time.Second)
+	c.Warmup = time.Second
+	res, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Requests == 0 || res.Successes+res.Errors != res.Requests || res.Latency.Count != res.Successes || res.OwnDelay.Count != res.Requests {
+		t.Fatalf("%d requests = %d successes + %d errors? %d latencies, %d own delays", res.Requests, res.Successes, res.Errors, res.Latency.Count, res.OwnDelay.Count)
+	}
+	// The server saw every request of the warm-up and the phase, and no other.
+	if hits := s.hits.Load(); hits < res.Requests || hits > int64(rate)*3+int64(rate)/10 {
+		t.Errorf("the server answered %d, the phase sent %d of at most %d in 3 s", hits, res.Requests, rate*3)
+	}
+	// The histogram keeps 3 significant digits: a millisecond under the second is the second.
+	if res.Latency.P50 < delay-time.Millisecond || res.Latency.P50 > 10*delay {
+		t.Errorf("latency p50 %v: each answer takes the server's %v, counted from its due time", res.Latency.P50, delay)
+	}
+	// Each latency holds its own delay and the server's second: so do their medians, whatever
+	// the machine (the histogram's 3 digits aside).
+	if res.OwnDelay.P50+delay > res.Latency.P50+res.Latency.P50/1000+time.Millisecond {
+		t.Errorf("own delay p50 %v + the server's %v > latency p50 %v: the server's time counted as the generator's", res.OwnDelay.P50, delay, res.Latency.P50)
+	}
+	// Little's law: at the rate sent, a second each, about rate × 1 s in flight at the peak.
+	if float64(res.PeakInFlight) < 0.8*res.AchievedRate() {
+		t.Errorf("peak in flight %d at %.0f rps of 1 s answers: fewer than the answers outstanding", res.PeakInFlight, res.AchievedRate())
+	}
+}
