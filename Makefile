@@ -18,7 +18,7 @@ ARGS    ?=
 # by default they fail when no engine answers, so that `make test` never passes without them.
 DOCKER  ?= 1
 
-.PHONY: build prepare run test docker chromium sshd lint unit e2e acceptance bench-generator clean experiments experiments-doc
+.PHONY: build prepare run test docker chromium sshd lint unit e2e acceptance bench-generator clean experiments experiments-doc kube-up kube-down
 
 # Static (no cgo): the same binary runs in the generator shard image on other engines (docs/scale.md).
 build:
@@ -41,6 +41,13 @@ chromium:
 # sshd (not started), for the end-to-end test that reaches an engine over ssh:// in its own namespace.
 sshd:
 	scripts/ensure-sshd.sh
+
+# A two-node Kubernetes v1.34.4 cluster on this machine, built from the Go module proxy (tools/kube/README.md).
+kube-up:
+	scripts/kube-cluster.sh up
+
+kube-down:
+	scripts/kube-cluster.sh down
 
 # The default question (RUN_DEFAULT: its answer, and every step in results/<time>.csv), or the run
 # ARGS asks for: tables, results/<time>.csv, its timeline and histograms (results/<time>.timeline/)
