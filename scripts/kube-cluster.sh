@@ -84,10 +84,11 @@ build_k8s() {
   fi
 }
 
-# The pause image: pause.c from the kubernetes module zip, static, as an OCI archive.
-PAUSE_IMAGE=registry.k8s.io/pause:3.10.1
+# The pause image: pause.c from the kubernetes module zip, static, as an OCI archive, under a local
+# name (no registry's: nothing is pulled; containerd's sandbox_image names it).
+PAUSE_IMAGE=localhost/iotbench-pause:3.10.1
 build_pause() {
-  [ -s "$CACHE/pause.oci.tar" ] && return 0
+  [ -s "$CACHE/pause.oci.tar" ] && tar -xOf "$CACHE/pause.oci.tar" index.json | grep -q "\"$PAUSE_IMAGE\"" && return 0
   local dir src t
   dir=$(cd "$MOD_DIR" && "$GO" list -m -f '{{.Dir}}' k8s.io/kubernetes 2>/dev/null) ||
     dir=$(cd "$MOD_DIR" && GOFLAGS=-mod=mod "$GO" mod download -json k8s.io/kubernetes | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
