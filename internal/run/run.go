@@ -316,21 +316,21 @@ func (rs *Runs) prepareRun(ctx context.Context, s Setup, status bench.Status) (s
 		// A service the user started is measured even when its answers fail their check: its
 		// error ratio under load is what they came for.
 		WarnUnverified: s.Service != nil, KeepDisturbed: s.KeepDisturbed}
-	// The generator is pinned to its CPUs, or, where the plan gives it none (a --url run), to
+	// A run that loads something pins the generator to its CPUs, or, where the plan gives it none (a --url run), to
 	// those it was allowed (taskset's): a no-op for the affinity, but pinning also gives the Go
 	// scheduler the spare Ps the load loop needs. With one P, each wait of the loop in epoll longer
 	// than the runtime's 20 µs tick handed the P to another thread and back: at 3,000 rps, 1.4
 	// context switches and 3.6 futex calls a request, 30% more CPU a request than with spare Ps.
-	generatorCPUs := p.GeneratorCPUs
-	if len(generatorCPUs) == 0 {
-		if generatorCPUs, err = rs.Effects.AllowedCPUs(); err != nil {
+	if lifecycle != nil {
+		generatorCPUs := p.GeneratorCPUs
+		if len(generatorCPUs) == 0 {
+			if generatorCPUs, err = rs.Effects.AllowedCPUs(); err != nil {
+				return nil, err
+			}
+		}
+		if err := rs.Effects.Pin(generatorCPUs); err != nil {
 			return nil, err
 		}
-	}
-	if err := rs.Effects.Pin(generatorCPUs); err != nil {
-		return nil, err
-	}
-	if lifecycle != nil {
 		closeHosts, err := rs.useGenerators(ctx, s, st.r, p)
 		if err != nil {
 			return nil, err
