@@ -6,6 +6,7 @@
 package signals
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -192,7 +193,6 @@ func (w *Watch) Stop() (Phase, error) {
 // Phase is what a phase's readings say: counters as their growth over its wall time, values
 // "since the previous read" as their worst, pools as their busiest and their mean.
 type Phase struct {
-	Runtime string
 	// GCShare is the share of the phase the collector paused the process; GCMaxPause its
 	// longest pause. GCRead says the runtime told them.
 	GCRead     bool
@@ -212,8 +212,6 @@ type Phase struct {
 	ThreadsRead bool
 	BlockedMax  int
 	Pools       []PoolUse
-	// Unavailable is what the runtime could not tell, and why.
-	Unavailable map[string]string
 }
 
 // PoolUse is one pool over a phase: its size, its busiest and mean busy count, its most waiters
@@ -236,7 +234,7 @@ func Summarize(readings []Reading, wall time.Duration) (Phase, error) {
 	}
 	first, last := readings[0], readings[len(readings)-1]
 	ms := float64(wall) / float64(time.Millisecond)
-	p := Phase{Runtime: last.Runtime, Unavailable: last.Unavailable}
+	var p Phase
 	if first.GC != nil && last.GC != nil {
 		p.GCRead = true
 		p.GCShare = share(last.GC.PauseMs-first.GC.PauseMs, ms)
@@ -318,21 +316,11 @@ func (p Phase) Busiest() (PoolUse, bool) {
 		return PoolUse{}, false
 	}
 	return slices.MaxFunc(p.Pools, func(a, b PoolUse) int {
-		if c := cmpFloat(a.BusyMean/float64(a.Size), b.BusyMean/float64(b.Size)); c != 0 {
+		if c := cmp.Compare(a.BusyMean/float64(a.Size), b.BusyMean/float64(b.Size)); c != 0 {
 			return c
 		}
 		return a.WaitingMax - b.WaitingMax
 	}), true
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // FormatPools writes pools as a results file holds them: one "name:kind:size:busiest:mean:waiting:waited"
