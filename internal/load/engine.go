@@ -654,14 +654,22 @@ func judge(r Result) (fault.Kind, string) {
 		if share < MinAchievedRatio {
 			reason := fmt.Sprintf("generator sent %.0f rps of %d requested (%.1f%%)",
 				achieved, r.RequestedRate, 100*share)
-			if r.PeakInFlight >= int64(r.InFlightLimit) && !r.ownDelayOver() {
-				return fault.InFlightFull, reason + fmt.Sprintf(": all %d in-flight slots were busy, the target answered far slower than the expected latency (lower the rate or raise expected_latency)", r.InFlightLimit)
-			}
 			if r.PeakInFlight >= int64(r.InFlightLimit) {
-				// Its own delay holds a slot as long as an answer it has not read yet: the slots
-				// were full of the generator's slowness (seen: 100,000 rps against nginx, the
-				// generator at 100% of its core, own p99 41 ms), not of the target's.
-				reason += fmt.Sprintf(": all %d in-flight slots were busy while its own p99 delay was %s", r.InFlightLimit, r.OwnDelay.P99.Round(time.Microsecond))
+				// Its own delay holds a slot as long as an answer it has not read yet. By Little's
+				// law it held rate × its mean of the slots: the slots were full of the
+				// generator's slowness when that is half of them or more (seen: 100,000 rps
+				// against nginx, the generator at 100% of its core, own p99 41 ms), of the
+				// target's otherwise, however late the generator was besides (seen: a JVM still
+				// compiling, 60 slots full at 165 rps, own p99 6.3 ms: it held 0.3 of them).
+				held := achieved * r.OwnDelay.Mean.Seconds()
+				if !r.ownDelayOver() || held < float64(r.InFlightLimit)/2 {
+					reason += fmt.Sprintf(": all %d in-flight slots were busy, the target answered far slower than the expected latency", r.InFlightLimit)
+					if r.ownDelayOver() {
+						reason += fmt.Sprintf(" (the generator's own p99 delay, %s, held %.1f of them by Little's law)", r.OwnDelay.P99.Round(time.Microsecond), held)
+					}
+					return fault.InFlightFull, reason + " (lower the rate or raise expected_latency)"
+				}
+				reason += fmt.Sprintf(": all %d in-flight slots were busy, %.0f of them held by its own delay (p99 %s; Little's law)", r.InFlightLimit, held, r.OwnDelay.P99.Round(time.Microsecond))
 			}
 			return fault.GeneratorBehind, reason + ": " + generatorBehind
 		}

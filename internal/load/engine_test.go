@@ -465,8 +465,16 @@ func TestJudge(t *testing.T) {
 		{"own delay above 10% of p99", open(func(r *Result) { r.SendLag.P99, r.OwnDelay.P99 = 2*ms, 7*ms }), fault.GeneratorDelayed, "own p99 delay 7ms exceeds 6ms (send lag p99 2ms): the load generator was short of CPU"},
 		{"sent on time, read late", open(func(r *Result) { r.SendLag.P99, r.OwnDelay.P99 = 0, 7*ms }), fault.GeneratorDelayed, "own p99 delay 7ms exceeds 6ms"},
 		{"slots full, the own delay over its bound: the generator's", open(func(r *Result) { r.OwnDelay.P99, r.PeakInFlight = 7*ms, 300 }), fault.GeneratorDelayed, "own p99 delay 7ms exceeds 6ms"},
-		{"short of the rate, slots full of the generator's own delay", open(func(r *Result) { r.Requests, r.Successes, r.PeakInFlight, r.OwnDelay.P99 = 9000, 9000, 300, 41*ms }), fault.GeneratorBehind,
-			"all 300 in-flight slots were busy while its own p99 delay was 41ms: the load generator could not keep up"},
+		{"short of the rate, slots full of the generator's own delay", open(func(r *Result) {
+			r.RequestedRate, r.Requests, r.Successes, r.PeakInFlight, r.OwnDelay.Mean, r.OwnDelay.P99 = 10000, 90000, 90000, 300, 20*ms, 41*ms
+		}), fault.GeneratorBehind, "all 300 in-flight slots were busy, 180 of them held by its own delay (p99 41ms; Little's law): the load generator could not keep up"},
+		{"short of the rate, slots full, the own delay over its bound and holding a third of them: the target's", open(func(r *Result) {
+			r.RequestedRate, r.Requests, r.Successes, r.PeakInFlight, r.OwnDelay.Mean, r.OwnDelay.P99 = 10000, 90000, 90000, 300, 11*ms, 41*ms
+		}), fault.InFlightFull, "the target answered far slower than the expected latency (the generator's own p99 delay, 41ms, held 99.0 of them by Little's law)"},
+		{"a JVM still compiling, as CI saw it: slots full at 82% of the rate, own delay over its bound, a fraction of a slot its own", open(func(r *Result) {
+			r.RequestedRate, r.ExpectedLatency, r.InFlightLimit, r.PeakInFlight, r.Duration = 200, 50*ms, 60, 60, 4*time.Second
+			r.Requests, r.Successes, r.Latency.P99, r.OwnDelay.Mean, r.OwnDelay.P99 = 660, 660, 900*ms, 2*ms, 6295*time.Microsecond
+		}), fault.InFlightFull, "all 60 in-flight slots were busy, the target answered far slower"},
 		{"short of the rate, slots full, the own delay within bounds: the target's", open(func(r *Result) { r.Requests, r.Successes, r.PeakInFlight, r.OwnDelay.P99 = 9000, 9000, 300, 6*ms }), fault.InFlightFull, "the target answered far slower"},
 		{"p99 inflated by a saturated generator does not raise the bar", open(func(r *Result) { r.Latency.P99, r.OwnDelay.P99 = 200*ms, 15*ms }), fault.GeneratorDelayed, "own p99 delay 15ms exceeds 10ms"},
 		{"within the 1 ms floor", open(func(r *Result) { r.Latency.P99, r.OwnDelay.P99 = 2*ms, ms }), fault.None, ""},
