@@ -18,7 +18,7 @@ ARGS    ?=
 # by default they fail when no engine answers, so that `make test` never passes without them.
 DOCKER  ?= 1
 
-.PHONY: build prepare run test docker chromium sshd lint unit e2e acceptance bench-generator clean experiments experiments-doc kube-up kube-down
+.PHONY: build prepare run test docker chromium perf sshd lint unit e2e acceptance bench-generator clean experiments experiments-doc kube-up kube-down
 
 # Static (no cgo): the same binary runs in the generator shard image on other engines (docs/scale.md).
 build:
@@ -37,6 +37,10 @@ prepare:
 # Headless Chromium, for the test that opens the HTML report.
 chromium:
 	scripts/ensure-chromium.sh
+
+# Linux perf, for run --profile and its end-to-end test.
+perf:
+	scripts/ensure-perf.sh
 
 # sshd (not started), for the end-to-end test that reaches an engine over ssh:// in its own namespace.
 sshd:
@@ -66,7 +70,7 @@ experiments: prepare
 experiments-doc: build
 	$(BIN) claims all --results docs/experiments --format markdown > docs/experiments.md
 
-test: docker chromium lint unit e2e
+test: docker chromium perf lint unit e2e
 # make test always runs the Docker side and the browser test: DOCKER=0 is for `make unit` alone.
 test: override DOCKER := 1
 

@@ -21,6 +21,7 @@ import (
 	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/profile"
 	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/timeline"
@@ -43,6 +44,9 @@ type Runner struct {
 	// Detail, when set, is called with each measured phase's timeline and latency histogram,
 	// before its row is recorded (detail.go).
 	Detail func(results.Row, Detail) error
+	// Profiled, when set, is called with each profile a search takes at its maximum
+	// (MaxSearch.Profile).
+	Profiled func(profile.Record) error
 	// Status, when set, hears where the run is (status.go).
 	Status Status
 	Meta   Meta

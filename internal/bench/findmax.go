@@ -38,6 +38,9 @@ type MaxSearch struct {
 	// target does not spill into the next step. A step that met it left nothing queued: at most its
 	// last requests, a p99 long.
 	Cooldown time.Duration
+	// Profile samples each search's target at its maximum once the search has ended, in a
+	// container of its own (profile.go): the steps that decide are never profiled.
+	Profile bool
 }
 
 // FindMax searches each target of p once per trial, each search in a fresh container, for the
@@ -114,8 +117,12 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 	if nl != nil {
 		return out, s.failed(&out, *nl)
 	}
-	defer in.remove(ctx)
 	s.in = in
+	defer func() {
+		if s.in != nil { // the profile's container, once the search's is gone
+			s.in.remove(ctx)
+		}
+	}()
 	warmRate, err := s.warmUp(ctx)
 	if err != nil {
 		return out, err
@@ -127,6 +134,9 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 	out.Result = res
 	if errors.Is(err, errTargetDown) || errors.Is(err, errTargetFaked) {
 		out.Failed, err = err.Error(), nil
+	}
+	if err == nil && s.m.Profile && out.Failed == "" && res.Max > 0 {
+		err = s.profile(ctx, res.Max)
 	}
 	return out, err
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/iotbench/iotbench/internal/history"
 	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/profile"
 	"github.com/iotbench/iotbench/internal/run"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -74,6 +76,7 @@ type RunOptions struct {
 	Step           time.Duration
 	Resolution     string
 	LatencyAt      string
+	Profile        bool
 
 	// Output: what is printed at the end, the HTML report, no progress.
 	Format string
@@ -278,6 +281,7 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.SLO, "slo", run.DefaultSLO, "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", run.DefaultStep, "--find-max: how long each rate is held")
 	f.StringVar(&o.Resolution, "resolution", run.DefaultResolution, "--find-max: precision of the maximum, 10% or 200 (rps)")
+	f.BoolVar(&o.Profile, "profile", false, "--find-max: once a search has ended, a CPU profile of its target at the maximum (perf), in a container of its own; a flame graph in the report")
 	f.StringVar(&o.LatencyAt, "latency-at", "", "--find-max: once the maximum is found, a step at each of these percentages of it, e.g. 50%,75%,90% (default: none)")
 	return cmd
 }
@@ -472,7 +476,7 @@ func (o *RunOptions) gate(findMax bool) (*run.Gate, error) {
 // findMax reads the --find-max flags; nil when the run measures at one rate.
 func (o *RunOptions) findMax() (*run.FindMax, error) {
 	if !o.FindMax {
-		for _, name := range []string{"slo", "step", "resolution", "latency-at"} {
+		for _, name := range []string{"slo", "step", "resolution", "latency-at", "profile"} {
 			if o.set(name) {
 				return nil, usagef("--%s belongs to --find-max", name)
 			}
@@ -485,6 +489,18 @@ func (o *RunOptions) findMax() (*run.FindMax, error) {
 	m, err := run.NewFindMax(o.SLO, o.Step, o.Resolution, o.LatencyAt)
 	if err != nil {
 		return nil, err
+	}
+	if o.Profile {
+		switch {
+		case o.URL != "":
+			return nil, usagef("--profile samples a target iotbench started, in its container: a --url service is not one")
+		case o.DockerHost != "":
+			return nil, usagef("--profile samples the targets from this machine with perf: drop --docker-host")
+		}
+		if _, err := exec.LookPath("perf"); err != nil {
+			return nil, usagef("--profile: %v", profile.ErrNoPerf)
+		}
+		m.Profile = true
 	}
 	return m, nil
 }

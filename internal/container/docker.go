@@ -128,6 +128,9 @@ type Spec struct {
 	// SignalsPort is where the target serves its runtime's signals (docs/contract.md, "Signals"),
 	// told by env SIGNALS_PORT; 0: none asked for.
 	SignalsPort int
+	// Tmp, when set, is a folder of this machine mounted at TmpfsPath instead of a tmpfs: what
+	// the target writes there outlives its processes (its runtime's symbol maps, for a profile).
+	Tmp string
 }
 
 // Instance is a started target.
@@ -368,6 +371,11 @@ func (d *Docker) hostConfig(s Spec) *ctypes.HostConfig {
 		// Its pages count against the memory limit anyway; the size says so.
 		tmp += ",size=" + strconv.FormatInt(s.Memory, 10)
 	}
+	tmpfs := map[string]string{TmpfsPath: tmp}
+	binds := tlsBinds(s)
+	if s.Tmp != "" {
+		tmpfs, binds = nil, append(binds, s.Tmp+":"+TmpfsPath)
+	}
 	return &ctypes.HostConfig{
 		NetworkMode: "host",
 		Resources: ctypes.Resources{
@@ -383,8 +391,8 @@ func (d *Docker) hostConfig(s Spec) *ctypes.HostConfig {
 		// /enterprise's file), Node's and Bun's os.tmpdir(), node-cluster's shared SQLite file.
 		// noexec: Netty's native transport is loaded from the image, not extracted here
 		// (targets/jvm/README.md).
-		Tmpfs: map[string]string{TmpfsPath: tmp},
-		Binds: tlsBinds(s),
+		Tmpfs: tmpfs,
+		Binds: binds,
 	}
 }
 

@@ -3,6 +3,7 @@ package container
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -298,5 +299,42 @@ func TestAnOOMKillIsToldWithoutTheEnginesWord(t *testing.T) {
 				t.Errorf("from the host's count alone: OOM-killed %v, want %v", got, c.oom)
 			}
 		})
+	}
+}
+
+// TestAProfiledContainerNamesItsProcessesAndKeepsItsTmp: the host PID and the PID inside the
+// container of its one process (what perf samples, and what a runtime names its map by), its /tmp
+// a folder of this machine (where a runtime's map outlives it), and a graceful stop.
+func TestAProfiledContainerNamesItsProcessesAndKeepsItsTmp(t *testing.T) {
+	d := connect(t)
+	img := healthImage(t, d)
+	tmp := t.TempDir()
+	os.Chmod(tmp, 0o1777)
+	os.WriteFile(filepath.Join(tmp, "perf-1.map"), []byte("7f00 10 fn\n"), 0o644)
+	spec := Spec{Target: "profiled", Image: img, Port: freePort(t), Health: "/health", StartupTimeout: 30 * time.Second, CPUSet: "0", Memory: 64 << 20, Tmp: tmp}
+	inst, err := d.Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Remove(context.Background())
+	p := inst.(Profiled)
+	ps, err := p.Processes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 1 || ps[0].PID != 1 || ps[0].HostPID <= 1 {
+		t.Fatalf("processes %+v, want one: PID 1 inside, another on the host", ps)
+	}
+	if cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ps[0].HostPID)); err != nil || !strings.Contains(string(cmd), "healthsrv") {
+		t.Errorf("host PID %d runs %q (%v), want the container's healthsrv", ps[0].HostPID, cmd, err)
+	}
+	if got, err := os.ReadFile(fmt.Sprintf("/proc/%d/root/tmp/perf-1.map", ps[0].HostPID)); err != nil || string(got) != "7f00 10 fn\n" {
+		t.Errorf("the container's /tmp/perf-1.map reads %q, %v: its /tmp is not the folder given", got, err)
+	}
+	if err := p.Stop(context.Background(), 5); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := inst.(Examined).Fate(context.Background()); err != nil || f.Running {
+		t.Fatalf("fate after Stop %+v, %v; want stopped", f, err)
 	}
 }

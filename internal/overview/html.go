@@ -43,6 +43,8 @@ type htmlScenario struct {
 	Maxima    []maxRow
 	Charts    []*chart
 	Timelines []*chart
+	// Flames are the CPU profiles taken at the searches' maxima (run --profile).
+	Flames []flameFigure
 }
 
 type htmlPage struct {
@@ -81,6 +83,9 @@ func WriteHTML(w io.Writer, o *summary.Overview, now time.Time) error {
 			if c != nil {
 				hs.Timelines = append(hs.Timelines, c)
 			}
+		}
+		for _, p := range sc.Profiles {
+			hs.Flames = append(hs.Flames, newFlameFigure(p))
 		}
 		pg.Scenarios = append(pg.Scenarios, hs)
 	}

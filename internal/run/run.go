@@ -28,8 +28,10 @@ import (
 	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/profile"
 	"github.com/iotbench/iotbench/internal/progress"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/timeline"
 )
 
 // Setup is a run with every choice made: what is measured (a scenario or a running service),
@@ -370,6 +372,8 @@ func (rs *Runs) readyToMeasure(st *staged) error {
 	}
 	st.closers = append(st.closers, detail.close)
 	st.r.Detail = detail.keep
+	profiles := timeline.Dir(st.f.path)
+	st.r.Profiled = func(r profile.Record) error { return profile.Write(profiles, &r) }
 	if s.Gate != nil && s.Gate.Until != nil {
 		st.r.More = s.Gate.more(s.Log, p)
 	}

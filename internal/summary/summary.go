@@ -16,6 +16,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/iotbench/iotbench/internal/hdrlog"
+	"github.com/iotbench/iotbench/internal/profile"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/stats"
 	"github.com/iotbench/iotbench/internal/timeline"
@@ -65,7 +66,10 @@ type Scenario struct {
 	// Protocols are each target's figures per protocol when the rows hold several (plaintext
 	// beside TLS and h2); nil otherwise, and in a find-max scenario.
 	Protocols []OverProtocol
-	label     func(results.Row) string
+	// Profiles are the CPU profiles the scenario's searches took at their maxima (run --profile),
+	// in the order of their files.
+	Profiles []profile.Record
+	label    func(results.Row) string
 }
 
 // Settings are what the scenario's cells were measured with (from its first row).
@@ -202,7 +206,9 @@ type Source struct {
 	// Cells' timelines by key, and their measured histograms by key; missing ones are absent.
 	Timelines  map[timeline.Key]timeline.Cell
 	Histograms map[timeline.Key]*hdrhistogram.Histogram
-	Notes      []string
+	// Profiles are the run's CPU profiles (internal/profile); none when it took none.
+	Profiles []profile.Record
+	Notes    []string
 }
 
 // Load reads a results file, its timeline file and its cells' histograms. What lies beside the
@@ -245,6 +251,9 @@ func Load(path string) (Source, error) {
 	}
 	if missing > 0 {
 		src.Notes = append(src.Notes, fmt.Sprintf("%s: %d cell(s) without their histogram (%s): latency distributions pool the others", path, missing, timeline.HistogramDir(path)))
+	}
+	if src.Profiles, err = profile.Read(timeline.Dir(path)); err != nil {
+		src.Notes = append(src.Notes, fmt.Sprintf("profiles skipped: %v: no flame graph is shown", err))
 	}
 	return src, nil
 }
@@ -347,6 +356,13 @@ func Build(sources []Source) (*Overview, error) {
 		sc.Checks = SelfChecks(sc.Rows)
 		if !sc.FindMax {
 			sc.Protocols = overProtocols(sc.Rows)
+		}
+		for _, src := range sources {
+			for _, p := range src.Profiles {
+				if p.Scenario == sc.Name {
+					sc.Profiles = append(sc.Profiles, p)
+				}
+			}
 		}
 		o.Scenarios = append(o.Scenarios, sc)
 	}
