@@ -94,6 +94,8 @@ func TestExitCodes(t *testing.T) {
 		{"a resolution that is no share of the rate", []string{"run", "--url", healthy.URL, "--rate", "1", "--find-max", "--resolution", "150%"}, ExitUsage, `--resolution 150%: give a percentage`, 0},
 		{"a latency percentage that is no share of the maximum", []string{"run", "--url", healthy.URL, "--rate", "1", "--find-max", "--latency-at", "50%,0.9"}, ExitUsage, `--latency-at 50%,0.9: term "0.9": give percentages of the maximum above 0% and below 100%, e.g. 50%,75%,90%`, 0},
 		{"--latency-at without --find-max", []string{"run", "--url", healthy.URL, "--rate", "1", "--latency-at", "50%"}, ExitUsage, "--latency-at belongs to --find-max", 0},
+		{"--profile without --find-max", []string{"run", "--url", healthy.URL, "--rate", "1", "--profile"}, ExitUsage, "--profile belongs to --find-max", 0},
+		{"--profile of a --url service", []string{"run", "--url", healthy.URL, "--rate", "1", "--find-max", "--profile"}, ExitUsage, "--profile samples a target iotbench started, in its container: a --url service is not one", 0},
 		{"--find-max on a closed loop", []string{"run", "--url", healthy.URL, "--connections", "4", "--find-max"}, ExitUsage, "open-loop rate", 0},
 		{"broken scenario file", []string{"run", "--file", broken}, ExitUsage, broken + ":3: unknown key \"surprise\"", 0},
 		{"missing scenario file", []string{"list", "--file", "nope.yaml"}, ExitUsage, "nope.yaml", 0},

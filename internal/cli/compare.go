@@ -9,8 +9,10 @@ import (
 
 	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/exitcode"
+	"github.com/iotbench/iotbench/internal/profile"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/run"
+	"github.com/iotbench/iotbench/internal/timeline"
 	"github.com/spf13/cobra"
 )
 
@@ -176,6 +178,11 @@ func runCompare(o *CompareOptions) error {
 	if err := compare.Write(o.Streams.Out, res, o.Format); err != nil {
 		return err
 	}
+	if o.Format == "table" || o.Format == "markdown" {
+		if err := writeProfileChanges(o.Streams, o.Old, o.New); err != nil {
+			return err
+		}
+	}
 	if o.Format == "csv" {
 		for _, n := range res.Notes() {
 			fmt.Fprintf(o.Streams.ErrOut, "%s\n", n)
@@ -280,4 +287,20 @@ func fingerprintFieldNames() []string {
 		names = append(names, f.Name)
 	}
 	return names
+}
+
+// writeProfileChanges shows how the CPU profiles both runs took moved (run --profile); nothing
+// when either took none. A profile that cannot be read is said, and the comparison stands.
+func writeProfileChanges(s Streams, oldPath, newPath string) error {
+	old, err := profile.Read(timeline.Dir(oldPath))
+	if err != nil {
+		fmt.Fprintf(s.ErrOut, "warning: %s: its profiles are not compared: %v\n", oldPath, err)
+		return nil
+	}
+	new, err := profile.Read(timeline.Dir(newPath))
+	if err != nil {
+		fmt.Fprintf(s.ErrOut, "warning: %s: its profiles are not compared: %v\n", newPath, err)
+		return nil
+	}
+	return compare.WriteProfileChanges(s.Out, compare.ProfileChanges(old, new))
 }

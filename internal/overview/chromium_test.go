@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/flame"
+	"github.com/iotbench/iotbench/internal/profile"
 )
 
 var screenshot = flag.String("screenshot", "", "also save a PNG of the fixture report there")
@@ -26,15 +29,15 @@ for (const level of ['error', 'warn']) {
   console[level] = (...a) => { __errors.push('console.' + level + ': ' + a.join(' ')); orig.apply(console, a); };
 }
 window.addEventListener('load', () => {
-  const charts = [...document.querySelectorAll('figure.chart')].map(f => {
+  const drawn = sel => [...document.querySelectorAll(sel)].map(f => {
     const svg = f.querySelector('svg');
     const r = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
-    return {chart: f.dataset.chart, width: r.width, height: r.height,
+    return {chart: f.dataset.chart, width: r.width, height: r.height, rects: svg ? svg.querySelectorAll('rect').length : 0,
       paths: svg ? svg.querySelectorAll('path').length : 0, texts: svg ? svg.querySelectorAll('text').length : 0};
   });
   const pre = document.createElement('pre');
   pre.id = 'iotbench-check';
-  pre.textContent = JSON.stringify({charts, errors: __errors,
+  pre.textContent = JSON.stringify({charts: drawn('figure.chart'), flames: drawn('figure.flame'), errors: __errors,
     fetched: performance.getEntriesByType('resource').map(e => e.name)});
   document.body.appendChild(pre);
 });
@@ -49,9 +52,9 @@ func chromiumFlags(profile string) []string {
 }
 
 type chartCheck struct {
-	Chart         string
-	Width, Height float64
-	Paths, Texts  int
+	Chart               string
+	Width, Height       float64
+	Rects, Paths, Texts int
 }
 
 // TestReportRendersInChromium opens the fixture run's report in headless Chromium: it loads
@@ -66,7 +69,9 @@ func TestReportRendersInChromium(t *testing.T) {
 		t.Skip("chromium is not installed (scripts/ensure-chromium.sh installs it; make test runs it)")
 	}
 	var page bytes.Buffer
-	if err := WriteHTML(&page, fixtureOverview(t), time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
+	o := fixtureOverview(t)
+	o.Scenarios[0].Profiles = []profile.Record{fixtureProfile(t)}
+	if err := WriteHTML(&page, o, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -96,6 +101,7 @@ func TestReportRendersInChromium(t *testing.T) {
 	}
 	var res struct {
 		Charts  []chartCheck
+		Flames  []chartCheck
 		Errors  []string
 		Fetched []string
 	}
@@ -123,6 +129,11 @@ func TestReportRendersInChromium(t *testing.T) {
 		}
 	}
 
+	// A drawn flame graph: a box a frame of the profile, labelled where they fit.
+	if len(res.Flames) != 1 || res.Flames[0].Width < 300 || res.Flames[0].Height < 100 || res.Flames[0].Rects < 20 || res.Flames[0].Texts < 10 {
+		t.Errorf("flame graphs drawn: %+v, want one of a size with its boxes and labels", res.Flames)
+	}
+
 	if *screenshot != "" {
 		shot := exec.CommandContext(ctx, bin, append(chromiumFlags(filepath.Join(dir, "profile2")),
 			"--hide-scrollbars", "--window-size=1200,2600", "--screenshot="+*screenshot, "file://"+report)...)
@@ -136,4 +147,21 @@ func TestReportRendersInChromium(t *testing.T) {
 func unescapeHTML(b []byte) []byte {
 	r := strings.NewReplacer("&quot;", `"`, "&lt;", "<", "&gt;", ">", "&#39;", "'", "&amp;", "&")
 	return []byte(r.Replace(string(b)))
+}
+
+// fixtureProfile is a profile of the flame package's perf script sample, as a run keeps it.
+func fixtureProfile(t *testing.T) profile.Record {
+	t.Helper()
+	f, err := os.Open("../flame/testdata/perf-script.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	stacks, err := flame.ParsePerfScript(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return profile.Record{Scenario: "io-heavy", Target: "fastify", Search: 1, Rate: 4000, Achieved: 3998, P50: 3 * time.Millisecond,
+		P99: 40 * time.Millisecond, Duration: 4 * time.Second, Cost: profile.Cost{Wall: 4 * time.Second, CPU: 300 * time.Millisecond},
+		Processes: 1, Named: 1, Stacks: stacks}
 }
