@@ -22,7 +22,7 @@ func TestProfileChangesPairByTargetAndShowWhatMoved(t *testing.T) {
 	old := []profile.Record{
 		{Scenario: "s", Target: "fastify", Rate: 4000, Stacks: folded(t, "main;parse_[j] 60\nmain;write_[k] 40\n")},
 		{Scenario: "s", Target: "fastify", Search: 2, Rate: 4100, Stacks: folded(t, "main;parse_[j] 1\n")}, // a second search: the first one stands
-		{Scenario: "s", Target: "koa", Rate: 3000, Stacks: folded(t, "main 1\n")},                           // not in new
+		{Scenario: "s", Target: "koa", Rate: 3000, Stacks: folded(t, "main 1\n")},                          // not in new
 	}
 	new := []profile.Record{
 		{Scenario: "s", Target: "fastify", Rate: 5000, Stacks: folded(t, "main;parse_[j] 30\nmain;write_[k] 50\nmain;gc 20\n")},
