@@ -131,8 +131,11 @@ func TestIOHeavyOnTheFoundationTargets(t *testing.T) {
 		if !r.Valid && !generatorLate(r) || r.SuccessRatio != 1 || r.Errors != 0 {
 			t.Errorf("%s: valid=%v success=%v errors=%d (%s)", r.Target, r.Valid, r.SuccessRatio, r.Errors, r.InvalidReason)
 		}
-		if r.ThroughputRPS < 190 || r.ThroughputRPS > 210 || r.Requests < 760 {
-			t.Errorf("%s: throughput %.1f rps over %d requests, want ≈200 rps for 4 s", r.Target, r.ThroughputRPS, r.Requests)
+		// Throughput counts the answers received in the phase, the warm-up's last ones too: at
+		// most the in-flight limit more than the phase's requests (a JVM still compiling as the
+		// phase began answered 841 in 4 s for 800 sent).
+		if answered := r.ThroughputRPS * r.Duration.Seconds(); answered < 0.95*float64(r.Requests) || answered > float64(r.Requests+int64(r.Connections)) || r.Requests < 760 || r.Requests > 840 {
+			t.Errorf("%s: throughput %.1f rps over %s for %d requests sent (in flight at most %d), want ≈200 rps for 4 s", r.Target, r.ThroughputRPS, r.Duration, r.Requests, r.Connections)
 		}
 		// /ingest waits 50 ms: a latency below that means the work was not done.
 		if r.LatencyP50 < 50*time.Millisecond || r.LatencyP50 > 500*time.Millisecond {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/fault"
+	"github.com/iotbench/iotbench/internal/plan"
 )
 
 // faultMatrix writes a scenario file whose targets fail on purpose (testdata/faultsrv): one
@@ -54,11 +56,27 @@ scenarios:
 	return file
 }
 
+// freePort is a port free on loopback whose signals port (plan.SignalsPortOffset above it) exists
+// and is free too: a target given it serves both. The kernel's ephemeral ports reach 60999, whose
+// signals port would be past 65535 (CI drew one once: the run refused its scenario file).
 func freePort(t *testing.T) int {
 	t.Helper()
-	_, port, _ := net.SplitHostPort(freeAddr(t))
-	n, _ := strconv.Atoi(port)
-	return n
+	free := func(port int) bool {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			return false
+		}
+		l.Close()
+		return true
+	}
+	for range 1000 {
+		port := 1024 + rand.IntN(65535-plan.SignalsPortOffset-1024)
+		if free(port) && free(port+plan.SignalsPortOffset) {
+			return port
+		}
+	}
+	t.Fatal("no free port with a free signals port on loopback")
+	return 0
 }
 
 func TestFailuresAreExplainedAndTheMatrixGoesOn(t *testing.T) {
