@@ -228,11 +228,18 @@ func runtime(s *signals.Phase, cpu float64, out *[]string) (Limit, bool) {
 	return Limit{}, false
 }
 
-// poolUse is a pool over the phase in words: "hikari 10 of 10 busy (9.6 on average), 140 waiting at most".
+// poolUse is a pool over the phase in words: "hikari 10 of 10 busy (9.6 on average), work
+// waiting at 80% of the reads, 140 at most", or "…, none waiting".
 func poolUse(p signals.PoolUse) string {
 	text := fmt.Sprintf("%s %d of %d busy (%.1f on average)", p.Name, p.BusyMax, p.Size, p.BusyMean)
-	if p.WaitingRead {
-		text += fmt.Sprintf(", %d waiting at most, some at %.0f%% of the reads", p.WaitingMax, 100*p.Waited)
+	switch {
+	case !p.WaitingRead:
+	case p.WaitingMax == 0:
+		text += ", none waiting"
+	case p.Waited < 0.005:
+		text += fmt.Sprintf(", work waiting at under 1%% of the reads, %d at most", p.WaitingMax)
+	default:
+		text += fmt.Sprintf(", work waiting at %.0f%% of the reads, %d at most", 100*p.Waited, p.WaitingMax)
 	}
 	return text
 }

@@ -44,14 +44,14 @@ func TestEachLimitIsNamedWithItsFigures(t *testing.T) {
 		{"threads full", with(func(f *Figures) {
 			f.Signals = &signals.Phase{Pools: []signals.PoolUse{hikari(3), tomcat(200, 190, 40)}}
 		}), Threads,
-			"threads: tomcat 200 of 200 busy (190.0 on average), 40 waiting at most, some at 50% of the reads, with CPU at 0.50", []string{"the generator"}},
+			"threads: tomcat 200 of 200 busy (190.0 on average), work waiting at 50% of the reads, 40 at most, with CPU at 0.50", []string{"the generator"}},
 		{"a connection pool full", with(func(f *Figures) { f.Signals = &signals.Phase{Pools: []signals.PoolUse{hikari(9.5)}} }), Pool,
-			"the pool: hikari 10 of 10 busy (9.5 on average), 3 waiting at most", nil},
+			"the pool: hikari 10 of 10 busy (9.5 on average), work waiting at", nil},
 		{"a pool that queued, read below its size in its handoffs", with(func(f *Figures) {
 			p := hikari(8)
 			p.Waited = 0.8
 			f.Signals = &signals.Phase{Pools: []signals.PoolUse{p}}
-		}), Pool, "the pool: hikari 10 of 10 busy (8.0 on average), 3 waiting at most, some at 80% of the reads", nil},
+		}), Pool, "the pool: hikari 10 of 10 busy (8.0 on average), work waiting at 80% of the reads, 3 at most", nil},
 		{"a pool rarely queued", with(func(f *Figures) {
 			p := hikari(8)
 			p.Waited = 0.3
@@ -61,7 +61,7 @@ func TestEachLimitIsNamedWithItsFigures(t *testing.T) {
 			f.PressureRead, f.CPUPressure, f.Signals = true, 0.4, &signals.Phase{Pools: []signals.PoolUse{tomcat(200, 199, 0)}}
 		}), Threads, "threads: tomcat", nil},
 		{"a pool just under the bar", with(func(f *Figures) { f.Signals = &signals.Phase{Pools: []signals.PoolUse{hikari(8.9)}} }), NotFound, "not found",
-			[]string{"pools (busiest: hikari 10 of 10 busy (8.9 on average), 3 waiting at most, some at 0% of the reads)"}},
+			[]string{"pools (busiest: hikari 10 of 10 busy (8.9 on average), work waiting at under 1% of the reads, 3 at most)"}},
 		{"the event loop", with(func(f *Figures) {
 			f.CPUCores, f.Signals = 0.85, &signals.Phase{LoopRead: true, Utilization: 0.97, DelayRead: true, Delay: 42 * time.Millisecond}
 		}), EventLoop, "the event loop: busy 0.97 of the phase with CPU at 0.85; delay p99 up to 42.0 ms", nil},
@@ -99,4 +99,21 @@ func hikari(mean float64) signals.PoolUse {
 
 func tomcat(size int, mean float64, waiting int) signals.PoolUse {
 	return signals.PoolUse{Name: "tomcat", Kind: "threads", Size: size, BusyMax: size, BusyMean: mean, WaitingRead: true, WaitingMax: waiting, Waited: 0.5}
+}
+
+func TestPoolUseSaysWhatWaited(t *testing.T) {
+	cases := []struct {
+		p    signals.PoolUse
+		want string
+	}{
+		{signals.PoolUse{Name: "fanout", Size: 10}, "fanout 0 of 10 busy (0.0 on average)"},
+		{signals.PoolUse{Name: "fanout", Size: 10, WaitingRead: true}, "fanout 0 of 10 busy (0.0 on average), none waiting"},
+		{signals.PoolUse{Name: "hikari", Size: 10, BusyMax: 10, BusyMean: 9.6, WaitingRead: true, WaitingMax: 140, Waited: 0.8}, "hikari 10 of 10 busy (9.6 on average), work waiting at 80% of the reads, 140 at most"},
+		{signals.PoolUse{Name: "hikari", Size: 10, BusyMax: 10, BusyMean: 9, WaitingRead: true, WaitingMax: 1, Waited: 0.002}, "hikari 10 of 10 busy (9.0 on average), work waiting at under 1% of the reads, 1 at most"},
+	}
+	for _, c := range cases {
+		if got := poolUse(c.p); got != c.want {
+			t.Errorf("poolUse(%+v) = %q, want %q", c.p, got, c.want)
+		}
+	}
 }
