@@ -38,7 +38,7 @@ func TestFindMaxNamesItsLimitsAndProfilesTheMaximum(t *testing.T) {
 			continue
 		}
 		// Every loaded step names what limited it, from the signals its runtime gave.
-		if l := r.Limit(); l.Evidence == "" || r.SignalsRead != true {
+		if l := r.Limit(); l.Evidence == "" || !r.SignalsRead {
 			t.Errorf("%s at %d rps: limit %q, signals read %v (%s)", r.Target, r.RequestedRPS, l, r.SignalsRead, r.SignalsNote)
 		}
 		if r.Valid {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -19,9 +20,9 @@ const profileStopSeconds = 10
 // profile samples the search's target at rate, its maximum, once the search has ended: in a
 // container of its own started with the runtimes' profiling options (profile.Env), so that no
 // step that decided ran with them, warmed up and climbed to rate as a search's target is, then
-// one step at rate with perf sampling its processes over the measured part. The profile goes to Runner.Profiled. A
-// profile that cannot be taken is said in the log; the search's answer stands without it. The
-// error is only cancellation.
+// one step at rate with perf sampling its processes over the measured part. The profile goes to
+// Runner.Profiled. A profile that cannot be taken is said in the log; the search's answer stands
+// without it. The error is only cancellation.
 func (s *searchRun) profile(ctx context.Context, rate int) error {
 	r := s.r
 	s.in.remove(ctx)
@@ -89,7 +90,7 @@ func (s *searchRun) profile(ctx context.Context, rate int) error {
 		fmt.Fprintf(r.Log, "  no profile: the load failed: %v\n", err)
 		return nil
 	}
-	if recErr = firstErr(recErr, stopErr); recErr != nil || rec == nil {
+	if recErr = cmp.Or(recErr, stopErr); recErr != nil || rec == nil {
 		fmt.Fprintf(r.Log, "  no profile: %v\n", recErr)
 		return nil
 	}
@@ -131,13 +132,4 @@ func topText(p flame.Profile, n int) string {
 		return "no samples"
 	}
 	return strings.Join(parts, ", ")
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -8,11 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/flame"
+	"github.com/iotbench/iotbench/internal/timeline"
 )
 
 // A run's profiles lie in its timeline folder (timeline.Dir): profiles.csv says what each one is
@@ -39,11 +39,9 @@ var header = []string{"scenario", "target", "search", "rate", "achieved_rps", "p
 
 const indexName = "profiles.csv"
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
 // Write keeps r's stacks in dir/profiles/ and appends r to dir/profiles.csv, setting r.File.
 func Write(dir string, r *Record) error {
-	name := unsafeName.ReplaceAllString(fmt.Sprintf("%s_%s_s%d_%drps", r.Scenario, r.Target, r.Search, r.Rate), "-")
+	name := timeline.SafeName(fmt.Sprintf("%s_%s_s%d_%drps", r.Scenario, r.Target, r.Search, r.Rate))
 	r.File = filepath.Join("profiles", name+".folded")
 	if err := os.MkdirAll(filepath.Join(dir, "profiles"), 0o755); err != nil {
 		return err

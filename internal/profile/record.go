@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,9 +43,9 @@ const (
 // Env is env with the runtimes' profiling options added to what it sets already. Each runtime
 // reads its own variable and ignores the other's.
 func Env(env map[string]string) map[string]string {
-	out := make(map[string]string, len(env)+2)
-	for k, v := range env {
-		out[k] = v
+	out := maps.Clone(env)
+	if out == nil {
+		out = map[string]string{}
 	}
 	for k, v := range map[string]string{"NODE_OPTIONS": nodeOptions, "JAVA_TOOL_OPTIONS": javaOptions} {
 		out[k] = strings.TrimSpace(out[k] + " " + v)
@@ -57,6 +58,7 @@ var ErrNoPerf = errors.New("perf is not installed: on Debian, apt-get install li
 
 // Recording is perf sampling a set of processes, into a file of its own.
 type Recording struct {
+	perf   string // perf's path, as Start found it
 	cmd    *exec.Cmd
 	data   string
 	began  time.Time
@@ -78,7 +80,7 @@ func Start(pids []int, dir string) (*Recording, error) {
 	for i, p := range pids {
 		ids[i] = strconv.Itoa(p)
 	}
-	r := &Recording{data: filepath.Join(dir, "perf.data"), done: make(chan error, 1)}
+	r := &Recording{perf: perf, data: filepath.Join(dir, "perf.data"), done: make(chan error, 1)}
 	// Not tied to a context: Stop ends it with SIGINT, which makes perf write a whole file.
 	r.cmd = exec.Command(perf, "record", "--quiet", "-e", "cpu-clock", "-F", strconv.Itoa(Hz), "-g",
 		"-p", strings.Join(ids, ","), "-o", r.data)
@@ -142,7 +144,7 @@ func interrupted(st *os.ProcessState) bool {
 // Stacks reads the recording's samples as call stacks, naming JIT frames by the symbol maps
 // placed with Symbols.
 func (r *Recording) Stacks(ctx context.Context) (flame.Profile, error) {
-	cmd := exec.CommandContext(ctx, "perf", "script", "-i", r.data)
+	cmd := exec.CommandContext(ctx, r.perf, "script", "-i", r.data)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {

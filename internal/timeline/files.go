@@ -28,13 +28,17 @@ func HistogramDir(csvPath string) string { return Dir(csvPath) }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
+// SafeName is name fit to be a file's: every run of other characters than letters, digits, ".",
+// "_" and "-" one "-".
+func SafeName(name string) string { return unsafeName.ReplaceAllString(name, "-") }
+
 // HistogramBase is the path, without extension, of cell k's histogram files.
 func HistogramBase(csvPath string, k Key) string {
 	name := fmt.Sprintf("%s_%s_t%d", k.Scenario, k.Target, k.Trial)
 	if strings.Contains(k.Scenario, ".find-max") {
 		name += fmt.Sprintf("_%drps", k.RequestedRPS)
 	}
-	return filepath.Join(HistogramDir(csvPath), unsafeName.ReplaceAllString(name, "-"))
+	return filepath.Join(HistogramDir(csvPath), SafeName(name))
 }
 
 // WarmupTag tags the warm-up's intervals in a cell's interval log: HdrHistogram's tools read
