@@ -373,7 +373,13 @@ func (rs *Runs) readyToMeasure(st *staged) error {
 	st.closers = append(st.closers, detail.close)
 	st.r.Detail = detail.keep
 	profiles := timeline.Dir(st.f.path)
-	st.r.Profiled = func(r profile.Record) error { return profile.Write(profiles, &r) }
+	st.r.Profiled = func(r profile.Record) error {
+		if err := profile.Write(profiles, &r); err != nil {
+			return err
+		}
+		fmt.Fprintf(s.Log, "  kept in %s; its flame graph is in the HTML report\n", filepath.Join(profiles, r.File))
+		return nil
+	}
 	if s.Gate != nil && s.Gate.Until != nil {
 		st.r.More = s.Gate.more(s.Log, p)
 	}
