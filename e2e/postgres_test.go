@@ -71,7 +71,7 @@ func loadRowsInDatabase(t *testing.T, pid int, target string) (n int, ok bool) {
 func TestIOHeavyOnPostgres(t *testing.T) {
 	out := t.TempDir()
 	targets := []string{"spring-mvc-platform", "fastify"}
-	// 10 s of warm-up, as TestIOHeavyOnTheFoundationTargets: after 3 s, CI once measured
+	// 10 s of warm-up at 200 rps: after 3 s, CI once measured
 	// spring-mvc-platform with its JIT compiling through the whole phase, all 60 slots full.
 	cmd := exec.Command(binary(t), "run", "--scenario", "io-heavy", "--db", "postgres",
 		"--targets", strings.Join(targets, ","), "--trials", "1", "--warmup", "10s", "--duration", "4s",

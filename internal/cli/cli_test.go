@@ -70,11 +70,12 @@ func TestExitCodes(t *testing.T) {
 		wantRows int
 	}{
 		// Closed loop: its validity does not hang on this machine's scheduling, as an open loop's lag does.
-		{"valid ad-hoc run", []string{"run", "--url", slow.URL + "/x", "--connections", "4", "--duration", "2s", "--expected-latency", "250ms", "--contains", `"id"`, "--calibration=false"}, ExitOK, "", 1},
-		{"30% failing service", []string{"run", "--url", failing.URL + "/x", "--rate", "100", "--duration", "1s", "--calibration=false"}, ExitInvalid, "", 1},
+		// The runs that load warm up 1 s, not a --url run's default 10 s: exit codes are the subject.
+		{"valid ad-hoc run", []string{"run", "--url", slow.URL + "/x", "--connections", "4", "--duration", "2s", "--warmup", "1s", "--expected-latency", "250ms", "--contains", `"id"`, "--calibration=false"}, ExitOK, "", 1},
+		{"30% failing service", []string{"run", "--url", failing.URL + "/x", "--rate", "100", "--duration", "1s", "--warmup", "1s", "--calibration=false"}, ExitInvalid, "", 1},
 		// Two rounds decide nothing: the run completes, its verdict inconclusive.
-		{"paired, two rounds", []string{"run", "--url", healthy.URL + "/x", "--baseline-url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--trials", "2", "--contains", `"id"`, "--fail-on", "p50:+50%", "--calibration=false"}, ExitInconclusive, "inconclusive: 1 comparison(s) undecided", 4},
-		{"paired, two rounds allowed", []string{"run", "--url", healthy.URL + "/x", "--baseline-url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--trials", "2", "--contains", `"id"`, "--fail-on", "p50:+50%", "--allow-inconclusive", "--calibration=false"}, ExitOK, "inconclusive, allowed", 4},
+		{"paired, two rounds", []string{"run", "--url", healthy.URL + "/x", "--baseline-url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--warmup", "1s", "--trials", "2", "--contains", `"id"`, "--fail-on", "p50:+50%", "--calibration=false"}, ExitInconclusive, "inconclusive: 1 comparison(s) undecided", 4},
+		{"paired, two rounds allowed", []string{"run", "--url", healthy.URL + "/x", "--baseline-url", healthy.URL + "/x", "--connections", "4", "--duration", "1s", "--warmup", "1s", "--trials", "2", "--contains", `"id"`, "--fail-on", "p50:+50%", "--allow-inconclusive", "--calibration=false"}, ExitOK, "inconclusive, allowed", 4},
 		{"remote URL", []string{"run", "--url", "http://192.0.2.1/x", "--rate", "10"}, ExitUsage, "loopback only", 0},
 		{"no load model", []string{"run", "--url", healthy.URL}, ExitUsage, "needs --rate", 0},
 		{"scenario flag with --url", []string{"run", "--url", healthy.URL, "--rate", "1", "--targets", "x"}, ExitUsage, "--targets belongs to scenario runs", 0},
