@@ -601,12 +601,12 @@ func (r *Runner) cell(ctx context.Context, p *plan.Plan, c plan.Cell, images bui
 	}
 }
 
-// cutStages cuts res, a measured phase of stages, into its stages' figures (res.Stages), once for
+// cutStages cuts res, a measured phase of cfg's stages, into its stages' figures (res.Stages), once for
 // the stages' rows and their files. An error leaves them out: the cell's own row says what was
 // measured.
-func cutStages(res *load.Result, stages []load.Stage) {
-	if len(stages) > 0 && res.Timeline != nil {
-		res.Stages, _ = load.StageResults(*res, stages)
+func cutStages(res *load.Result, cfg load.Config) {
+	if len(cfg.Model.Stages) > 0 && res.Timeline != nil {
+		res.Stages, _ = load.StageResults(*res, cfg)
 	}
 }
 
@@ -623,8 +623,7 @@ func stageRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
 		sr := row
 		sr.Scenario, sr.Stage, sr.Stages = stageScenario(row.Scenario, k), k+1, stages[k].String()
 		sr.RequestedRPS, sr.Duration = part.RequestedRate, part.Duration
-		fill(&sr, part)
-		sr.Connections = row.Connections
+		fill(&sr, part) // its connections: its own in-flight bound, as far as the stages had climbed
 		if !row.Valid {
 			invalidate(&sr, row.Fault, "the cell: "+row.InvalidReason)
 		}

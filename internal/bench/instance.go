@@ -288,7 +288,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	if !row.Valid {
 		in.r.keepLog(row, in.ctr.Logs(context.WithoutCancel(ctx), LogLines))
 	}
-	cutStages(&ph.res, in.c.Load.Model.Stages)
+	cutStages(&ph.res, in.c.Load)
 	ph.usage = m.perSecond
 	return ph, nil
 }

@@ -31,7 +31,7 @@ func TestStageRows(t *testing.T) {
 	}}
 	row := results.Row{Scenario: "s", Target: "t", Trial: 1, Stages: "1s:100,1s:100-300", RequestedRPS: 150, Connections: 50, Valid: false, InvalidReason: "target exited with code 1"}
 	res.Latencies = h
-	cutStages(&res, stages)
+	cutStages(&res, c.Load)
 	got := stageRows(row, c, res)
 	if len(got) != 2 {
 		t.Fatalf("%d stage rows, want 2", len(got))

@@ -93,6 +93,11 @@ type attacker struct {
 	stats *connStats
 
 	started, completed, peak int64
+	// full: since it was last cleared, a turn of the loop found every in-flight slot taken.
+	full bool
+	// secondPeak: the most in flight since each timeline last closed a second (the warm-up's,
+	// the measured phase's; runner.secondInFlight).
+	secondPeak [2]int64
 	// phaseEnd, when set, is the measured phase's end: past it, with every slot held, the attack
 	// ends, for no slot may free (wrk's way keeps a request past its timeout on its slot) and
 	// only a free slot asks the pacer whether the load is over.
@@ -113,7 +118,14 @@ type hooks struct {
 	// the requests released so far; it returns the time to go on with (later than now when it
 	// waited) and how long until it wants to be called again (negative: no wish).
 	tick func(now time.Time, hits uint64) (time.Time, time.Duration)
+	// limitAt, when set, is the in-flight bound at elapsed from the attack's start, asked at
+	// most every limitEvery; the attack's limit otherwise.
+	limitAt func(elapsed time.Duration) int
 }
+
+// limitEvery is how often a moving in-flight bound (hooks.limitAt) is asked again: a climb's
+// rate moves by well under 1% in it.
+const limitEvery = 10 * time.Millisecond
 
 type request struct {
 	gen     int32
@@ -172,11 +184,12 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 	defer a.watch(ctx)()
 
 	a.hooks, a.maxConns = h, limit
-	a.started, a.completed, a.peak, a.lingering, a.phaseEnd = 0, 0, 0, 0, time.Time{}
+	a.started, a.completed, a.peak, a.lingering, a.phaseEnd, a.full, a.secondPeak = 0, 0, 0, 0, time.Time{}, false, [2]int64{}
 	defer func() { a.hooks = hooks{} }()
 
 	var hits uint64
 	stopped := false
+	var nextLimit time.Time
 	// The first wait only polls: an idle connection the server closed since the last attack
 	// is found closed before any request is sent on it.
 	timeout := time.Duration(0)
@@ -209,9 +222,14 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 		if a.tick != nil {
 			now, tick = a.tick(now, hits)
 		}
+		if h.limitAt != nil && !now.Before(nextLimit) {
+			limit, nextLimit = h.limitAt(now.Sub(began)), now.Add(limitEvery)
+		}
 		// Release what is due.
 		next := time.Duration(-1)
-		if full := a.started-a.completed >= int64(limit); full && !stopped && !a.phaseEnd.IsZero() {
+		full := a.started-a.completed >= int64(limit)
+		a.full = a.full || full
+		if full && !stopped && !a.phaseEnd.IsZero() {
 			if now.After(a.phaseEnd) {
 				stopped = true
 			} else {
@@ -303,7 +321,9 @@ func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, 
 	}
 	a.deadlines.push(ticket{slot, r.gen, now.Add(a.timeout)})
 	a.started++
-	a.peak = max(a.peak, a.started-a.completed)
+	n := a.started - a.completed
+	a.peak = max(a.peak, n)
+	a.secondPeak[0], a.secondPeak[1] = max(a.secondPeak[0], n), max(a.secondPeak[1], n)
 	if n := len(a.idle); n > 0 {
 		c := a.idle[n-1]
 		a.idle = a.idle[:n-1]

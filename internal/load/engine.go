@@ -147,12 +147,17 @@ const MaxInFlight = 10000
 // InFlightLimit is how many requests may be outstanding at once: the worker and connection bound.
 // Open loop: twice the in-flight count Little's law predicts (rate × latency), with 100 ms of slack
 // for pauses, so the bound is reached only when the server falls well behind its expected latency.
-// Unbounded workers collapse the generator itself under a slow server.
+// Unbounded workers collapse the generator itself under a slow server. Stages are bounded at
+// their peak; while they climb, Config.InFlightLimitAt is the bound.
 func (m Model) InFlightLimit() int {
 	if m.Mode() == Closed {
 		return m.Connections
 	}
-	n := math.Ceil(float64(m.peakRate()) * (m.ExpectedLatency + 100*time.Millisecond).Seconds() * 2)
+	return m.inFlightBound(m.peakRate())
+}
+
+func (m Model) inFlightBound(rate int) int {
+	n := math.Ceil(float64(rate) * (m.ExpectedLatency + 100*time.Millisecond).Seconds() * 2)
 	return int(min(max(n, 16), MaxInFlight))
 }
 
@@ -326,7 +331,11 @@ type Result struct {
 	ExpectedLatency time.Duration
 	InFlightLimit   int
 	PeakInFlight    int64
-	Duration        time.Duration
+	// InFlightFull: every in-flight slot was taken at some point of the measured phase. Under
+	// stages the bound follows the rate reached (Config.InFlightLimitAt), so this can be true
+	// with PeakInFlight under InFlightLimit, the bound at their top.
+	InFlightFull bool `json:",omitempty"`
+	Duration     time.Duration
 
 	Requests, Successes, Errors, Timeouts int64
 	// Scheduled is how many requests the open loop's schedule had due within the phase: what
@@ -654,7 +663,7 @@ func judge(r Result) (fault.Kind, string) {
 		if share < MinAchievedRatio {
 			reason := fmt.Sprintf("generator sent %.0f rps of %d requested (%.1f%%)",
 				achieved, r.RequestedRate, 100*share)
-			if r.PeakInFlight >= int64(r.InFlightLimit) {
+			if r.InFlightFull || r.PeakInFlight >= int64(r.InFlightLimit) {
 				// Its own delay holds a slot as long as an answer it has not read yet. By Little's
 				// law it held rate × its mean of the slots: the slots were full of the
 				// generator's slowness when that is half of them or more (seen: 100,000 rps

@@ -120,10 +120,19 @@ func (c Config) InFlightLimit() int {
 	if own == 0 || c.Model.Mode() == Closed {
 		return c.Model.InFlightLimit()
 	}
-	m := c.Model
-	m.Rate = m.peakRate() + own
-	m.Stages = nil
-	return m.InFlightLimit()
+	return c.Model.inFlightBound(c.Model.peakRate() + own)
+}
+
+// InFlightLimitAt is the bound once the measured phase has run for at: InFlightLimit at the
+// highest rate the stages have reached by then, so that requests queue behind a target falling
+// behind a climb no deeper than behind a step at the rate climbed to. Bounded at the climb's
+// top, a find-max ramp towards 50,000 rps let up to 10,000 wait behind spring-mvc-virtual at
+// 2,000–4,000 rps, and its heap ran out.
+func (c Config) InFlightLimitAt(at time.Duration) int {
+	if c.Model.Mode() == Closed || len(c.Model.Stages) == 0 {
+		return c.InFlightLimit()
+	}
+	return c.Model.inFlightBound(StagesPeakUntil(c.Model.Stages, at)/max(c.Model.Share.Count, 1) + OwnRates(c.Kinds))
 }
 
 // turns is the order in which the shares take the cell's requests: one cycle of their weights,

@@ -168,7 +168,7 @@ func (r *runner) run(ctx context.Context, a *attacker) (Result, error) {
 	if cfg.Warmup > 0 {
 		r.warm = newTally(cfg, cfg.Warmup, r.schedule, time.Time{})
 		r.warm.seconds = timeline.NewRecorder(time.Time{}, cfg.Warmup, ceiling)
-		r.warm.seconds.InFlight = r.inFlightNow
+		r.warm.seconds.InFlight = func() int64 { return r.secondInFlight(0) }
 		defer r.warm.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
 	}
 	r.prepare()
@@ -187,6 +187,9 @@ func (r *runner) run(ctx context.Context, a *attacker) (Result, error) {
 		r.users.began = r.began
 	}
 	h := hooks{own: r.own, each: r.each, tick: r.tick}
+	if len(cfg.Model.Stages) > 0 && cfg.Model.Mode() == Open {
+		h.limitAt = r.limitAt
+	}
 	if r.wrk != nil {
 		h.late = r.late
 	}
@@ -202,6 +205,25 @@ func (r *runner) run(ctx context.Context, a *attacker) (Result, error) {
 }
 
 func (r *runner) inFlightNow() int64 { return r.a.started - r.a.completed }
+
+// secondInFlight is, as timeline k (0 the warm-up's, 1 the measured phase's) closes a second, the
+// most requests in flight during it. Read when an answer closes it, the count then would miss a
+// full bound by that answer's slot.
+func (r *runner) secondInFlight(k int) int64 {
+	now := r.inFlightNow()
+	most := max(r.a.secondPeak[k], now)
+	r.a.secondPeak[k] = now
+	return most
+}
+
+// limitAt is the in-flight bound at elapsed from the attack's start: that of the stages' first
+// rate while warming up (the warm-up's rate), then as far as they have gone.
+func (r *runner) limitAt(elapsed time.Duration) int {
+	if r.pace.at < 0 {
+		return r.cfg.InFlightLimitAt(0)
+	}
+	return r.cfg.InFlightLimitAt(elapsed - r.pace.at)
+}
 
 // kind picks the kind of the request being released, from the mix of the phase it is due in.
 func (r *runner) kind() int {
@@ -288,7 +310,7 @@ func (r *runner) prepare() {
 	}
 	r.measure = newTally(cfg, cfg.Duration, measureSchedule, time.Time{})
 	r.measure.seconds = timeline.NewRecorder(time.Time{}, cfg.Duration, 2*cfg.Timeout+cfg.Duration)
-	r.measure.seconds.InFlight = r.inFlightNow
+	r.measure.seconds.InFlight = func() int64 { return r.secondInFlight(1) }
 	for _, k := range r.measure.kinds {
 		// A mix's requests each their seconds, for their rows' timelines; in flight is counted
 		// for the whole alone (0 in theirs).
@@ -309,7 +331,7 @@ func (r *runner) begin(hits uint64) time.Time {
 	now := time.Now()
 	r.boundary, r.end = now, now.Add(cfg.Duration)
 	r.inFlight = r.inFlightNow()
-	r.a.peak, r.a.phaseEnd = r.inFlight, r.end
+	r.a.peak, r.a.phaseEnd, r.a.full, r.a.secondPeak[1] = r.inFlight, r.end, false, r.inFlight
 	at := now.Sub(r.began)
 	r.pace.begin(at, hits)
 	if r.users != nil {
@@ -398,7 +420,7 @@ func (r *runner) result() Result {
 		res.Warmed = r.boundary.Sub(r.began)
 	}
 	res.WarmupInFlight = r.inFlight
-	res.PeakInFlight = r.a.peak
+	res.PeakInFlight, res.InFlightFull = r.a.peak, r.a.full
 	if r.wrk != nil {
 		w := *r.wrk
 		res.Wrk = &w

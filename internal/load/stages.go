@@ -127,6 +127,21 @@ func StagesPeak(stages []Stage) int {
 	return peak
 }
 
+// StagesPeakUntil is the highest rate the stages reach by at, from their start (rounded up);
+// StagesPeak once they are over.
+func StagesPeakUntil(stages []Stage, at time.Duration) int {
+	peak := 0
+	var start time.Duration
+	for _, s := range stages {
+		if at < start+s.Duration {
+			return max(peak, s.From, int(math.Ceil(StagesRate([]Stage{s}, max(at-start, 0)))))
+		}
+		peak = max(peak, s.From, s.To)
+		start += s.Duration
+	}
+	return peak
+}
+
 // StagesRate is the stages' rate at, from their start; 0 after their end.
 func StagesRate(stages []Stage, at time.Duration) float64 {
 	var start time.Duration
@@ -261,23 +276,26 @@ func (p *stagedPacer) Rate(elapsed time.Duration) float64 {
 	return StagesRate(p.stages, elapsed) / max(p.step, 1)
 }
 
-// StageResults cuts res, a measured phase of stages, into one Result per stage, each made of the
+// StageResults cuts res, a measured phase of cfg's stages, into one Result per stage, each made of the
 // whole seconds of res.Timeline the stage spans (stages last whole seconds): its answers, errors
 // and latencies by the second they were answered in, the last stage taking the answers that came
 // after the phase. Each is judged as a phase of its own at the stage's mean rate; what the
 // timeline does not keep by the second is the worst second's (peak in flight, the generator's own
 // delay) or the phase's (send lag, bytes, codes: none). What it sent is judged against the
 // requests due in its seconds. Each keeps its seconds of the timeline.
-func StageResults(res Result, stages []Stage) ([]Result, error) {
+func StageResults(res Result, cfg Config) ([]Result, error) {
+	stages := cfg.Model.Stages
 	out := make([]Result, len(stages))
 	first := 0
+	var end time.Duration
 	for k, st := range stages {
 		last := first + int(st.Duration/time.Second)
 		if k == len(stages)-1 {
 			last = max(last, len(res.Timeline))
 		}
+		end += st.Duration
 		r := Result{
-			Mode: res.Mode, Arrival: res.Arrival, ExpectedLatency: res.ExpectedLatency, InFlightLimit: res.InFlightLimit,
+			Mode: res.Mode, Arrival: res.Arrival, ExpectedLatency: res.ExpectedLatency, InFlightLimit: min(res.InFlightLimit, cfg.InFlightLimitAt(end)),
 			RequestedRate: int(math.Round(float64(st.From+st.To) / 2)), Duration: st.Duration, SendLag: res.SendLag,
 			Generators: res.Generators, ClockOffset: res.ClockOffset, ClockMeasured: res.ClockMeasured,
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/iotbench/iotbench/internal/arrival"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
@@ -189,7 +190,8 @@ func TestStageResults(t *testing.T) {
 		second(2, 200, 0, repeat(5, 200)...),
 		second(3, 1, 0, 9), // answered after the phase
 	}}
-	got, err := StageResults(res, stages)
+	// Each stage is bounded as far as it climbs (2 × rate × (0 + 100 ms)), under the phase's.
+	got, err := StageResults(res, Config{Model: Model{Stages: stages}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,17 +200,18 @@ func TestStageResults(t *testing.T) {
 		requests, successes, timeouts int64
 		p50, max                      time.Duration
 		peak                          int64
+		limit                         int
 		own                           time.Duration
 		valid                         bool
 	}
 	want := []figures{
-		{100, 200, 199, 1, 1 * time.Millisecond, 2 * time.Millisecond, 1, 100 * time.Microsecond, true},
-		{200, 201, 201, 0, 5 * time.Millisecond, 9 * time.Millisecond, 3, 300 * time.Microsecond, true},
+		{100, 200, 199, 1, 1 * time.Millisecond, 2 * time.Millisecond, 1, 20, 100 * time.Microsecond, true},
+		{200, 201, 201, 0, 5 * time.Millisecond, 9 * time.Millisecond, 3, 60, 300 * time.Microsecond, true},
 	}
 	for k, r := range got {
 		// The histogram keeps 3 significant digits.
 		ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
-		f := figures{r.RequestedRate, r.Requests, r.Successes, r.Timeouts, ms(r.Latency.P50), ms(r.Latency.Max), r.PeakInFlight, r.OwnDelay.P99, r.Valid}
+		f := figures{r.RequestedRate, r.Requests, r.Successes, r.Timeouts, ms(r.Latency.P50), ms(r.Latency.Max), r.PeakInFlight, r.InFlightLimit, r.OwnDelay.P99, r.Valid}
 		if f != want[k] {
 			t.Errorf("stage %d: %+v (%s), want %+v", k+1, f, r.InvalidReason, want[k])
 		}
@@ -285,5 +288,79 @@ func TestStagesUntil(t *testing.T) {
 		if got := FormatStages(StagesUntil(stages, c.du)); got != c.want {
 			t.Errorf("StagesUntil %v = %s, want %s", c.du, got, c.want)
 		}
+	}
+}
+
+func TestStagesPeakUntil(t *testing.T) {
+	stages, _ := ParseStages("2s:100,2s:100-300,1s:300-50")
+	for _, tc := range []struct {
+		at   time.Duration
+		want int
+	}{
+		{0, 100},
+		{time.Second, 100},
+		{2 * time.Second, 100},
+		{3 * time.Second, 200},
+		{3*time.Second + time.Millisecond, 201}, // rounded up: 200.1
+		{4*time.Second + 500*time.Millisecond, 300},
+		{time.Hour, 300},
+	} {
+		if got := StagesPeakUntil(stages, tc.at); got != tc.want {
+			t.Errorf("at %s: %d, want %d", tc.at, got, tc.want)
+		}
+	}
+}
+
+// The in-flight bound follows the rate the stages have reached, the streams of their own on top;
+// a constant rate and a closed loop keep theirs.
+func TestInFlightLimitAtFollowsTheClimb(t *testing.T) {
+	climb, _ := ParseStages("4s:500-50000")
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		at   time.Duration
+		want int
+	}{
+		{"climb at its start", Config{Model: Model{Stages: climb, ExpectedLatency: 50 * time.Millisecond}}, 0, 150},
+		{"climb half way", Config{Model: Model{Stages: climb, ExpectedLatency: 50 * time.Millisecond}}, 2 * time.Second, 7575},
+		{"climb at its top: the engine's most", Config{Model: Model{Stages: climb, ExpectedLatency: 50 * time.Millisecond}}, 4 * time.Second, MaxInFlight},
+		{"a shard's share", Config{Model: Model{Stages: climb, ExpectedLatency: 50 * time.Millisecond, Share: Share{Index: 0, Count: 2}}}, 0, 75},
+		{"a stream of its own", Config{Model: Model{Stages: climb, ExpectedLatency: 50 * time.Millisecond}, Kinds: []Kind{{Rate: 100}}}, 0, 180},
+		{"constant rate", Config{Model: Model{Rate: 1000, ExpectedLatency: 50 * time.Millisecond}}, time.Second, 300},
+		{"closed loop", Config{Model: Model{Connections: 64}}, time.Second, 64},
+	} {
+		if got := tc.cfg.InFlightLimitAt(tc.at); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Behind a server that answers in a second, a climb's first stage at 100 rps keeps the bound of
+// 100 rps in flight (2 × 100 × (1 ms + 100 ms) = 21), not that of its top (2,000 rps: 404),
+// and its stage and the phase say the slots were full. Bounded at the top, ~100 would wait.
+func TestAClimbQueuesNoDeeperThanItsRate(t *testing.T) {
+	url := serve(t, &stub{delay: time.Second})
+	stages, _ := ParseStages("3s:100,1s:100-2000")
+	cfg := config(url, Model{Rate: 100, Stages: stages, ExpectedLatency: time.Millisecond}, 4*time.Second)
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.InFlightLimit != 404 {
+		t.Errorf("bound at the top %d, want 404", res.InFlightLimit)
+	}
+	if !res.InFlightFull || res.Fault != fault.InFlightFull {
+		t.Errorf("slots full %v, judged %s (%s), want the in-flight slots full", res.InFlightFull, res.Fault, res.InvalidReason)
+	}
+	byStage, err := StageResults(res, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := byStage[0]
+	if first.InFlightLimit != 21 || first.PeakInFlight < 15 || first.PeakInFlight > 21 {
+		t.Errorf("first stage: peak in flight %d of a bound of %d, want the bound of 100 rps, 21", first.PeakInFlight, first.InFlightLimit)
+	}
+	if first.Fault != fault.InFlightFull {
+		t.Errorf("first stage judged %s (%s), want the in-flight slots full", first.Fault, first.InvalidReason)
 	}
 }

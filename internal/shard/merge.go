@@ -88,6 +88,7 @@ func merge(parts []Part) (load.Result, error) {
 		res.RequestedRate += r.RequestedRate
 		res.InFlightLimit += r.InFlightLimit
 		res.PeakInFlight += r.PeakInFlight
+		res.InFlightFull = res.InFlightFull || r.InFlightFull
 		res.Duration = max(res.Duration, r.Duration)
 		res.Requests += r.Requests
 		res.Scheduled += r.Scheduled

@@ -44,7 +44,7 @@ type Second struct {
 	Successes int64
 	// Errors by kind, answered in this second; their sum is Errors().
 	Timeouts, Transport, Status, Check int64
-	// InFlight is how many requests were outstanding when the second closed.
+	// InFlight is the most requests outstanding during the second (Recorder.InFlight).
 	InFlight int64
 
 	// Latency of this second's successes (open loop: from when each was due).
@@ -75,7 +75,7 @@ type Recorder struct {
 	// closed (read late) count in it, so that each second's counts and histogram agree.
 	open int
 	hist *latency.Interval
-	// InFlight, when set, is read as each second closes.
+	// InFlight, when set, is read as each second closes: the most in flight since the last close.
 	InFlight func() int64
 
 	closer *closer
