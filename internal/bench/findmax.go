@@ -396,7 +396,7 @@ func toStep(res load.Result, rate int, du time.Duration, slo maxrate.SLO, genera
 		s.ErrorRatio = float64(res.Errors) / float64(res.Requests)
 	}
 	due := float64(rate) * du.Seconds()
-	slotsBusy := res.InFlightFull || res.PeakInFlight >= int64(res.InFlightLimit)
+	slotsBusy := res.SlotsFull()
 	if slotsBusy && due > 0 {
 		s.ErrorRatio = max(s.ErrorRatio, 1-float64(res.Successes)/due)
 	}

@@ -652,6 +652,9 @@ func (r *Result) SetFault(k fault.Kind, reason string) {
 	r.Valid, r.Fault, r.InvalidReason = k == fault.None, k, reason
 }
 
+// SlotsFull says every in-flight slot was taken at some point of the measured phase.
+func (r Result) SlotsFull() bool { return r.InFlightFull || r.PeakInFlight >= int64(r.InFlightLimit) }
+
 // judge decides whether a measurement can be trusted, and says why not: the generator did not send
 // what was asked; the target failed; the generator's own delay is a visible part of the latencies.
 func judge(r Result) (fault.Kind, string) {
@@ -663,7 +666,7 @@ func judge(r Result) (fault.Kind, string) {
 		if share < MinAchievedRatio {
 			reason := fmt.Sprintf("generator sent %.0f rps of %d requested (%.1f%%)",
 				achieved, r.RequestedRate, 100*share)
-			if r.InFlightFull || r.PeakInFlight >= int64(r.InFlightLimit) {
+			if r.SlotsFull() {
 				// Its own delay holds a slot as long as an answer it has not read yet. By Little's
 				// law it held rate × its mean of the slots: the slots were full of the
 				// generator's slowness when that is half of them or more (seen: 100,000 rps

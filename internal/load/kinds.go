@@ -359,7 +359,7 @@ func kindResults(res *Result, cfg Config, tallies []*tally, scheduled []int64) {
 	for i, t := range tallies {
 		r := t.result()
 		r.Kind = cfg.Kinds[i].Name
-		r.OwnDelay, r.PeakInFlight, r.InFlightLimit, r.Think = res.OwnDelay, res.PeakInFlight, res.InFlightLimit, Think{}
+		r.OwnDelay, r.PeakInFlight, r.InFlightLimit, r.InFlightFull, r.Think = res.OwnDelay, res.PeakInFlight, res.InFlightLimit, res.InFlightFull, Think{}
 		if r.Mode == Open {
 			r.RequestedRate = int(math.Round(KindRate(cfg.Kinds, i, float64(cfg.Model.Rate))))
 			r.Scheduled = r.Requests + scheduled[i]
