@@ -96,8 +96,10 @@ type attacker struct {
 	// full: since it was last cleared, a turn of the loop found every in-flight slot taken.
 	full bool
 	// secondPeak: the most in flight since each timeline last closed a second (the warm-up's,
-	// the measured phase's; runner.secondInFlight).
+	// the measured phase's; runner.secondInFlight); secondFull: whether every slot was taken
+	// meanwhile.
 	secondPeak [2]int64
+	secondFull [2]bool
 	// phaseEnd, when set, is the measured phase's end: past it, with every slot held, the attack
 	// ends, for no slot may free (wrk's way keeps a request past its timeout on its slot) and
 	// only a free slot asks the pacer whether the load is over.
@@ -184,7 +186,7 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 	defer a.watch(ctx)()
 
 	a.hooks, a.maxConns = h, limit
-	a.started, a.completed, a.peak, a.lingering, a.phaseEnd, a.full, a.secondPeak = 0, 0, 0, 0, time.Time{}, false, [2]int64{}
+	a.started, a.completed, a.peak, a.lingering, a.phaseEnd, a.full, a.secondPeak, a.secondFull = 0, 0, 0, 0, time.Time{}, false, [2]int64{}, [2]bool{}
 	defer func() { a.hooks = hooks{} }()
 
 	var hits uint64
@@ -228,7 +230,9 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 		// Release what is due.
 		next := time.Duration(-1)
 		full := a.started-a.completed >= int64(limit)
-		a.full = a.full || full
+		if full {
+			a.full, a.secondFull = true, [2]bool{true, true}
+		}
 		if full && !stopped && !a.phaseEnd.IsZero() {
 			if now.After(a.phaseEnd) {
 				stopped = true

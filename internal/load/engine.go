@@ -492,10 +492,12 @@ func warmup(cfg Config) Config {
 }
 
 // scheduled is how many requests s has due within du, of which the first released were
-// released: the schedule is asked on from there, in order (schedule.due's rule).
-func scheduled(s schedule, released int64, du time.Duration) int64 {
+// released: the schedule is asked on from there, in order (schedule.due's rule); unsent is told
+// when each of the others was due.
+func scheduled(s schedule, released int64, du time.Duration, unsent func(at time.Duration)) int64 {
 	n := uint64(released)
-	for s.due(n) <= du {
+	for at := s.due(n); at <= du; at = s.due(n) {
+		unsent(at)
 		n++
 	}
 	return int64(n)
@@ -699,8 +701,12 @@ func judge(r Result) (fault.Kind, string) {
 		}
 	}
 	if ratio := r.SuccessRatio(); ratio < MinSuccessRatio {
-		return fault.Errors, fmt.Sprintf("success ratio %.4f below %.2f (%d errors, %d timeouts, codes %s)",
-			ratio, MinSuccessRatio, r.Errors, r.Timeouts, FormatCodes(r.Codes))
+		codes := "" // a stage's answers keep no codes
+		if len(r.Codes) > 0 {
+			codes = ", codes " + FormatCodes(r.Codes)
+		}
+		return fault.Errors, fmt.Sprintf("success ratio %.4f below %.2f (%d errors, %d timeouts%s)",
+			ratio, MinSuccessRatio, r.Errors, r.Timeouts, codes)
 	}
 	if r.OwnDelay.Count == 0 {
 		return fault.OwnDelayUnmeasured, "the generator's own delay was not measured (the kernel gave no receive timestamps)"

@@ -317,20 +317,25 @@ func (m *mix) kind() int {
 }
 
 // scheduled counts, by kind, the requests due within du that were not released (released
-// were): what each kind is judged against, with what it sent. It asks main (the cell's
-// schedule, when mixed without streams of their own) or the merged streams on from there.
-func (m *mix) scheduled(main schedule, released int64, du time.Duration, kinds int) []int64 {
+// were): what each kind is judged against, with what it sent; unsent is told when each was due,
+// and its kind. It asks main (the cell's schedule, when mixed without streams of their own) or
+// the merged streams on from there.
+func (m *mix) scheduled(main schedule, released int64, du time.Duration, kinds int, unsent func(at time.Duration, kind int)) []int64 {
 	out := make([]int64, kinds)
 	n := uint64(released)
 	if m.streams == nil {
-		for main.due(n) <= du {
-			out[m.turns[n%uint64(len(m.turns))]]++
+		for at := main.due(n); at <= du; at = main.due(n) {
+			k := m.turns[n%uint64(len(m.turns))]
+			out[k]++
+			unsent(at, k)
 			n++
 		}
 		return out
 	}
-	for m.due(n) <= du {
-		out[m.peek()]++
+	for at := m.due(n); at <= du; at = m.due(n) {
+		k := m.peek()
+		out[k]++
+		unsent(at, k)
 		n++
 	}
 	return out

@@ -168,7 +168,7 @@ func (r *runner) run(ctx context.Context, a *attacker) (Result, error) {
 	if cfg.Warmup > 0 {
 		r.warm = newTally(cfg, cfg.Warmup, r.schedule, time.Time{})
 		r.warm.seconds = timeline.NewRecorder(time.Time{}, cfg.Warmup, ceiling)
-		r.warm.seconds.InFlight = func() int64 { return r.secondInFlight(0) }
+		r.warm.seconds.InFlight = func() (int64, bool) { return r.secondInFlight(0) }
 		defer r.warm.seconds.Finish(nil) // ends its goroutine when the attack fails; done already otherwise
 	}
 	r.prepare()
@@ -207,13 +207,13 @@ func (r *runner) run(ctx context.Context, a *attacker) (Result, error) {
 func (r *runner) inFlightNow() int64 { return r.a.started - r.a.completed }
 
 // secondInFlight is, as timeline k (0 the warm-up's, 1 the measured phase's) closes a second, the
-// most requests in flight during it. Read when an answer closes it, the count then would miss a
-// full bound by that answer's slot.
-func (r *runner) secondInFlight(k int) int64 {
+// most requests in flight during it, and whether every slot was taken. Read when an answer
+// closes it, the count then would miss a full bound by that answer's slot.
+func (r *runner) secondInFlight(k int) (int64, bool) {
 	now := r.inFlightNow()
-	most := max(r.a.secondPeak[k], now)
-	r.a.secondPeak[k] = now
-	return most
+	most, full := max(r.a.secondPeak[k], now), r.a.secondFull[k]
+	r.a.secondPeak[k], r.a.secondFull[k] = now, false
+	return most, full
 }
 
 // limitAt is the in-flight bound at elapsed from the attack's start: that of the stages' first
@@ -310,7 +310,7 @@ func (r *runner) prepare() {
 	}
 	r.measure = newTally(cfg, cfg.Duration, measureSchedule, time.Time{})
 	r.measure.seconds = timeline.NewRecorder(time.Time{}, cfg.Duration, 2*cfg.Timeout+cfg.Duration)
-	r.measure.seconds.InFlight = func() int64 { return r.secondInFlight(1) }
+	r.measure.seconds.InFlight = func() (int64, bool) { return r.secondInFlight(1) }
 	for _, k := range r.measure.kinds {
 		// A mix's requests each their seconds, for their rows' timelines; in flight is counted
 		// for the whole alone (0 in theirs).
@@ -331,7 +331,7 @@ func (r *runner) begin(hits uint64) time.Time {
 	now := time.Now()
 	r.boundary, r.end = now, now.Add(cfg.Duration)
 	r.inFlight = r.inFlightNow()
-	r.a.peak, r.a.phaseEnd, r.a.full, r.a.secondPeak[1] = r.inFlight, r.end, false, r.inFlight
+	r.a.peak, r.a.phaseEnd, r.a.full, r.a.secondPeak[1], r.a.secondFull[1] = r.inFlight, r.end, false, r.inFlight, false
 	at := now.Sub(r.began)
 	r.pace.begin(at, hits)
 	if r.users != nil {
@@ -399,13 +399,16 @@ func (r *runner) result() Result {
 	var dueByKind []int64
 	switch {
 	case t.open && r.measureMix != nil:
-		dueByKind = r.measureMix.scheduled(r.main, res.Requests, cfg.Duration, len(cfg.Kinds))
+		dueByKind = r.measureMix.scheduled(r.main, res.Requests, cfg.Duration, len(cfg.Kinds), func(at time.Duration, k int) {
+			t.seconds.Due(at)
+			t.kinds[k].seconds.Due(at)
+		})
 		res.Scheduled = res.Requests
 		for _, n := range dueByKind {
 			res.Scheduled += n
 		}
 	case t.open:
-		res.Scheduled = scheduled(r.pace.measureDue, res.Requests, cfg.Duration)
+		res.Scheduled = scheduled(r.pace.measureDue, res.Requests, cfg.Duration, t.seconds.Due)
 	}
 	measureOwn := r.own.measure
 	res.OwnDelay = measureOwn.summary()

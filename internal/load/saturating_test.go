@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/reference"
 )
 
@@ -40,5 +41,45 @@ func TestASaturatingTargetsQueueIsNotTheGenerators(t *testing.T) {
 	}
 	if res.Fault.Generator() {
 		t.Errorf("judged %s (%s): a saturated target's step blamed on the generator", res.Fault, res.InvalidReason)
+	}
+}
+
+// A stage that drives a target past its capacity is the target's: its requests queue for
+// in-flight slots and some are still due, unsent, when the phase ends. The stage is judged
+// against all it had due, not only against the requests that left, and its slots are seen
+// full. The stage before it, under the capacity, is not charged for the requests still on their
+// way at its end.
+func TestAStageOverTheTargetsCapacityIsTheTargets(t *testing.T) {
+	srv, err := reference.Start(reference.Shape{Delay: 20 * time.Millisecond, Workers: 10}) // 500 rps
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	stages, _ := ParseStages("2s:200,2s:1000")
+	cfg := Config{
+		Request:  Request{Method: http.MethodGet, URL: srv.URL()},
+		Check:    NewCheck(reference.Body),
+		Model:    Model{Rate: 200, Stages: stages, ExpectedLatency: 20 * time.Millisecond},
+		Duration: 4 * time.Second,
+		Timeout:  10 * time.Second,
+	}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byStage, err := StageResults(res, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	under, over := byStage[0], byStage[1]
+	if under.Requests < 390 || float64(under.Requests) < MinAchievedRatio*float64(under.Scheduled) {
+		t.Errorf("first stage (200 rps, under the capacity): %d requests of %d due, want them all", under.Requests, under.Scheduled)
+	}
+	// 2,000 due; at most 500 a second answered, and the slots (240) fill within half a second.
+	if over.Scheduled < 1900 || over.Requests > 1500 {
+		t.Errorf("second stage (1,000 rps, twice the capacity): %d requests of %d due, want about 2,000 due and far fewer sent", over.Requests, over.Scheduled)
+	}
+	if !over.InFlightFull || over.Fault != fault.InFlightFull {
+		t.Errorf("second stage: slots full %v, judged %s (%s), want the target's: every in-flight slot busy", over.InFlightFull, over.Fault, over.InvalidReason)
 	}
 }

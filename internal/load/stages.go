@@ -280,9 +280,12 @@ func (p *stagedPacer) Rate(elapsed time.Duration) float64 {
 // whole seconds of res.Timeline the stage spans (stages last whole seconds): its answers, errors
 // and latencies by the second they were answered in, the last stage taking the answers that came
 // after the phase. Each is judged as a phase of its own at the stage's mean rate; what the
-// timeline does not keep by the second is the worst second's (peak in flight, the generator's own
-// delay) or the phase's (send lag, bytes, codes: none). What it sent is judged against the
-// requests due in its seconds. Each keeps its seconds of the timeline.
+// timeline does not keep by the second is the worst second's (peak in flight, slots full, the
+// generator's own delay) or the phase's (send lag, bytes, codes: none). What it sent is judged
+// against the requests due in its seconds: its answers are its Requests, and those due in its
+// seconds that did not leave in them are what it fell short by. A stage's answers lag its sends
+// by a latency, so judging answers against what was due would charge the generator for requests
+// still on their way at the stage's end. Each keeps its seconds of the timeline.
 func StageResults(res Result, cfg Config) ([]Result, error) {
 	stages := cfg.Model.Stages
 	out := make([]Result, len(stages))
@@ -300,13 +303,15 @@ func StageResults(res Result, cfg Config) ([]Result, error) {
 			Generators: res.Generators, ClockOffset: res.ClockOffset, ClockMeasured: res.ClockMeasured,
 		}
 		var h *hdrhistogram.Histogram
+		var due, sent int64
 		r.Timeline = res.Timeline[min(first, len(res.Timeline)):min(last, len(res.Timeline))]
 		for _, s := range r.Timeline {
 			r.Successes += s.Successes
 			r.Errors += s.Errors()
 			r.Timeouts += s.Timeouts
 			r.PeakInFlight = max(r.PeakInFlight, s.InFlight)
-			r.Scheduled += s.Due
+			r.InFlightFull = r.InFlightFull || s.Full
+			due, sent = due+s.Due, sent+s.Sent
 			if s.OwnDelayP99 > r.OwnDelay.P99 {
 				r.OwnDelay.P99 = s.OwnDelayP99
 			}
@@ -327,6 +332,9 @@ func StageResults(res Result, cfg Config) ([]Result, error) {
 			h = hdrhistogram.New(1, time.Hour.Microseconds(), 3)
 		}
 		r.Requests = r.Successes + r.Errors
+		if due > 0 {
+			r.Scheduled = r.Requests + max(due-sent, 0)
+		}
 		r.Answered = r.Successes // by the second they were answered in
 		r.OwnDelay.Count = r.Successes
 		r.Latencies, r.Latency = h, latency.Summarize(h)

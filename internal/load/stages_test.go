@@ -170,10 +170,12 @@ func TestStagesRun(t *testing.T) {
 }
 
 // A phase of stages cut at their ends: each stage's answers and latencies are those of its
-// seconds, the last taking what came after the phase; each is judged at its own mean rate.
+// seconds, the last taking what came after the phase; each is judged at its own mean rate, its
+// answers against what was due in its seconds less what it sent late (the second stage: 100 due
+// in its second and not sent in it, with every slot taken).
 func TestStageResults(t *testing.T) {
 	stages, _ := ParseStages("2s:100,1s:100-300")
-	second := func(i int, successes, timeouts int64, ms ...int64) timeline.Second {
+	second := func(i int, due, sent, successes, timeouts int64, ms ...int64) timeline.Second {
 		rec := latency.NewRecorder(time.Minute)
 		for _, v := range ms {
 			rec.Record(time.Duration(v) * time.Millisecond)
@@ -182,13 +184,13 @@ func TestStageResults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return timeline.Second{Index: i, Successes: successes, Timeouts: timeouts, InFlight: int64(i), OwnDelayP99: time.Duration(i) * 100 * time.Microsecond, Histogram: enc}
+		return timeline.Second{Index: i, Due: due, Sent: sent, Successes: successes, Timeouts: timeouts, InFlight: int64(i), Full: sent < due, OwnDelayP99: time.Duration(i) * 100 * time.Microsecond, Histogram: enc}
 	}
 	res := Result{Mode: Open, Arrival: arrival.Uniform, InFlightLimit: 100, Timeline: []timeline.Second{
-		second(0, 100, 0, repeat(1, 100)...),
-		second(1, 99, 1, repeat(2, 99)...),
-		second(2, 200, 0, repeat(5, 200)...),
-		second(3, 1, 0, 9), // answered after the phase
+		second(0, 100, 100, 100, 0, repeat(1, 100)...),
+		second(1, 100, 102, 98, 1, repeat(2, 98)...), // two on their way at the stage's end
+		second(2, 300, 200, 201, 0, repeat(5, 201)...),
+		second(3, 0, 0, 1, 0, 9), // answered after the phase
 	}}
 	// Each stage is bounded as far as it climbs (2 × rate × (0 + 100 ms)), under the phase's.
 	got, err := StageResults(res, Config{Model: Model{Stages: stages}})
@@ -198,20 +200,21 @@ func TestStageResults(t *testing.T) {
 	type figures struct {
 		rate                          int
 		requests, successes, timeouts int64
+		scheduled                     int64
 		p50, max                      time.Duration
 		peak                          int64
 		limit                         int
 		own                           time.Duration
-		valid                         bool
+		fault                         fault.Kind
 	}
 	want := []figures{
-		{100, 200, 199, 1, 1 * time.Millisecond, 2 * time.Millisecond, 1, 20, 100 * time.Microsecond, true},
-		{200, 201, 201, 0, 5 * time.Millisecond, 9 * time.Millisecond, 3, 60, 300 * time.Microsecond, true},
+		{100, 199, 198, 1, 199, 1 * time.Millisecond, 2 * time.Millisecond, 1, 20, 100 * time.Microsecond, fault.None},
+		{200, 202, 202, 0, 302, 5 * time.Millisecond, 9 * time.Millisecond, 3, 60, 300 * time.Microsecond, fault.InFlightFull},
 	}
 	for k, r := range got {
 		// The histogram keeps 3 significant digits.
 		ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
-		f := figures{r.RequestedRate, r.Requests, r.Successes, r.Timeouts, ms(r.Latency.P50), ms(r.Latency.Max), r.PeakInFlight, r.InFlightLimit, r.OwnDelay.P99, r.Valid}
+		f := figures{r.RequestedRate, r.Requests, r.Successes, r.Timeouts, r.Scheduled, ms(r.Latency.P50), ms(r.Latency.Max), r.PeakInFlight, r.InFlightLimit, r.OwnDelay.P99, r.Fault}
 		if f != want[k] {
 			t.Errorf("stage %d: %+v (%s), want %+v", k+1, f, r.InvalidReason, want[k])
 		}

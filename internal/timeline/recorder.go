@@ -46,6 +46,9 @@ type Second struct {
 	Timeouts, Transport, Status, Check int64
 	// InFlight is the most requests outstanding during the second (Recorder.InFlight).
 	InFlight int64
+	// Full: every in-flight slot the generator had was taken at some point of the second (not
+	// in the file: the load engine's verdicts on parts of a phase read it).
+	Full bool
 
 	// Latency of this second's successes (open loop: from when each was due).
 	P50, P99, Max time.Duration
@@ -75,8 +78,9 @@ type Recorder struct {
 	// closed (read late) count in it, so that each second's counts and histogram agree.
 	open int
 	hist *latency.Interval
-	// InFlight, when set, is read as each second closes: the most in flight since the last close.
-	InFlight func() int64
+	// InFlight, when set, is read as each second closes: the most in flight since the last close,
+	// and whether every slot was taken meanwhile.
+	InFlight func() (most int64, full bool)
 
 	closer *closer
 }
@@ -130,6 +134,17 @@ func (r *Recorder) Add(due, sent, done time.Time, o Outcome, took time.Duration)
 	}
 }
 
+// Due counts a request the schedule had due at d from the phase's start that was never sent
+// (the phase ended first): a second's due is the schedule's, whatever the generator got out.
+// After the phase's last Add.
+func (r *Recorder) Due(d time.Duration) {
+	i := int(max(d, 0) / time.Second)
+	if i > r.open {
+		r.closeUntil(i)
+	}
+	r.seconds[i].Due++
+}
+
 // closeUntil closes the open second and any empty ones after it, up to second i, which opens.
 func (r *Recorder) closeUntil(i int) {
 	r.close()
@@ -146,7 +161,7 @@ func (r *Recorder) closeUntil(i int) {
 func (r *Recorder) close() {
 	s := &r.seconds[r.open]
 	if r.InFlight != nil {
-		s.InFlight = r.InFlight()
+		s.InFlight, s.Full = r.InFlight()
 	}
 	if s.Successes == 0 {
 		return

@@ -10,7 +10,7 @@ import (
 
 // request is one request of a test phase, in milliseconds from its start.
 type request struct {
-	due, sent, done int // ms; due -1: closed loop
+	due, sent, done int // ms; due -1: closed loop; sent -1: never sent (after those sent)
 	o               Outcome
 }
 
@@ -19,6 +19,10 @@ func record(reqs []request) []Second {
 	at := func(ms int) time.Time { return began.Add(time.Duration(ms) * time.Millisecond) }
 	r := NewRecorder(began, 3*time.Second, time.Minute)
 	for _, q := range reqs {
+		if q.sent < 0 {
+			r.Due(time.Duration(q.due) * time.Millisecond)
+			continue
+		}
 		var due time.Time
 		from := q.sent
 		if q.due >= 0 {
@@ -47,6 +51,8 @@ func TestSecondsCountWhereTheyHappened(t *testing.T) {
 			[]Second{{Index: 0, Sent: 1, Successes: 1}}},
 		{"sent late, in the next second", []request{{900, 1100, 1200, Success}},
 			[]Second{{Index: 0, Due: 1}, {Index: 1, Sent: 1, Successes: 1}}},
+		{"due but never sent, in the second it was due", []request{{0, 0, 10, Success}, {500, -1, -1, Success}, {2500, -1, -1, Success}},
+			[]Second{{Index: 0, Due: 2, Sent: 1, Successes: 1}, {Index: 1}, {Index: 2, Due: 1}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
