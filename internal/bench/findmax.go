@@ -155,6 +155,8 @@ type searchRun struct {
 	key   string
 	// overloaded says the last load may have left work queued in the target.
 	overloaded bool
+	// deaths counts the containers of the search that died under its load.
+	deaths int
 }
 
 // nextStep numbers the search's next row.
@@ -174,6 +176,11 @@ func (s *searchRun) newRow(c plan.Cell) results.Row {
 // file says why, and says it in out.
 func (s *searchRun) failed(out *maxrate.Outcome, nl notLoaded) error {
 	out.Failed = nl.reason()
+	return s.recordNotLoaded(nl)
+}
+
+// recordNotLoaded records, for a container of the search that never ran, a row numbered as a step.
+func (s *searchRun) recordNotLoaded(nl notLoaded) error {
 	c := s.c
 	c.Trial = s.nextStep()
 	row := s.newRow(c)
@@ -268,10 +275,38 @@ func (s *searchRun) step(ctx context.Context, rate int, last bool) (st maxrate.S
 		if err := s.r.Record(row); err != nil {
 			return maxrate.Step{}, false, err
 		}
-		return maxrate.Step{}, false, why
+		if ph.cause == "" || ph.stopped || s.deaths >= maxDeaths {
+			return maxrate.Step{}, false, why
+		}
+		// Dead at this rate, the target fails it; in a new container, the search goes on below.
+		s.deaths++
+		fmt.Fprintf(s.r.Log, "  %6d rps: %s: the rate fails; a new container, warmed up, for the rates below it\n", rate, ph.cause)
+		if err := s.restart(ctx); err != nil {
+			return maxrate.Step{}, false, err
+		}
+		return maxrate.Step{Died: ph.cause}, false, nil
 	}
 	st, repeat = s.judge(&row, ph, rate, last)
 	return st, repeat, s.r.Record(row)
+}
+
+// restart replaces the search's dead container with a new one, warmed up as the first was.
+func (s *searchRun) restart(ctx context.Context) error {
+	s.in.remove(ctx)
+	in, nl, err := s.r.start(ctx, s.p, s.c, s.images, true)
+	s.in = in
+	if err != nil {
+		return err
+	}
+	if nl != nil {
+		if err := s.recordNotLoaded(*nl); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: its new container: %s", errTargetDown, nl.reason())
+	}
+	s.overloaded = false
+	_, err = s.warmUp(ctx)
+	return err
 }
 
 // ended says why a step ends the search, the target dead or faking its work; nil when it does not.
@@ -331,6 +366,10 @@ func (s *searchRun) judge(row *results.Row, ph phase, rate int, last bool) (st m
 // generatorShortOfCPU is the share of its CPUs above which a generator sending late may be short
 // of CPU.
 const generatorShortOfCPU = 0.70
+
+// maxDeaths bounds the containers a search replaces after its target died under its load: each
+// death bounds the search from above, and a target that dies at every rate tried ends it.
+const maxDeaths = 3
 
 // maxDisturbedAttempts bounds how often a disturbed cell, or a step failed while disturbed, is
 // measured: a machine busy with other work for that long is reported as it is, in the warnings.

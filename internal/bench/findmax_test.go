@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/hostinfo"
@@ -410,5 +413,91 @@ func TestFindMaxKeepDisturbedRepeatsNoStep(t *testing.T) {
 	}
 	if failed == 0 {
 		t.Errorf("no step failed while disturbed (4 slots × 50 ms: 80 rps at most, so rates up to 320 fail): %d steps", len(rows))
+	}
+}
+
+// mortal is a target that dies as one out of memory does when more than most requests arrive in
+// a tenth of a second (a rate over most × 10): every later request is a dropped connection, and its
+// container says it was OOM-killed.
+type mortal struct {
+	most   int64
+	mu     sync.Mutex
+	bucket int64
+	n      int64
+	dead   atomic.Bool
+}
+
+func (m *mortal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m.mu.Lock()
+	if b := time.Now().UnixMilli() / 100; b != m.bucket {
+		m.bucket, m.n = b, 0
+	}
+	m.n++
+	if m.n > m.most {
+		m.dead.Store(true)
+	}
+	m.mu.Unlock()
+	if m.dead.Load() {
+		panic(http.ErrAbortHandler)
+	}
+	time.Sleep(20 * time.Millisecond)
+	io.WriteString(w, `{"id":1}`)
+}
+
+// mortals starts each container as a new mortal target.
+type mortals struct {
+	*fakeLifecycle
+	most int64
+}
+
+func (l *mortals) Start(_ context.Context, s container.Spec) (container.Instance, error) {
+	m := &mortal{most: l.most}
+	l.mu.Lock()
+	l.started++
+	l.mu.Unlock()
+	return &mortalInstance{fakeInstance{srv: httptest.NewServer(m), f: l.fakeLifecycle}, m}, nil
+}
+
+type mortalInstance struct {
+	fakeInstance
+	m *mortal
+}
+
+func (i *mortalInstance) Fate(context.Context) (container.Fate, error) {
+	if i.m.dead.Load() {
+		return container.Fate{OOMKilled: true, OOMKills: 1}, nil
+	}
+	return container.Fate{Running: true}, nil
+}
+
+func TestFindMaxGoesOnBelowARateTheTargetDiedAt(t *testing.T) {
+	// Dead above 500 rps (50 requests in a tenth of a second); 320 passes with room, 640 kills it.
+	l := &mortals{fakeLifecycle: &fakeLifecycle{}, most: 50}
+	var rows []results.Row
+	var log strings.Builder
+	r := &Runner{Lifecycle: l, Log: &log, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
+		Search: maxrate.Config{Start: 20, Resolution: maxrate.Resolution{RPS: 100}, Limit: 3200}, Step: 500 * time.Millisecond}
+	found, err := r.FindMax(context.Background(), planFor("t"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := found[0]
+	if o.Failed != "" || o.Max < 320 || o.Max >= 640 {
+		t.Fatalf("outcome %+v, want a maximum from 320 below the 640 rps the target died at\n%s", o, log.String())
+	}
+	died := map[int]int{}
+	for _, row := range rows {
+		if row.Fault == fault.TargetDied {
+			died[row.RequestedRPS]++
+		}
+	}
+	if died[640] != 1 || l.started != 1+len(died) {
+		t.Errorf("died at %v in %d containers, want once at 640 rps and a container more for each death", died, l.started)
+	}
+	for rate, n := range died {
+		if n > 1 {
+			t.Errorf("died %d times at %d rps: a rate the target died at was run again", n, rate)
+		}
 	}
 }

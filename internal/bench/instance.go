@@ -107,7 +107,7 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 			return in, nil, nil
 		}
 		detail := err.Error()
-		if cause := in.cause(ctx, time.Time{}); cause != "" {
+		if cause, _ := in.cause(ctx, time.Time{}); cause != "" {
 			detail = cause + "; " + detail
 		}
 		nl := &notLoaded{fault.VerifyFailed, detail, ctr.Logs(context.WithoutCancel(ctx), LogLines)}
@@ -195,8 +195,10 @@ type phase struct {
 	res load.Result
 	// stored is the stored-row check's error; nil when it held or the work stores nothing.
 	stored error
-	// cause is what became of the target when it died or lost a process to its memory limit.
-	cause string
+	// cause is what became of the target when it died or lost a process to its memory limit;
+	// stopped says its engine stopped it (a restart of the engine), which is not the target's doing.
+	cause   string
+	stopped bool
 	// disturbed says what other work took of the phase's CPUs; empty when nothing did.
 	disturbed string
 	// unsteady says which of the phase's figures trended; empty when it was steady or not judged.
@@ -273,7 +275,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		}
 		row.DBRowsStored = rows.inDatabase()
 	}
-	ph.cause = in.cause(ctx, measuredFrom)
+	ph.cause, ph.stopped = in.cause(ctx, measuredFrom)
 	if err == nil {
 		m.warn(row, ph.cause)
 	}
@@ -303,11 +305,11 @@ func (in *instance) fate(ctx context.Context) (container.Fate, error) {
 
 // cause says in words what happened to the target when it no longer runs or lost a process to
 // its memory limit; empty when neither. from is when the phase being explained began (zero: no
-// phase), to say how far into it the target ended.
-func (in *instance) cause(ctx context.Context, from time.Time) string {
+// phase), to say how far into it the target ended. stopped: its engine stopped it.
+func (in *instance) cause(ctx context.Context, from time.Time) (why string, stopped bool) {
 	f, err := in.fate(context.WithoutCancel(ctx))
 	if err != nil {
-		return ""
+		return "", false
 	}
 	limit := ""
 	if in.c.Spec.Memory > 0 {
@@ -325,15 +327,15 @@ func (in *instance) cause(ctx context.Context, from time.Time) string {
 	switch {
 	case !f.Running && f.EngineRestarted:
 		// Before the target's own exit: its code is its answer to being stopped.
-		return fmt.Sprintf("the Docker engine restarted%s and stopped the target (exit code %d)", when, f.ExitCode)
+		return fmt.Sprintf("the Docker engine restarted%s and stopped the target (exit code %d)", when, f.ExitCode), true
 	case !f.Running && (f.OOMKilled || killed):
-		return "target OOM-killed" + limit + when
+		return "target OOM-killed" + limit + when, false
 	case !f.Running:
-		return fmt.Sprintf("target exited with code %d%s", f.ExitCode, when)
+		return fmt.Sprintf("target exited with code %d%s", f.ExitCode, when), false
 	case killed:
-		return fmt.Sprintf("a process of the target was OOM-killed%s (%d kill(s)); the target still runs", limit, f.OOMKills-max(in.oomKills, 0))
+		return fmt.Sprintf("a process of the target was OOM-killed%s (%d kill(s)); the target still runs", limit, f.OOMKills-max(in.oomKills, 0)), false
 	}
-	return ""
+	return "", false
 }
 
 // keepLog writes a failed cell's target log to a file beside the results and names it in the row;

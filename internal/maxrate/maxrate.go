@@ -69,6 +69,9 @@ type Step struct {
 	GeneratorLimited bool
 	// Failed says why the step did not meet the SLO; empty when it did.
 	Failed string
+	// Died says what became of the target, which stopped during the step (out of memory,
+	// typically): the rate fails without a vote, for a vote would only kill it again.
+	Died string
 }
 
 // Judge fills in s.Failed against slo.
@@ -306,9 +309,14 @@ func (s *search) step(rate int) error {
 	}
 	st.Rate = rate
 	s.slo.Judge(&st)
+	if st.Died != "" {
+		st.Failed = "the target died: " + st.Died
+	}
 	s.res.Steps = append(s.res.Steps, st)
 	t := s.tally[rate]
 	switch {
+	case st.Died != "":
+		t[1] += 2
 	case st.GeneratorLimited:
 		if !s.unsendable(rate) {
 			s.res.GeneratorLimit = rate

@@ -354,3 +354,35 @@ func TestAnUnluckyStepIsNotBelieved(t *testing.T) {
 		t.Errorf("max %d, first failed %d after unlucky steps at %v; want the boundary just below 900", res.Max, res.FirstFailed, unlucky)
 	}
 }
+
+// A target that dies at a rate (out of memory) fails it at once: the rate is not voted on, for
+// each vote would kill it again, and the search goes on below. Here it dies from 700 rps up,
+// before its latency reaches the SLO (at 900).
+func TestADeathFailsItsRateWithoutAVote(t *testing.T) {
+	q := &queue{capacity: 1000, service: 10 * time.Millisecond}
+	deaths := map[int]int{}
+	probe := func(ctx context.Context, rate int) (Step, error) {
+		if rate >= 700 {
+			deaths[rate]++
+			return Step{Died: "target OOM-killed"}, nil
+		}
+		return q.probe(ctx, rate)
+	}
+	res, err := Find(context.Background(), Config{Start: 100, Resolution: Resolution{RPS: 10}, Limit: 100000}, slo100, probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Max < 690 || res.Max >= 700 || res.FirstFailed < 700 || res.FirstFailed-res.Max > 10 {
+		t.Errorf("max %d, first failed %d; want the last rate below 700 within 10 of one the target died at (steps %v)", res.Max, res.FirstFailed, q.probes)
+	}
+	for rate, n := range deaths {
+		if n != 1 {
+			t.Errorf("the target died %d times at %d rps: a rate it died at was run again", n, rate)
+		}
+	}
+	for _, s := range res.Steps {
+		if s.Died != "" && s.Failed != "the target died: target OOM-killed" {
+			t.Errorf("step at %d: died, failed %q", s.Rate, s.Failed)
+		}
+	}
+}

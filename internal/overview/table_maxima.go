@@ -79,6 +79,11 @@ func maxLine(target string, searches []maxrate.Outcome, resolution maxrate.Resol
 			maxima = append(maxima, float64(o.Max))
 			each = append(each, atLeast(o.GeneratorLimited())+fmt.Sprint(o.Max))
 		}
+		for _, st := range o.Steps {
+			if st.Died != "" {
+				notes = append(notes, fmt.Sprintf("%s: the target died at %d rps (%s): the rate failed, and the search went on below it in a new container", name, st.Rate, st.Died))
+			}
+		}
 		if o.FirstFailed > 0 {
 			firsts = append(firsts, float64(o.FirstFailed))
 		}

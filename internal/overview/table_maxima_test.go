@@ -19,6 +19,7 @@ func TestWriteMax(t *testing.T) {
 				{Rate: 720, P50: 55 * time.Millisecond, P99: 88 * time.Millisecond}}}},
 		{Target: "broken", Failed: "verify-failed: POST /ingest: answer is not a JSON object"},
 		{Target: "starved", Result: maxrate.Result{Max: 400, GeneratorLimit: 800, Steps: []maxrate.Step{{Rate: 400}, {Rate: 800}}}},
+		{Target: "mortal", Result: maxrate.Result{Max: 300, FirstFailed: 320, Steps: []maxrate.Step{{Rate: 300}, {Rate: 320, Died: "target OOM-killed at its 512 MiB limit"}}}},
 	}
 	// A target searched three times: the median of the maxima, each one listed.
 	for i, m := range []int{3812, 2968, 3468} {
@@ -42,6 +43,8 @@ func TestWriteMax(t *testing.T) {
 		"starved: the generator could not send 800 rps on time",
 		"scenario io-heavy.find-max",
 		"jvm: its searches found 2968 to 3812 rps, further apart than the resolution",
+		"│ mortal  │                300 │                 300 │           320 │",
+		"mortal: the target died at 320 rps (target OOM-killed at its 512 MiB limit): the rate failed, and the search went on below it in a new container",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
