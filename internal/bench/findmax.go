@@ -427,8 +427,9 @@ func stepConfig(base load.Config, rate int, du time.Duration) load.Config {
 // toStep turns a measured step into what the search judges. Requests the generator could not send
 // because every in-flight slot was taken count as errors: users arrived and were not served. A step
 // the generator could not send on time, with slots free, is the generator's limit, not the
-// target's; its lateness matters against the SLO's own bound. generatorBusy is the share of its
-// CPUs the generator used. generatorLate says how it fell short.
+// target's; its lateness matters against the SLO's own bound, and so is one whose slots the
+// generator filled itself, short of CPU. generatorBusy is the share of its CPUs the generator
+// used. generatorLate says how it fell short.
 func toStep(res load.Result, rate int, du time.Duration, slo maxrate.SLO, generatorBusy float64) (s maxrate.Step, generatorLate string) {
 	s = maxrate.Step{P50: res.Latency.P50, P99: res.Latency.P99, Throughput: res.Throughput()}
 	if res.Requests > 0 {
@@ -458,6 +459,10 @@ func toStep(res load.Result, rate int, du time.Duration, slo maxrate.SLO, genera
 	// (docs/generator.md), so lateness counts as the generator's above a margin under that.
 	generatorShort := generatorBusy >= generatorShortOfCPU
 	switch {
+	case slotsBusy && generatorShort && res.Fault == fault.GeneratorBehind:
+		// The slots were full of the generator's making (load.judge: the target held few of
+		// them), so the latency they add is not the target's either.
+		generatorLate = res.InvalidReason
 	case slotsBusy, targetFailed, !generatorShort:
 	case res.AchievedRate() < load.MinAchievedRatio*float64(rate):
 		generatorLate = fmt.Sprintf("sent %.0f of %d rps with in-flight slots free", res.AchievedRate(), rate)

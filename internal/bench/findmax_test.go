@@ -39,6 +39,14 @@ func TestToStep(t *testing.T) {
 		{"all served", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5 }, 0.9, 0, false},
 		{"errors", func(r *load.Result) { r.Requests, r.Successes, r.Errors, r.PeakInFlight = 1000, 990, 10, 5 }, 0.9, 0.01, false},
 		{"slots full: unsent requests are unserved users", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 40 }, 0.9, 0.4, false},
+		{"slots full of the generator's making, short of CPU: its limit", func(r *load.Result) {
+			r.Requests, r.Successes, r.PeakInFlight, r.Latency.P99 = 600, 600, 40, 2*time.Second
+			r.Fault, r.InvalidReason = fault.GeneratorBehind, "generator sent 60 rps of 100 requested (60.0%): all 40 in-flight slots were busy"
+		}, 0.97, 0.4, true},
+		{"slots full of the generator's making, CPU to spare: not its limit", func(r *load.Result) {
+			r.Requests, r.Successes, r.PeakInFlight, r.Latency.P99 = 600, 600, 40, 2*time.Second
+			r.Fault, r.InvalidReason = fault.GeneratorBehind, "generator sent 60 rps of 100 requested (60.0%): all 40 in-flight slots were busy"
+		}, 0.5, 0.4, false},
 		{"generator short with slots free", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 5 }, 0.9, 0, true},
 		{"short with CPU to spare: held up by the target", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 5 }, 0.5, 0, false},
 		{"generator's own delay over 10% of the SLO's bound", func(r *load.Result) {

@@ -471,6 +471,12 @@ func TestJudge(t *testing.T) {
 		{"short of the rate, slots full, the own delay over its bound and holding a third of them: the target's", open(func(r *Result) {
 			r.RequestedRate, r.Requests, r.Successes, r.PeakInFlight, r.OwnDelay.Mean, r.OwnDelay.P99 = 10000, 90000, 90000, 300, 11*ms, 41*ms
 		}), fault.InFlightFull, "the target answered far slower than the expected latency (the generator's own p99 delay, 41ms, held 99.0 of them by Little's law)"},
+		{"the same, the target answering in a sliver of the slots' time: the generator's", open(func(r *Result) {
+			r.RequestedRate, r.Requests, r.Successes, r.PeakInFlight, r.OwnDelay.Mean, r.OwnDelay.P99, r.ServiceMean = 10000, 90000, 90000, 300, 11*ms, 41*ms, 100*time.Microsecond
+		}), fault.GeneratorBehind, "all 300 in-flight slots were busy, 99 of them held by its own delay (p99 41ms; Little's law), 0.9 by the target (its mean answer 100µs): the load generator could not keep up"},
+		{"the same, the target answering in most of the slots' time: the target's", open(func(r *Result) {
+			r.RequestedRate, r.Requests, r.Successes, r.PeakInFlight, r.OwnDelay.Mean, r.OwnDelay.P99, r.ServiceMean = 10000, 90000, 90000, 300, 11*ms, 41*ms, 30*ms
+		}), fault.InFlightFull, "the target answered far slower than the expected latency"},
 		{"a JVM still compiling, as CI saw it: slots full at 82% of the rate, own delay over its bound, a fraction of a slot its own", open(func(r *Result) {
 			r.RequestedRate, r.ExpectedLatency, r.InFlightLimit, r.PeakInFlight, r.Duration = 200, 50*ms, 60, 60, 4*time.Second
 			r.Requests, r.Successes, r.Latency.P99, r.OwnDelay.Mean, r.OwnDelay.P99 = 660, 660, 900*ms, 2*ms, 6295*time.Microsecond
