@@ -93,7 +93,7 @@ type attacker struct {
 	stats *connStats
 
 	started, completed, peak int64
-	// full: since it was last cleared, a turn of the loop found every in-flight slot taken.
+	// full: since it was last cleared, a turn of the loop ended with every in-flight slot taken.
 	full bool
 	// secondPeak: the most in flight since each timeline last closed a second (the warm-up's,
 	// the measured phase's; runner.secondInFlight); secondFull: whether every slot was taken
@@ -230,9 +230,6 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 		// Release what is due.
 		next := time.Duration(-1)
 		full := a.started-a.completed >= int64(limit)
-		if full {
-			a.full, a.secondFull = true, [2]bool{true, true}
-		}
 		if full && !stopped && !a.phaseEnd.IsZero() {
 			if now.After(a.phaseEnd) {
 				stopped = true
@@ -255,6 +252,11 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 				return err
 			}
 			hits++
+		}
+		// Taken as the turn ends, when the releases have filled them: a turn woken by an answer
+		// finds a slot free, so one that looked as it began would rarely see them full.
+		if a.started-a.completed >= int64(limit) {
+			a.full, a.secondFull = true, [2]bool{true, true}
 		}
 		if stopped && a.started-a.completed == a.lingering {
 			a.dropLingering()
