@@ -27,9 +27,8 @@ type ownDelay struct {
 	boundary time.Time // zero until the measured phase begins
 	measure  *ownDelay
 
-	// service sums each request's time from written until its answer reached the kernel, over served.
+	// service sums each request's time from written until its answer reached the kernel.
 	service time.Duration
-	served  int64
 }
 
 func newOwnDelay(began time.Time, schedule schedule, ceiling time.Duration) *ownDelay {
@@ -72,7 +71,7 @@ func (o *ownDelay) record(start, free time.Time, written, arrival, now time.Time
 		start = free
 	}
 	d := max(written.Sub(start), 0) + max(now.Sub(arrival), 0)
-	o.service, o.served = o.service+max(arrival.Sub(written), 0), o.served+1
+	o.service += max(arrival.Sub(written), 0)
 	o.sent(written)
 	o.rec.Record(d)
 	o.second.Add(now, d)
@@ -83,10 +82,11 @@ func (o *ownDelay) perSecond() []time.Duration { return o.second.Finish() }
 
 func (o *ownDelay) summary() latency.Summary { return o.rec.Summary() }
 
-// serviceMean is the mean time from a request written until its answer reached the kernel.
-func (o *ownDelay) serviceMean() time.Duration {
-	if o.served == 0 {
+// serviceMean is the mean time from a request written until its answer reached the kernel, over
+// the n requests recorded (summary's count).
+func (o *ownDelay) serviceMean(n int64) time.Duration {
+	if n == 0 {
 		return 0
 	}
-	return o.service / time.Duration(o.served)
+	return o.service / time.Duration(n)
 }

@@ -411,7 +411,8 @@ func (r *runner) result() Result {
 		res.Scheduled = scheduled(r.pace.measureDue, res.Requests, cfg.Duration, t.seconds.Due)
 	}
 	measureOwn := r.own.measure
-	res.OwnDelay, res.ServiceMean = measureOwn.summary(), measureOwn.serviceMean()
+	res.OwnDelay = measureOwn.summary()
+	res.ServiceMean = measureOwn.serviceMean(res.OwnDelay.Count)
 	res.Connections, res.FirstByte = r.stats.result(&r.a.tls)
 	res.Sends = measureOwn.sends.Dispersion(cfg.Duration)
 	ownPerSecond := measureOwn.perSecond()
