@@ -18,7 +18,7 @@ ARGS    ?=
 # by default they fail when no engine answers, so that `make test` never passes without them.
 DOCKER  ?= 1
 
-.PHONY: build prepare run test docker chromium perf sshd lint unit e2e acceptance bench-generator clean experiments experiments-doc kube-up kube-down
+.PHONY: build prepare run test docker chromium perf sshd lint unit e2e acceptance bench-generator clean experiments experiments-doc kube-build kube-up kube-down
 
 # Static (no cgo): the same binary runs in the generator shard image on other engines (docs/scale.md).
 build:
@@ -47,6 +47,9 @@ sshd:
 	scripts/ensure-sshd.sh
 
 # A two-node Kubernetes v1.34.4 cluster on this machine, built from the Go module proxy (tools/kube/README.md).
+kube-build:
+	scripts/kube-cluster.sh build
+
 kube-up:
 	scripts/kube-cluster.sh up
 
@@ -90,8 +93,8 @@ unit:
 
 # End to end: the real target images built and run through the iotbench binary. Every JVM image build
 # runs the JVM contract's JUnit tests (targets/jvm/contract), so they run here too.
-e2e: build sshd
-	IOTBENCH_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -timeout 40m -v ./e2e/...
+e2e: build sshd kube-build
+	IOTBENCH_BIN=$(CURDIR)/$(BIN) $(GO) test -tags e2e -count=1 -timeout 60m -v ./e2e/...
 
 # iotbench's own accuracy against an independent server with a fixed 50 ms service time, each
 # pinned to its own core: 2,000 rps for 20 s (achieved >= 99.5%, p50 within 1.5 ms of 50 ms, p99

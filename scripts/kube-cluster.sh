@@ -10,6 +10,7 @@
 #   scripts/kube-cluster.sh smoke            Guaranteed pod on the target node, pinned, via a Service
 #   scripts/kube-cluster.sh env              print KUBECONFIG=… for eval
 #   scripts/kube-cluster.sh status           its processes and their resident memory
+#   scripts/kube-cluster.sh kubectl ARGS…    the pinned kubectl, on this cluster
 #
 # Everything it creates lives under $IOTBENCH_KUBE_STATE (default /var/lib/iotbench-kube) and
 # /run/iotbench-kube, on a bridge device of its own (iotk-host, 10.255.0.0/24: the API server and the
@@ -722,10 +723,12 @@ cmd_load_image() {
   need_root
   [ $# -gt 0 ] || die "usage: $0 load-image IMAGE..."
   [ -d "$STATE" ] || die "the cluster is not up: $0 up"
-  local n img tar=$STATE/load-image.tar pids=()
+  local n img tar pids=()
+  # a file of its own: iotbench loads the images it builds side by side
+  tar=$(mktemp "$STATE/load-image.XXXXXX.tar")
   for img in "$@"; do
     # saved once, imported into both nodes side by side
-    docker save -o "$tar" "$img" || die "docker save $img failed"
+    docker save -o "$tar" "$img" || { rm -f "$tar"; die "docker save $img failed"; }
     pids=()
     for n in $NODES; do ctr_ "$n" images import "$tar" >/dev/null & pids+=($!); done
     for n in "${pids[@]}"; do wait "$n" || { rm -f "$tar"; die "import of $img failed"; }; done
@@ -835,6 +838,7 @@ case "${1:-}" in
   smoke) cmd_smoke ;;
   env) cmd_env ;;
   status) cmd_status ;;
-  *) die "usage: $0 build|up|down|leftovers|load-image IMAGE...|smoke|env|status" ;;
+  kubectl) shift; kubectl_ "$@" ;;
+  *) die "usage: $0 build|up|down|leftovers|load-image IMAGE...|smoke|env|status|kubectl ARGS..." ;;
 esac
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/history"
+	"github.com/iotbench/iotbench/internal/kube"
 	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/profile"
@@ -72,11 +73,14 @@ type RunOptions struct {
 	// GeneratorHosts are engines whose containers run the generator shards instead of processes
 	// here (generatorhost.go); Generators defaults to one a host.
 	GeneratorHosts []string
-	SLO            string
-	Step           time.Duration
-	Resolution     string
-	LatencyAt      string
-	Profile        bool
+	// Kube is the kubeconfig context whose cluster runs the targets and the shards (--kube);
+	// Kubeconfig, Namespace and ImageLoader say how (kube.Options).
+	Kube, Kubeconfig, Namespace, ImageLoader string
+	SLO                                      string
+	Step                                     time.Duration
+	Resolution                               string
+	LatencyAt                                string
+	Profile                                  bool
 
 	// Output: what is printed at the end, the HTML report, no progress.
 	Format string
@@ -117,8 +121,10 @@ With --url, load a service already listening on loopback instead (no Docker, not
 
 The targets may run on another host's engine (--docker-host), and the load may come from several
 generator shards (--generators N): processes here, or containers on other engines
-(--generator-host, repeatable), whose clocks are measured against this one's. docs/scale.md has
-the layouts.
+(--generator-host, repeatable), whose clocks are measured against this one's. On Kubernetes
+(--kube CONTEXT), the targets are Guaranteed pods on the cluster's target node and the shards an
+indexed Job on its generator nodes, all in a namespace of the run's, removed at the end.
+docs/scale.md has the layouts.
 
 A paired run measures a baseline beside the candidate in one sitting: --baseline DIR builds the
 targets of a baseline checkout (its scenarios file and build contexts, images tagged :base), and
@@ -146,6 +152,10 @@ The flags in more detail:
   --generator-host  shards run as containers of an iotbench image built there, dealt to the hosts
                     in turn; another host's clock is measured and each shard's start corrected;
                     its shards load only the targets' host (--docker-host)
+  --kube            a kubeconfig context: nodes labelled iotbench.io/role=target (kubelet
+                    --cpu-manager-policy=static) run the targets, pinned; iotbench.io/role=generator
+                    nodes the shards (one a node by default); images are built here and loaded
+                    with --image-loader, or pulled by the nodes
   --db              embedded: the target's in-process database; postgres: a PostgreSQL server
                     started beside each target, a fresh database every trial (default: the
                     scenario's, else embedded)
@@ -277,6 +287,10 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.IntVar(&o.MaxTrials, "max-trials", 30, "--until: the most rounds")
 	f.IntVar(&o.Generators, "generators", 1, "generator shards sharing each cell's load")
 	f.StringArrayVar(&o.GeneratorHosts, "generator-host", nil, "a Docker `ENGINE` that runs generator shards (repeatable)")
+	f.StringVar(&o.Kube, "kube", "", "run the targets and generator shards on the Kubernetes cluster of this kubeconfig `CONTEXT` (docs/scale.md)")
+	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "--kube: the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+	f.StringVar(&o.Namespace, "namespace", "", "--kube: an existing namespace to work in (default: a new one, removed at the end)")
+	f.StringVar(&o.ImageLoader, "image-loader", "", "--kube: a `COMMAND` that loads a local image into the nodes, given its name (e.g. 'kind load docker-image'); default: the nodes pull the images")
 	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest rate meeting --slo")
 	f.StringVar(&o.SLO, "slo", run.DefaultSLO, "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", run.DefaultStep, "--find-max: how long each rate is held")
@@ -362,6 +376,9 @@ func (o *RunOptions) setup() (run.Setup, error) {
 		Out: o.Out, Resume: o.Resume, SkipCalibration: !o.Calibration, KeepDisturbed: o.KeepDisturbed}
 	if o.set("seed") {
 		s.Seed = &o.Seed
+	}
+	if o.Kube != "" {
+		s.Kube = &kube.Options{Context: o.Kube, Kubeconfig: o.Kubeconfig, Namespace: o.Namespace, Loader: o.ImageLoader}
 	}
 	if o.Resume != "" && o.set("out") {
 		return s, usagef("--resume appends to its file: drop --out")

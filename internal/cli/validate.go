@@ -18,6 +18,9 @@ var urlOnly = []string{"method", "body-file", "header", "contains", "expected-la
 
 // generatorCount is how many shards measure each cell: --generators, or one a generator host.
 func (o *RunOptions) generatorCount() int {
+	if o.Kube != "" && !o.set("generators") {
+		return 0 // one a generator node
+	}
 	if len(o.GeneratorHosts) > 0 && !o.set("generators") {
 		return len(o.GeneratorHosts)
 	}
@@ -43,6 +46,19 @@ func (o *RunOptions) validate() error {
 	}
 	if o.Generators > 1 && o.FindMax {
 		return usagef("--generators shares one rate among shards; --find-max searches rates one generator at a time: drop one of them")
+	}
+	if o.Kube == "" {
+		for _, name := range []string{"kubeconfig", "namespace", "image-loader"} {
+			if o.set(name) {
+				return usagef("--%s belongs to runs on Kubernetes: give --kube CONTEXT", name)
+			}
+		}
+	} else {
+		for _, name := range []string{"docker-host", "generator-host", "url", "find-max", "baseline"} {
+			if o.set(name) {
+				return usagef("--kube runs the targets and the generator shards on the cluster; --%s cannot be combined with it", name)
+			}
+		}
 	}
 	if o.set("docker-host") {
 		if err := run.CheckEngine(o.DockerHost); err != nil {

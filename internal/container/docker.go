@@ -348,6 +348,12 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 	return inst, nil
 }
 
+// ImageSize is the size of image (an ID or a tag) on this engine, in bytes.
+func (d *Docker) ImageSize(ctx context.Context, image string) (int64, error) {
+	img, err := d.imageInspect(ctx, image)
+	return img.Size, err
+}
+
 // imageInspect is ImageInspect within callTimeout.
 func (d *Docker) imageInspect(ctx context.Context, image string) (client.ImageInspectResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)

@@ -5,6 +5,7 @@
 package kube
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -16,7 +17,11 @@ import (
 	"text/template"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
+	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/shard"
 )
 
@@ -49,6 +54,9 @@ type view struct {
 	Spec                string // the shards' spec, JSON
 	Start               string
 	Scenario            string
+	JobName             string
+	// TargetNode, when set, is the node the target's pod must run on.
+	TargetNode string
 }
 
 // Render writes the cell's manifests: a ConfigMap with the shards' spec, the target's Pod and
@@ -71,16 +79,67 @@ func Render(w io.Writer, c plan.Cell, l Layout) error {
 	if err != nil {
 		return err
 	}
-	e := []env{{"PORT", strconv.Itoa(c.Spec.Port)}, {"BIND_ADDRESS", "0.0.0.0"}}
-	for _, k := range slices.Sorted(maps.Keys(c.Spec.Env)) {
-		e = append(e, env{k, c.Spec.Env[k]})
-	}
-	v := view{
-		Layout: l, Name: name, Target: c.Target, Image: l.Registry + c.Build.Tag(), Port: c.Spec.Port, Env: e,
-		Command: c.Spec.Command, Health: c.Spec.Health, Memory: cmp.Or(c.Spec.Memory, defaultMemory), Spec: string(b),
-		Start: l.Start.UTC().Truncate(time.Second).Format(time.RFC3339), Scenario: c.Scenario,
-	}
+	v := targetView(c.Spec, l, l.Registry+c.Build.Tag())
+	v.Spec = string(b)
+	v.Start = l.Start.UTC().Truncate(time.Second).Format(time.RFC3339)
+	v.Scenario = c.Scenario
+	v.JobName = v.Name + "-shards"
 	return manifests.Execute(w, v)
+}
+
+// targetView is what the target's Pod and Service are made of.
+func targetView(s container.Spec, l Layout, image string) view {
+	e := []env{{"PORT", strconv.Itoa(s.Port)}, {"BIND_ADDRESS", "0.0.0.0"}}
+	if s.Protocol != "" {
+		e = append(e, env{protocol.Env, string(s.Protocol)})
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		e = append(e, env{k, s.Env[k]})
+	}
+	return view{
+		Layout: l, Name: "iotbench-" + s.Target, Target: s.Target, Image: image, Port: s.Port, Env: e,
+		Command: s.Command, Health: s.Health, Memory: cmp.Or(s.Memory, defaultMemory),
+	}
+}
+
+// TargetObjects are the target's Pod and Service as Render writes them, for iotbench run --kube
+// to create: s's target on l.TargetCPUs whole CPUs, of image.
+func TargetObjects(s container.Spec, l Layout, image string) ([]Object, error) {
+	return objects("target", targetView(s, l, image))
+}
+
+// ShardJob is the indexed Job of l.Generators shards, named name, that iotbench run --kube
+// attaches to: each reads its spec and start from its standard input, as a shard process does.
+func ShardJob(name, target string, l Layout) (Object, error) {
+	l.ResultsClaim = ""
+	o, err := objects("shards", view{Layout: l, Target: target, JobName: name})
+	if err != nil {
+		return nil, err
+	}
+	return o[0], nil
+}
+
+// objects executes template name and decodes the documents it writes.
+func objects(name string, v view) ([]Object, error) {
+	var b bytes.Buffer
+	if err := manifests.ExecuteTemplate(&b, name, v); err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(&b)
+	var out []Object
+	for {
+		var o Object
+		err := dec.Decode(&o)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the %s manifests do not parse: %w", name, err)
+		}
+		if o != nil {
+			out = append(out, o)
+		}
+	}
 }
 
 var manifests = template.Must(template.New("k8s").Funcs(template.FuncMap{
@@ -91,8 +150,8 @@ var manifests = template.Must(template.New("k8s").Funcs(template.FuncMap{
 	},
 }).Parse(strings.TrimLeft(`
 # iotbench: scenario {{.Scenario}}, target {{.Target}}, {{.Generators}} generator shard(s), measured from {{.Start}}
-# (docs/scale.md). Target nodes: kubelet --cpu-manager-policy=static, labelled iotbench/role=target;
-# generator nodes labelled iotbench/role=generator. Merge: iotbench shard --merge <the claim's folder>.
+# (docs/scale.md). Target nodes: kubelet --cpu-manager-policy=static, labelled iotbench.io/role=target;
+# generator nodes labelled iotbench.io/role=generator. Merge: iotbench shard --merge <the claim's folder>.
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -102,15 +161,20 @@ data:
   spec.json: |
     {{.Spec}}
 ---
+{{template "target" .}}
+---
+{{template "shards" .}}
+{{- define "target" -}}
 apiVersion: v1
 kind: Pod
 metadata:
   name: {{.Name}}
   namespace: {{.Namespace}}
-  labels: {app.kubernetes.io/name: iotbench-target, iotbench/target: {{.Target}}}
+  labels: {app.kubernetes.io/name: iotbench-target, iotbench.io/target: {{.Target}}, iotbench.io/instance: {{.Name}}}
 spec:
   restartPolicy: Never
-  nodeSelector: {iotbench/role: target}
+  nodeSelector: {iotbench.io/role: target{{if .TargetNode}}, kubernetes.io/hostname: {{.TargetNode}}{{end}}}
+  terminationGracePeriodSeconds: 5
   containers:
   - name: target
     image: {{.Image}}
@@ -139,19 +203,22 @@ spec:
   - name: tmp
     emptyDir: {medium: Memory, sizeLimit: "{{.Memory}}"}
 ---
+# A NodePort: iotbench reaches it from outside the cluster to check the target before load.
 apiVersion: v1
 kind: Service
 metadata:
   name: {{.Name}}
   namespace: {{.Namespace}}
 spec:
-  selector: {iotbench/target: {{.Target}}}
+  type: NodePort
+  selector: {iotbench.io/instance: {{.Name}}}
   ports: [{port: {{.Port}}, targetPort: {{.Port}}}]
----
+{{- end}}
+{{- define "shards" -}}
 apiVersion: batch/v1
 kind: Job
 metadata:
-  name: {{.Name}}-shards
+  name: {{.JobName}}
   namespace: {{.Namespace}}
 spec:
   completionMode: Indexed
@@ -160,10 +227,10 @@ spec:
   backoffLimit: 0
   template:
     metadata:
-      labels: {app.kubernetes.io/name: iotbench-shard, iotbench/target: {{.Target}}}
+      labels: {app.kubernetes.io/name: iotbench-shard{{if .Target}}, iotbench.io/target: {{.Target}}{{end}}}
     spec:
       restartPolicy: Never
-      nodeSelector: {iotbench/role: generator}
+      nodeSelector: {iotbench.io/role: generator}
       # One shard a node where there are as many: shards sharing a node share its CPUs.
       affinity:
         podAntiAffinity:
@@ -176,10 +243,18 @@ spec:
       - name: shard
         image: {{.IotbenchImage}}
         imagePullPolicy: IfNotPresent
+{{- if .ResultsClaim}}
         command: [iotbench, shard, --spec, /spec/spec.json, --index, $(JOB_COMPLETION_INDEX), --start, {{.Start}}, --out, /results]
+{{- else}}
+        # iotbench run --kube attaches: the shard reads its spec and start from its input.
+        command: [iotbench, shard]
+        stdin: true
+        stdinOnce: true
+{{- end}}
         resources:
           requests: {cpu: "1", memory: 1Gi}
           limits: {cpu: "1", memory: 1Gi}
+{{- if .ResultsClaim}}
         volumeMounts:
         - {name: spec, mountPath: /spec}
         - {name: results, mountPath: /results}
@@ -188,6 +263,8 @@ spec:
         configMap: {name: {{.Name}}-shards}
       - name: results
         persistentVolumeClaim: {claimName: {{.ResultsClaim}}}
+{{- end}}
+{{- end}}
 `, "\n")))
 
 // defaultMemory is the target's memory when its plan sets none: a Guaranteed pod needs one.

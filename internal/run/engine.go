@@ -13,6 +13,7 @@ import (
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/hostinfo"
+	"github.com/iotbench/iotbench/internal/kube"
 	"github.com/iotbench/iotbench/internal/plan"
 )
 
@@ -46,6 +47,8 @@ type Effects struct {
 	// trust caBundle, the leftovers of earlier runs are removed, another host's engine has the
 	// root image. log hears what it did.
 	Connect func(ctx context.Context, engine, caBundle string, log io.Writer) (Engine, error)
+	// ConnectKube reaches a Kubernetes cluster, ready for a run (kube.go).
+	ConnectKube func(ctx context.Context, o kube.Options, caBundle string, log io.Writer) (Engine, error)
 	// Dial reaches a Docker engine as it is (container.LocalEngine: this machine's), for what
 	// a run does there besides its targets: generator shards on other engines, and the images
 	// they and another host's targets are copied from.
@@ -70,6 +73,9 @@ func Docker() Effects {
 	return Effects{
 		Connect: func(ctx context.Context, engine, caBundle string, log io.Writer) (Engine, error) {
 			return ConnectDocker(ctx, container.ConnectTo, engine, caBundle, log)
+		},
+		ConnectKube: func(ctx context.Context, o kube.Options, caBundle string, log io.Writer) (Engine, error) {
+			return ConnectKube(ctx, container.ConnectTo, o, caBundle, log)
 		},
 		Dial:        container.ConnectTo,
 		AllowedCPUs: hostinfo.AllowedCPUs,
@@ -101,6 +107,9 @@ func New(e Effects) *Runs {
 	}
 	if e.Dial == nil {
 		e.Dial = d.Dial
+	}
+	if e.ConnectKube == nil {
+		e.ConnectKube = d.ConnectKube
 	}
 	if e.AllowedCPUs == nil {
 		e.AllowedCPUs = d.AllowedCPUs
@@ -134,16 +143,26 @@ func (rs *Runs) Close() {
 	}
 }
 
-// connect is the engine named, connected once.
-func (rs *Runs) connect(ctx context.Context, engine, caBundle string, log io.Writer) (Engine, error) {
-	if e := rs.engines[engine]; e != nil {
+// connect is the engine named, or the cluster when o is set, connected once.
+func (rs *Runs) connect(ctx context.Context, engine string, o *kube.Options, caBundle string, log io.Writer) (Engine, error) {
+	key := engine
+	if o != nil {
+		key = "kube:" + o.Kubeconfig + ":" + o.Context + ":" + o.Namespace
+	}
+	if e := rs.engines[key]; e != nil {
 		return e, nil
 	}
-	e, err := rs.Effects.Connect(ctx, engine, caBundle, log)
+	connect := rs.Effects.Connect
+	if o != nil {
+		connect = func(ctx context.Context, _, caBundle string, log io.Writer) (Engine, error) {
+			return rs.Effects.ConnectKube(ctx, *o, caBundle, log)
+		}
+	}
+	e, err := connect(ctx, engine, caBundle, log)
 	if err != nil {
 		return nil, err
 	}
-	rs.engines[engine] = e
+	rs.engines[key] = e
 	return e, nil
 }
 
@@ -170,7 +189,7 @@ func (rs *Runs) prepare(ctx context.Context, s Setup) (p *plan.Plan, lifecycle c
 	if s.NeedsCPUs > len(p.TargetCPUs) {
 		return p, nil, "", meta, nil
 	}
-	d, err := rs.connect(ctx, s.Engine, s.CABundle, s.Log)
+	d, err := rs.connect(ctx, s.Engine, s.Kube, s.CABundle, s.Log)
 	if err != nil {
 		return nil, nil, "", meta, err
 	}

@@ -21,6 +21,9 @@ import (
 // generator hosts. The returned func releases what it connected.
 func (rs *Runs) useGenerators(ctx context.Context, s Setup, r *bench.Runner, p *plan.Plan) (func(), error) {
 	n := s.Generators
+	if k, ok := r.Lifecycle.(kubeShards); ok {
+		return func() {}, rs.useKubeShards(ctx, r, p, k, n, s.Log)
+	}
 	if len(s.GeneratorHosts) > 0 {
 		if n == 0 {
 			n = len(s.GeneratorHosts)

@@ -24,6 +24,7 @@ import (
 	"github.com/iotbench/iotbench/internal/bench"
 	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/exitcode"
+	"github.com/iotbench/iotbench/internal/kube"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/loadspec"
 	"github.com/iotbench/iotbench/internal/maxrate"
@@ -44,6 +45,9 @@ type Setup struct {
 	// Engine is the Docker engine the targets run on (a DOCKER_HOST value, an ssh:// address or a
 	// context's name); empty: the environment's.
 	Engine string
+	// Kube, when set, runs the targets and the generator shards on a Kubernetes cluster instead
+	// (kube.go); Engine is then the engine that builds the images.
+	Kube *kube.Options
 	// CABundle is the PEM bundle image builds trust.
 	CABundle string
 

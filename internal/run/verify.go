@@ -47,7 +47,7 @@ func (rs *Runs) Verify(ctx context.Context, v Verification) (failed []string, to
 	if err != nil {
 		return nil, 0, PlanError(err)
 	}
-	d, err := rs.connect(ctx, v.Engine, v.CABundle, v.Log)
+	d, err := rs.connect(ctx, v.Engine, nil, v.CABundle, v.Log)
 	if err != nil {
 		return nil, 0, err
 	}
