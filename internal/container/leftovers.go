@@ -58,6 +58,8 @@ type Found struct {
 	// Image: not a container but a generator shard image of another iotbench build (Name is its
 	// tag); nothing else is set but ID and Created.
 	Image bool
+	// Namespace: not a container but a run's Kubernetes namespace (Name), with all it holds.
+	Namespace bool
 }
 
 // Containers lists every container labelled as iotbench's, and whose each is.
@@ -87,6 +89,13 @@ func (d *Docker) Containers(ctx context.Context) ([]Found, error) {
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// Judge sets f's Owner by this machine's processes, host being how f names this machine: for
+// leftovers of another kind than a container (a run's Kubernetes namespace).
+func Judge(f Found, host string) Found {
+	f.Owner = owner(f, host, processAlive)
+	return f
 }
 
 // owner judges f's process: alive reports whether pid runs and was started no later than since.
@@ -175,6 +184,9 @@ func (f Found) Describe(now time.Time) string {
 	owner := f.Owner.String()
 	if f.PID > 0 {
 		owner += fmt.Sprintf(" (pid %d)", f.PID)
+	}
+	if f.Namespace {
+		return fmt.Sprintf("Kubernetes namespace %s (run %s, %s old, %s; %s)", f.Name, run, age(now.Sub(f.Created)), f.State, owner)
 	}
 	return fmt.Sprintf("%s (target %s, run %s, %s old, %s; %s)", f.Name, f.Target, run, age(now.Sub(f.Created)), f.State, owner)
 }

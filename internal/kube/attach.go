@@ -70,18 +70,24 @@ func (c *Client) Attach(ctx context.Context, ns, name, container string) (Attach
 		ws.Close()
 		return Attached{}, fmt.Errorf("attaching to pod %s/%s: the API server speaks %v, not %s (Kubernetes 1.30 or later needed)", ns, name, got, attachProtocol)
 	}
-	return attach(ws), nil
+	return attach(ctx, ws), nil
 }
 
-// attach demultiplexes ws's streams.
-func attach(ws *websocket.Conn) Attached {
+// attach demultiplexes ws's streams; ctx's end closes them (the process is then the pod's
+// to end: the attach no longer waits for it).
+func attach(ctx context.Context, ws *websocket.Conn) Attached {
 	outR, outW := io.Pipe()
 	a := &attachment{ws: ws}
 	done := make(chan struct{})
 	var failed error
+	stop := context.AfterFunc(ctx, func() { ws.Close() })
 	go func() {
 		defer close(done)
+		defer stop()
 		failed = a.read(outW)
+		if ctx.Err() != nil {
+			failed = ctx.Err()
+		}
 		outW.CloseWithError(failed)
 	}()
 	return Attached{

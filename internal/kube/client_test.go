@@ -184,3 +184,24 @@ func TestAttachRefusesAnotherProtocol(t *testing.T) {
 		t.Errorf("an API server without %s: %v", attachProtocol, err)
 	}
 }
+
+// TestAttachEndsWithItsContext: a shard still measuring when its run is interrupted is left to
+// its pod's end; the attach returns at once.
+func TestAttachEndsWithItsContext(t *testing.T) {
+	f := &fakeAPI{}
+	c := f.server(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := c.Attach(ctx, "ns", "p", "shard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(a.In, "still measuring\n")
+	buf := make([]byte, 16)
+	if _, err := io.ReadFull(a.Out, buf); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // the input is never closed: the fake process would never end
+	if err := a.Wait(); err != context.Canceled {
+		t.Errorf("Wait after the context ended: %v, want %v", err, context.Canceled)
+	}
+}

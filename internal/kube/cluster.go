@@ -106,6 +106,13 @@ func Connect(ctx context.Context, o Options, builder Builder, log io.Writer) (*C
 		return nil, err
 	}
 	cl.Target, cl.Generators = targets[0], len(gens)
+	found, err := (&Leftovers{c}).RemoveLeftovers(ctx, container.Cleanup{})
+	for _, f := range found {
+		fmt.Fprintf(log, "removed what an earlier run left: %s\n", f.Describe(time.Now()))
+	}
+	if err != nil {
+		fmt.Fprintf(log, "warning: namespaces of earlier runs: %v (`iotbench clean --kube %s` retries)\n", err, cfg.Context)
+	}
 	if o.Namespace != "" {
 		if err := c.Get(ctx, "Namespace", "", o.Namespace, &struct{}{}); err != nil {
 			return nil, fmt.Errorf("namespace %s of context %s: %w", o.Namespace, cfg.Context, err)

@@ -230,6 +230,7 @@ spec:
       labels: {app.kubernetes.io/name: iotbench-shard{{if .Target}}, iotbench.io/target: {{.Target}}{{end}}}
     spec:
       restartPolicy: Never
+      terminationGracePeriodSeconds: 5
       nodeSelector: {iotbench.io/role: generator}
       # One shard a node where there are as many: shards sharing a node share its CPUs.
       affinity:
