@@ -17,6 +17,7 @@ import (
 	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/shard"
+	"github.com/iotbench/iotbench/internal/signals"
 )
 
 // Labels of what a run creates; RoleLabel is the nodes' (docs/scale.md).
@@ -284,13 +285,25 @@ func (cl *Cluster) Start(ctx context.Context, s container.Spec) (container.Insta
 		return nil, err
 	}
 	var svc struct {
-		Spec struct{ Ports []struct{ NodePort int } }
+		Spec struct {
+			Ports []struct {
+				Name     string
+				NodePort int
+			}
+		}
 	}
 	if err := cl.c.Get(ctx, "Service", cl.ns, v.Name, &svc); err != nil || len(svc.Spec.Ports) == 0 {
 		in.Remove(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("target %s: its service's node port: %v", s.Target, err)
 	}
-	in.url = fmt.Sprintf("http://%s:%d", in.hostIP, svc.Spec.Ports[0].NodePort)
+	for _, p := range svc.Spec.Ports {
+		switch p.Name {
+		case "http":
+			in.url = fmt.Sprintf("http://%s:%d", in.hostIP, p.NodePort)
+		case "signals":
+			in.signals = signals.URL(in.hostIP, p.NodePort)
+		}
+	}
 	if in.health, err = healthOf(ctx, in.url+s.Health, timeout-time.Since(begin)); err != nil {
 		in.Remove(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("target %s is ready in its pod but not through its service at %s: %w", s.Target, in.url, err)
@@ -435,6 +448,7 @@ type instance struct {
 	health               []byte
 	startup              time.Duration
 	imageSize            int64
+	signals              string
 }
 
 var _ container.Observed = (*instance)(nil)
@@ -466,7 +480,7 @@ func (in *instance) URL() string            { return in.url }
 func (in *instance) Health() []byte         { return in.health }
 func (in *instance) Startup() time.Duration { return in.startup }
 func (in *instance) ImageSize() int64       { return in.imageSize }
-func (in *instance) Signals() string        { return "" }
+func (in *instance) Signals() string        { return in.signals }
 
 func (in *instance) Logs(ctx context.Context, lines int) string {
 	s, err := in.cl.c.Logs(ctx, in.cl.ns, in.name, "target", lines)

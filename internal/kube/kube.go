@@ -23,6 +23,7 @@ import (
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/shard"
+	"github.com/iotbench/iotbench/internal/signals"
 )
 
 // Layout is what Render needs besides the cell.
@@ -47,14 +48,16 @@ type view struct {
 	Layout
 	Name, Target, Image string
 	Port                int
-	Env                 []env
-	Command             []string
-	Health              string
-	Memory              int64
-	Spec                string // the shards' spec, JSON
-	Start               string
-	Scenario            string
-	JobName             string
+	// SignalsPort, when set, is served by the Service too (docs/contract.md, "Signals").
+	SignalsPort int
+	Env         []env
+	Command     []string
+	Health      string
+	Memory      int64
+	Spec        string // the shards' spec, JSON
+	Start       string
+	Scenario    string
+	JobName     string
 	// TargetNode, when set, is the node the target's pod must run on.
 	TargetNode string
 }
@@ -93,12 +96,15 @@ func targetView(s container.Spec, l Layout, image string) view {
 	if s.Protocol != "" {
 		e = append(e, env{protocol.Env, string(s.Protocol)})
 	}
+	if s.SignalsPort != 0 {
+		e = append(e, env{signals.Env, strconv.Itoa(s.SignalsPort)})
+	}
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		e = append(e, env{k, s.Env[k]})
 	}
 	return view{
 		Layout: l, Name: "iotbench-" + s.Target, Target: s.Target, Image: image, Port: s.Port, Env: e,
-		Command: s.Command, Health: s.Health, Memory: cmp.Or(s.Memory, defaultMemory),
+		Command: s.Command, Health: s.Health, Memory: cmp.Or(s.Memory, defaultMemory), SignalsPort: s.SignalsPort,
 	}
 }
 
@@ -212,7 +218,11 @@ metadata:
 spec:
   type: NodePort
   selector: {iotbench.io/instance: {{.Name}}}
-  ports: [{port: {{.Port}}, targetPort: {{.Port}}}]
+  ports:
+  - {name: http, port: {{.Port}}, targetPort: {{.Port}}}
+{{- if .SignalsPort}}
+  - {name: signals, port: {{.SignalsPort}}, targetPort: {{.SignalsPort}}}
+{{- end}}
 {{- end}}
 {{- define "shards" -}}
 apiVersion: batch/v1
