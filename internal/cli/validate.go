@@ -54,7 +54,7 @@ func (o *RunOptions) validate() error {
 			}
 		}
 	} else {
-		for _, name := range []string{"docker-host", "generator-host", "url", "baseline"} {
+		for _, name := range []string{"docker-host", "generator-host", "url"} {
 			if o.set(name) {
 				return usagef("--kube runs the targets and the generator shards on the cluster; --%s cannot be combined with it", name)
 			}

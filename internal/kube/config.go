@@ -128,7 +128,11 @@ func (k kubeconfig) resolve(name string, files []string) (Config, error) {
 		}
 	}
 	if ci < 0 {
-		return Config{}, fmt.Errorf("the kubeconfig %s has no context %q (it has: %s)", where, name, strings.Join(ctxNames, ", "))
+		has := "none"
+		if len(ctxNames) > 0 {
+			has = strings.Join(ctxNames, ", ")
+		}
+		return Config{}, fmt.Errorf("the kubeconfig %s has no context %q (it has: %s)", where, name, has)
 	}
 	c := k.Contexts[ci].Context
 	cfg := Config{Context: name, Namespace: c.Namespace, TLS: &tls.Config{MinVersion: tls.VersionTLS12}}

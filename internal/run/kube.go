@@ -32,6 +32,10 @@ func (k kubeEngine) Close() error {
 
 // ConnectKube reaches the cluster o names, with this machine's engine (dial) to build images.
 func ConnectKube(ctx context.Context, dial func(context.Context, string) (*container.Docker, error), o kube.Options, caBundle string, log io.Writer) (Engine, error) {
+	// A context that is not there is said before the engine is reached.
+	if _, err := kube.LoadConfig(kube.ConfigFiles(o.Kubeconfig), o.Context); err != nil {
+		return nil, exitcode.Flag("kube", o.Context, err)
+	}
 	local, err := ConnectDocker(ctx, dial, container.LocalEngine, caBundle, log)
 	if err != nil {
 		return nil, err
@@ -40,7 +44,7 @@ func ConnectKube(ctx context.Context, dial func(context.Context, string) (*conta
 	cl, err := kube.Connect(ctx, o, local, log)
 	if err != nil {
 		local.Close()
-		return nil, exitcode.Flag("kube", or(o.Context, "(current context)"), err)
+		return nil, exitcode.Flag("kube", o.Context, err)
 	}
 	return kubeEngine{cl, local}, nil
 }
