@@ -75,12 +75,12 @@ type RunOptions struct {
 	GeneratorHosts []string
 	// Kube is the kubeconfig context whose cluster runs the targets and the shards (--kube);
 	// Kubeconfig, Namespace and ImageLoader say how (kube.Options).
-	Kube, Kubeconfig, Namespace, ImageLoader string
-	SLO                                      string
-	Step                                     time.Duration
-	Resolution                               string
-	LatencyAt                                string
-	Profile                                  bool
+	Kube, Kubeconfig, Namespace, ImageLoader, Registry string
+	SLO                                                string
+	Step                                               time.Duration
+	Resolution                                         string
+	LatencyAt                                          string
+	Profile                                            bool
 
 	// Output: what is printed at the end, the HTML report, no progress.
 	Format string
@@ -155,7 +155,7 @@ The flags in more detail:
   --kube            a kubeconfig context: nodes labelled iotbench.io/role=target (kubelet
                     --cpu-manager-policy=static) run the targets, pinned; iotbench.io/role=generator
                     nodes the shards (one a node by default); images are built here and loaded
-                    with --image-loader, or pulled by the nodes
+                    with --image-loader, or pushed under --registry for the nodes to pull
   --db              embedded: the target's in-process database; postgres: a PostgreSQL server
                     started beside each target, a fresh database every trial (default: the
                     scenario's, else embedded)
@@ -291,6 +291,7 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.StringVar(&o.Kubeconfig, "kubeconfig", "", "--kube: the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	f.StringVar(&o.Namespace, "namespace", "", "--kube: an existing namespace to work in (default: a new one, removed at the end)")
 	f.StringVar(&o.ImageLoader, "image-loader", "", "--kube: a `COMMAND` that loads a local image into the nodes, given its name (e.g. 'kind load docker-image'); default: the nodes pull the images")
+	f.StringVar(&o.Registry, "registry", "", "--kube: push the images under this `PREFIX` for the nodes to pull, e.g. registry.example/team/ (credentials: docker login's)")
 	f.BoolVar(&o.FindMax, "find-max", false, "search each target's highest rate meeting --slo")
 	f.StringVar(&o.SLO, "slo", run.DefaultSLO, "--find-max: what every step must meet")
 	f.DurationVar(&o.Step, "step", run.DefaultStep, "--find-max: how long each rate is held")
@@ -378,7 +379,7 @@ func (o *RunOptions) setup() (run.Setup, error) {
 		s.Seed = &o.Seed
 	}
 	if o.Kube != "" {
-		s.Kube = &kube.Options{Context: o.Kube, Kubeconfig: o.Kubeconfig, Namespace: o.Namespace, Loader: o.ImageLoader}
+		s.Kube = &kube.Options{Context: o.Kube, Kubeconfig: o.Kubeconfig, Namespace: o.Namespace, Loader: o.ImageLoader, Registry: o.Registry}
 	}
 	if o.Resume != "" && o.set("out") {
 		return s, usagef("--resume appends to its file: drop --out")

@@ -48,12 +48,15 @@ func (o *RunOptions) validate() error {
 		return usagef("--generators shares one rate among shards; --find-max searches rates one generator at a time: drop one of them")
 	}
 	if o.Kube == "" {
-		for _, name := range []string{"kubeconfig", "namespace", "image-loader"} {
+		for _, name := range []string{"kubeconfig", "namespace", "image-loader", "registry"} {
 			if o.set(name) {
 				return usagef("--%s belongs to runs on Kubernetes: give --kube CONTEXT", name)
 			}
 		}
 	} else {
+		if o.set("image-loader") && o.set("registry") {
+			return usagef("--image-loader loads the images into the nodes, --registry has them pull: give one")
+		}
 		for _, name := range []string{"docker-host", "generator-host", "url"} {
 			if o.set(name) {
 				return usagef("--kube runs the targets and the generator shards on the cluster; --%s cannot be combined with it", name)

@@ -43,6 +43,7 @@ func TestBadInputIsRefused(t *testing.T) {
 		"run " + f + "--targets t,ghost",
 		"run " + f + "--kube prod --docker-host tcp://10.0.0.3:2375",
 		"run " + f + "--kubeconfig /tmp/kc",
+		"run " + f + "--kube prod --image-loader kind-load --registry registry.example/",
 		"run " + f + "--kube absent --kubeconfig testdata/run/scenarios.yaml",
 		"clean --kubeconfig /tmp/kc",
 		"run " + f + "--scenario far-cpus",

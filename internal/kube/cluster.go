@@ -43,9 +43,11 @@ type Cluster struct {
 	ownNamespace bool
 	runID        string
 	builder      Builder
-	// loader is the command that loads an image into the nodes (its name appended); none: the
-	// nodes pull it.
-	loader []string
+	// loader is the command that loads an image into the nodes (its name appended); registry
+	// prefixes the name an image is pushed under, where the nodes pull it; neither: the nodes
+	// have the images or pull them by their own names.
+	loader   []string
+	registry string
 	// Target is the node the targets run on; Generators counts the generator nodes.
 	Target     Node
 	Generators int
@@ -63,6 +65,8 @@ type Cluster struct {
 type Builder interface {
 	Build(ctx context.Context, b container.BuildSpec, log io.Writer) (imageID string, err error)
 	ImageSize(ctx context.Context, image string) (int64, error)
+	// Push tags image as ref and pushes it to ref's registry.
+	Push(ctx context.Context, image, ref string) error
 }
 
 // Node is what a run needs of a node.
@@ -80,8 +84,9 @@ type Options struct {
 	// Namespace is an existing namespace to work in; empty: a new one, removed at the end.
 	Namespace string
 	// Loader is a command that loads a local image into the cluster's nodes, given its name
-	// (e.g. "kind load docker-image"); empty: the nodes pull the images from a registry.
-	Loader string
+	// (e.g. "kind load docker-image"); Registry, a prefix the images are pushed under for the
+	// nodes to pull (e.g. "registry.example/team/"). At most one of them.
+	Loader, Registry string
 	RunID  string
 }
 
@@ -97,7 +102,7 @@ func Connect(ctx context.Context, o Options, builder Builder, log io.Writer) (*C
 	if err := c.Do(ctx, http.MethodGet, "/version", nil, nil, &v); err != nil {
 		return nil, err
 	}
-	cl := &Cluster{c: c, runID: o.RunID, builder: builder, loader: strings.Fields(o.Loader), version: v.GitVersion, tags: map[string]string{}, log: log}
+	cl := &Cluster{c: c, runID: o.RunID, builder: builder, loader: strings.Fields(o.Loader), registry: o.Registry, version: v.GitVersion, tags: map[string]string{}, log: log}
 	targets, err := cl.readyNodes(ctx, "target")
 	if err != nil {
 		return nil, err
@@ -206,20 +211,36 @@ func (cl *Cluster) Build(ctx context.Context, b container.BuildSpec, log io.Writ
 	if err != nil {
 		return "", err
 	}
-	if err := cl.load(ctx, b.Tag(), log); err != nil {
+	name, err := cl.load(ctx, id, b.Tag(), log)
+	if err != nil {
 		return "", err
 	}
 	cl.mu.Lock()
-	cl.tags[id] = b.Tag()
+	cl.tags[id] = name
 	cl.mu.Unlock()
 	return id, nil
 }
 
-// load runs the loader on image; nothing without one.
-func (cl *Cluster) load(ctx context.Context, image string, log io.Writer) error {
-	if len(cl.loader) == 0 {
-		return nil
+// load gets image (its ID and tag) to the nodes: pushed under the registry's prefix, or loaded by
+// the loader, or neither; name is what a pod calls it.
+func (cl *Cluster) load(ctx context.Context, id, image string, log io.Writer) (name string, err error) {
+	begin := time.Now()
+	switch {
+	case cl.registry != "":
+		name = cl.registry + image
+		if err := cl.builder.Push(ctx, id, name); err != nil {
+			return "", err
+		}
+		fmt.Fprintf(log, "  %s pushed in %.1f s\n", name, time.Since(begin).Seconds())
+		return name, nil
+	case len(cl.loader) > 0:
+		return image, cl.runLoader(ctx, image, log)
 	}
+	return image, nil
+}
+
+// runLoader runs the loader on image.
+func (cl *Cluster) runLoader(ctx context.Context, image string, log io.Writer) error {
 	cmd := exec.CommandContext(ctx, cl.loader[0], append(slices.Clone(cl.loader[1:]), image)...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -627,9 +648,10 @@ func (cl *Cluster) UseShardImage(ctx context.Context, local *container.Docker, b
 	if err != nil {
 		return err
 	}
-	if err := cl.load(ctx, tag, log); err != nil {
+	name, err := cl.load(ctx, tag, tag, log)
+	if err != nil {
 		return err
 	}
-	cl.shard = tag
+	cl.shard = name
 	return nil
 }
