@@ -87,7 +87,7 @@ type Options struct {
 	// (e.g. "kind load docker-image"); Registry, a prefix the images are pushed under for the
 	// nodes to pull (e.g. "registry.example/team/"). At most one of them.
 	Loader, Registry string
-	RunID  string
+	RunID            string
 }
 
 // Connect reaches the cluster o names, checks that it has a ready target node and a generator

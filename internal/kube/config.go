@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -16,38 +17,44 @@ import (
 // A kubeconfig, as kubectl reads it: only what iotbench uses (a cluster's server and CA, a user's
 // client certificate or bearer token, a context's namespace).
 type kubeconfig struct {
-	CurrentContext string `yaml:"current-context"`
-	Clusters       []struct {
-		Name    string `yaml:"name"`
-		Cluster struct {
-			Server        string `yaml:"server"`
-			CA            string `yaml:"certificate-authority"`
-			CAData        string `yaml:"certificate-authority-data"`
-			Insecure      bool   `yaml:"insecure-skip-tls-verify"`
-			TLSServerName string `yaml:"tls-server-name"`
-		} `yaml:"cluster"`
-	} `yaml:"clusters"`
-	Users []struct {
-		Name string `yaml:"name"`
-		User struct {
-			Cert      string         `yaml:"client-certificate"`
-			CertData  string         `yaml:"client-certificate-data"`
-			Key       string         `yaml:"client-key"`
-			KeyData   string         `yaml:"client-key-data"`
-			Token     string         `yaml:"token"`
-			TokenFile string         `yaml:"tokenFile"`
-			Exec      map[string]any `yaml:"exec"`
-			Auth      map[string]any `yaml:"auth-provider"`
-		} `yaml:"user"`
-	} `yaml:"users"`
-	Contexts []struct {
-		Name    string `yaml:"name"`
-		Context struct {
-			Cluster   string `yaml:"cluster"`
-			User      string `yaml:"user"`
-			Namespace string `yaml:"namespace"`
-		} `yaml:"context"`
-	} `yaml:"contexts"`
+	CurrentContext string         `yaml:"current-context"`
+	Clusters       []namedCluster `yaml:"clusters"`
+	Users          []namedUser    `yaml:"users"`
+	Contexts       []namedContext `yaml:"contexts"`
+}
+
+type namedCluster struct {
+	Name    string `yaml:"name"`
+	Cluster struct {
+		Server        string `yaml:"server"`
+		CA            string `yaml:"certificate-authority"`
+		CAData        string `yaml:"certificate-authority-data"`
+		Insecure      bool   `yaml:"insecure-skip-tls-verify"`
+		TLSServerName string `yaml:"tls-server-name"`
+	} `yaml:"cluster"`
+}
+
+type namedUser struct {
+	Name string `yaml:"name"`
+	User struct {
+		Cert      string         `yaml:"client-certificate"`
+		CertData  string         `yaml:"client-certificate-data"`
+		Key       string         `yaml:"client-key"`
+		KeyData   string         `yaml:"client-key-data"`
+		Token     string         `yaml:"token"`
+		TokenFile string         `yaml:"tokenFile"`
+		Exec      map[string]any `yaml:"exec"`
+		Auth      map[string]any `yaml:"auth-provider"`
+	} `yaml:"user"`
+}
+
+type namedContext struct {
+	Name    string `yaml:"name"`
+	Context struct {
+		Cluster   string `yaml:"cluster"`
+		User      string `yaml:"user"`
+		Namespace string `yaml:"namespace"`
+	} `yaml:"context"`
 }
 
 // Config is where a context of a kubeconfig points: the API server and how to be trusted by it.
@@ -119,30 +126,21 @@ func (k kubeconfig) resolve(name string, files []string) (Config, error) {
 			return Config{}, fmt.Errorf("the kubeconfig %s has no current context: name one (--kube CONTEXT)", where)
 		}
 	}
-	var ctxNames []string
-	ci := -1
-	for i, c := range k.Contexts {
-		ctxNames = append(ctxNames, c.Name)
-		if c.Name == name && ci < 0 {
-			ci = i
-		}
-	}
+	ci := slices.IndexFunc(k.Contexts, func(x namedContext) bool { return x.Name == name })
 	if ci < 0 {
 		has := "none"
-		if len(ctxNames) > 0 {
-			has = strings.Join(ctxNames, ", ")
+		if len(k.Contexts) > 0 {
+			var names []string
+			for _, x := range k.Contexts {
+				names = append(names, x.Name)
+			}
+			has = strings.Join(names, ", ")
 		}
 		return Config{}, fmt.Errorf("the kubeconfig %s has no context %q (it has: %s)", where, name, has)
 	}
 	c := k.Contexts[ci].Context
 	cfg := Config{Context: name, Namespace: c.Namespace, TLS: &tls.Config{MinVersion: tls.VersionTLS12}}
-	cl := -1
-	for i := range k.Clusters {
-		if k.Clusters[i].Name == c.Cluster {
-			cl = i
-			break
-		}
-	}
+	cl := slices.IndexFunc(k.Clusters, func(x namedCluster) bool { return x.Name == c.Cluster })
 	if cl < 0 {
 		return Config{}, fmt.Errorf("context %q names cluster %q, which the kubeconfig %s does not have", name, c.Cluster, where)
 	}
@@ -164,13 +162,7 @@ func (k kubeconfig) resolve(name string, files []string) (Config, error) {
 		}
 		cfg.TLS.RootCAs = pool
 	}
-	ui := -1
-	for i := range k.Users {
-		if k.Users[i].Name == c.User {
-			ui = i
-			break
-		}
-	}
+	ui := slices.IndexFunc(k.Users, func(x namedUser) bool { return x.Name == c.User })
 	if ui < 0 {
 		return Config{}, fmt.Errorf("context %q names user %q, which the kubeconfig %s does not have", name, c.User, where)
 	}
