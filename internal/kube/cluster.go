@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -189,9 +190,6 @@ func (cl *Cluster) readyNodes(ctx context.Context, role string) ([]Node, error) 
 	return nodes, nil
 }
 
-// Namespace is the run's namespace.
-func (cl *Cluster) Namespace() string { return cl.ns }
-
 // Version is the cluster's version and the target node's runtime, recorded in every row.
 func (cl *Cluster) Version(context.Context) string {
 	return fmt.Sprintf("kubernetes %s (%s)", cl.version, cl.Target.Runtime)
@@ -202,7 +200,7 @@ func (cl *Cluster) Remote() string { return cl.Target.IP }
 
 // Facts are the target node's.
 func (cl *Cluster) Facts(context.Context) (container.HostFacts, error) {
-	return container.HostFacts{CPU: "node " + cl.Target.Name, Kernel: cl.Target.Kernel, EngineVersion: cl.Version(nil), CPUs: cl.Target.CPUs}, nil
+	return container.HostFacts{CPU: "node " + cl.Target.Name, Kernel: cl.Target.Kernel, EngineVersion: cl.Version(context.Background()), CPUs: cl.Target.CPUs}, nil
 }
 
 // Build builds b on the local engine and loads it into the nodes.
@@ -513,16 +511,7 @@ func (in *instance) Logs(ctx context.Context, lines int) string {
 
 // Remove deletes the pod and its service.
 func (in *instance) Remove(ctx context.Context) error {
-	return errorsJoin(in.cl.c.Delete(ctx, "Pod", in.cl.ns, in.name), in.cl.c.Delete(ctx, "Service", in.cl.ns, in.name))
-}
-
-func errorsJoin(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
+	return errors.Join(in.cl.c.Delete(ctx, "Pod", in.cl.ns, in.name), in.cl.c.Delete(ctx, "Service", in.cl.ns, in.name))
 }
 
 // Resources reads the target's own cgroup, where its node is this machine.
