@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/net/websocket"
 )
@@ -73,6 +75,9 @@ func (c *Client) Attach(ctx context.Context, ns, name, container string) (Attach
 	return attach(ctx, ws), nil
 }
 
+// attachGrace is how long an attach whose context ended waits for its process's own end.
+const attachGrace = 2 * time.Second
+
 // attach demultiplexes ws's streams; ctx's end closes them (the process is then the pod's
 // to end: the attach no longer waits for it).
 func attach(ctx context.Context, ws *websocket.Conn) Attached {
@@ -80,12 +85,22 @@ func attach(ctx context.Context, ws *websocket.Conn) Attached {
 	a := &attachment{ws: ws}
 	done := make(chan struct{})
 	var failed error
-	stop := context.AfterFunc(ctx, func() { ws.Close() })
+	// A phase that ended well closes its shards' input just before its context: the stream then
+	// ends by itself as the shard exits, and is closed only if it has not within a grace.
+	var cut atomic.Bool // closed here, before the process ended
+	stop := context.AfterFunc(ctx, func() {
+		select {
+		case <-done:
+		case <-time.After(attachGrace):
+			cut.Store(true)
+			ws.Close()
+		}
+	})
 	go func() {
 		defer close(done)
 		defer stop()
 		failed = a.read(outW)
-		if ctx.Err() != nil {
+		if cut.Load() {
 			failed = ctx.Err()
 		}
 		outW.CloseWithError(failed)

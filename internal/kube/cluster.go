@@ -440,6 +440,7 @@ func (cl *Cluster) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if cl.ownNamespace {
+		cl.endJob(ctx)
 		if err := cl.c.Delete(ctx, "Namespace", "", cl.ns); err != nil {
 			return err
 		}
@@ -619,16 +620,56 @@ func (cl *Cluster) Shards(n int) shard.Starter {
 	}
 }
 
-// deleteJob removes the shards' Job of the last load phase, with its pods.
+// deleteJob removes the shards' Job of the last load phase, with its pods, once they ended.
 func (cl *Cluster) deleteJob(ctx context.Context) error {
+	job := cl.endJob(ctx)
+	if job == "" {
+		return nil
+	}
+	return cl.c.Delete(ctx, "Job", cl.ns, job)
+}
+
+// jobEndWait bounds the wait for a load phase's shard pods to end: their results are in by then,
+// and their processes end on their own as the attach closes.
+const jobEndWait = 10 * time.Second
+
+// endJob forgets the Job of the last load phase and returns its name after its pods ended (or
+// jobEndWait passed: an interrupted phase's shards are ended by their pods' deletion), so
+// that a Job is seen complete before it is removed; a pod that failed is said on the log.
+func (cl *Cluster) endJob(ctx context.Context) string {
 	cl.mu.Lock()
 	job := cl.job
 	cl.job = ""
 	cl.mu.Unlock()
 	if job == "" {
-		return nil
+		return ""
 	}
-	return cl.c.Delete(ctx, "Job", cl.ns, job)
+	ctx, cancel := context.WithTimeout(ctx, jobEndWait)
+	defer cancel()
+	for {
+		var l struct{ Items []pod }
+		if err := cl.c.List(ctx, "Pod", cl.ns, jobNameKey+"="+job, &l); err != nil {
+			return job
+		}
+		running := false
+		for _, p := range l.Items {
+			switch p.Status.Phase {
+			case "Succeeded":
+			case "Failed":
+				fmt.Fprintf(cl.log, "  warning: generator shard pod %s failed after its load phase: %s\n", p.Metadata.Name, p.stuck())
+			default:
+				running = true
+			}
+		}
+		if !running {
+			return job
+		}
+		select {
+		case <-ctx.Done():
+			return job
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // UseShardImage builds the shard image of bin on the local engine and loads it into the nodes.
