@@ -47,7 +47,7 @@ type seenPod struct {
 }
 
 // watchRunPods polls the cluster's pods of iotbench's runs until stop is closed.
-func watchRunPods(t *testing.T, ctx context.Context, stop <-chan struct{}) func() map[string]*seenPod {
+func watchRunPods(ctx context.Context, stop <-chan struct{}) func() map[string]*seenPod {
 	seen := map[string]*seenPod{}
 	var mu sync.Mutex
 	done := make(chan struct{})
@@ -152,7 +152,7 @@ func TestARunOnKubernetes(t *testing.T) {
 	})
 
 	stop := make(chan struct{})
-	pods := watchRunPods(t, ctx, stop)
+	pods := watchRunPods(ctx, stop)
 	out := t.TempDir()
 	begin = time.Now()
 	code, table, log := iotbench(t, ctx, "run", "--kube", kubeContext, "--kubeconfig", kubeConfig,

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -131,6 +132,23 @@ type Spec struct {
 	// Tmp, when set, is a folder of this machine mounted at TmpfsPath instead of a tmpfs: what
 	// the target writes there outlives its processes (its runtime's symbol maps, for a profile).
 	Tmp string
+}
+
+// Environment is every variable the target is started with: its own (Env), and what
+// docs/contract.md tells it: its port and bind address, its signals port and protocol when set.
+func (s Spec) Environment(bindAddress string) map[string]string {
+	env := maps.Clone(s.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["PORT"], env["BIND_ADDRESS"] = strconv.Itoa(s.Port), bindAddress
+	if s.SignalsPort != 0 {
+		env[signals.Env] = strconv.Itoa(s.SignalsPort)
+	}
+	if s.Protocol.Or() != protocol.HTTP1 {
+		env[protocol.Env] = string(s.Protocol)
+	}
+	return env
 }
 
 // Instance is a started target.
@@ -289,17 +307,13 @@ func (d *Docker) Start(ctx context.Context, s Spec) (Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", s.Target, err)
 	}
-	env := []string{"PORT=" + strconv.Itoa(s.Port), "BIND_ADDRESS=" + d.bindAddress()}
 	if s.SignalsPort != 0 {
 		if err := portFree(d.bindAddress(), s.SignalsPort); err != nil {
 			return nil, fmt.Errorf("target %s: its signals: %w", s.Target, err)
 		}
-		env = append(env, signals.Env+"="+strconv.Itoa(s.SignalsPort))
 	}
-	if s.Protocol.Or() != protocol.HTTP1 {
-		env = append(env, protocol.Env+"="+string(s.Protocol))
-	}
-	for k, v := range s.Env {
+	var env []string
+	for k, v := range s.Environment(d.bindAddress()) {
 		env = append(env, k+"="+v)
 	}
 	sort.Strings(env)

@@ -26,9 +26,6 @@ func NewClient(cfg Config) *Client {
 	return &Client{cfg: cfg, http: &http.Client{Transport: tr}}
 }
 
-// Config is what the client was made of.
-func (c *Client) Config() Config { return c.cfg }
-
 // callTimeout bounds one call that is not a stream.
 const callTimeout = 30 * time.Second
 
@@ -168,7 +165,6 @@ var kinds = map[string]struct {
 	"Namespace": {"/api/v1", "namespaces", false},
 	"Pod":       {"/api/v1", "pods", true},
 	"Service":   {"/api/v1", "services", true},
-	"ConfigMap": {"/api/v1", "configmaps", true},
 	"Node":      {"/api/v1", "nodes", false},
 	"Job":       {"/apis/batch/v1", "jobs", true},
 }

@@ -42,7 +42,6 @@ type Cluster struct {
 	ns string
 	// ownNamespace: the run created ns and removes it; otherwise only the objects it made.
 	ownNamespace bool
-	runID        string
 	builder      Builder
 	// loader is the command that loads an image into the nodes (its name appended); registry
 	// prefixes the name an image is pushed under, where the nodes pull it; neither: the nodes
@@ -72,9 +71,9 @@ type Builder interface {
 
 // Node is what a run needs of a node.
 type Node struct {
-	Name, IP                 string
-	CPUs                     int
-	Kernel, Runtime, Kubelet string
+	Name, IP        string
+	CPUs            int
+	Kernel, Runtime string
 }
 
 // Options say how to reach the cluster and what to make there.
@@ -91,19 +90,24 @@ type Options struct {
 	RunID            string
 }
 
-// Connect reaches the cluster o names, checks that it has a ready target node and a generator
-// node, and makes the run's namespace. builder builds the images.
-func Connect(ctx context.Context, o Options, builder Builder, log io.Writer) (*Cluster, error) {
+// Dial is a client of the cluster of o's kubeconfig and context.
+func Dial(o Options) (*Client, error) {
 	cfg, err := LoadConfig(ConfigFiles(o.Kubeconfig), o.Context)
 	if err != nil {
 		return nil, err
 	}
-	c := NewClient(cfg)
+	return NewClient(cfg), nil
+}
+
+// Connect reaches the cluster through c, checks that it has a ready target node and a generator
+// node, and makes the run's namespace (o's). builder builds the images.
+func Connect(ctx context.Context, c *Client, o Options, builder Builder, log io.Writer) (*Cluster, error) {
+	cfg := c.cfg
 	var v struct{ GitVersion string }
 	if err := c.Do(ctx, http.MethodGet, "/version", nil, nil, &v); err != nil {
 		return nil, err
 	}
-	cl := &Cluster{c: c, runID: o.RunID, builder: builder, loader: strings.Fields(o.Loader), registry: o.Registry, version: v.GitVersion, tags: map[string]string{}, log: log}
+	cl := &Cluster{c: c, builder: builder, loader: strings.Fields(o.Loader), registry: o.Registry, version: v.GitVersion, tags: map[string]string{}, log: log}
 	targets, err := cl.readyNodes(ctx, "target")
 	if err != nil {
 		return nil, err
@@ -157,7 +161,7 @@ type nodeList struct {
 			Capacity   map[string]string
 			Addresses  []struct{ Type, Address string }
 			Conditions []struct{ Type, Status string }
-			NodeInfo   struct{ KernelVersion, ContainerRuntimeVersion, KubeletVersion string }
+			NodeInfo   struct{ KernelVersion, ContainerRuntimeVersion string }
 		}
 	}
 }
@@ -174,7 +178,7 @@ func (cl *Cluster) readyNodes(ctx context.Context, role string) ([]Node, error) 
 		if !ready {
 			continue
 		}
-		n := Node{Name: it.Metadata.Name, Kernel: it.Status.NodeInfo.KernelVersion, Runtime: it.Status.NodeInfo.ContainerRuntimeVersion, Kubelet: it.Status.NodeInfo.KubeletVersion}
+		n := Node{Name: it.Metadata.Name, Kernel: it.Status.NodeInfo.KernelVersion, Runtime: it.Status.NodeInfo.ContainerRuntimeVersion}
 		n.CPUs, _ = strconv.Atoi(it.Status.Capacity["cpu"])
 		for _, a := range it.Status.Addresses {
 			if a.Type == "InternalIP" && n.IP == "" {
@@ -463,12 +467,13 @@ func (cl *Cluster) Close() error {
 type instance struct {
 	cl                   *Cluster
 	name, target, hostIP string
-	containerID          string
-	url                  string
-	health               []byte
-	startup              time.Duration
-	imageSize            int64
-	signals              string
+	// pid is a process of the target's container on this machine; 0 when its node is another.
+	pid       int
+	url       string
+	health    []byte
+	startup   time.Duration
+	imageSize int64
+	signals   string
 }
 
 var _ container.Observed = (*instance)(nil)
@@ -491,9 +496,9 @@ func (in *instance) waitReady(ctx context.Context, timeout time.Duration) error 
 	}
 	in.hostIP = p.Status.HostIP
 	if len(p.Status.ContainerStatuses) > 0 {
-		in.containerID = p.Status.ContainerStatuses[0].ContainerID
+		in.pid, err = containerPID(p.Status.ContainerStatuses[0].ContainerID)
 	}
-	return nil
+	return err
 }
 
 func (in *instance) URL() string            { return in.url }
@@ -517,20 +522,21 @@ func (in *instance) Remove(ctx context.Context) error {
 
 // Resources reads the target's own cgroup, where its node is this machine.
 func (in *instance) Resources() (resources.Source, error) {
-	return localCgroup(in.containerID, in.cl.Target.Name)
+	if in.pid == 0 {
+		return nil, fmt.Errorf("its node %s is not this machine (no process of its container here): its CPU and memory are read on the node only", in.cl.Target.Name)
+	}
+	return resources.CgroupOf("/sys/fs/cgroup", "/proc", in.pid)
 }
 
 // pinned says where the pod runs and on which CPUs, read from a process of its container where
 // its node is this machine: a pod the static CPU manager did not give CPUs of its own shares
 // them with every other pod, which the log says.
 func (in *instance) pinned(want int) {
-	_, id, _ := strings.Cut(in.containerID, "://")
-	pid, _ := pidOf(id, "/proc")
-	if pid == 0 {
+	if in.pid == 0 {
 		fmt.Fprintf(in.cl.log, "  pod %s on node %s; its CPUs are not visible from this machine\n", in.name, in.cl.Target.Name)
 		return
 	}
-	list, err := allowedCPUs(pid)
+	list, err := allowedCPUs(in.pid)
 	if err != nil {
 		fmt.Fprintf(in.cl.log, "  pod %s on node %s; its CPUs: %v\n", in.name, in.cl.Target.Name, err)
 		return

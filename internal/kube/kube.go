@@ -21,9 +21,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/plan"
-	"github.com/iotbench/iotbench/internal/protocol"
 	"github.com/iotbench/iotbench/internal/shard"
-	"github.com/iotbench/iotbench/internal/signals"
 )
 
 // Layout is what Render needs besides the cell.
@@ -92,15 +90,10 @@ func Render(w io.Writer, c plan.Cell, l Layout) error {
 
 // targetView is what the target's Pod and Service are made of.
 func targetView(s container.Spec, l Layout, image string) view {
-	e := []env{{"PORT", strconv.Itoa(s.Port)}, {"BIND_ADDRESS", "0.0.0.0"}}
-	if s.Protocol != "" {
-		e = append(e, env{protocol.Env, string(s.Protocol)})
-	}
-	if s.SignalsPort != 0 {
-		e = append(e, env{signals.Env, strconv.Itoa(s.SignalsPort)})
-	}
-	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-		e = append(e, env{k, s.Env[k]})
+	vars := s.Environment("0.0.0.0") // the pod's own network
+	var e []env
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		e = append(e, env{k, vars[k]})
 	}
 	return view{
 		Layout: l, Name: "iotbench-" + s.Target, Target: s.Target, Image: image, Port: s.Port, Env: e,

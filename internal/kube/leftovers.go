@@ -17,11 +17,11 @@ type Leftovers struct{ c *Client }
 
 // ConnectLeftovers reaches the cluster o names, to clean it.
 func ConnectLeftovers(o Options) (*Leftovers, error) {
-	cfg, err := LoadConfig(ConfigFiles(o.Kubeconfig), o.Context)
+	c, err := Dial(o)
 	if err != nil {
 		return nil, err
 	}
-	return &Leftovers{NewClient(cfg)}, nil
+	return &Leftovers{c}, nil
 }
 
 // Close releases nothing: the client keeps no connection that needs closing.

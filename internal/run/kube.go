@@ -33,7 +33,8 @@ func (k kubeEngine) Close() error {
 // ConnectKube reaches the cluster o names, with this machine's engine (dial) to build images.
 func ConnectKube(ctx context.Context, dial func(context.Context, string) (*container.Docker, error), o kube.Options, caBundle string, log io.Writer) (Engine, error) {
 	// A context that is not there is said before the engine is reached.
-	if _, err := kube.LoadConfig(kube.ConfigFiles(o.Kubeconfig), o.Context); err != nil {
+	c, err := kube.Dial(o)
+	if err != nil {
 		return nil, exitcode.Flag("kube", o.Context, err)
 	}
 	local, err := ConnectDocker(ctx, dial, container.LocalEngine, caBundle, log)
@@ -41,7 +42,7 @@ func ConnectKube(ctx context.Context, dial func(context.Context, string) (*conta
 		return nil, err
 	}
 	o.RunID = local.RunID
-	cl, err := kube.Connect(ctx, o, local, log)
+	cl, err := kube.Connect(ctx, c, o, local, log)
 	if err != nil {
 		local.Close()
 		return nil, exitcode.Flag("kube", o.Context, err)
