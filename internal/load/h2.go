@@ -257,9 +257,7 @@ func (a *attacker) h2send(c *conn, slot int32) {
 
 // h2place keeps c in the idle list while it can open a stream, out of it while it cannot.
 func (a *attacker) h2place(c *conn) {
-	h := c.h2
-	// A new connection per request (fresh) carries one stream, ever.
-	open := !h.goaway && h.active < h.maxStreams && h.nextID < 1<<31-2 && !(a.fresh && h.nextID > 1)
+	open := a.h2open(c.h2)
 	switch {
 	case open && c.state != idle:
 		c.state = idle
@@ -270,10 +268,15 @@ func (a *attacker) h2place(c *conn) {
 	}
 }
 
+// h2open says whether h can open one more stream.
+func (a *attacker) h2open(h *h2conn) bool {
+	// A new connection per request (fresh) carries one stream, ever.
+	return !h.goaway && h.active < h.maxStreams && h.nextID < 1<<31-2 && !(a.fresh && h.nextID > 1)
+}
+
 // h2handBack gives c's free streams to the requests waiting, oldest first.
 func (a *attacker) h2handBack(c *conn) {
-	h := c.h2
-	for !h.goaway && h.active < h.maxStreams {
+	for a.h2open(c.h2) {
 		slot, ok := a.nextWaiting()
 		if !ok {
 			break

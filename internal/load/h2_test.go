@@ -173,7 +173,9 @@ func TestH2RefusedByALPN(t *testing.T) {
 // A new connection per request in HTTP/2: one stream each, whatever the streams asked for.
 func TestH2CNewConnectionPerRequest(t *testing.T) {
 	url, n := serveH2C(t, &stub{})
-	cfg := config(url, Model{Rate: 50, ExpectedLatency: time.Millisecond}, 500*time.Millisecond)
+	// Arrivals closer than a dial takes leave requests waiting when a connection comes up: it
+	// must still take one of them only.
+	cfg := config(url, Model{Rate: 2000, ExpectedLatency: time.Millisecond}, 250*time.Millisecond)
 	cfg.Request.Protocol, cfg.Request.Streams, cfg.Request.NewConnection = protocol.H2C, 4, true
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
