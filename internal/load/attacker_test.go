@@ -425,3 +425,46 @@ func TestOwnDelayStartsAtTheDueTime(t *testing.T) {
 		}
 	}
 }
+
+// evenly paces n requests at rate per second, then stops.
+type evenly struct {
+	rate float64
+	n    uint64
+}
+
+func (e evenly) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	if hits >= e.n {
+		return 0, true
+	}
+	return time.Duration(float64(hits)/e.rate*float64(time.Second)) - elapsed, false
+}
+func (e evenly) Rate(time.Duration) float64 { return e.rate }
+
+// In open loop the attack turns at most once per turnEvery, however many answers and requests
+// due fall between two turns: at 20,000 rps, answers and dues alone would wake it 40,000 times
+// a second. Every request is still sent and answered.
+func TestTheOpenLoopTurnsInBatches(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"id":1}`) }, time.Minute)
+	a := newTestAttacker(t, 5*time.Second)
+	a.turnEvery = turnEvery
+	const n = 6000 // 300 ms at 20,000 rps
+	turns, answered := 0, 0
+	began := time.Now()
+	err := a.attack(context.Background(), func(tg *vegeta.Target) error { *tg = vegeta.Target{Method: http.MethodGet, URL: srv.URL}; return nil },
+		evenly{rate: 20000, n: n}, began, 1000, hooks{
+			each: func(r *vegeta.Result, _ time.Time, _ int) {
+				if r.Error == "" {
+					answered++
+				}
+			},
+			tick: func(now time.Time, _ uint64) (time.Time, time.Duration) { turns++; return now, -1 },
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(began)
+	// A sleep a signal ended early makes a turn more: a fifth more than the bound is allowed.
+	if most := int(took/turnEvery)*6/5 + 10; turns > most || answered != n {
+		t.Errorf("%d turns in %v (want at most %d), %d of %d answered", turns, took.Round(time.Millisecond), most, answered, n)
+	}
+}

@@ -458,6 +458,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		a.tls.conf = protocol.ClientTLS(req.TLS, req.Protocol, sessions, u.Hostname())
 	}
 	a.fresh = cfg.Request.NewConnection
+	if cfg.Model.Mode() == Open {
+		a.turnEvery = turnEvery
+	}
 	if req := cfg.Request; req.Protocol.HTTP2() {
 		a.h2streams, a.h2scheme = max(req.Streams, 1), req.Protocol.Scheme()
 	}
