@@ -207,7 +207,7 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 	// The first wait only polls: an idle connection the server closed since the last attack
 	// is found closed before any request is sent on it.
 	timeout := time.Duration(0)
-	var turn time.Time // when the last turn's releases were made
+	var turn time.Time // when the last turn, its events handled, began its releases
 	for {
 		if a.turnEvery > 0 && timeout != 0 {
 			if rest := a.turnEvery - time.Since(turn); rest > 0 {

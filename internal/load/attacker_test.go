@@ -426,19 +426,18 @@ func TestOwnDelayStartsAtTheDueTime(t *testing.T) {
 	}
 }
 
-// evenly paces n requests at rate per second, then stops.
-type evenly struct {
-	rate float64
-	n    uint64
+// upTo paces the first n requests as its schedule does, then stops.
+type upTo struct {
+	*pacer
+	n uint64
 }
 
-func (e evenly) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
-	if hits >= e.n {
+func (u upTo) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	if hits >= u.n {
 		return 0, true
 	}
-	return time.Duration(float64(hits)/e.rate*float64(time.Second)) - elapsed, false
+	return u.pacer.Pace(elapsed, hits)
 }
-func (e evenly) Rate(time.Duration) float64 { return e.rate }
 
 // In open loop the attack turns at most once per turnEvery, however many answers and requests
 // due fall between two turns: at 20,000 rps, answers and dues alone would wake it 40,000 times
@@ -451,7 +450,7 @@ func TestTheOpenLoopTurnsInBatches(t *testing.T) {
 	turns, answered := 0, 0
 	began := time.Now()
 	err := a.attack(context.Background(), func(tg *vegeta.Target) error { *tg = vegeta.Target{Method: http.MethodGet, URL: srv.URL}; return nil },
-		evenly{rate: 20000, n: n}, began, 1000, hooks{
+		upTo{newPacer(20000, Share{}), n}, began, 1000, hooks{
 			each: func(r *vegeta.Result, _ time.Time, _ int) {
 				if r.Error == "" {
 					answered++

@@ -13,8 +13,8 @@ const wakeID = -1
 
 // rawUpTo bounds the waits made as raw system calls, which keep the goroutine's processor: Go
 // hands a processor blocked in a system call to another thread after 20 µs, and takes one back
-// after it, three task switches that cost more than a short wait itself (on a VM, 100 µs sleeps
-// cost 32 µs of CPU each so, 12 µs raw). A longer or unbounded wait lets the runtime run other
+// after it, three task switches that cost more than a short wait itself (on a VM, a 100 µs sleep
+// costs 32 µs of CPU so, 12 µs raw). A longer or unbounded wait lets the runtime run other
 // goroutines meanwhile; the garbage collector's stops wait 1 ms at most for this one.
 const rawUpTo = time.Millisecond
 
@@ -58,12 +58,13 @@ func (a *attacker) wait(timeout time.Duration) (int, error) {
 			return k, nil
 		case timeout < 0:
 			n, _, e = unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(a.ep), uintptr(unsafe.Pointer(&a.events[0])), uintptr(len(a.events)), 0, 0, 0)
-		case timeout <= rawUpTo:
-			ts := unix.NsecToTimespec(int64(timeout))
-			n, _, e = unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(a.ep), uintptr(unsafe.Pointer(&a.events[0])), uintptr(len(a.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
 		default:
+			call := unix.Syscall6
+			if timeout <= rawUpTo {
+				call = unix.RawSyscall6
+			}
 			ts := unix.NsecToTimespec(int64(timeout))
-			n, _, e = unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(a.ep), uintptr(unsafe.Pointer(&a.events[0])), uintptr(len(a.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+			n, _, e = call(unix.SYS_EPOLL_PWAIT2, uintptr(a.ep), uintptr(unsafe.Pointer(&a.events[0])), uintptr(len(a.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
 		}
 		switch e {
 		case 0:
