@@ -439,13 +439,30 @@ func (u upTo) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 	return u.pacer.Pace(elapsed, hits)
 }
 
-// In open loop the attack turns at most once per turnEvery, however many answers and requests
+// A turn gathers at most turnRequests requests due on average, and turns are never closer than
+// a high rate needs.
+func TestATurnGathersAFewRequests(t *testing.T) {
+	for _, rate := range []int{0, 1, 1000, 10000, 20000, 20001, 50000, 200000} {
+		turn := turnFor(rate)
+		if turn <= 0 || turn > turnEvery {
+			t.Errorf("rate %d: a turn every %v, want within (0, %v]", rate, turn, turnEvery)
+		}
+		if perTurn := turn.Seconds() * float64(rate); perTurn > turnRequests+1e-9 {
+			t.Errorf("rate %d: a turn every %v gathers %.2f requests due, want at most %v", rate, turn, perTurn, turnRequests)
+		}
+		if rate > 0 && turn < turnEvery && turn.Seconds()*float64(rate) < turnRequests*0.99 {
+			t.Errorf("rate %d: a turn every %v is closer than %v requests need", rate, turn, turnRequests)
+		}
+	}
+}
+
+// In open loop the attack turns at most once per turnFor, however many answers and requests
 // due fall between two turns: at 20,000 rps, answers and dues alone would wake it 40,000 times
 // a second. Every request is still sent and answered.
 func TestTheOpenLoopTurnsInBatches(t *testing.T) {
 	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"id":1}`) }, time.Minute)
 	a := newTestAttacker(t, 5*time.Second)
-	a.turnEvery = turnEvery
+	a.turnEvery = turnFor(20000)
 	const n = 6000 // 300 ms at 20,000 rps
 	turns, answered := 0, 0
 	began := time.Now()
@@ -463,7 +480,7 @@ func TestTheOpenLoopTurnsInBatches(t *testing.T) {
 	}
 	took := time.Since(began)
 	// A sleep a signal ended early makes a turn more: a fifth more than the bound is allowed.
-	if most := int(took/turnEvery)*6/5 + 10; turns > most || answered != n {
+	if most := int(took/a.turnEvery)*6/5 + 10; turns > most || answered != n {
 		t.Errorf("%d turns in %v (want at most %d), %d of %d answered", turns, took.Round(time.Millisecond), most, answered, n)
 	}
 }

@@ -459,7 +459,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	a.fresh = cfg.Request.NewConnection
 	if cfg.Model.Mode() == Open {
-		a.turnEvery = turnEvery
+		a.turnEvery = turnFor(cfg.Model.peakRate())
 	}
 	if req := cfg.Request; req.Protocol.HTTP2() {
 		a.h2streams, a.h2scheme = max(req.Streams, 1), req.Protocol.Scheme()
