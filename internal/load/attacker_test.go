@@ -484,3 +484,74 @@ func TestTheOpenLoopTurnsInBatches(t *testing.T) {
 		t.Errorf("%d turns in %v (want at most %d), %d of %d answered", turns, took.Round(time.Millisecond), most, answered, n)
 	}
 }
+
+// A generator behind its schedule opens no connection while it has one: after the loop stalls
+// for 50 ms at 2,000 rps, the hundred requests due meanwhile (the last of the attack) go out on
+// the connections it has, which free as it reads their answers, not on new ones (the old loop
+// dialled for them as they waited). Every request is still sent and answered.
+func TestAGeneratorBehindOpensNoConnections(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"id":1}`) }, time.Minute)
+	a := newTestAttacker(t, 5*time.Second)
+	const n = 300 // 150 ms at 2,000 rps
+	p := newPacer(2000, Share{})
+	began := time.Now()
+	calls, answered, dialled := 0, 0, int32(0)
+	tr := func(tg *vegeta.Target) error {
+		if calls++; calls == 200 {
+			dialled = a.connGen               // the targeter runs on the loop
+			time.Sleep(50 * time.Millisecond) // the loop stalls, as on a busy host
+		}
+		*tg = vegeta.Target{Method: http.MethodGet, URL: srv.URL}
+		return nil
+	}
+	err := a.attack(context.Background(), tr, upTo{p, n}, began, 1000, hooks{
+		own: newOwnDelay(began, p, time.Minute),
+		each: func(r *vegeta.Result, _ time.Time, _ int) {
+			if r.Error == "" {
+				answered++
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := a.connGen - dialled; after != 0 || answered != n {
+		t.Errorf("%d connections dialled after the stall (want none), %d of %d answered", after, answered, n)
+	}
+}
+
+// Being behind ends: after the same stall, a target that answers in 20 ms at 1,000 rps, and so
+// needs 20 connections, still gets them (a sign of being behind that lasted while any request
+// waited kept the few connections of before the stall for good).
+func TestAGeneratorThatCaughtUpOpensConnections(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+		io.WriteString(w, `{"id":1}`)
+	}, time.Minute)
+	a := newTestAttacker(t, 5*time.Second)
+	const n = 500 // 500 ms at 1,000 rps
+	p := newPacer(1000, Share{})
+	began := time.Now()
+	calls, answered := 0, 0
+	tr := func(tg *vegeta.Target) error {
+		if calls++; calls == 5 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		*tg = vegeta.Target{Method: http.MethodGet, URL: srv.URL}
+		return nil
+	}
+	err := a.attack(context.Background(), tr, upTo{p, n}, began, 1000, hooks{
+		own: newOwnDelay(began, p, time.Minute),
+		each: func(r *vegeta.Result, _ time.Time, _ int) {
+			if r.Error == "" {
+				answered++
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.connGen < 15 || answered != n {
+		t.Errorf("%d connections dialled (want 15 or more), %d of %d answered", a.connGen, answered, n)
+	}
+}
