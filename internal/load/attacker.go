@@ -146,7 +146,7 @@ const turnEvery = 100 * time.Microsecond
 // rps turns are closer than turnEvery (turnFor), or the batches are clumps the arrival check
 // rightly fails (dispersion index 0.8–0.87 at 50,000 rps, five requests a turn; 0.35 at 20,000,
 // two, on a quiet host). Closer turns cost CPU: at 20,000 rps a turn for each 1.5 requests took
-// the generator's core 60% busy, against 51–55% for each two.
+// the generator's core 57–61% busy, against 51–56% for each two.
 const turnRequests = 2
 
 // turnFor is the least time between the open loop's turns at rate requests a second.
