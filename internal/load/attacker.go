@@ -103,11 +103,6 @@ type attacker struct {
 	// turnEvery, when set, is the least time between the loop's turns: between two, the loop
 	// sleeps rather than waking for each answer or request due (open loop; turnEvery).
 	turnEvery time.Duration
-	// lateAt is when the loop last released a request late (request.late).
-	lateAt time.Time
-	// held: the last turn's releases stopped at the in-flight limit, so the next turn's are
-	// late for the target's sake, not the generator's (request.late).
-	held bool
 	// phaseEnd, when set, is the measured phase's end: past it, with every slot held, the attack
 	// ends, for no slot may free (wrk's way keeps a request past its timeout on its slot) and
 	// only a free slot asks the pacer whether the load is over.
@@ -170,10 +165,7 @@ type request struct {
 	c       *conn     // nil while it waits for a connection
 	retried bool
 	expired bool // timed out, kept on its connection for its answer (keepLate)
-	// late: released more than behindBy after it was due with in-flight slots free: the
-	// generator behind its schedule (open loop; dialMore).
-	late bool
-	wire *wireRequest
+	wire    *wireRequest
 	// free is when its connection became free for it (own.record): a connection handed back
 	// was free from its last answer's arrival, a new one from when it was connected (over TLS,
 	// its handshake done on a helper).
@@ -221,7 +213,7 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 	defer a.watch(ctx)()
 
 	a.hooks, a.maxConns = h, limit
-	a.started, a.completed, a.peak, a.lingering, a.phaseEnd, a.lateAt, a.held, a.full, a.secondPeak, a.secondFull = 0, 0, 0, 0, time.Time{}, time.Time{}, false, false, [2]int64{}, [2]bool{}
+	a.started, a.completed, a.peak, a.lingering, a.phaseEnd, a.full, a.secondPeak, a.secondFull = 0, 0, 0, 0, time.Time{}, false, [2]int64{}, [2]bool{}
 	defer func() { a.hooks = hooks{} }()
 
 	var hits uint64
@@ -300,8 +292,7 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 		}
 		// Taken as the turn ends, when the releases have filled them: a turn woken by an answer
 		// finds a slot free, so one that looked as it began would rarely see them full.
-		a.held = a.started-a.completed >= int64(limit)
-		if a.held {
+		if a.started-a.completed >= int64(limit) {
 			a.full, a.secondFull = true, [2]bool{true, true}
 		}
 		if stopped && a.started-a.completed == a.lingering {
@@ -367,12 +358,9 @@ func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, 
 	}
 	slot := a.takeSlot()
 	r := &a.slots[slot]
-	r.seq, r.taken, r.start, r.written, r.c, r.retried, r.expired, r.late, r.wire = seq, now, now, time.Time{}, nil, false, false, false, a.wire
+	r.seq, r.taken, r.start, r.written, r.c, r.retried, r.expired, r.wire = seq, now, now, time.Time{}, nil, false, false, a.wire
 	if a.own != nil {
 		r.start = a.own.start(seq, now)
-		if r.late = !a.held && now.Sub(r.start) > behindBy; r.late {
-			a.lateAt = now
-		}
 	}
 	a.deadlines.push(ticket{slot, r.gen, now.Add(a.timeout)})
 	a.started++

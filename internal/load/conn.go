@@ -135,29 +135,8 @@ func (a *attacker) predial(ctx context.Context, tr vegeta.Targeter, n int) error
 	}
 }
 
-// behindBy is how late a release must be for the generator to count as behind its schedule:
-// LagFloor, the delay its own-delay bound always tolerates.
-const behindBy = LagFloor
-
-// behindFor is how long after a late release the generator still counts as behind: the turns
-// of a short catch-up, after which the requests released on time behind it find the
-// connections it freed.
-const behindFor = 10 * time.Millisecond
-
-// dialMore opens connections for the requests waiting, a few at a time; none while the
-// generator is behind its schedule (the oldest request waiting, or one released within
-// behindFor, released late: request.late) and has connections open, unless each request takes
-// a new one. Those requests wait for the generator, not for the target: answers it has not yet
-// read hold its connections, which free as it catches up, and each dial costs it a handshake
-// it has no time for (at 45,000 rps against nginx on a busy host, stalls of a few milliseconds
-// opened 400–1,600 connections, 8–17 ms each, and the loop did not catch up). Both signs end:
-// the late requests are sent or time out, and a loop that releases on time is no longer late,
-// so a target that needs more connections gets them (a sign that lasted until no request
-// waited kept one run at 8,000 of 45,000 rps on the few connections it had).
+// dialMore opens connections for the requests waiting, a few at a time.
 func (a *attacker) dialMore(now time.Time) {
-	if !a.fresh && a.open > 0 && (now.Sub(a.lateAt) < behindFor || a.oldestWaitingLate()) {
-		return
-	}
 	for a.dialing < a.dialCap() && a.dialing*a.perConn() < a.waiting.len() && a.open < a.maxConns {
 		if op, err := a.dial(now); err != nil {
 			// The oldest request waiting takes the error, as with net/http's Transport.
@@ -302,19 +281,6 @@ func (a *attacker) handBack(c *conn) {
 	}
 	c.state = idle
 	a.idle = append(a.idle, c)
-}
-
-// oldestWaitingLate says whether the oldest request still waiting for a connection was released
-// late by the generator (request.late); the stale tickets before it are dropped.
-func (a *attacker) oldestWaitingLate() bool {
-	for a.waiting.len() > 0 {
-		t := a.waiting.peek()
-		if r := &a.slots[t.slot]; r.gen == t.gen {
-			return r.late
-		}
-		a.waiting.pop()
-	}
-	return false
 }
 
 // nextWaiting pops the oldest request still waiting for a connection.
