@@ -101,7 +101,7 @@ type attacker struct {
 	secondPeak [2]int64
 	secondFull [2]bool
 	// turnEvery, when set, is the least time between the loop's turns: between two, the loop
-	// sleeps rather than waking for each answer or request due (open loop; turnEvery).
+	// sleeps rather than waking for each answer or request due (open loop; turnFor).
 	turnEvery time.Duration
 	// phaseEnd, when set, is the measured phase's end: past it, with every slot held, the attack
 	// ends, for no slot may free (wrk's way keeps a request past its timeout on its slot) and
@@ -128,17 +128,18 @@ type hooks struct {
 	limitAt func(elapsed time.Duration) int
 }
 
-// turnEvery is the open loop's longest least time between two turns of the attack loop. Each
-// sleep costs the generator's core 10–30 µs on a VM (a timer armed, a task switched, the vCPU
-// halted): waking for each answer and each request due, as the loop did, spent a quarter of the
-// core at 50,000 rps. A turn every 100 µs at most serves the same requests in batches. An
-// answer's latency is the kernel's receive time, so reading it later changes no latency; a
-// request due meanwhile is released up to 100 µs late, which its own delay counts (a tenth of
-// LagFloor). The closed loop wakes for each answer: its next request is sent upon it.
-const turnEvery = 100 * time.Microsecond
+// longestTurn is the open loop's least time between two turns of the attack loop up to 20,000
+// rps (above, turnFor shortens it). Each sleep costs the generator's core 10–30 µs on a VM (a
+// timer armed, a task switched, the vCPU halted): waking for each answer and each request due,
+// as the loop did, spent a quarter of the core at 50,000 rps. A turn every 100 µs at most serves
+// the same requests in batches. An answer's latency is the kernel's receive time, so reading it
+// later changes no latency; a request due meanwhile is released up to 100 µs late, which its own
+// delay counts (a tenth of LagFloor). The closed loop wakes for each answer: its next request is
+// sent upon it.
+const longestTurn = 100 * time.Microsecond
 
 // turnRequests is the most requests due a turn of the open loop gathers on average: above 20,000
-// rps turns are closer than turnEvery (turnFor), or the batches are clumps the arrival check
+// rps turns are closer than longestTurn (turnFor), or the batches are clumps the arrival check
 // rightly fails (dispersion index 0.8–0.87 at 50,000 rps, five requests a turn; 0.35 at 20,000,
 // two, on a quiet host). Closer turns cost CPU: at 20,000 rps a turn for each 1.5 requests took
 // the generator's core 57–61% busy, against 51–56% for each two.
@@ -147,9 +148,9 @@ const turnRequests = 2
 // turnFor is the least time between the open loop's turns at rate requests a second.
 func turnFor(rate int) time.Duration {
 	if rate <= 0 {
-		return turnEvery
+		return longestTurn
 	}
-	return min(turnEvery, time.Duration(turnRequests*float64(time.Second)/float64(rate)))
+	return min(longestTurn, time.Duration(turnRequests*float64(time.Second)/float64(rate)))
 }
 
 // limitEvery is how often a moving in-flight bound (hooks.limitAt) is asked again: a climb's

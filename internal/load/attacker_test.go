@@ -444,13 +444,13 @@ func (u upTo) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 func TestATurnGathersAFewRequests(t *testing.T) {
 	for _, rate := range []int{0, 1, 1000, 10000, 20000, 20001, 50000, 200000} {
 		turn := turnFor(rate)
-		if turn <= 0 || turn > turnEvery {
-			t.Errorf("rate %d: a turn every %v, want within (0, %v]", rate, turn, turnEvery)
+		if turn <= 0 || turn > longestTurn {
+			t.Errorf("rate %d: a turn every %v, want within (0, %v]", rate, turn, longestTurn)
 		}
 		if perTurn := turn.Seconds() * float64(rate); perTurn > turnRequests+1e-9 {
 			t.Errorf("rate %d: a turn every %v gathers %.2f requests due, want at most %v", rate, turn, perTurn, turnRequests)
 		}
-		if rate > 0 && turn < turnEvery && turn.Seconds()*float64(rate) < turnRequests*0.99 {
+		if rate > 0 && turn < longestTurn && turn.Seconds()*float64(rate) < turnRequests*0.99 {
 			t.Errorf("rate %d: a turn every %v is closer than %v requests need", rate, turn, turnRequests)
 		}
 	}
