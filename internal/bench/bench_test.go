@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +33,8 @@ type fakeLifecycle struct {
 	// machine is where the disturbance check reads CPU time: nil, a quiet machine of two CPUs whose
 	// counters never move, so that no test hangs on this host's neighbours or its hypervisor.
 	machine *resources.Host
+	// accepted counts the connections the targets accepted.
+	accepted atomic.Int64
 }
 
 func (f *fakeLifecycle) Machine() resources.Host {
@@ -55,7 +59,14 @@ func (f *fakeLifecycle) Start(_ context.Context, s container.Spec) (container.In
 	f.mu.Lock()
 	f.started++
 	f.mu.Unlock()
-	return &fakeInstance{srv: httptest.NewServer(h), f: f}, nil
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			f.accepted.Add(1)
+		}
+	}
+	srv.Start()
+	return &fakeInstance{srv: srv, f: f}, nil
 }
 
 type fakeInstance struct {

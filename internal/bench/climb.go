@@ -81,7 +81,7 @@ func (r *Runner) climbing(ctx context.Context, in *instance, c plan.Cell, stages
 		judged = append(judged, climbSeconds(closed[len(judged):], stages)...)
 		return maxrate.RampBroken(judged, slo)
 	}
-	res, err := load.Run(ctx, in.config(cfg))
+	res, err := in.unmeasured(ctx, in.config(cfg))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -41,6 +41,12 @@ type MaxSearch struct {
 	// Profile samples each search's target at its maximum once the search has ended, in a
 	// container of its own (profile.go): the steps that decide are never profiled.
 	Profile bool
+	// OneLoad runs a search's warm-up, ramp and steps on one set of connections (load.Session),
+	// so that a step's target meets no storm of new connections at its start, and replaces
+	// Cooldown's pause after a failing step by a load below the last rate met until the target
+	// meets the SLO again (recover): no step inherits another's backlog, and none begins on an
+	// idle target. With several generators (Runner.Load) each step keeps its own connections still.
+	OneLoad bool
 }
 
 // FindMax searches each target of p once per trial, each search in a fresh container, for the
@@ -117,7 +123,7 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 	if nl != nil {
 		return out, s.failed(&out, *nl)
 	}
-	s.in = in
+	s.use(in)
 	defer func() {
 		if s.in != nil { // the profile's container, once the search's is gone
 			s.in.remove(ctx)
@@ -127,9 +133,11 @@ func (r *Runner) findMax(ctx context.Context, p *plan.Plan, c plan.Cell, images 
 	if err != nil {
 		return out, err
 	}
+	s.met = warmRate
 	if err := s.approach(ctx, warmRate); err != nil {
 		return out, err
 	}
+	s.met = max(s.met, s.m.Search.Bracket.Low)
 	res, err := maxrate.Find(ctx, s.m.Search, s.m.SLO, s.probe)
 	out.Result = res
 	if errors.Is(err, errTargetDown) || errors.Is(err, errTargetFaked) {
@@ -157,6 +165,17 @@ type searchRun struct {
 	overloaded bool
 	// deaths counts the containers of the search that died under its load.
 	deaths int
+	// met is the last rate the target was seen to meet the SLO at (a step's, the bracket's, the
+	// warm-up's): a load recovers below it after a failing step (MaxSearch.OneLoad).
+	met int
+}
+
+// use makes in the search's container, on one set of connections when the search keeps them.
+func (s *searchRun) use(in *instance) {
+	s.in = in
+	if in != nil && s.m.OneLoad && s.r.Load == nil {
+		in.session = load.NewSession()
+	}
 }
 
 // nextStep numbers the search's next row.
@@ -168,7 +187,7 @@ func (s *searchRun) nextStep() int {
 // newRow is a row of the search for a step of cell c.
 func (s *searchRun) newRow(c plan.Cell) results.Row {
 	row := s.r.newRow(s.p, c, s.images)
-	row.SLO, row.Search, row.LatencyAt = s.m.SLO.String(), s.number, s.m.Search.LatencyAt.String()
+	row.SLO, row.Search, row.LatencyAt, row.OneLoad = s.m.SLO.String(), s.number, s.m.Search.LatencyAt.String(), s.m.OneLoad
 	return row
 }
 
@@ -213,7 +232,7 @@ func (s *searchRun) warmUp(ctx context.Context) (int, error) {
 			warm.Settled = jit.Settled
 		}
 	}
-	res, err := load.Run(ctx, warm)
+	res, err := s.in.unmeasured(ctx, warm)
 	if jit != nil {
 		jit.stop()
 	}
@@ -254,12 +273,8 @@ func (s *searchRun) probe(ctx context.Context, rate int) (maxrate.Step, error) {
 // CPUs and may be run again (not when last), so that a neighbour's burst is not taken for the
 // target's limit.
 func (s *searchRun) step(ctx context.Context, rate int, last bool) (st maxrate.Step, repeat bool, err error) {
-	if s.overloaded && s.m.Cooldown > 0 {
-		select {
-		case <-ctx.Done():
-			return maxrate.Step{}, false, ctx.Err()
-		case <-time.After(s.m.Cooldown):
-		}
+	if err := s.settle(ctx); err != nil {
+		return maxrate.Step{}, false, err
 	}
 	cfg := stepConfig(s.c.Load, rate, s.m.Step)
 	cfg.Warmup = s.m.StepWarmup
@@ -290,11 +305,57 @@ func (s *searchRun) step(ctx context.Context, rate int, last bool) (st maxrate.S
 	return st, repeat, s.r.Record(row)
 }
 
+// settle lets a target the last load overloaded drain what it queued before the next step: a
+// pause (Cooldown), or, on one load, a load below the last rate met until it meets the SLO again
+// (recover).
+func (s *searchRun) settle(ctx context.Context) error {
+	switch {
+	case !s.overloaded:
+		return nil
+	case s.m.OneLoad:
+		return s.recover(ctx)
+	case s.m.Cooldown > 0:
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(s.m.Cooldown):
+		}
+	}
+	return nil
+}
+
+// mostRecovery bounds a recovery: a target that has not recovered by then is judged as it stands
+// by the next step's own checks.
+const mostRecovery = 15 * time.Second
+
+// recover loads the target, unmeasured, at half the last rate it met, until its seconds meet the
+// SLO again (maxrate.Recovered). Half, so that what the failing step left in the target clears:
+// at the rate just met, a target at its boundary would clear it slowly, if at all.
+func (s *searchRun) recover(ctx context.Context) error {
+	rate := max(s.met/2, 1)
+	cfg := stepConfig(s.c.Load, rate, mostRecovery)
+	stages := []load.Stage{{Duration: mostRecovery, From: rate, To: rate}}
+	cfg.EndEarly = func(closed []timeline.Second) bool {
+		return maxrate.Recovered(climbSeconds(closed, stages), s.m.SLO)
+	}
+	res, err := s.in.unmeasured(ctx, s.in.config(cfg))
+	if err != nil {
+		return err
+	}
+	how := fmt.Sprintf("met the SLO again, %d seconds in a row, after %s", maxrate.RecoverySeconds, res.Duration.Round(time.Second))
+	if res.Duration >= mostRecovery {
+		how = fmt.Sprintf("still failing the SLO after %s: the next step is judged as it stands", mostRecovery)
+	}
+	fmt.Fprintf(s.r.Log, "  %6d rps: half the last rate met, unmeasured, after a failing step: %s\n", rate, how)
+	s.overloaded = false
+	return nil
+}
+
 // restart replaces the search's dead container with a new one, warmed up as the first was.
 func (s *searchRun) restart(ctx context.Context) error {
 	s.in.remove(ctx)
 	in, nl, err := s.r.start(ctx, s.p, s.c, s.images, true)
-	s.in = in
+	s.use(in)
 	if err != nil {
 		return err
 	}
@@ -352,6 +413,9 @@ func (s *searchRun) judge(row *results.Row, ph phase, rate int, last bool) (st m
 		row.SetFault(fault.None, "")
 	}
 	s.overloaded = !row.Valid
+	if row.Valid {
+		s.met = rate
+	}
 	verdict := "meets the SLO"
 	if !row.Valid {
 		verdict = row.InvalidReason

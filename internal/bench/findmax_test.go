@@ -207,6 +207,91 @@ func TestStepsCoolDownOnlyAfterAFailure(t *testing.T) {
 	}
 }
 
+// recoveries notes, in the order they come, the steps a search records and the recoveries it logs.
+type recoveries struct {
+	mu     sync.Mutex
+	events []searchEvent
+	rows   []results.Row
+}
+
+// searchEvent is a step (its rate and whether it met the SLO) or a recovery (its rate).
+type searchEvent struct {
+	rate           int
+	recovered, met bool
+}
+
+func (e *recoveries) Write(p []byte) (int, error) {
+	var rate int
+	if line := string(p); strings.Contains(line, "half the last rate met, unmeasured") {
+		if _, err := fmt.Sscanf(strings.TrimSpace(line), "%d rps:", &rate); err != nil {
+			return 0, fmt.Errorf("recovery line %q: %v", line, err)
+		}
+		e.mu.Lock()
+		e.events = append(e.events, searchEvent{rate: rate, recovered: true})
+		e.mu.Unlock()
+	}
+	return len(p), nil
+}
+
+func (e *recoveries) record(row results.Row) error {
+	e.mu.Lock()
+	e.events = append(e.events, searchEvent{rate: row.RequestedRPS, met: row.Valid})
+	e.rows = append(e.rows, row)
+	e.mu.Unlock()
+	return nil
+}
+
+// On one load a search's steps keep the connections of the loads before them: the target accepts
+// no more than the most any one step may hold open (its in-flight bound) and a few for the checks,
+// where separate steps open their own each. After a failing step, and only then, the target is
+// loaded at half the last rate it met before the next step.
+func TestOneLoadKeepsConnectionsAndRecoversBelowTheLastRateMet(t *testing.T) {
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}} // 160 rps at most
+	e := &recoveries{}
+	r := &Runner{Lifecycle: f, Log: e, Record: e.record}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 80 * time.Millisecond, MaxErrors: 0.01}, OneLoad: true, StepWarmup: 100 * time.Millisecond,
+		Search: maxrate.Config{Start: 40, Resolution: maxrate.Resolution{RPS: 80}, Limit: 640}, Step: 300 * time.Millisecond, Cooldown: time.Hour}
+	if _, err := r.FindMax(context.Background(), planFor("t"), m); err != nil {
+		t.Fatal(err)
+	}
+	met, failed, recovered, bound := m.Search.Start, 0, 0, 0
+	var errs int64
+	for i, ev := range e.events {
+		t.Logf("%+v", ev)
+		switch {
+		case ev.recovered:
+			recovered++
+			if i == 0 || e.events[i-1].met || e.events[i-1].recovered {
+				t.Errorf("event %d: a recovery not after a failing step", i+1)
+			}
+			if ev.rate != met/2 {
+				t.Errorf("event %d: recovered at %d rps, want half the last rate met, %d", i+1, ev.rate, met)
+			}
+		case ev.met:
+			met = ev.rate
+		default:
+			failed++
+			if i+1 < len(e.events) && !e.events[i+1].recovered {
+				t.Errorf("event %d: the step after a failing one (%d rps) came without a recovery (the Cooldown is an hour: it was not waited)", i+2, ev.rate)
+			}
+		}
+	}
+	if failed == 0 || recovered == 0 {
+		t.Fatalf("%d failing steps, %d recoveries: the search must have both to test", failed, recovered)
+	}
+	// Every connection of a load is held by a request in flight when it is opened; on one load
+	// they stay open, so no more are opened than the highest in-flight bound of the search's
+	// loads (its steps': the warm-up's and recoveries' rates are lower), bar one for each request
+	// that ended in an error (its connection is closed) and a few for the health checks.
+	for _, row := range e.rows {
+		bound = max(bound, row.Connections)
+		errs += row.Errors
+	}
+	if got, most := f.accepted.Load(), int64(bound+4)+errs; got > most {
+		t.Errorf("the target accepted %d connections over the search, more than the %d one load may open", got, most)
+	}
+}
+
 func TestFindMaxStopsWhenTheTargetDies(t *testing.T) {
 	// After 40 requests every answer, health included, is a dropped connection: a target killed
 	// for running out of memory. The search must end there, not bisect through failing steps.

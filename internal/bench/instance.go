@@ -32,6 +32,27 @@ type instance struct {
 	db container.Database
 	// oomKills is the container's count when it started, so that a phase's kills are its own.
 	oomKills int64
+	// session, when set, keeps the connections of one load phase for the next (a search's steps
+	// on one load, MaxSearch.OneLoad); nil: each phase opens its own.
+	session *load.Session
+}
+
+// load runs a measured phase: on the instance's connections when it keeps them, else with the
+// runner's generator(s).
+func (in *instance) load(ctx context.Context, cfg load.Config) (load.Result, error) {
+	if in.session != nil {
+		return in.session.Run(ctx, cfg)
+	}
+	return in.r.load(ctx, cfg)
+}
+
+// unmeasured runs a load no row records (a warm-up, a climb, a recovery), in this process: on the
+// instance's connections when it keeps them.
+func (in *instance) unmeasured(ctx context.Context, cfg load.Config) (load.Result, error) {
+	if in.session != nil {
+		return in.session.Run(ctx, cfg)
+	}
+	return load.Run(ctx, cfg)
 }
 
 // notLoaded is why a cell's target was never loaded: the kind, what went wrong, and what the
@@ -134,6 +155,9 @@ func (in *instance) config(cfg load.Config) load.Config {
 
 // remove removes the container, then its database server's, even when ctx is cancelled (Ctrl-C).
 func (in *instance) remove(ctx context.Context) {
+	if in.session != nil {
+		in.session.Close()
+	}
 	if err := in.ctr.Remove(context.WithoutCancel(ctx)); err != nil {
 		fmt.Fprintf(in.r.Log, "  removing the %s container: %v\n", in.c.Target, err)
 	}
@@ -236,7 +260,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		}
 	}
 	row.StartedAt = time.Now().Add(cfg.Warmup)
-	res, err := in.r.load(ctx, cfg)
+	res, err := in.load(ctx, cfg)
 	if jit != nil {
 		jit.stop()
 	}

@@ -103,16 +103,11 @@ func (a *attacker) predial(ctx context.Context, tr vegeta.Targeter, n int) error
 	}
 	defer a.watch(ctx)()
 	a.maxConns = n
+	// The first wait only polls: a connection kept from an earlier load (Session) that the server
+	// closed since is found closed before it counts as open.
+	timeout := time.Duration(0)
 	for tries := 0; ; {
-		now := time.Now()
-		for a.dialing < maxPredialing && tries < n && a.open < n {
-			tries++
-			_, _ = a.dial(now) // a socket refused is a connection less; the load will say why
-		}
-		if a.dialing == 0 {
-			return nil
-		}
-		k, err := a.wait(a.untilDeadline(now))
+		k, err := a.wait(timeout)
 		if err != nil {
 			a.closeConns()
 			return err
@@ -131,7 +126,16 @@ func (a *attacker) predial(ctx context.Context, tr vegeta.Targeter, n int) error
 				a.handle(c, ev.Events)
 			}
 		}
-		a.expire(time.Now())
+		now := time.Now()
+		a.expire(now)
+		for a.dialing < maxPredialing && tries < n && a.open < n {
+			tries++
+			_, _ = a.dial(now) // a socket refused is a connection less; the load will say why
+		}
+		if a.dialing == 0 {
+			return nil
+		}
+		timeout = a.untilDeadline(now)
 	}
 }
 

@@ -437,34 +437,9 @@ func (r Result) SuccessRatio() float64 {
 // measurement could not run at all (bad config, cancelled); a measurement that ran but cannot be
 // trusted is a Result with Valid false.
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	if err := cfg.validate(); err != nil {
-		return Result{}, err
-	}
-	keep := maxBody
-	if len(cfg.Check.Contains) == 0 && !kindsCheck(cfg.Kinds) {
-		keep = 0 // nothing to check: the answer is read to its end and dropped
-	}
-	a, err := newAttacker(cfg.Timeout, keep, cfg.Compat == Wrk)
-	if err != nil {
-		return Result{}, err
-	}
-	defer a.close()
-	if req := cfg.Request; req.Protocol.TLS() {
-		u, _ := url.Parse(cfg.urls()[0])
-		var sessions tls.ClientSessionCache // nil: every handshake is full
-		if req.Resume {
-			sessions = tls.NewLRUClientSessionCache(MaxInFlight)
-		}
-		a.tls.conf = protocol.ClientTLS(req.TLS, req.Protocol, sessions, u.Hostname())
-	}
-	a.fresh = cfg.Request.NewConnection
-	if cfg.Model.Mode() == Open {
-		a.turnEvery = turnFor(cfg.Model.peakRate())
-	}
-	if req := cfg.Request; req.Protocol.HTTP2() {
-		a.h2streams, a.h2scheme = max(req.Streams, 1), req.Protocol.Scheme()
-	}
-	return newRunner(cfg).run(ctx, a)
+	s := NewSession()
+	defer s.Close()
+	return s.Run(ctx, cfg)
 }
 
 // urls are the URLs the phase sends to: the request's, or each of a mix's (one connection pool,

@@ -17,6 +17,25 @@ func RampBroken(seconds []Step, slo SLO) bool {
 	return failingRun(seconds, slo) >= RampBreak
 }
 
+// RecoverySeconds is how many seconds in a row must meet the SLO for a load after a failing step
+// to have recovered (Recovered).
+const RecoverySeconds = 2
+
+// Recovered says the last RecoverySeconds seconds of a load below the target's boundary (each a
+// Step at its rate) all meet slo: what a failing step left in the target has cleared, and it
+// serves that load as it did before.
+func Recovered(seconds []Step, slo SLO) bool {
+	n := 0
+	for i := len(seconds) - 1; i >= 0 && n < RecoverySeconds; i-- {
+		s := seconds[i]
+		if slo.Judge(&s); s.Failed != "" {
+			return false
+		}
+		n++
+	}
+	return n == RecoverySeconds
+}
+
 // RampBracket is where a broken ramp (RampBroken) puts the boundary: High the rate of the first
 // of the failing seconds that broke it, Low RampLow of that. A ramp that ran its whole course
 // (whole: it reached its highest rate) brackets from its failing seconds at the end however

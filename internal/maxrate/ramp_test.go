@@ -9,21 +9,29 @@ import (
 	"time"
 )
 
-func TestRampBroken(t *testing.T) {
+// A ramp breaks on RampBreak failing seconds in a row; a recovery ends on RecoverySeconds passing
+// ones.
+func TestRampBrokenAndRecovered(t *testing.T) {
 	ok, bad := Step{P99: time.Millisecond}, Step{P99: time.Second}
 	for _, c := range []struct {
-		name    string
-		seconds []Step
-		want    bool
+		name              string
+		seconds           []Step
+		broken, recovered bool
 	}{
-		{"none", nil, false},
-		{"two failing: a pause", []Step{ok, bad, bad}, false},
-		{"three failing", []Step{ok, bad, bad, bad}, true},
-		{"three failing, then one passing", []Step{bad, bad, bad, ok}, false},
-		{"errors fail a second too", []Step{ok, {ErrorRatio: 0.01}, {ErrorRatio: 0.5}, bad}, true},
+		{"none", nil, false, false},
+		{"one passing: too soon to tell", []Step{ok}, false, false},
+		{"two failing: a pause", []Step{ok, bad, bad}, false, false},
+		{"three failing", []Step{ok, bad, bad, bad}, true, false},
+		{"three failing, then one passing", []Step{bad, bad, bad, ok}, false, false},
+		{"failing, then two passing", []Step{bad, bad, ok, ok}, false, true},
+		{"errors fail a second too", []Step{ok, {ErrorRatio: 0.01}, {ErrorRatio: 0.5}, bad}, true, false},
+		{"errors fail a fast second", []Step{ok, {P99: time.Millisecond, ErrorRatio: 0.5}}, false, false},
 	} {
-		if got := RampBroken(c.seconds, slo100); got != c.want {
-			t.Errorf("%s: RampBroken = %v, want %v", c.name, got, c.want)
+		if got := RampBroken(c.seconds, slo100); got != c.broken {
+			t.Errorf("%s: RampBroken = %v, want %v", c.name, got, c.broken)
+		}
+		if got := Recovered(c.seconds, slo100); got != c.recovered {
+			t.Errorf("%s: Recovered = %v, want %v", c.name, got, c.recovered)
 		}
 	}
 }

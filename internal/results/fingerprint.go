@@ -53,7 +53,7 @@ func (r Row) FingerprintFields() []Field {
 		fields = append(fields, Field{"timeout_s", secs(r.Timeout)})
 	}
 	// With a warm-up until steady, warmup_s is its maximum; how long it took is no setting.
-	return append(fields, Field{"warmup_auto", strconv.FormatBool(r.WarmupAuto)}, Field{"compat", r.Compat})
+	return append(fields, Field{"warmup_auto", strconv.FormatBool(r.WarmupAuto)}, Field{"compat", r.Compat}, Field{"one_load", strconv.FormatBool(r.OneLoad)})
 }
 
 // Store is the row's db. Rows of started targets written before the column (schema 5 and older)
@@ -93,6 +93,7 @@ var AddedSettings = map[string]string{
 	"streams":        "",
 	"warmup_auto":    "false",
 	"compat":         "",
+	"one_load":       "false",
 }
 
 // ArrivalProcess is the row's arrival as the fingerprint counts it: the default (uniform) unless

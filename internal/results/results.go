@@ -153,6 +153,10 @@ type Row struct {
 	// latency once it found it (maxrate.LatencyAt's text, "50%,75%,90%"); empty: none, or not a
 	// find-max step. Find-max steps of files older than the column read as LegacyLatencyAt.
 	LatencyAt string
+	// OneLoad says a --find-max step's search ran its steps on one load (--one-load: its
+	// connections kept from the loads before it, a recovery at the last rate met after a failing
+	// step); false in every other row.
+	OneLoad bool
 	// Generators is how many generator shards measured the cell, their results merged
 	// (internal/shard); rows older than the column (schema 7 and before) had one.
 	Generators int
@@ -429,7 +433,7 @@ func col(name string, c codec) column { return column{name, c, 1} }
 
 // SchemaVersion is the version of the columns this iotbench writes. A file records it in its
 // schema_version column (files without that column are version 1); a newer one is refused.
-const SchemaVersion = 14
+const SchemaVersion = 15
 
 // columns is the CSV layout, in order. Appending is compatible; renaming or removing is not.
 var columns = []column{
@@ -647,6 +651,7 @@ var columns = []column{
 		r.Signals.Pools, err = signals.ParsePools(v)
 		return err
 	}}, 14},
+	{"one_load", boolean(func(r *Row) *bool { return &r.OneLoad }), 15},
 }
 
 // CompatWrk is the Compat of a cell counted as wrk counts (load.Wrk).

@@ -601,6 +601,8 @@ func TestAddedSettingsKeepOlderFingerprints(t *testing.T) {
 				atDefault.WarmupTaken, other.WarmupTaken = 17*time.Second, 17*time.Second // measured, no setting
 			case "compat":
 				other.Compat = CompatWrk
+			case "one_load":
+				other.OneLoad = true
 			default:
 				t.Fatalf("no case for the added setting %s: add one (its default %q)", name, def)
 			}
