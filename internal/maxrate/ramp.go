@@ -14,7 +14,7 @@ const RampLow = 0.65
 // RampBroken says the last RampBreak seconds of a ramp (each a Step at that second's rate,
 // judged or not) all fail slo: the ramp has found the boundary and need not load the target on.
 func RampBroken(seconds []Step, slo SLO) bool {
-	return failingRun(seconds, slo) >= RampBreak
+	return trailing(seconds, slo, true) >= RampBreak
 }
 
 // RecoverySeconds is how many seconds in a row must meet the SLO for a load after a failing step
@@ -25,15 +25,7 @@ const RecoverySeconds = 2
 // Step at its rate) all meet slo: what a failing step left in the target has cleared, and it
 // serves that load as it did before.
 func Recovered(seconds []Step, slo SLO) bool {
-	n := 0
-	for i := len(seconds) - 1; i >= 0 && n < RecoverySeconds; i-- {
-		s := seconds[i]
-		if slo.Judge(&s); s.Failed != "" {
-			return false
-		}
-		n++
-	}
-	return n == RecoverySeconds
+	return trailing(seconds, slo, false) >= RecoverySeconds
 }
 
 // RampBracket is where a broken ramp (RampBroken) puts the boundary: High the rate of the first
@@ -42,7 +34,7 @@ func Recovered(seconds []Step, slo SLO) bool {
 // few, as it could not go on to see more of them: bun-native's, to 50,000 rps, failed only
 // its last two at times. Zero when the ramp did not break.
 func RampBracket(seconds []Step, slo SLO, whole bool) Bracket {
-	n := failingRun(seconds, slo)
+	n := trailing(seconds, slo, true)
 	if n < RampBreak && (!whole || n == 0) {
 		return Bracket{}
 	}
@@ -54,12 +46,12 @@ func RampBracket(seconds []Step, slo SLO, whole bool) Bracket {
 	return b
 }
 
-// failingRun counts the seconds at the end of seconds that fail slo.
-func failingRun(seconds []Step, slo SLO) int {
+// trailing counts the seconds at the end of seconds that all fail slo (failing), or all meet it.
+func trailing(seconds []Step, slo SLO, failing bool) int {
 	n := 0
 	for i := len(seconds) - 1; i >= 0; i-- {
 		s := seconds[i]
-		if slo.Judge(&s); s.Failed == "" {
+		if slo.Judge(&s); (s.Failed != "") != failing {
 			break
 		}
 		n++
