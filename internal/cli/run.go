@@ -182,7 +182,7 @@ The flags in more detail:
                     the latency users see with headroom (a step each, so none by default)
   --one-load        a search's steps on the connections of its warm-up, and after a failing step
                     half the last rate met until 2 seconds meet the SLO instead of a 2 s pause
-                    (not the default: not yet measured against separate steps)
+                    (not the default: not yet measured enough against separate steps)
   --resume          give the flags that started the run
   --calibration     on by default: before the first cell and after the last, about 5 s each, a
                     reference server of known latency is measured and the instrument's error
