@@ -88,7 +88,7 @@ func TestARampBracketsTheSearch(t *testing.T) {
 	log := &strings.Builder{}
 	r := &Runner{Lifecycle: f, Log: log, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
 	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01}, Ramp: 4 * time.Second,
-		Search: maxrate.Config{Start: 80, Resolution: maxrate.Resolution{RPS: 20}, Limit: 1280}, Step: 500 * time.Millisecond, Cooldown: time.Second}
+		Search: maxrate.Config{Start: 80, Resolution: maxrate.Resolution{RPS: 20}, Limit: 1280}, Step: 500 * time.Millisecond}
 	found, err := r.FindMax(context.Background(), planFor("t"), m)
 	if err != nil {
 		t.Fatal(err)

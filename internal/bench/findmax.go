@@ -34,19 +34,9 @@ type MaxSearch struct {
 	// Ramp, when set, is how often the ramp that brackets a search without a bracket doubles its
 	// rate (Runner.ramp); zero: the search doubles by steps from the first rate.
 	Ramp time.Duration
-	// Cooldown follows a step that did not meet the SLO, so that work queued by an overloaded
-	// target does not spill into the next step. A step that met it left nothing queued: at most its
-	// last requests, a p99 long.
-	Cooldown time.Duration
 	// Profile samples each search's target at its maximum once the search has ended, in a
 	// container of its own (profile.go): the steps that decide are never profiled.
 	Profile bool
-	// OneLoad runs a search's warm-up, ramp and steps on one set of connections (load.Session),
-	// so that a step's target meets no storm of new connections at its start, and replaces
-	// Cooldown's pause after a failing step by a load below the last rate met until the target
-	// meets the SLO again (recover): no step inherits another's backlog, and none begins on an
-	// idle target. With several generators (Runner.Load) each step keeps its own connections still.
-	OneLoad bool
 }
 
 // FindMax searches each target of p once per trial, each search in a fresh container, for the
@@ -166,14 +156,17 @@ type searchRun struct {
 	// deaths counts the containers of the search that died under its load.
 	deaths int
 	// met is the last rate the target was seen to meet the SLO at (a step's, the bracket's, the
-	// warm-up's): a load recovers below it after a failing step (MaxSearch.OneLoad).
+	// warm-up's): a load recovers below it after a failing step (recover).
 	met int
 }
 
-// use makes in the search's container, on one set of connections when the search keeps them.
+// use makes in the search's container. Its warm-up, ramp and steps run on one set of connections
+// (load.Session), so that no step's target meets a storm of new connections at its start (at
+// 20,000 rps, about a thousand in a step's first 50 ms): with several generators (Runner.Load)
+// each step still opens its own.
 func (s *searchRun) use(in *instance) {
 	s.in = in
-	if in != nil && s.m.OneLoad && s.r.Load == nil {
+	if in != nil && s.r.Load == nil {
 		in.session = load.NewSession()
 	}
 }
@@ -187,7 +180,7 @@ func (s *searchRun) nextStep() int {
 // newRow is a row of the search for a step of cell c.
 func (s *searchRun) newRow(c plan.Cell) results.Row {
 	row := s.r.newRow(s.p, c, s.images)
-	row.SLO, row.Search, row.LatencyAt, row.OneLoad = s.m.SLO.String(), s.number, s.m.Search.LatencyAt.String(), s.m.OneLoad
+	row.SLO, row.Search, row.LatencyAt, row.OneLoad = s.m.SLO.String(), s.number, s.m.Search.LatencyAt.String(), true
 	return row
 }
 
@@ -305,23 +298,15 @@ func (s *searchRun) step(ctx context.Context, rate int, last bool) (st maxrate.S
 	return st, repeat, s.r.Record(row)
 }
 
-// settle lets a target the last load overloaded drain what it queued before the next step: a
-// pause (Cooldown), or, on one load, a load below the last rate met until it meets the SLO again
-// (recover).
+// settle lets a target the last load overloaded drain what it queued before the next step, so that
+// no step inherits another's backlog and none begins on an idle target: a load below the last rate
+// met until it meets the SLO again (recover). A step that met the SLO left nothing queued: at most
+// its last requests, a p99 long.
 func (s *searchRun) settle(ctx context.Context) error {
-	switch {
-	case !s.overloaded:
+	if !s.overloaded {
 		return nil
-	case s.m.OneLoad:
-		return s.recover(ctx)
-	case s.m.Cooldown > 0:
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(s.m.Cooldown):
-		}
 	}
-	return nil
+	return s.recover(ctx)
 }
 
 // mostRecovery bounds a recovery: a target that has not recovered by then is judged as it stands

@@ -114,7 +114,7 @@ func TestFindMaxRecordsEveryStep(t *testing.T) {
 	}}
 	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
 		Search: maxrate.Config{Start: 20, Resolution: maxrate.Resolution{RPS: 20}, Limit: 3200, LatencyAt: maxrate.LatencyAt{50, 75, 90}},
-		Step:   500 * time.Millisecond, Cooldown: 50 * time.Millisecond}
+		Step:   500 * time.Millisecond}
 	found, err := r.FindMax(context.Background(), p, m)
 	if err != nil {
 		t.Fatal(err)
@@ -167,46 +167,6 @@ func TestFindMaxRecordsEveryStep(t *testing.T) {
 	}
 }
 
-func TestStepsCoolDownOnlyAfterAFailure(t *testing.T) {
-	// 160 rps at most: the search passes rates below it and fails rates above. A step after a
-	// failed one waits the cooldown, so its row comes at least a cooldown after the failed one's;
-	// a step after a passed one does not, so its row comes one warm-up and step (plus overhead
-	// well under the cooldown) after.
-	const cooldown = 1500 * time.Millisecond
-	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}}
-	var rows []results.Row
-	var at []time.Time
-	r := &Runner{Lifecycle: f, Log: &strings.Builder{}, Record: func(row results.Row) error {
-		rows, at = append(rows, row), append(at, time.Now())
-		return nil
-	}}
-	m := MaxSearch{SLO: maxrate.SLO{P99: 80 * time.Millisecond, MaxErrors: 0.01}, StepWarmup: 200 * time.Millisecond,
-		Search: maxrate.Config{Start: 100, Resolution: maxrate.Resolution{RPS: 40}, Limit: 400}, Step: 300 * time.Millisecond, Cooldown: cooldown}
-	if _, err := r.FindMax(context.Background(), planFor("t"), m); err != nil {
-		t.Fatal(err)
-	}
-	var afterPass, afterFail int
-	for i := 1; i < len(rows); i++ {
-		gap := at[i].Sub(at[i-1])
-		t.Logf("%d rps (valid %v) → %d rps: %v", rows[i-1].RequestedRPS, rows[i-1].Valid, rows[i].RequestedRPS, gap.Round(time.Millisecond))
-		switch {
-		case rows[i-1].Valid:
-			afterPass++
-			if gap >= cooldown {
-				t.Errorf("step %d came %v after a step that met the SLO: it waited a cooldown", i+1, gap)
-			}
-		default:
-			afterFail++
-			if gap < cooldown {
-				t.Errorf("step %d came %v after a failed step: it did not wait the %v cooldown", i+1, gap, cooldown)
-			}
-		}
-	}
-	if afterPass == 0 || afterFail == 0 {
-		t.Fatalf("%d steps after a pass, %d after a failure: the search must have both to test", afterPass, afterFail)
-	}
-}
-
 // recoveries notes, in the order they come, the steps a search records and the recoveries it logs.
 type recoveries struct {
 	mu     sync.Mutex
@@ -241,16 +201,17 @@ func (e *recoveries) record(row results.Row) error {
 	return nil
 }
 
-// On one load a search's steps keep the connections of the loads before them: the target accepts
-// no more than the most any one step may hold open (its in-flight bound) and a few for the checks,
-// where separate steps open their own each. After a failing step, and only then, the target is
+// A search's steps keep the connections of the loads before them: the target accepts no more than
+// the most any one step may hold open (its in-flight bound) and a few for the checks, where
+// separate steps would open their own each (268 where 100 were allowed, seen with the session
+// removed). After a failing step, and only then, the target is
 // loaded at half the last rate it met before the next step.
-func TestOneLoadKeepsConnectionsAndRecoversBelowTheLastRateMet(t *testing.T) {
+func TestASearchKeepsItsConnectionsAndRecoversBelowTheLastRateMet(t *testing.T) {
 	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}} // 160 rps at most
 	e := &recoveries{}
 	r := &Runner{Lifecycle: f, Log: e, Record: e.record}
-	m := MaxSearch{SLO: maxrate.SLO{P99: 80 * time.Millisecond, MaxErrors: 0.01}, OneLoad: true, StepWarmup: 100 * time.Millisecond,
-		Search: maxrate.Config{Start: 40, Resolution: maxrate.Resolution{RPS: 80}, Limit: 640}, Step: 300 * time.Millisecond, Cooldown: time.Hour}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 80 * time.Millisecond, MaxErrors: 0.01}, StepWarmup: 100 * time.Millisecond,
+		Search: maxrate.Config{Start: 40, Resolution: maxrate.Resolution{RPS: 80}, Limit: 640}, Step: 300 * time.Millisecond}
 	if _, err := r.FindMax(context.Background(), planFor("t"), m); err != nil {
 		t.Fatal(err)
 	}
@@ -272,14 +233,14 @@ func TestOneLoadKeepsConnectionsAndRecoversBelowTheLastRateMet(t *testing.T) {
 		default:
 			failed++
 			if i+1 < len(e.events) && !e.events[i+1].recovered {
-				t.Errorf("event %d: the step after a failing one (%d rps) came without a recovery (the Cooldown is an hour: it was not waited)", i+2, ev.rate)
+				t.Errorf("event %d: the step after a failing one (%d rps) came without a recovery", i+2, ev.rate)
 			}
 		}
 	}
 	if failed == 0 || recovered == 0 {
 		t.Fatalf("%d failing steps, %d recoveries: the search must have both to test", failed, recovered)
 	}
-	// Every connection of a load is held by a request in flight when it is opened; on one load
+	// Every connection of a load is held by a request in flight when it is opened; kept,
 	// they stay open, so no more are opened than the highest in-flight bound of the search's
 	// loads (its steps': the warm-up's and recoveries' rates are lower), bar one for each request
 	// that ended in an error (its connection is closed) and a few for the health checks.
@@ -288,7 +249,7 @@ func TestOneLoadKeepsConnectionsAndRecoversBelowTheLastRateMet(t *testing.T) {
 		errs += row.Errors
 	}
 	if got, most := f.accepted.Load(), int64(bound+4)+errs; got > most {
-		t.Errorf("the target accepted %d connections over the search, more than the %d one load may open", got, most)
+		t.Errorf("the target accepted %d connections over the search, more than the %d one set of connections may open", got, most)
 	}
 }
 
@@ -393,7 +354,7 @@ func TestEvenSearchesStartFromTheOddOnesBoundary(t *testing.T) {
 	r := &Runner{Lifecycle: f, Log: log, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
 	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
 		Search: maxrate.Config{Start: 40, Resolution: maxrate.Resolution{RPS: 40}, Limit: 640}, Step: 300 * time.Millisecond,
-		StepWarmup: 100 * time.Millisecond, Cooldown: 50 * time.Millisecond}
+		StepWarmup: 100 * time.Millisecond}
 	found, err := r.FindMax(context.Background(), p, m)
 	if err != nil {
 		t.Fatal(err)

@@ -32,8 +32,8 @@ type instance struct {
 	db container.Database
 	// oomKills is the container's count when it started, so that a phase's kills are its own.
 	oomKills int64
-	// session, when set, keeps the connections of one load phase for the next (a search's steps
-	// on one load, MaxSearch.OneLoad); nil: each phase opens its own.
+	// session, when set, keeps the connections of one load phase for the next (a search's,
+	// searchRun.use); nil: each phase opens its own.
 	session *load.Session
 }
 

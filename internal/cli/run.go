@@ -81,7 +81,6 @@ type RunOptions struct {
 	Resolution                                         string
 	LatencyAt                                          string
 	Profile                                            bool
-	OneLoad                                            bool
 
 	// Output: what is printed at the end, the HTML report, no progress.
 	Format string
@@ -180,9 +179,6 @@ The flags in more detail:
                     search a target is a first answer, a ranking needs 5 (--trials 6)
   --latency-at      after each search that found a maximum, a step at each percentage of it:
                     the latency users see with headroom (a step each, so none by default)
-  --one-load        a search's steps on the connections of its warm-up, and after a failing step
-                    half the last rate met until 2 seconds meet the SLO instead of a 2 s pause
-                    (not the default: not yet measured enough against separate steps)
   --resume          give the flags that started the run
   --calibration     on by default: before the first cell and after the last, about 5 s each, a
                     reference server of known latency is measured and the instrument's error
@@ -301,7 +297,6 @@ docs/scale.md has the layouts of engines and generators.`,
 	f.DurationVar(&o.Step, "step", run.DefaultStep, "--find-max: how long each rate is held")
 	f.StringVar(&o.Resolution, "resolution", run.DefaultResolution, "--find-max: precision of the maximum, 10% or 200 (rps)")
 	f.BoolVar(&o.Profile, "profile", false, "--find-max: once a search has ended, a CPU profile of its target at the maximum (perf), in a container of its own; a flame graph in the report")
-	f.BoolVar(&o.OneLoad, "one-load", false, "--find-max: a search's steps on one set of connections, recovering at half the last rate met after a failing step")
 	f.StringVar(&o.LatencyAt, "latency-at", "", "--find-max: once the maximum is found, a step at each of these percentages of it, e.g. 50%,75%,90% (default: none)")
 	return cmd
 }
@@ -499,7 +494,7 @@ func (o *RunOptions) gate(findMax bool) (*run.Gate, error) {
 // findMax reads the --find-max flags; nil when the run measures at one rate.
 func (o *RunOptions) findMax() (*run.FindMax, error) {
 	if !o.FindMax {
-		for _, name := range []string{"slo", "step", "resolution", "latency-at", "profile", "one-load"} {
+		for _, name := range []string{"slo", "step", "resolution", "latency-at", "profile"} {
 			if o.set(name) {
 				return nil, usagef("--%s belongs to --find-max", name)
 			}
@@ -513,7 +508,6 @@ func (o *RunOptions) findMax() (*run.FindMax, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.OneLoad = o.OneLoad
 	if o.Profile {
 		switch {
 		case o.URL != "":

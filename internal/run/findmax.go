@@ -42,7 +42,7 @@ func NewFindMax(slo string, step time.Duration, resolution, latencyAt string) (*
 	if err != nil {
 		return nil, exitcode.Flag("latency-at", latencyAt, err)
 	}
-	return &FindMax{bench.MaxSearch{SLO: s, Step: step, StepWarmup: step / 2, Cooldown: 2 * time.Second,
+	return &FindMax{bench.MaxSearch{SLO: s, Step: step, StepWarmup: step / 2,
 		Ramp: max(step, minRampDoubling), Search: maxrate.Config{Resolution: res, Limit: maxRateLimit, LatencyAt: at}}}, nil
 }
 
