@@ -27,9 +27,9 @@ type MaxSearch struct {
 	// higher rate for the first time grows its thread pools and heap and compiles new paths, a
 	// transient that is not its sustained behaviour (spring-mvc-platform's first 5 s at 2000 rps
 	// after 1000 had a p99 of 158–344 ms; the next steps at 2000 met 100 ms, and searches that
-	// met it went on to 3500). Every step has it, one at the rate the step before met too: its
-	// connections are new, and at 12,000 rps the requests of the first 50 ms, while 600 of them
-	// open, are over 1% of a 4 s step's, enough to set its p99.
+	// met it went on to 3500). Every step has it, one at the rate the step before met too: the
+	// connections a higher rate needs open in it (at 12,000 rps, 600 opened in a step's first
+	// 50 ms were over 1% of a 4 s step's requests, enough to set its p99).
 	StepWarmup time.Duration
 	// Ramp, when set, is how often the ramp that brackets a search without a bracket doubles its
 	// rate (Runner.ramp); zero: the search doubles by steps from the first rate.

@@ -153,9 +153,10 @@ type Row struct {
 	// latency once it found it (maxrate.LatencyAt's text, "50%,75%,90%"); empty: none, or not a
 	// find-max step. Find-max steps of files older than the column read as LegacyLatencyAt.
 	LatencyAt string
-	// OneLoad says a --find-max step's search ran its steps on one load (--one-load: its
-	// connections kept from the loads before it, a recovery at the last rate met after a failing
-	// step); false in every other row.
+	// OneLoad says a --find-max step's search ran its steps on one load (its connections kept
+	// from the loads before it, a recovery at half the last rate met after a failing step), as
+	// every search does now; false in every other row and in the searches of earlier builds (each
+	// step on new connections, a pause after a failing one).
 	OneLoad bool
 	// Generators is how many generator shards measured the cell, their results merged
 	// (internal/shard); rows older than the column (schema 7 and before) had one.
