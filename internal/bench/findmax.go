@@ -156,7 +156,7 @@ type searchRun struct {
 	// deaths counts the containers of the search that died under its load.
 	deaths int
 	// met is the last rate the target was seen to meet the SLO at (a step's, the bracket's, the
-	// warm-up's): a load recovers below it after a failing step (recover).
+	// warm-up's): a load recovers below it after a failing step (settle).
 	met int
 }
 
@@ -298,25 +298,20 @@ func (s *searchRun) step(ctx context.Context, rate int, last bool) (st maxrate.S
 	return st, repeat, s.r.Record(row)
 }
 
-// settle lets a target the last load overloaded drain what it queued before the next step, so that
-// no step inherits another's backlog and none begins on an idle target: a load below the last rate
-// met until it meets the SLO again (recover). A step that met the SLO left nothing queued: at most
-// its last requests, a p99 long.
-func (s *searchRun) settle(ctx context.Context) error {
-	if !s.overloaded {
-		return nil
-	}
-	return s.recover(ctx)
-}
-
 // mostRecovery bounds a recovery: a target that has not recovered by then is judged as it stands
 // by the next step's own checks.
 const mostRecovery = 15 * time.Second
 
-// recover loads the target, unmeasured, at half the last rate it met, until its seconds meet the
-// SLO again (maxrate.Recovered). Half, so that what the failing step left in the target clears:
-// at the rate just met, a target at its boundary would clear it slowly, if at all.
-func (s *searchRun) recover(ctx context.Context) error {
+// settle lets a target the last load overloaded drain what it queued before the next step, so that
+// no step inherits another's backlog and none begins on an idle target: it loads the target,
+// unmeasured, at half the last rate it met, until its seconds meet the SLO again
+// (maxrate.Recovered). Half, so that what the failing step left in the target clears: at the rate
+// just met, a target at its boundary would clear it slowly, if at all. A step that met the SLO
+// left nothing queued (at most its last requests, a p99 long), so nothing follows it.
+func (s *searchRun) settle(ctx context.Context) error {
+	if !s.overloaded {
+		return nil
+	}
 	rate := max(s.met/2, 1)
 	cfg := stepConfig(s.c.Load, rate, mostRecovery)
 	stages := []load.Stage{{Duration: mostRecovery, From: rate, To: rate}}
