@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -70,9 +71,11 @@ func TestCheckGeneratorHost(t *testing.T) {
 	golden.Check(t, "testdata/generator-host-check.golden", []byte(out.String()))
 }
 
-// fakeShardEngine runs each shard "container" as shard.Serve in this process, over pipes, as an
-// engine's attach stream would carry it, and records the specs it was asked for.
+// fakeShardEngine runs each shard "container" in this process (shard.InProcess), over pipes, as
+// an engine's attach stream would carry it, and records the specs it was asked for; a shard left
+// running after its run fails the test.
 type fakeShardEngine struct {
+	t     *testing.T
 	mu    sync.Mutex
 	specs []container.ShardSpec
 }
@@ -81,16 +84,15 @@ func (e *fakeShardEngine) StartShard(ctx context.Context, s container.ShardSpec)
 	e.mu.Lock()
 	e.specs = append(e.specs, s)
 	e.mu.Unlock()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		err := shard.Serve(ctx, inR, outW)
-		outW.Close()
-		inR.Close()
-		done <- err
-	}()
-	return container.Attached{In: inW, Out: outR, Wait: func() error { return <-done }}, nil
+	p, err := shard.InProcess(ctx, s.Index)
+	wait := func() error {
+		err := p.Wait()
+		if errors.Is(err, shard.ErrLeftRunning) {
+			e.t.Error(err)
+		}
+		return err
+	}
+	return container.Attached{In: p.In, Out: p.Out, Wait: wait}, err
 }
 
 // TestShardsOnGeneratorHostsMergeWhatTheServerServed runs a cell's shards through the starter
@@ -109,7 +111,7 @@ func TestShardsOnGeneratorHostsMergeWhatTheServerServed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	here, there := &fakeShardEngine{}, &fakeShardEngine{}
+	here, there := &fakeShardEngine{t: t}, &fakeShardEngine{t: t}
 	start := shardStarter(places, []shardEngine{here, there}, []string{"iotbench/shard:aaaa", "iotbench/shard:bbbb"}, []string{"", "10.0.0.3"})
 	cfg := load.Config{
 		Request: load.Request{Method: "GET", URL: srv.URL}, Check: load.NewCheck("ok"),

@@ -58,8 +58,7 @@ func serve(ctx context.Context, dec *json.Decoder, enc *json.Encoder) error {
 					return err
 				}
 			case next.Start != 0:
-				time.Sleep(time.Until(time.Unix(0, next.Start).Add(m.Spec.Offset())))
-				return nil
+				return waitUntil(ctx, time.Unix(0, next.Start).Add(m.Spec.Offset()))
 			default:
 				return fmt.Errorf("waiting for the start time: got %+v", next)
 			}
@@ -69,6 +68,28 @@ func serve(ctx context.Context, dec *json.Decoder, enc *json.Encoder) error {
 		return err
 	}
 	return enc.Encode(out)
+}
+
+// furthestStart is the furthest ahead a start time may be: the parent sets it a fraction of a
+// second ahead, plus a few round trips to the shard's host.
+const furthestStart = 10 * time.Second
+
+// waitUntil waits for start, by this host's clock, unless ctx ends first. A start further ahead
+// than furthestStart is refused: a clock stepped since the parent measured it, or an offset
+// measured wrong, would otherwise hold the shard (and the run) for as long.
+func waitUntil(ctx context.Context, start time.Time) error {
+	wait := time.Until(start)
+	if wait > furthestStart {
+		return fmt.Errorf("the start time is %v ahead, more than the %v a start may be: this host's clock was stepped since the parent measured it", wait.Round(time.Millisecond), furthestStart)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // measure runs s's load, warm-up first; waitStart returns when the measured phase may begin. It

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -395,18 +396,21 @@ func TestMergeMix(t *testing.T) {
 	goldenFile(t, "merge-mix", out.String())
 }
 
-// inProcess starts shards as goroutines of the test, over pipes, as the binary's would run.
-func inProcess(ctx context.Context, _ int) (Process, error) {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		err := Serve(ctx, inR, outW)
-		outW.Close()
-		inR.Close()
-		done <- err
-	}()
-	return Process{In: inW, Out: outR, Wait: func() error { return <-done }}, nil
+// inProcess starts shards as goroutines of the test (InProcess); one left running after its
+// run fails the test, with where it is stuck.
+func inProcess(t *testing.T) Starter {
+	return func(ctx context.Context, i int) (Process, error) {
+		p, err := InProcess(ctx, i)
+		wait := p.Wait
+		p.Wait = func() error {
+			err := wait()
+			if errors.Is(err, ErrLeftRunning) {
+				t.Error(err)
+			}
+			return err
+		}
+		return p, err
+	}
 }
 
 // TestRunMergesWhatTheServerServed loads a loopback server from two shards: every request the
@@ -428,7 +432,7 @@ func TestRunMergesWhatTheServerServed(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := Runner{Count: 2, Start: inProcess, Dir: dir}.Run(ctx, cfg)
+	res, err := Runner{Count: 2, Start: inProcess(t), Dir: dir}.Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +480,7 @@ func TestRunMergesAMix(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := Runner{Count: 2, Start: inProcess, Dir: dir}.Run(ctx, cfg)
+	res, err := Runner{Count: 2, Start: inProcess(t), Dir: dir}.Run(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -527,7 +531,7 @@ func TestRunNamesTheShardThatFailed(t *testing.T) {
 	}
 	broken := func(ctx context.Context, i int) (Process, error) {
 		if i == 0 {
-			return inProcess(ctx, i)
+			return inProcess(t)(ctx, i)
 		}
 		inR, inW := io.Pipe()
 		go io.Copy(io.Discard, inR)
@@ -785,7 +789,7 @@ func TestServeAnswersItsClockAndSendsItsLog(t *testing.T) {
 		Duration: time.Second, Timeout: 2 * time.Second, Measuring: func() { served.Store(0) },
 	}
 	remote := func(ctx context.Context, i int) (Process, error) {
-		p, err := inProcess(ctx, i)
+		p, err := inProcess(t)(ctx, i)
 		p.Host, p.Contained = "10.77.1.2", true
 		return p, err
 	}
@@ -811,5 +815,73 @@ func TestServeAnswersItsClockAndSendsItsLog(t *testing.T) {
 		if p, err := readPart(Spec{}, load.Result{}, filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i))); err != nil || p.Latencies.TotalCount() == 0 {
 			t.Errorf("shard %d's interval log, sent back: %v", i, err)
 		}
+	}
+}
+
+// warmShard starts an in-process shard on a loopback server and waits until it is warm: its
+// start is what the caller sends next.
+func warmShard(t *testing.T, ctx context.Context) (Process, *json.Encoder, *json.Decoder) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	t.Cleanup(srv.Close)
+	specs, err := Split(load.Config{
+		Request: load.Request{Method: "GET", URL: srv.URL}, Model: load.Model{Rate: 100, ExpectedLatency: 10 * time.Millisecond},
+		Warmup: 100 * time.Millisecond, Duration: time.Second, Timeout: time.Second,
+	}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs[0].SendHlog = true
+	p, err := inProcess(t)(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := json.NewEncoder(p.In)
+	if err := enc.Encode(message{Spec: &specs[0]}); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(p.Out)
+	var m message
+	if err := dec.Decode(&m); err != nil || !m.Warm {
+		t.Fatalf("the shard answered %+v, %v; want warm", m, err)
+	}
+	return p, enc, dec
+}
+
+// TestAShardRefusesAStartTooFarAhead: a start an hour ahead (a clock stepped since it was
+// measured) is an error, not an hour's wait.
+func TestAShardRefusesAStartTooFarAhead(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, enc, dec := warmShard(t, ctx)
+	if err := enc.Encode(message{Start: time.Now().Add(time.Hour).UnixNano()}); err != nil {
+		t.Fatal(err)
+	}
+	var m message
+	if err := dec.Decode(&m); err != nil || !strings.Contains(m.Error, "ahead, more than the 10s a start may be") {
+		t.Errorf("a start an hour ahead: the shard answered %+v, %v", m, err)
+	}
+	p.In.Close()
+	if err := p.Wait(); err == nil {
+		t.Error("the shard that refused its start ended without an error")
+	}
+}
+
+// TestACancelledShardStopsWaitingForItsStart: a shard waiting for a start 8 s ahead ends when its
+// run is cancelled, well before then (4 s: room for a slow host).
+func TestACancelledShardStopsWaitingForItsStart(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p, enc, dec := warmShard(t, ctx)
+	if err := enc.Encode(message{Start: time.Now().Add(8 * time.Second).UnixNano()}); err != nil {
+		t.Fatal(err)
+	}
+	go dec.Decode(new(message))
+	time.Sleep(100 * time.Millisecond) // the start heard
+	cancel()
+	began := time.Now()
+	err := p.Wait()
+	if waited := time.Since(began); waited > 4*time.Second || !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled shard ended after %v with %v; want context.Canceled at once", waited, err)
 	}
 }
