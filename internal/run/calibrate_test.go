@@ -214,7 +214,8 @@ func TestCalibrationLimits(t *testing.T) {
 		cal  Calibration
 		want string
 	}{
-		{Calibration{P50Error: -1500 * time.Microsecond, P99Error: 5 * time.Millisecond, RateRatio: 0.995}, ""},
+		{Calibration{P50Error: -1500 * time.Microsecond, P99Error: 5 * time.Millisecond, RateRatio: 0.995, OwnDelayP99: 5 * time.Millisecond}, ""},
+		{Calibration{OwnDelayP99: 23900 * time.Microsecond, RateRatio: 1}, "own delay p99 23.9 ms (limit 5.00 ms)"},
 		{Calibration{P50Error: -1501 * time.Microsecond, RateRatio: 1}, "p50 off by -1.501 ms (limit 1.50 ms)"},
 		{Calibration{P99Error: -5100 * time.Microsecond, RateRatio: 0.9949}, "p99 off by -5.100 ms (limit 5.00 ms); 99.49% of the rate sent (limit 99.5%)"},
 	} {
