@@ -161,6 +161,28 @@ func (s Search) Distrust() string {
 	return ""
 }
 
+// Clumped says a step at the search's maximum that met the SLO sent its arrivals not as
+// intended (the arrivals self-check: bursts of the generator's making): the target met bursts
+// there, which only raise its latency, so its maximum may be higher than the search found.
+func (s Search) Clumped() bool {
+	return s.Max > 0 && slices.ContainsFunc(s.Steps, func(r results.Row) bool {
+		return r.Valid && r.RequestedRPS == s.Max && r.ArrivalJudged && !r.ArrivalAsIntended
+	})
+}
+
+// clumpedMaxima says of how many of its trusted maxima a step met the SLO with clumped arrivals.
+func (t Target) clumpedMaxima() (clumped, trusted int) {
+	for _, s := range t.Searches {
+		if s.Max > 0 && s.Distrust() == "" {
+			trusted++
+			if s.Clumped() {
+				clumped++
+			}
+		}
+	}
+	return clumped, trusted
+}
+
 // Maxima are the maximum of each search that found one the self-checks trust.
 func (t Target) Maxima() []float64 {
 	var out []float64
@@ -412,6 +434,11 @@ func (sc Scenario) Finding() string {
 		if t.Max != nil && !slices.Contains(tied, t.Name) {
 			s += fmt.Sprintf("; next, %s at %s rps", t.Name, t.medianMax())
 			break
+		}
+	}
+	for _, t := range sc.Targets {
+		if n, of := t.clumpedMaxima(); n > 0 {
+			s += fmt.Sprintf("; %s's arrivals at its maximum were not as intended in %d of %d searches (sent in bursts, which only raise latency: its maximum may be higher)", t.Name, n, of)
 		}
 	}
 	return s + "."

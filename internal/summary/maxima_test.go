@@ -154,6 +154,29 @@ func TestFindingDoesNotCrownBelowATargetThatDied(t *testing.T) {
 	}
 }
 
+// TestFindingSaysWhereArrivalsClumpedAtAMaximum: a step that met the SLO at a search's maximum
+// with its arrivals not as intended is a caveat on that target's maximum in the finding; clumps
+// in steps that failed above a maximum (a saturated target's backpressure) are not.
+func TestFindingSaysWhereArrivalsClumpedAtAMaximum(t *testing.T) {
+	step := func(target string, trial, rate int, failed, clumped bool) results.Row {
+		r := results.Row{Scenario: "io" + results.FindMaxSuffix, Target: target, Trial: trial, Mode: "open", RequestedRPS: rate, Valid: !failed,
+			ArrivalJudged: true, ArrivalAsIntended: !clumped}
+		if failed {
+			r.InvalidReason = "slo not met: p99"
+		}
+		return r
+	}
+	rows := []results.Row{
+		step("bun", 1, 40000, false, true), step("bun", 2, 40000, false, false), step("bun", 3, 44000, true, true), step("bun", 4, 44000, true, true),
+		step("node", 1, 15000, false, false), step("node", 2, 15000, false, false), step("node", 3, 16500, true, true), step("node", 4, 16500, true, true),
+	}
+	sc := FromRows(upgraded(rows)).Scenarios[0]
+	f := sc.Finding()
+	if !strings.Contains(f, "bun's arrivals at its maximum were not as intended in 1 of 1 searches") || strings.Contains(f, "node's arrivals") {
+		t.Errorf("finding %q", f)
+	}
+}
+
 // Searches of a target iotbench did not start (--url: no start-up time) run one after the other
 // are told apart by the steps at fractions of the maximum that end each.
 func TestSearchesWithoutAContainerEndAtTheirFractions(t *testing.T) {
