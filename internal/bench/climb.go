@@ -47,7 +47,7 @@ func (r *Runner) climb(ctx context.Context, in *instance, c plan.Cell, from, to 
 // ramp brackets the boundary for a search that has none: a climb like an even search's, from the
 // first rate towards the limit, doubling every m.Ramp, until the SLO breaks
 // (maxrate.RampBracket): a few seconds of rising load instead of a doubling's steps. Zero, said
-// in the log, when it did not bracket it; the search then doubles. A bracket's failing seconds
+// in the log, when it did not bracket it (cut short unbroken); the search then doubles. A bracket's failing seconds
 // end the ramp: it leaves the target with work queued.
 func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearch) (maxrate.Bracket, error) {
 	from, to := m.Search.Start, m.Search.Limit
@@ -60,6 +60,11 @@ func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearc
 	b := maxrate.RampBracket(seconds, m.SLO, took >= load.StagesDuration(stages))
 	if b == (maxrate.Bracket{}) {
 		fmt.Fprintf(r.Log, "  the ramp bracketed nothing in %s (up to %d rps): steps double from %d rps\n", took.Round(time.Second), to, from)
+		return b, nil
+	}
+	last := seconds[len(seconds)-1]
+	if m.SLO.Judge(&last); last.Failed == "" {
+		fmt.Fprintf(r.Log, "  the ramp met the SLO to its end, %d rps, after %s: steps search between %d and %d rps\n", b.High, took.Round(time.Second), b.Low, b.High)
 		return b, nil
 	}
 	fmt.Fprintf(r.Log, "  the ramp broke at %d rps after %s: steps search between %d and %d rps\n", b.High, took.Round(time.Second), b.Low, b.High)

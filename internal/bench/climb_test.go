@@ -113,6 +113,35 @@ func TestARampBracketsTheSearch(t *testing.T) {
 	}
 }
 
+// A ramp that meets the SLO to the search's limit brackets the search below its last second's
+// rate: no step doubles up from the first rate (8 slots × 50 ms hold 160 rps; the limit is 120).
+func TestARampUnbrokenToTheLimitBracketsTheSearch(t *testing.T) {
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}}
+	log := &strings.Builder{}
+	r := &Runner{Lifecycle: f, Log: log, Record: func(results.Row) error { return nil }}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01}, Ramp: 2 * time.Second,
+		Search: maxrate.Config{Start: 30, Resolution: maxrate.Resolution{RPS: 20}, Limit: 120}, Step: 500 * time.Millisecond}
+	found, err := r.FindMax(context.Background(), planFor("t"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := found[0]
+	t.Logf("bracket %v: max %d, steps %v\n%s", o.Bracket, o.Max, stepRates(o.Steps), log)
+	b := o.Bracket
+	if b == (maxrate.Bracket{}) || b.High > 120 || b.Low != int(maxrate.RampLow*float64(b.High)) {
+		t.Fatalf("bracket %v: want one below the limit, from the ramp's last second", b)
+	}
+	if !strings.Contains(log.String(), fmt.Sprintf("the ramp met the SLO to its end, %d rps", b.High)) {
+		t.Errorf("the log does not say the ramp met the SLO to its end:\n%s", log)
+	}
+	if len(o.Steps) == 0 || o.Steps[0].Rate <= b.Low {
+		t.Errorf("steps %v: want none below the bracket %v", stepRates(o.Steps), b)
+	}
+	if !o.GeneratorLimited() && o.Max != 120 {
+		t.Errorf("max %d, want the limit, 120", o.Max)
+	}
+}
+
 func stepRates(steps []maxrate.Step) []int {
 	out := make([]int, len(steps))
 	for i, s := range steps {

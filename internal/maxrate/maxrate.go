@@ -206,6 +206,9 @@ type Result struct {
 	// GeneratorLimit is the lowest rate the generator could not send on time; 0 when it sent
 	// every rate (GeneratorLimited).
 	GeneratorLimit int
+	// AtLimit: Max is the search's Limit, every rate it may ask having met the SLO; the
+	// target's maximum is at least it, and was not measured.
+	AtLimit bool
 	// Steps are every step run, in order.
 	Steps []Step
 	// Bracket is the bracket the search started from (Config.Bracket); zero when it doubled from Start.
@@ -219,6 +222,10 @@ type Result struct {
 // least Max, which may have passed once only (a rate met before the generator fell short ends the
 // search unconfirmed), and rates from GeneratorLimit up were not measured.
 func (r Result) GeneratorLimited() bool { return r.GeneratorLimit > 0 }
+
+// Bounded says Max is a lower bound of the target's maximum, not the maximum: the generator
+// could not send more, or the search could not ask more.
+func (r Result) Bounded() bool { return r.GeneratorLimited() || r.AtLimit }
 
 // Boundary is where the search found the SLO's boundary: its maximum and the first rate failing,
 // each confirmed by vote; zero when it found no such pair (no maximum, nothing failed, or the
@@ -265,7 +272,7 @@ func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error)
 	if err != nil || s.short {
 		return s.stopped(err, good)
 	}
-	s.res.Max = good
+	s.res.Max, s.res.AtLimit = good, good == cfg.Limit
 	return finish(ctx, s.res, cfg.LatencyAt, probe, slo)
 }
 

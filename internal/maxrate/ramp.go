@@ -31,14 +31,20 @@ func Recovered(seconds []Step, slo SLO) bool {
 // RampBracket is where a broken ramp (RampBroken) puts the boundary: High the rate of the first
 // of the failing seconds that broke it, Low RampLow of that. A ramp that ran its whole course
 // (whole: it reached its highest rate) brackets from its failing seconds at the end however
-// few, as it could not go on to see more of them: bun-native's, to 50,000 rps, failed only
-// its last two at times. Zero when the ramp did not break.
+// few, as it could not go on to see more of them (bun-native's, to 50,000 rps, failed only its
+// last two at times), and from its last second when none failed: its rate is the most a step
+// may ask, and a second is a shorter test than a step (bun-native met 50,000 rps to the end of
+// its ramp and failed it in steps), so the boundary lies from RampLow of it up, where doubling
+// from the first rate would only step up to it. Zero when a ramp cut short did not break.
 func RampBracket(seconds []Step, slo SLO, whole bool) Bracket {
-	n := trailing(seconds, slo, true)
-	if n < RampBreak && (!whole || n == 0) {
+	if len(seconds) == 0 {
 		return Bracket{}
 	}
-	high := seconds[len(seconds)-n].Rate
+	n := trailing(seconds, slo, true)
+	if n < RampBreak && !whole {
+		return Bracket{}
+	}
+	high := seconds[len(seconds)-max(n, 1)].Rate
 	b := Bracket{Low: int(RampLow * float64(high)), High: high}
 	if b.Low < 1 || b.High <= b.Low {
 		return Bracket{}

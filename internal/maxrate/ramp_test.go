@@ -174,7 +174,8 @@ func TestRampBracket(t *testing.T) {
 	}{
 		{"not broken", []Step{at(500, ok), at(600, bad), at(700, bad)}, false, Bracket{}},
 		{"run whole, its last two seconds failing", []Step{at(500, ok), at(600, bad), at(700, bad)}, true, Bracket{390, 600}},
-		{"run whole, none failing", []Step{at(500, ok), at(600, ok), at(700, ok)}, true, Bracket{}},
+		{"run whole, none failing: from its last second", []Step{at(500, ok), at(600, ok), at(700, ok)}, true, Bracket{455, 700}},
+		{"no second", nil, true, Bracket{}},
 		{"broken: from its first failing second", []Step{at(500, ok), at(600, ok), at(700, bad), at(850, bad), at(1000, bad)}, false, Bracket{455, 700}},
 		{"a failing run longer than the break", []Step{at(500, ok), at(700, bad), at(850, bad), at(1000, bad), at(1200, bad)}, false, Bracket{455, 700}},
 		{"a lone failing second before it is a pause", []Step{at(500, bad), at(600, ok), at(700, bad), at(850, bad), at(1000, bad)}, false, Bracket{455, 700}},
@@ -193,7 +194,8 @@ func TestRampBracket(t *testing.T) {
 func TestARampsBracketFindsWhatDoublingFinds(t *testing.T) {
 	const start, limit = 500, 50000
 	res := Resolution{Percent: 20}
-	for _, capacity := range []float64{3000, 11000, 25000} {
+	// 45,000 and 70,000: ramps that reach the limit unbroken, one below the boundary, one above.
+	for _, capacity := range []float64{3000, 11000, 25000, 45000, 70000} {
 		q := &queue{capacity: capacity, service: 10 * time.Millisecond}
 		fresh, err := Find(context.Background(), Config{Start: start, Resolution: res, Limit: limit}, slo100, q.probe)
 		if err != nil {
@@ -207,18 +209,27 @@ func TestARampsBracketFindsWhatDoublingFinds(t *testing.T) {
 			queued = max(0, queued+rate-capacity)
 			seconds = append(seconds, Step{Rate: int(rate), P99: 10*time.Millisecond + time.Duration(queued/capacity*float64(time.Second))})
 		}
-		b := RampBracket(seconds, slo100, false)
+		b := RampBracket(seconds, slo100, !RampBroken(seconds, slo100))
 		sq := &queue{capacity: capacity, service: 10 * time.Millisecond}
 		got, err := Find(context.Background(), Config{Start: start, Resolution: res, Limit: limit, Bracket: b}, slo100, sq.probe)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("capacity %.0f: ramp bracket %v; max %d in %d steps %v; doubling %d in %d steps", capacity, b, got.Max, len(got.Steps), rates(got.Steps), fresh.Max, len(fresh.Steps))
-		if b == (Bracket{}) || float64(b.Low) >= 0.9*capacity || float64(b.High) < 0.9*capacity {
-			t.Errorf("capacity %.0f: ramp bracket %v, want it around the boundary at 90%% of it", capacity, b)
-		}
 		if diff, width := got.Max-fresh.Max, res.At(fresh.Max); diff > width || diff < -width {
 			t.Errorf("capacity %.0f: from the ramp's %v max %d, doubling %d: want within %d", capacity, b, got.Max, fresh.Max, width)
+		}
+		if got.AtLimit != (capacity > limit) {
+			t.Errorf("capacity %.0f: max %d at the limit %v", capacity, got.Max, got.AtLimit)
+		}
+		if capacity > limit {
+			if got.Max != limit || !got.Bounded() {
+				t.Errorf("capacity %.0f over the limit: max %d from the ramp's %v, want the limit, bounded", capacity, got.Max, b)
+			}
+			continue
+		}
+		if b == (Bracket{}) || float64(b.Low) >= 0.9*capacity || float64(b.High) < 0.9*capacity {
+			t.Errorf("capacity %.0f: ramp bracket %v, want it around the boundary at 90%% of it", capacity, b)
 		}
 		if len(got.Steps) >= len(fresh.Steps) {
 			t.Errorf("capacity %.0f: %d steps from the ramp's bracket, %d doubling: want fewer", capacity, len(got.Steps), len(fresh.Steps))

@@ -203,7 +203,7 @@ func WriteJSON(w io.Writer, o *summary.Overview) error {
 		if sc.FindMax {
 			js.Question, js.SLO, js.Finding = sc.Question(), sc.SLO, sc.Finding()
 			for _, t := range sc.Targets {
-				m := jsonMaximum{Target: t.Name, Rank: t.Rank, MaxRPS: jsonEst(t.Max), Searches: []int{}, GeneratorLimited: t.AtLeastMax(),
+				m := jsonMaximum{Target: t.Name, Rank: t.Rank, MaxRPS: jsonEst(t.Max), Searches: []int{}, GeneratorLimited: t.GeneratorLimitedMax(),
 					AtLeastRPS: t.AtLeast, Unsearched: t.Unsearched(), P99AtMax: jsonEst(t.P99), CPUAtMax: jsonEst(t.CPUCores), MemoryAtMax: jsonEst(t.MemoryPeakMiB)}
 				if l := t.Limit(); l.Kind != limit.None {
 					m.Limit = &jsonLimit{Kind: string(l.Kind), Evidence: l.Evidence, RuledOut: nonNil(l.RuledOut)}

@@ -77,7 +77,7 @@ func maxLine(target string, searches []maxrate.Outcome, resolution maxrate.Resol
 			each = append(each, "0")
 		default:
 			maxima = append(maxima, float64(o.Max))
-			each = append(each, atLeast(o.GeneratorLimited())+fmt.Sprint(o.Max))
+			each = append(each, atLeast(o.Bounded())+fmt.Sprint(o.Max))
 		}
 		for _, st := range o.Steps {
 			if st.Died != "" {
@@ -90,6 +90,10 @@ func maxLine(target string, searches []maxrate.Outcome, resolution maxrate.Resol
 		if o.GeneratorLimited() {
 			limited = true
 			notes = append(notes, fmt.Sprintf("%s: the generator could not send %d rps on time (give it more CPU): no rate from there up was measured, so the maximum is at least the one found", name, o.GeneratorLimit))
+		}
+		if o.AtLimit {
+			limited = true
+			notes = append(notes, fmt.Sprintf("%s: met the SLO at %d rps, the most a search asks: its maximum is at least that, and was not measured", name, o.Max))
 		}
 		for i, s := range o.Fractions[:min(len(o.Fractions), len(at))] {
 			p50s[i] = append(p50s[i], float64(s.P50))

@@ -89,15 +89,18 @@ func TestWriteMaxOneSearchATarget(t *testing.T) {
 	found := []maxrate.Outcome{
 		{Target: "fast", Search: 1, Result: maxrate.Result{Max: 12000, FirstFailed: 13000, Bracket: ramped}},
 		{Target: "starved", Search: 1, Result: maxrate.Result{Max: 20000, GeneratorLimit: 24000, Bracket: ramped}},
+		{Target: "capped", Search: 1, Result: maxrate.Result{Max: 100000, AtLimit: true, Bracket: ramped}},
 	}
 	var b strings.Builder
 	if err := WriteMax(&b, "io-heavy", "io-heavy.find-max", slo, 4*time.Second, maxrate.Resolution{Percent: 20}, nil, found); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"│ target  │ max rps  │ first failing │\n├",
-		"│ fast    │   12,000 │         13000 │",
-		"│ starved │ ≥ 20,000 │             — │",
+		"│ target  │ max rps   │ first failing │\n├",
+		"│ fast    │    12,000 │         13000 │",
+		"│ starved │  ≥ 20,000 │             — │",
+		"│ capped  │ ≥ 100,000 │             — │",
+		"capped: met the SLO at 100000 rps, the most a search asks: its maximum is at least that, and was not measured",
 		"start from a bracket of the boundary, not by doubling from the first rate: a ramp's, unmeasured,",
 	} {
 		if !strings.Contains(b.String(), want) {

@@ -22,6 +22,9 @@ type Search struct {
 	// not measured: the target's maximum is at least Max (perhaps met once, when the generator's
 	// limit ended the search).
 	GeneratorLimited bool
+	// AtLimit: no step above Max failed, so the search ended at the most it asks (its limit):
+	// the target's maximum is at least Max, and was not measured.
+	AtLimit bool
 	// Failed says why the search has no result: its target was never loaded, or failed the
 	// stored-row check.
 	Failed string
@@ -87,6 +90,9 @@ func (s *Search) judge() {
 			s.Max = rate
 		}
 	}
+	s.AtLimit = s.Max > 0 && !s.GeneratorLimited && !slices.ContainsFunc(s.Steps, func(r results.Row) bool {
+		return r.RequestedRPS > s.Max && r.Fault != fault.Repeated
+	})
 }
 
 // Limit is what limited the search at its maximum: what the steps at the lowest rate above it
@@ -205,14 +211,23 @@ func (t Target) distrustedMaxima() int {
 	return n
 }
 
-// AtLeastMax says a search whose maximum is trusted stopped at the generator's limit: the maximum
-// is at least Max.
+// AtLeastMax says a search whose maximum is trusted stopped at the generator's limit or at its
+// own: the maximum is at least Max.
 func (t Target) AtLeastMax() bool {
-	return slices.ContainsFunc(t.Searches, func(s Search) bool { return s.GeneratorLimited && s.Max > 0 && s.Distrust() == "" })
+	return t.GeneratorLimitedMax() || t.boundedBy(func(s Search) bool { return s.AtLimit })
+}
+
+// GeneratorLimitedMax says a search whose maximum is trusted stopped at the generator's limit.
+func (t Target) GeneratorLimitedMax() bool {
+	return t.boundedBy(func(s Search) bool { return s.GeneratorLimited })
+}
+
+func (t Target) boundedBy(stop func(Search) bool) bool {
+	return slices.ContainsFunc(t.Searches, func(s Search) bool { return stop(s) && s.Max > 0 && s.Distrust() == "" })
 }
 
 // medianMax is t's median maximum in words: "28,000", or "at least 28,000" when a search of it
-// stopped at the generator's limit.
+// stopped at the generator's limit or its own.
 func (t Target) medianMax() string {
 	rps := units.Count(t.Max.Median)
 	if t.AtLeastMax() {
@@ -347,10 +362,14 @@ func (sc Scenario) MaxNotes() []string {
 		if n := t.distrustedMaxima(); n > 0 && t.Max != nil {
 			notes = append(notes, fmt.Sprintf("%s: %d search(es) left out of its maximum and the ranking: %s", t.Name, n, results.DistrustCalibration))
 		}
-		if t.AtLeastMax() {
+		if t.GeneratorLimitedMax() {
 			notes = append(notes, fmt.Sprintf("%s: the generator could not send more on time: its maximum is at least this", t.Name))
 		}
-		if l := t.Limit(); l.Kind != limit.None {
+		atLimit := t.boundedBy(func(s Search) bool { return s.AtLimit })
+		if atLimit {
+			notes = append(notes, fmt.Sprintf("%s: met the SLO at the most a search asks: its maximum is at least this, and was not measured", t.Name))
+		}
+		if l := t.Limit(); l.Kind != limit.None && !atLimit {
 			notes = append(notes, fmt.Sprintf("%s: what stopped it above its maximum (at the first rate it failed): %s", t.Name, l))
 		}
 	}

@@ -177,6 +177,32 @@ func TestFindingSaysWhereArrivalsClumpedAtAMaximum(t *testing.T) {
 	}
 }
 
+// TestASearchThatMetItsLimitIsAtLeastIt: a search none of whose steps above its maximum failed
+// (none ran: it met the most a search asks) has a maximum that is a lower bound, said so; a
+// search that failed above its maximum has not.
+func TestASearchThatMetItsLimitIsAtLeastIt(t *testing.T) {
+	step := func(target string, trial, rate int, failed bool) results.Row {
+		r := results.Row{Scenario: "io" + results.FindMaxSuffix, Target: target, Trial: trial, Mode: "open", RequestedRPS: rate, Valid: !failed}
+		if failed {
+			r.InvalidReason = "slo not met: p99"
+		}
+		return r
+	}
+	rows := []results.Row{
+		step("bun", 1, 32000, false), step("bun", 2, 100000, false), step("bun", 3, 100000, false),
+		step("node", 1, 15000, false), step("node", 2, 15000, false), step("node", 3, 16500, true), step("node", 4, 16500, true),
+	}
+	sc := FromRows(upgraded(rows)).Scenarios[0]
+	if f := sc.Finding(); !strings.Contains(f, "bun has the highest maximum of io load under its SLO, at least 100,000 rps") || strings.Contains(f, "node at at least") {
+		t.Errorf("finding %q", f)
+	}
+	notes := strings.Join(sc.MaxNotes(), "\n")
+	if !strings.Contains(notes, "bun: met the SLO at the most a search asks: its maximum is at least this") || strings.Contains(notes, "node: met the SLO at the most") ||
+		strings.Contains(notes, "bun: what stopped it") {
+		t.Errorf("notes:\n%s", notes)
+	}
+}
+
 // Searches of a target iotbench did not start (--url: no start-up time) run one after the other
 // are told apart by the steps at fractions of the maximum that end each.
 func TestSearchesWithoutAContainerEndAtTheirFractions(t *testing.T) {
