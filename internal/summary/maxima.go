@@ -22,8 +22,8 @@ type Search struct {
 	// not measured: the target's maximum is at least Max (perhaps met once, when the generator's
 	// limit ended the search).
 	GeneratorLimited bool
-	// AtLimit: no step above Max failed, so the search ended at the most it asks (its limit):
-	// the target's maximum is at least Max, and was not measured.
+	// AtLimit: no step ran above Max (repeated ones aside), so the search ended at the most it
+	// asks (its limit): the target's maximum is at least Max, and was not measured.
 	AtLimit bool
 	// Failed says why the search has no result: its target was never loaded, or failed the
 	// stored-row check.
@@ -168,8 +168,8 @@ func (s Search) Distrust() string {
 }
 
 // Clumped says a step at the search's maximum that met the SLO sent its arrivals not as
-// intended (the arrivals self-check: bursts of the generator's making): the target met bursts
-// there, which only raise its latency, so its maximum may be higher than the search found.
+// intended (the arrivals self-check: in bursts): the target met bursts there, which only raise
+// its latency, so its maximum may be higher than the search found.
 func (s Search) Clumped() bool {
 	return s.Max > 0 && slices.ContainsFunc(s.Steps, func(r results.Row) bool {
 		return r.Valid && r.RequestedRPS == s.Max && r.ArrivalJudged && !r.ArrivalAsIntended
