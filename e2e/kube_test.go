@@ -3,13 +3,14 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,58 +47,80 @@ type seenPod struct {
 	cpus string
 }
 
-// watchRunPods polls the cluster's pods of iotbench's runs until stop is closed.
+// watchRunPods watches the cluster's pods of iotbench's runs until stop is closed: every change
+// of each, so that a phase a pod holds briefly (Succeeded, before the run removes the Job) is
+// seen, as polling may not.
 func watchRunPods(ctx context.Context, stop <-chan struct{}) func() map[string]*seenPod {
 	seen := map[string]*seenPod{}
-	var mu sync.Mutex
 	done := make(chan struct{})
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-stop:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	cmd := exec.CommandContext(ctx, "scripts/kube-cluster.sh", "kubectl", "get", "pods", "-A", "-o", "json", "--watch",
+		"-l", "app.kubernetes.io/name in (iotbench-target,iotbench-shard)")
+	cmd.Dir = ".."
+	// The script runs kubectl as its child: end both.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	out, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
 	go func() {
 		defer close(done)
+		if err != nil {
+			return
+		}
+		// The watch writes the pods there are first, then each pod as it changes, one JSON
+		// object each (a List when the first are several).
+		dec := json.NewDecoder(out)
 		for {
-			cmd := exec.CommandContext(ctx, "scripts/kube-cluster.sh", "kubectl", "get", "pods", "-A", "-o", "json",
-				"-l", "app.kubernetes.io/name in (iotbench-target,iotbench-shard)")
-			cmd.Dir = ".."
-			if out, err := cmd.Output(); err == nil {
-				var l struct {
-					Items []struct {
-						Metadata struct {
-							Name   string
-							Labels map[string]string
-						}
-						Spec   struct{ NodeName string }
-						Status struct {
-							Phase             string
-							ContainerStatuses []struct{ ContainerID string }
-						}
-					}
-				}
-				if json.Unmarshal(out, &l) == nil {
-					mu.Lock()
-					for _, p := range l.Items {
-						s := seen[p.Metadata.Name]
-						if s == nil {
-							s = &seenPod{role: p.Metadata.Labels["app.kubernetes.io/name"], phases: map[string]bool{}}
-							seen[p.Metadata.Name] = s
-						}
-						s.node = p.Spec.NodeName
-						s.phases[p.Status.Phase] = true
-						if p.Status.Phase == "Running" && s.cpus == "" && len(p.Status.ContainerStatuses) > 0 {
-							s.cpus = containerCPUs(p.Status.ContainerStatuses[0].ContainerID)
-						}
-					}
-					mu.Unlock()
-				}
+			var o struct {
+				watchedPod
+				Items []watchedPod
 			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(300 * time.Millisecond):
+			if dec.Decode(&o) != nil {
+				break
+			}
+			for _, p := range append(o.Items, o.watchedPod) {
+				if p.Metadata.Name == "" {
+					continue
+				}
+				s := seen[p.Metadata.Name]
+				if s == nil {
+					s = &seenPod{role: p.Metadata.Labels["app.kubernetes.io/name"], phases: map[string]bool{}}
+					seen[p.Metadata.Name] = s
+				}
+				s.node = cmp.Or(p.Spec.NodeName, s.node)
+				s.phases[p.Status.Phase] = true
+				if p.Status.Phase == "Running" && s.cpus == "" && len(p.Status.ContainerStatuses) > 0 {
+					s.cpus = containerCPUs(p.Status.ContainerStatuses[0].ContainerID)
+				}
 			}
 		}
+		cmd.Wait()
 	}()
 	return func() map[string]*seenPod {
 		<-done
 		return seen
+	}
+}
+
+// watchedPod is what the watch reads of a pod.
+type watchedPod struct {
+	Metadata struct {
+		Name   string
+		Labels map[string]string
+	}
+	Spec   struct{ NodeName string }
+	Status struct {
+		Phase             string
+		ContainerStatuses []struct{ ContainerID string }
 	}
 }
 
