@@ -83,17 +83,7 @@ func TestAClimbsLastSecondsAreJudged(t *testing.T) {
 // start between the ramp's bracket (no row for the ramp): 8 slots × 50 ms hold 160 rps, and a
 // step meets a 200 ms p99 up to about 208.
 func TestARampBracketsTheSearch(t *testing.T) {
-	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}}
-	var rows []results.Row
-	log := &strings.Builder{}
-	r := &Runner{Lifecycle: f, Log: log, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
-	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01}, Ramp: 4 * time.Second,
-		Search: maxrate.Config{Start: 80, Resolution: maxrate.Resolution{RPS: 20}, Limit: 1280}, Step: 500 * time.Millisecond}
-	found, err := r.FindMax(context.Background(), planFor("t"), m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := found[0]
+	o, rows, log := rampedSearch(t, 4*time.Second, 80, 1280)
 	t.Logf("bracket %v: max %d, first failed %d, steps %v\n%s", o.Bracket, o.Max, o.FirstFailed, stepRates(o.Steps), log)
 	b := o.Bracket
 	if b == (maxrate.Bracket{}) || b.High <= 160 || b.Low != int(maxrate.RampLow*float64(b.High)) {
@@ -116,16 +106,7 @@ func TestARampBracketsTheSearch(t *testing.T) {
 // A ramp that meets the SLO to the search's limit brackets the search below its last second's
 // rate: no step doubles up from the first rate (8 slots × 50 ms hold 160 rps; the limit is 120).
 func TestARampUnbrokenToTheLimitBracketsTheSearch(t *testing.T) {
-	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}}
-	log := &strings.Builder{}
-	r := &Runner{Lifecycle: f, Log: log, Record: func(results.Row) error { return nil }}
-	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01}, Ramp: 2 * time.Second,
-		Search: maxrate.Config{Start: 30, Resolution: maxrate.Resolution{RPS: 20}, Limit: 120}, Step: 500 * time.Millisecond}
-	found, err := r.FindMax(context.Background(), planFor("t"), m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := found[0]
+	o, _, log := rampedSearch(t, 2*time.Second, 30, 120)
 	t.Logf("bracket %v: max %d, steps %v\n%s", o.Bracket, o.Max, stepRates(o.Steps), log)
 	b := o.Bracket
 	if b == (maxrate.Bracket{}) || b.High > 120 || b.Low != int(maxrate.RampLow*float64(b.High)) {
@@ -140,6 +121,23 @@ func TestARampUnbrokenToTheLimitBracketsTheSearch(t *testing.T) {
 	if !o.GeneratorLimited() && o.Max != 120 {
 		t.Errorf("max %d, want the limit, 120", o.Max)
 	}
+}
+
+// rampedSearch searches a target of 8 slots × 50 ms (160 rps) under a 200 ms p99 from start up
+// to limit, ramping first: its outcome, its rows and its log.
+func rampedSearch(t *testing.T, ramp time.Duration, start, limit int) (maxrate.Outcome, []results.Row, *strings.Builder) {
+	t.Helper()
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}}
+	var rows []results.Row
+	log := &strings.Builder{}
+	r := &Runner{Lifecycle: f, Log: log, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
+	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01}, Ramp: ramp,
+		Search: maxrate.Config{Start: start, Resolution: maxrate.Resolution{RPS: 20}, Limit: limit}, Step: 500 * time.Millisecond}
+	found, err := r.FindMax(context.Background(), planFor("t"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found[0], rows, log
 }
 
 func stepRates(steps []maxrate.Step) []int {

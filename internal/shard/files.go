@@ -24,8 +24,7 @@ func RunFile(ctx context.Context, s Spec, start time.Time, dir string) error {
 		if late := time.Since(at); late > 0 {
 			return fmt.Errorf("%s: warmed up %s after the measured phase's start %s: start the shards earlier or set a later start", s.Name(), late.Round(time.Millisecond), start.Format(time.RFC3339))
 		}
-		time.Sleep(time.Until(at))
-		return nil
+		return waitUntil(ctx, at)
 	})
 	if err != nil {
 		return err

@@ -58,7 +58,11 @@ func serve(ctx context.Context, dec *json.Decoder, enc *json.Encoder) error {
 					return err
 				}
 			case next.Start != 0:
-				return waitUntil(ctx, time.Unix(0, next.Start).Add(m.Spec.Offset()))
+				start := time.Unix(0, next.Start).Add(m.Spec.Offset())
+				if ahead := time.Until(start); ahead > furthestStart {
+					return fmt.Errorf("the start time is %v ahead, more than the %v a start may be: this host's clock was stepped since the parent measured it", ahead.Round(time.Millisecond), furthestStart)
+				}
+				return waitUntil(ctx, start)
 			default:
 				return fmt.Errorf("waiting for the start time: got %+v", next)
 			}
@@ -70,19 +74,14 @@ func serve(ctx context.Context, dec *json.Decoder, enc *json.Encoder) error {
 	return enc.Encode(out)
 }
 
-// furthestStart is the furthest ahead a start time may be: the parent sets it a fraction of a
-// second ahead, plus a few round trips to the shard's host.
+// furthestStart is the furthest ahead a parent's start time may be: it sets it a fraction of a
+// second ahead, plus a few round trips to the shard's host. Further, a clock stepped since the
+// parent measured it (or an offset measured wrong) would hold the shard, and the run, as long.
 const furthestStart = 10 * time.Second
 
-// waitUntil waits for start, by this host's clock, unless ctx ends first. A start further ahead
-// than furthestStart is refused: a clock stepped since the parent measured it, or an offset
-// measured wrong, would otherwise hold the shard (and the run) for as long.
+// waitUntil waits for start, by this host's clock, unless ctx ends first.
 func waitUntil(ctx context.Context, start time.Time) error {
-	wait := time.Until(start)
-	if wait > furthestStart {
-		return fmt.Errorf("the start time is %v ahead, more than the %v a start may be: this host's clock was stepped since the parent measured it", wait.Round(time.Millisecond), furthestStart)
-	}
-	t := time.NewTimer(wait)
+	t := time.NewTimer(time.Until(start))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

@@ -214,7 +214,7 @@ func (t Target) distrustedMaxima() int {
 // AtLeastMax says a search whose maximum is trusted stopped at the generator's limit or at its
 // own: the maximum is at least Max.
 func (t Target) AtLeastMax() bool {
-	return t.GeneratorLimitedMax() || t.boundedBy(func(s Search) bool { return s.AtLimit })
+	return t.boundedBy(func(s Search) bool { return s.GeneratorLimited || s.AtLimit })
 }
 
 // GeneratorLimitedMax says a search whose maximum is trusted stopped at the generator's limit.
