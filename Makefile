@@ -9,9 +9,9 @@ LDFLAGS := -X $(PKG)/internal/hostinfo.Version=$(VERSION) -X $(PKG)/internal/hos
 # SLO (p99 < 100 ms, errors < 0.1%), at what latency and CPU and memory cost, in one sentence, each
 # target in the scenario's 1 GiB (the embedded store keeps the latest 1,000 readings:
 # docs/contract.md). One search a target, no latency below the maximum: a first answer, not a
-# ranking (about 6 minutes with the images built, under 10 with nothing cached). RUN_DEFAULT with
-# --trials 6 --latency-at 50%,75%,90% ranks them, with the latency at those shares of each
-# maximum, in about 40 minutes; its last lines print that command. ARGS
+# ranking. RUN_DEFAULT with --trials 6 --latency-at 50%,75%,90% ranks them, with the latency at
+# those shares of each maximum; its last lines print that command (how long each takes: README.md,
+# its first lines). ARGS
 # replaces it with any run, e.g. make run ARGS="--scenario io-heavy --trials 5"
 RUN_DEFAULT := --scenario io-heavy --targets spring-mvc-virtual,fastify,bun-native --find-max --trials 1 --step 4s --warmup auto --resolution 20%
 ARGS    ?=
