@@ -14,7 +14,7 @@ import (
 // figures.
 func judgeSampling(row *results.Row, res load.Result) {
 	if res.Mode == load.Open {
-		a := sampling.JudgeArrivals(res.Arrival, res.Sends)
+		a := sampling.JudgeArrivals(res.Arrival, res.Sends, load.LagAllowed(res.Latency.P99, res.ExpectedLatency))
 		row.ArrivalJudged, row.ArrivalAsIntended, row.ArrivalDispersion = a.Judged, a.Fits, a.Index
 		if words := a.String(); words != "" {
 			warn(row, words)

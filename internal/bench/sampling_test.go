@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/arrival"
+	"github.com/iotbench/iotbench/internal/latency"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/sampling"
@@ -28,6 +29,8 @@ func TestSamplingChecksOnTheRow(t *testing.T) {
 	// Alternating seconds: independent (r < 0); a slow swing over several seconds: correlated.
 	independent := seconds(10, 12, 9, 11, 10, 13, 9, 11, 10, 12, 9, 11, 10, 12)
 	swinging := seconds(10, 11, 12, 13, 14, 13, 12, 11, 10, 11, 12, 13, 14, 13, 12, 11, 10)
+	clumps2ms := sampling.Dispersion{Width: 250 * time.Microsecond, Windows: 80000, Mean: 10, Variance: 8,
+		Wider: []sampling.Dispersion{{Width: 8 * time.Millisecond, Windows: 2500, Mean: 320, Variance: 6400}}}
 	for _, c := range []struct {
 		name        string
 		res         load.Result
@@ -35,10 +38,17 @@ func TestSamplingChecksOnTheRow(t *testing.T) {
 		independent bool
 		warns       []string
 	}{
-		{"as intended, independent", load.Result{Mode: load.Open, Arrival: arrival.Uniform, Sends: sampling.Dispersion{Windows: 200, Mean: 10, Variance: 0.3}, Timeline: independent},
+		{"as intended, independent", load.Result{Mode: load.Open, Arrival: arrival.Uniform, Sends: sampling.Dispersion{Width: 10 * time.Millisecond, Windows: 200, Mean: 10, Variance: 0.3}, Timeline: independent},
 			true, true, nil},
-		{"poisson sends on a uniform schedule, correlated seconds", load.Result{Mode: load.Open, Arrival: arrival.Uniform, Sends: sampling.Dispersion{Windows: 200, Mean: 10, Variance: 10}, Timeline: swinging},
+		{"poisson sends on a uniform schedule, correlated seconds", load.Result{Mode: load.Open, Arrival: arrival.Uniform, Sends: sampling.Dispersion{Width: 10 * time.Millisecond, Windows: 200, Mean: 10, Variance: 10}, Timeline: swinging},
 			false, false, []string{"arrivals not as intended: the sends came in clumps (dispersion 1.00", "seconds not independent: the per-second p50 follows the second before it", "worth about"}},
+		// Clumps of 2 ms at 40,000 rps (index 0.8 in windows of ten requests, 20 in windows of
+		// 8 ms): within the 5 ms of own delay a p99 of 50 ms allows, past the 1 ms a p99 of 5 ms
+		// allows.
+		{"clumps narrower than the own delay allowed", load.Result{Mode: load.Open, Arrival: arrival.Uniform, Latency: latency.Summary{P99: 50 * time.Millisecond}, Sends: clumps2ms, Timeline: independent},
+			true, true, nil},
+		{"clumps wider than the own delay allowed", load.Result{Mode: load.Open, Arrival: arrival.Uniform, Latency: latency.Summary{P99: 5 * time.Millisecond}, Sends: clumps2ms, Timeline: independent},
+			false, true, []string{"(dispersion 20.00 in windows of 8.00 ms; evenly spaced is near 0, a Poisson process 1), running 2.00 ms ahead of or behind their pace where the generator may add 1.00 ms"}},
 		{"closed loop", load.Result{Mode: load.Closed, Timeline: independent}, false, true, nil},
 		// 256 connections over 30 s answering 60,000 times: ±8.5 of 2,000 rps, under 2%.
 		{"closed loop, a fine count", load.Result{Mode: load.Closed, InFlightLimit: 256, PeakInFlight: 256, Duration: 30 * time.Second, Answered: 60000, Timeline: independent}, false, true, nil},

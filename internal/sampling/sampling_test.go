@@ -34,22 +34,54 @@ func TestArrivalCheck(t *testing.T) {
 		}
 		return 0
 	}
+	// Turns of a busy event loop: each releases what fell due since the last, 1 to 30 sends.
+	batch := 0
+	turns := func() float64 {
+		if batch == 0 {
+			batch = 1 + rng.IntN(30)
+			return float64(batch)
+		}
+		batch--
+		return 0
+	}
+	// A stall of 20 ms each second, then its sends at once (at 40,000 rps, 800 of them).
+	sent := 0
+	stalls := func() float64 {
+		sent++
+		if sent%40000 == 0 {
+			return 800
+		}
+		if sent%40000 < 800 {
+			return 0
+		}
+		return 1
+	}
 	for _, c := range []struct {
 		name, process string
+		rate          int
 		gap           func() float64
 		fits          bool
 		words         string
 	}{
-		{"even sends, uniform asked", "uniform", even, true, ""},
-		{"jittered sends, uniform asked", "uniform", jittered, true, ""},
-		{"poisson sends, uniform asked", "uniform", poisson, false, "came in clumps"},
-		{"poisson sends, poisson asked", "poisson", poisson, true, ""},
-		{"even sends, poisson asked", "poisson", even, false, "more even than a Poisson process"},
-		{"clumps, poisson asked", "poisson", clumps, false, "burstier than a Poisson process"},
-		{"clumps, uniform asked", "uniform", clumps, false, "came in clumps"},
+		{"even sends, uniform asked", "uniform", 1000, even, true, ""},
+		{"jittered sends, uniform asked", "uniform", 1000, jittered, true, ""},
+		{"poisson sends, uniform asked", "uniform", 1000, poisson, false, "came in clumps"},
+		{"poisson sends, poisson asked", "poisson", 1000, poisson, true, ""},
+		{"even sends, poisson asked", "poisson", 1000, even, false, "more even than a Poisson process"},
+		{"clumps, poisson asked", "poisson", 1000, clumps, false, "burstier than a Poisson process"},
+		{"clumps, uniform asked", "uniform", 1000, clumps, false, "came in clumps"},
+		// Fast rates: a burstier index than the bar's, in clumps far narrower than the own
+		// delay allowed, fits; a stall or a Poisson process shows in wider windows.
+		{"an event loop's turns at 40,000 rps, uniform asked", "uniform", 40000, turns, true, ""},
+		{"a stall a second at 40,000 rps, uniform asked", "uniform", 40000, stalls, false, "ahead of or behind their pace where the generator may add 1.00 ms"},
+		{"poisson sends at 40,000 rps, uniform asked", "uniform", 40000, poisson, false, "came in clumps"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := JudgeArrivals(arrival.Process(c.process), sends(1000, 20*time.Second, c.gap))
+			d := sends(c.rate, 20*time.Second, c.gap)
+			if c.rate > 1000 && d.Index() < UniformMaxIndex {
+				t.Fatalf("index %.2f in windows of ten requests: the case tests nothing the index alone would not", d.Index())
+			}
+			got := JudgeArrivals(arrival.Process(c.process), d, time.Millisecond)
 			if !got.Judged || got.Fits != c.fits || !strings.Contains(got.String(), c.words) || (c.fits && got.String() != "") {
 				t.Errorf("%+v (%q); want judged, fits %v, saying %q", got, got.String(), c.fits, c.words)
 			}
@@ -73,10 +105,10 @@ func TestArrivalCheck(t *testing.T) {
 		}
 	}
 	// Too few windows, or no process to test against: not judged.
-	if c := JudgeArrivals("uniform", sends(10, 2*time.Second, even)); c.Judged {
+	if c := JudgeArrivals("uniform", sends(10, 2*time.Second, even), time.Millisecond); c.Judged {
 		t.Errorf("2 s at 10 rps judged: %+v", c)
 	}
-	if NewCounts(0, time.Second) != nil || JudgeArrivals("poisson", (*Counts)(nil).Dispersion(time.Second)).Judged {
+	if NewCounts(0, time.Second) != nil || JudgeArrivals("poisson", (*Counts)(nil).Dispersion(time.Second), time.Millisecond).Judged {
 		t.Error("a phase without a rate was judged")
 	}
 }
