@@ -167,9 +167,8 @@ type request struct {
 	retried bool
 	expired bool // timed out, kept on its connection for its answer (keepLate)
 	wire    *wireRequest
-	// free is when its connection became free for it (own.record): a connection handed back
-	// was free from its last answer's arrival, a new one from when it was connected (over TLS,
-	// its handshake done on a helper).
+	// free is when a connection became free for it (own.record, conn.freeSince): the one
+	// handed back to it while it waited, else the one idle the longest when it was released.
 	free time.Time
 }
 
@@ -369,9 +368,13 @@ func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, 
 	a.peak = max(a.peak, n)
 	a.secondPeak[0], a.secondPeak[1] = max(a.secondPeak[0], n), max(a.secondPeak[1], n)
 	if n := len(a.idle); n > 0 {
-		c := a.idle[n-1]
+		// It takes the connection idle the shortest (the others may idle out), but it could
+		// have gone on the one idle the longest: from when that one was free, a wait is the
+		// generator's. (The newest alone left the turn's wait out of 45–46% of the own delays at
+		// 12,000 rps, their p99 low by 15–17%.)
+		c, free := a.idle[n-1], a.idle[0].freeSince()
 		a.idle = a.idle[:n-1]
-		a.send(c, slot)
+		a.send(c, slot, free)
 		return nil
 	}
 	a.waiting.push(ticket{slot: slot, gen: r.gen})

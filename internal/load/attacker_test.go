@@ -314,6 +314,40 @@ func TestWaitingRequestTakesTheConnectionHandedBack(t *testing.T) {
 	a.dialing = 0
 }
 
+// A request released with connections idle goes on the newest, but its own delay runs from when
+// the oldest was free: it could have gone on that one, and the wait since is the generator's
+// (seen: 45% of the own delays at 12,000 rps left out the wait for the loop's turn).
+func TestReleasedRequestIsFreeFromTheLongestIdleConnection(t *testing.T) {
+	a := newTestAttacker(t, 5*time.Second)
+	target := vegeta.Target{Method: http.MethodGet, URL: "http://127.0.0.1:1/"}
+	w, err := encodeRequest(&target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.wire, a.addr = w, w.addr
+	now := time.Now()
+	var peers [2]int
+	for i, idleFor := range []time.Duration{3 * time.Millisecond, 100 * time.Microsecond} {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+		c := &conn{fd: fds[0], state: idle, reused: true, arrival: now.Add(-idleFor)}
+		a.conns, a.idle, peers[i] = append(a.conns, c), append(a.idle, c), fds[1]
+	}
+	if err := a.release(context.Background(), func(tg *vegeta.Target) error { *tg = target; return nil }, 0, now); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1024)
+	if n, _ := unix.Read(peers[1], buf); !bytes.Equal(buf[:max(n, 0)], w.bytes) {
+		t.Errorf("the newest idle connection carried %q, want the request", buf[:max(n, 0)])
+	}
+	if r := a.slots[0]; r.c != a.conns[1] || !r.free.Equal(now.Add(-3*time.Millisecond)) {
+		t.Errorf("the request free from %v before its release, on connection %p; want 3ms, on the newest %p", now.Sub(r.free), r.c, a.conns[1])
+	}
+}
+
 // listenFull is a loopback address whose listener takes no more connections: a connect to it
 // waits until it gives up.
 func listenFull(t *testing.T) string {

@@ -280,7 +280,7 @@ func (a *attacker) dialCap() int {
 // handBack gives c to the oldest request waiting, else keeps it idle.
 func (a *attacker) handBack(c *conn) {
 	if slot, ok := a.nextWaiting(); ok {
-		a.send(c, slot)
+		a.send(c, slot, c.freeSince())
 		return
 	}
 	c.state = idle
@@ -298,8 +298,8 @@ func (a *attacker) nextWaiting() (int32, bool) {
 	return 0, false
 }
 
-// send writes slot's request on c.
-func (a *attacker) send(c *conn, slot int32) {
+// send writes slot's request on c, a connection free for it since free (freeSince).
+func (a *attacker) send(c *conn, slot int32, free time.Time) {
 	if c.h2 != nil {
 		c.state = busy // taken from the idle list
 		a.h2send(c, slot)
@@ -311,13 +311,8 @@ func (a *attacker) send(c *conn, slot int32) {
 	// A request that found no idle connection waited for one: for another request's answer on
 	// it, or for a new one to be opened (the target's accept; over TLS, the handshake). That
 	// wait is the target's or the connection's cost, not the generator's delay: its own share
-	// runs from when the connection was free (the answer's arrival in the kernel, the
-	// connection found open, less a handshake's wait for a helper, which is the generator's),
-	// so the loop's time to take it and write is counted.
-	r.free = c.arrival
-	if !c.reused {
-		r.free = c.ready.Add(-c.helperWait)
-	}
+	// runs from when a connection was free, so the loop's time to take it and write is counted.
+	r.free = free
 	c.resp.reset(r.wire.head)
 	c.arrival, c.first = time.Time{}, time.Time{}
 	c.out = r.wire.bytes
@@ -327,6 +322,15 @@ func (a *attacker) send(c *conn, slot int32) {
 		}
 	}
 	a.flush(c)
+}
+
+// freeSince is when c became free for a request: its last answer's arrival in the kernel, or,
+// new, when it was found open (less a handshake's wait for a helper, which is the generator's).
+func (c *conn) freeSince() time.Time {
+	if !c.reused {
+		return c.ready.Add(-c.helperWait)
+	}
+	return c.arrival
 }
 
 // flush writes what is left of c's request; epoll says when the rest can be written.
