@@ -92,13 +92,11 @@ func (c *Counts) Dispersion(du time.Duration) Dispersion {
 		return Dispersion{}
 	}
 	d := summarize(c.counts[:n], c.width)
-	merged := slices.Clone(c.counts[:n])
-	for width := 2 * c.width; len(merged)/2 >= MinWindows; width *= 2 {
-		for i := range len(merged) / 2 {
-			merged[i] = merged[2*i] + merged[2*i+1]
-		}
-		merged = merged[:len(merged)/2]
-		d.Wider = append(d.Wider, summarize(merged, width))
+	wide := Counts{width: c.width, counts: slices.Clone(c.counts[:n])}
+	for len(wide.counts)/2 >= MinWindows {
+		wide.counts = wide.counts[:len(wide.counts)&^1] // an odd last window would merge alone
+		wide.merge()
+		d.Wider = append(d.Wider, summarize(wide.counts, wide.width))
 	}
 	return d
 }
