@@ -71,7 +71,9 @@ func (s *Session) Run(ctx context.Context, cfg Config) (Result, error) {
 	a := s.a
 	a.timeout, a.keep, a.keepLate, a.turnEvery = cfg.Timeout, shape.keep, cfg.Compat == Wrk, 0
 	if cfg.Model.Mode() == Open {
-		a.turnEvery = turnFor(cfg.Model.peakRate())
+		// Before the load, the row's p99 is unknown; the expected latency bounds what it allows.
+		expected := cfg.Model.ExpectedLatency
+		a.turnEvery = turnFor(cfg.Model.peakRate(), LagAllowed(expected, expected))
 	}
 	res, err := newRunner(cfg).run(ctx, a)
 	if err != nil {
