@@ -145,19 +145,12 @@ const longestTurn = 100 * time.Microsecond
 // the generator's core 57–61% busy, against 51–56% for each two.
 const turnRequests = 2
 
-// turnFor is the least time between the open loop's turns at rate requests a second, for a
-// generator whose own delay may reach tolerance (LagAllowed) before the row is invalid.
-// longestTurn and turnRequests are what the floor (LagFloor) affords; a row that allows more
-// (10% of a longer expected latency) gets turns as much longer, up to rawUpTo, so that a turn's
-// batch keeps the same share of what the row allows: with 200 ms answers and 2,000 requests in
-// flight, turns every 100 µs woke the generator for each request, at 38 µs of its CPU a request.
-func turnFor(rate int, tolerance time.Duration) time.Duration {
-	scale := min(max(float64(tolerance)/float64(LagFloor), 1), float64(rawUpTo)/float64(longestTurn))
-	longest := time.Duration(scale * float64(longestTurn))
+// turnFor is the least time between the open loop's turns at rate requests a second.
+func turnFor(rate int) time.Duration {
 	if rate <= 0 {
-		return longest
+		return longestTurn
 	}
-	return min(longest, time.Duration(scale*turnRequests*float64(time.Second)/float64(rate)))
+	return min(longestTurn, time.Duration(turnRequests*float64(time.Second)/float64(rate)))
 }
 
 // limitEvery is how often a moving in-flight bound (hooks.limitAt) is asked again: a climb's

@@ -258,41 +258,28 @@ func TestAttackerRefusedConnection(t *testing.T) {
 	}
 }
 
-// Requests released all at once open at most maxDialing connections at a time, as many times
-// more as the open loop's turns are longer than longestTurn (a dial done is seen a turn later),
-// and no more than one per request beyond that bound: dialing one per waiting request turned
-// hiccups into storms of handshakes.
+// Requests released all at once open at most maxDialing connections at a time, and no more
+// than one per request beyond that bound: dialing one per waiting request turned hiccups into
+// storms of handshakes.
 func TestAttackerBoundsDialsInProgress(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		turn time.Duration
-		want int
-	}{
-		{"closed loop", 0, maxDialing},
-		{"turns at the floor", turnFor(10000, LagFloor), maxDialing},
-		{"1 ms turns", turnFor(10000, 20*time.Millisecond), 10 * maxDialing},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }, 0)
-			a := newTestAttacker(t, 5*time.Second)
-			a.turnEvery = tc.turn
-			requests := 3 * tc.want
-			most := 0
-			for _, r := range sendN(t, a, vegeta.Target{Method: http.MethodGet, URL: srv.URL}, requests, requests, nil, func(*vegeta.Result) {
-				most = max(most, a.dialing)
-			}) {
-				if r.Code != 200 {
-					t.Fatalf("%d %q", r.Code, r.Error)
-				}
-			}
-			dialed := int64(a.connGen)
-			if most > tc.want || a.mostDialing != tc.want {
-				t.Errorf("%d dials in progress at once (%d seen between answers), want at most and at least %d", a.mostDialing, most, tc.want)
-			}
-			if dialed > int64(requests) || conns.Load() > int64(requests) {
-				t.Errorf("%d dials, %d connections for %d requests", dialed, conns.Load(), requests)
-			}
-		})
+	srv, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }, 0)
+	a := newTestAttacker(t, 5*time.Second)
+	const requests = 3 * maxDialing
+	most := 0
+	var dialed int64
+	for _, r := range sendN(t, a, vegeta.Target{Method: http.MethodGet, URL: srv.URL}, requests, requests, nil, func(*vegeta.Result) {
+		most = max(most, a.dialing)
+	}) {
+		if r.Code != 200 {
+			t.Fatalf("%d %q", r.Code, r.Error)
+		}
+	}
+	dialed = int64(a.connGen)
+	if most > maxDialing || a.mostDialing != maxDialing {
+		t.Errorf("%d dials in progress at once (%d seen between answers), want at most and at least %d", a.mostDialing, most, maxDialing)
+	}
+	if dialed > requests || conns.Load() > requests {
+		t.Errorf("%d dials, %d connections for %d requests", dialed, conns.Load(), requests)
 	}
 }
 
@@ -486,37 +473,20 @@ func (u upTo) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 	return u.pacer.Pace(elapsed, hits)
 }
 
-// A turn gathers at most turnRequests requests due on average at the floor's tolerance, and as
-// many times more as the tolerance is above it (up to rawUpTo); turns are never closer than a
-// high rate needs, and a turn's length stays a tenth of the tolerance or less.
+// A turn gathers at most turnRequests requests due on average, and turns are never closer than
+// a high rate needs.
 func TestATurnGathersAFewRequests(t *testing.T) {
-	for _, tol := range []time.Duration{0, LagFloor, 5 * time.Millisecond, 20 * time.Millisecond, time.Second} {
-		scale := min(max(float64(tol)/float64(LagFloor), 1), 10)
-		longest := time.Duration(scale * float64(longestTurn))
-		for _, rate := range []int{0, 1, 1000, 10000, 20000, 20001, 50000, 200000} {
-			turn := turnFor(rate, tol)
-			if turn <= 0 || turn > longest || turn > rawUpTo {
-				t.Errorf("tolerance %v, rate %d: a turn every %v, want within (0, %v]", tol, rate, turn, min(longest, rawUpTo))
-			}
-			if turn > max(tol, LagFloor)/10 {
-				t.Errorf("tolerance %v, rate %d: a turn every %v, more than a tenth of the tolerance", tol, rate, turn)
-			}
-			perTurn, want := turn.Seconds()*float64(rate), turnRequests*scale
-			if perTurn > want+1e-9 {
-				t.Errorf("tolerance %v, rate %d: a turn every %v gathers %.2f requests due, want at most %v", tol, rate, turn, perTurn, want)
-			}
-			if rate > 0 && turn < longest && perTurn < want*0.99 {
-				t.Errorf("tolerance %v, rate %d: a turn every %v is closer than %v requests need", tol, rate, turn, want)
-			}
+	for _, rate := range []int{0, 1, 1000, 10000, 20000, 20001, 50000, 200000} {
+		turn := turnFor(rate)
+		if turn <= 0 || turn > longestTurn {
+			t.Errorf("rate %d: a turn every %v, want within (0, %v]", rate, turn, longestTurn)
 		}
-	}
-	// The scaling in figures: 200 ms answers at 10,000 rps (tolerance 20 ms) turn every 1 ms,
-	// ten times less often than at the floor.
-	if got := turnFor(10000, 20*time.Millisecond); got != time.Millisecond {
-		t.Errorf("10,000 rps, tolerance 20 ms: a turn every %v, want 1ms", got)
-	}
-	if got := turnFor(10000, 0); got != longestTurn {
-		t.Errorf("10,000 rps at the floor: a turn every %v, want %v", got, longestTurn)
+		if perTurn := turn.Seconds() * float64(rate); perTurn > turnRequests+1e-9 {
+			t.Errorf("rate %d: a turn every %v gathers %.2f requests due, want at most %v", rate, turn, perTurn, turnRequests)
+		}
+		if rate > 0 && turn < longestTurn && turn.Seconds()*float64(rate) < turnRequests*0.99 {
+			t.Errorf("rate %d: a turn every %v is closer than %v requests need", rate, turn, turnRequests)
+		}
 	}
 }
 
@@ -526,7 +496,7 @@ func TestATurnGathersAFewRequests(t *testing.T) {
 func TestTheOpenLoopTurnsInBatches(t *testing.T) {
 	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"id":1}`) }, time.Minute)
 	a := newTestAttacker(t, 5*time.Second)
-	a.turnEvery = turnFor(20000, LagFloor)
+	a.turnEvery = turnFor(20000)
 	const n = 6000 // 300 ms at 20,000 rps
 	turns, answered := 0, 0
 	began := time.Now()

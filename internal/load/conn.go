@@ -274,10 +274,7 @@ func (a *attacker) dialCap() int {
 	if a.fresh {
 		return a.maxConns
 	}
-	// A dial done is seen at the loop's next turn: with turns longer than longestTurn (turnFor),
-	// as many more at once, so that as many open a second (at 1 ms turns and 4 at once, 5,000
-	// connections took over a second to open and requests waited for them 410 ms at p99).
-	return maxDialing * max(1, int(a.turnEvery/longestTurn))
+	return maxDialing
 }
 
 // handBack gives c to the oldest request waiting, else keeps it idle.

@@ -79,7 +79,7 @@ func (a *attacker) wait(timeout time.Duration) (int, error) {
 	}
 }
 
-// sleep sleeps d (at most a turn, so at most rawUpTo, so raw) without being woken by epoll's events; a
+// sleep sleeps d (at most longestTurn, so raw: rawUpTo) without being woken by epoll's events; a
 // signal may end it early.
 func (a *attacker) sleep(d time.Duration) {
 	ts := unix.NsecToTimespec(int64(d))

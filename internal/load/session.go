@@ -71,9 +71,7 @@ func (s *Session) Run(ctx context.Context, cfg Config) (Result, error) {
 	a := s.a
 	a.timeout, a.keep, a.keepLate, a.turnEvery = cfg.Timeout, shape.keep, cfg.Compat == Wrk, 0
 	if cfg.Model.Mode() == Open {
-		// Before the load, the row's p99 is unknown; the expected latency bounds what it allows.
-		expected := cfg.Model.ExpectedLatency
-		a.turnEvery = turnFor(cfg.Model.peakRate(), LagAllowed(expected, expected))
+		a.turnEvery = turnFor(cfg.Model.peakRate())
 	}
 	res, err := newRunner(cfg).run(ctx, a)
 	if err != nil {
