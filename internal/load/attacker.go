@@ -115,8 +115,10 @@ type hooks struct {
 	// own, when set, is given the generator's own share of each answer's latency.
 	own *ownDelay
 	// each is given every request's outcome (the Result and its Body are valid during the call
-	// only), when the engine became responsible for it (own.start) and its kind (0 but in a mix).
-	each func(r *vegeta.Result, start time.Time, kind int)
+	// only), when the engine became responsible for it (own.start), when its answer's last bytes
+	// reached the kernel (zero without an answer, or without the kernel's receive time) and its
+	// kind (0 but in a mix).
+	each func(r *vegeta.Result, start, received time.Time, kind int)
 	// late, with keepLate, is given the answer of a request that had timed out.
 	late func(r *vegeta.Result)
 	// tick, when set, is called once per turn of the loop before requests are released, with

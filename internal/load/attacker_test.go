@@ -58,7 +58,7 @@ func sendN(t *testing.T, a *attacker, target vegeta.Target, n, conns int, own *o
 	t.Helper()
 	var out []vegeta.Result
 	err := a.attack(context.Background(), func(tg *vegeta.Target) error { *tg = target; return nil },
-		stopAfter(n), time.Now(), conns, hooks{own: own, each: func(r *vegeta.Result, _ time.Time, _ int) {
+		stopAfter(n), time.Now(), conns, hooks{own: own, each: func(r *vegeta.Result, _, _ time.Time, _ int) {
 			c := *r
 			c.Body = bytes.Clone(r.Body)
 			out = append(out, c)
@@ -301,7 +301,7 @@ func TestWaitingRequestTakesTheConnectionHandedBack(t *testing.T) {
 	a.slots[slot].wire = w
 	a.waiting.push(ticket{slot: slot, gen: a.slots[slot].gen})
 	a.dialing = 1 // and a dial under way for it
-	a.each = func(*vegeta.Result, time.Time, int) { t.Error("a result, for a request that was sent") }
+	a.each = func(*vegeta.Result, time.Time, time.Time, int) { t.Error("a result, for a request that was sent") }
 	a.handBack(a.conns[0])
 	buf := make([]byte, 1024)
 	n, _ := unix.Read(fds[1], buf)
@@ -437,6 +437,47 @@ func TestOwnDelayCountsTheGeneratorsTimeOnly(t *testing.T) {
 	})
 }
 
+// An answer the generator reads late keeps the latency of its arrival in the kernel: the wait
+// until it was read is the generator's own delay, not the server's (the loop reads in turns).
+func TestLatencyEndsWhenTheAnswerArrived(t *testing.T) {
+	const hold = 30 * time.Millisecond
+	// Both answers leave the server together; the generator, busy with the first for longer
+	// than hold, reads the second late.
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		arrived.Done()
+		arrived.Wait()
+		io.WriteString(w, `{"id":1}`)
+	}, time.Minute)
+	a := newTestAttacker(t, 5*time.Second)
+	type answer struct{ sent, received, read time.Time }
+	var answers []answer
+	err := a.attack(context.Background(), func(tg *vegeta.Target) error { *tg = vegeta.Target{Method: http.MethodGet, URL: srv.URL}; return nil },
+		stopAfter(2), time.Now(), 2, hooks{each: func(r *vegeta.Result, _, received time.Time, _ int) {
+			answers = append(answers, answer{r.Timestamp, received, r.Timestamp.Add(r.Latency)})
+			if len(answers) == 1 {
+				time.Sleep(hold + hold/5)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(answers) != 2 {
+		t.Fatalf("%d answers, want 2", len(answers))
+	}
+	late := answers[1]
+	if read := late.read.Sub(late.sent); read < hold {
+		t.Fatalf("the second answer was read %v after it was sent, want at least %v (the generator was busy)", read, hold)
+	}
+	switch took := late.received.Sub(late.sent); {
+	case late.received.IsZero():
+		t.Errorf("no receive time for the second answer: its latency would carry the late read")
+	case took > hold/2:
+		t.Errorf("the second answer received %v after it was sent, want within %v: its latency would carry the late read", took, hold/2)
+	}
+}
+
 // In open loop the generator is responsible for a request from its due time, found from its
 // sequence number; in closed loop from when it was released.
 func TestOwnDelayStartsAtTheDueTime(t *testing.T) {
@@ -502,7 +543,7 @@ func TestTheOpenLoopTurnsInBatches(t *testing.T) {
 	began := time.Now()
 	err := a.attack(context.Background(), func(tg *vegeta.Target) error { *tg = vegeta.Target{Method: http.MethodGet, URL: srv.URL}; return nil },
 		upTo{newPacer(20000, Share{}), n}, began, 1000, hooks{
-			each: func(r *vegeta.Result, _ time.Time, _ int) {
+			each: func(r *vegeta.Result, _, _ time.Time, _ int) {
 				if r.Error == "" {
 					answered++
 				}

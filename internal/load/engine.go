@@ -534,20 +534,25 @@ func newTally(cfg Config, du time.Duration, schedule schedule, began time.Time) 
 
 // add counts r, a request of kind (0 but in a mix) the engine was responsible for from start:
 // when it was due in open loop (its latency counts from there), when it was released in closed
-// loop. It says whether r is a success.
-func (t *tally) add(r *vegeta.Result, start time.Time, kind int) bool {
+// loop. Its latency ends when its answer reached the kernel (received; when zero, when it was
+// read). It says whether r is a success.
+func (t *tally) add(r *vegeta.Result, start, received time.Time, kind int) bool {
 	if t.kinds != nil {
-		t.kinds[kind].add(r, start, 0)
+		t.kinds[kind].add(r, start, received, 0)
 	}
 	res := &t.res
 	res.Requests++
-	took := r.Latency
 	answered := r.Timestamp.Add(r.Latency)
+	end := answered
+	if !received.IsZero() {
+		end = received
+	}
+	took := end.Sub(r.Timestamp)
 	var due time.Time
 	if t.open {
 		due = start
 		t.lag.Record(max(r.Timestamp.Sub(due), 0))
-		took = answered.Sub(due)
+		took = end.Sub(due)
 	}
 	res.Codes[int(r.Code)]++
 	outcome := timeline.Success

@@ -32,7 +32,7 @@ func FuzzH2Frames(f *testing.F) {
 		}
 		defer unix.Close(fds[1])
 		ended := map[uint64]int{}
-		a.each = func(r *vegeta.Result, _ time.Time, _ int) { ended[r.Seq]++ }
+		a.each = func(r *vegeta.Result, _, _ time.Time, _ int) { ended[r.Seq]++ }
 		a.h2streams, a.maxConns = 2, 2
 		c := &conn{fd: fds[0], gen: 1, state: busy}
 		a.conns, a.open = []*conn{c}, 1

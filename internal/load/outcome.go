@@ -54,7 +54,7 @@ func (a *attacker) finish(c *conn) {
 			a.late(&a.res)
 		}
 	} else {
-		a.each(&a.res, start, kind)
+		a.each(&a.res, start, received(c.arrival, sent, done), kind)
 	}
 	if c.resp.close || a.fresh {
 		a.closeConn(c)
@@ -62,6 +62,17 @@ func (a *attacker) finish(c *conn) {
 	}
 	c.reused = true
 	a.handBack(c)
+}
+
+// received is when the answer to a request written at sent, read at read, reached the kernel:
+// the receive time of its last bytes (arrival) when the kernel gave it, else read. A latency
+// ends there, so a loop that reads late (it sleeps between turns) adds nothing to it: that wait
+// is the generator's own delay, measured and bounded apart (ownDelay).
+func received(arrival, sent, read time.Time) time.Time {
+	if arrival.After(sent) && arrival.Before(read) {
+		return arrival
+	}
+	return read
 }
 
 // broken ends c's request with err, after closing c. A request the server closed a reused
@@ -102,7 +113,7 @@ func (a *attacker) fail(slot int32, text string, now time.Time) {
 	}
 	start, kind := r.start, r.wire.kind
 	a.end(slot)
-	a.each(&a.res, start, kind)
+	a.each(&a.res, start, time.Time{}, kind)
 }
 
 // timedOut counts slot's request as a timeout and keeps it on its connection for its answer, as
@@ -119,7 +130,7 @@ func (a *attacker) timedOut(slot int32, now time.Time) {
 	}
 	r.expired = true
 	a.lingering++
-	a.each(&a.res, r.start, r.wire.kind)
+	a.each(&a.res, r.start, time.Time{}, r.wire.kind)
 }
 
 // dropLingering ends the requests still waiting for an answer past their timeout when the attack

@@ -351,12 +351,12 @@ func (r *runner) begin(hits uint64) time.Time {
 }
 
 // each counts a request in the phase it belongs to.
-func (r *runner) each(res *vegeta.Result, start time.Time, kind int) {
+func (r *runner) each(res *vegeta.Result, start, received time.Time, kind int) {
 	t, phase, du := r.warm, timeline.Warmup, r.cfg.Warmup
 	if r.started && !start.Before(r.boundary) {
 		t, phase, du = r.measure, timeline.Measure, r.cfg.Duration
 	}
-	success := t.add(res, start, kind)
+	success := t.add(res, start, received, kind)
 	if r.within(res) {
 		r.measure.received(res, success, kind)
 		if r.wrk != nil {

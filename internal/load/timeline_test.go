@@ -159,7 +159,7 @@ func BenchmarkTally(b *testing.B) {
 				// 10,000 rps: the timeline closes a second every 10,000 results.
 				r.Seq = seq
 				r.Timestamp = began.Add(time.Duration(seq) * 100 * time.Microsecond)
-				tl.add(r, began.Add(schedule.due(seq)), 0)
+				tl.add(r, began.Add(schedule.due(seq)), time.Time{}, 0)
 				seq++
 			}
 		})
