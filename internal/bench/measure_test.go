@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/limit"
 	"github.com/iotbench/iotbench/internal/load"
@@ -422,5 +424,40 @@ func TestChronicDisturbanceEndsWithAQuietCell(t *testing.T) {
 	}
 	if r.disturbedInARow != 0 {
 		t.Error("with KeepDisturbed, disturbed cells are counted")
+	}
+}
+
+// A generator fault blames the generator's CPU only when it used enough of it to be short: below
+// generatorShortOfCPU, it was held up by something else, and more CPU would not have helped.
+func TestAGeneratorWithCPUToSpareIsNotCalledShortOfIt(t *testing.T) {
+	const late = "generator delayed requests: its own p99 delay 3.2ms exceeds 1ms (send lag p99 2.5ms): "
+	const behind = "generator sent 55000 rps of 60000 requested (91.7%): "
+	cases := []struct {
+		name    string
+		kind    fault.Kind
+		reason  string
+		percent float64
+		want    string // "": the reason unchanged
+	}{
+		{"late, the CPU half used", fault.GeneratorDelayed, late + load.GeneratorCauses[1], 54,
+			late + "the load generator was held up, not short of CPU (it used 54% of its CPUs): other work on its CPUs, or the host pausing it (run again on a quiet host)"},
+		{"behind, the CPU little used", fault.GeneratorBehind, behind + load.GeneratorCauses[0], 40,
+			behind + "the load generator was held up, not short of CPU (it used 40% of its CPUs): other work on its CPUs, or the host pausing it (run again on a quiet host)"},
+		{"late, the CPU busy", fault.GeneratorDelayed, late + load.GeneratorCauses[1], 90, ""},
+		{"late, at the threshold", fault.GeneratorDelayed, late + load.GeneratorCauses[1], 100 * generatorShortOfCPU, ""},
+		{"late, the CPU not measured", fault.GeneratorDelayed, late + load.GeneratorCauses[1], 0, ""},
+		{"another fault", fault.Errors, "success ratio 0.5000 below 0.99 (5 errors, 0 timeouts)", 20, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var row results.Row
+			row.SetFault(tc.kind, tc.reason)
+			row.GeneratorCPUPercent = tc.percent
+			notShortOfCPU(&row)
+			want := cmp.Or(tc.want, tc.reason)
+			if row.InvalidReason != want || row.Fault != tc.kind {
+				t.Errorf("reason %q (%v), want %q (%v)", row.InvalidReason, row.Fault, want, tc.kind)
+			}
+		})
 	}
 }

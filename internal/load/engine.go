@@ -728,8 +728,12 @@ func (r Result) ownDelayOver() bool {
 }
 
 // What the reasons of fault.GeneratorBehind and fault.GeneratorDelayed end with, for people: code
-// decides by the kind.
+// decides by the kind. Both name the usual cause, a generator short of CPU; one that measures the
+// generator's CPU replaces them when it was not (GeneratorCauses).
 const (
 	generatorBehind = "the load generator could not keep up (give it more CPU or lower the rate)"
 	generatorShort  = "the load generator was short of CPU; latencies would carry its delay"
 )
+
+// GeneratorCauses are the endings of a generator fault's reason that blame its CPU.
+var GeneratorCauses = [...]string{generatorBehind, generatorShort}
