@@ -413,15 +413,8 @@ func TestOwnDelayCountsTheGeneratorsTimeOnly(t *testing.T) {
 		}
 	})
 	t.Run("fast server, late reader", func(t *testing.T) {
-		// Both answers leave the server together; the generator, busy with the first for
-		// longer than hold, reads the second late.
-		var arrived sync.WaitGroup
-		arrived.Add(2)
-		srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
-			arrived.Done()
-			arrived.Wait()
-			io.WriteString(w, `{"id":1}`)
-		}, time.Minute)
+		// The generator, busy with the first answer for longer than hold, reads the second late.
+		srv := answersTogether(t)
 		a := newTestAttacker(t, 5*time.Second)
 		own := newOwnDelay(time.Now(), nil, time.Minute)
 		first := true
@@ -437,12 +430,9 @@ func TestOwnDelayCountsTheGeneratorsTimeOnly(t *testing.T) {
 	})
 }
 
-// An answer the generator reads late keeps the latency of its arrival in the kernel: the wait
-// until it was read is the generator's own delay, not the server's (the loop reads in turns).
-func TestLatencyEndsWhenTheAnswerArrived(t *testing.T) {
-	const hold = 30 * time.Millisecond
-	// Both answers leave the server together; the generator, busy with the first for longer
-	// than hold, reads the second late.
+// answersTogether is a server that holds the first of two requests until the second has come,
+// then answers both at once.
+func answersTogether(t *testing.T) *httptest.Server {
 	var arrived sync.WaitGroup
 	arrived.Add(2)
 	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -450,6 +440,15 @@ func TestLatencyEndsWhenTheAnswerArrived(t *testing.T) {
 		arrived.Wait()
 		io.WriteString(w, `{"id":1}`)
 	}, time.Minute)
+	return srv
+}
+
+// An answer the generator reads late keeps the latency of its arrival in the kernel: the wait
+// until it was read is the generator's own delay, not the server's (the loop reads in turns).
+func TestLatencyEndsWhenTheAnswerArrived(t *testing.T) {
+	const hold = 30 * time.Millisecond
+	// The generator, busy with the first answer for longer than hold, reads the second late.
+	srv := answersTogether(t)
 	a := newTestAttacker(t, 5*time.Second)
 	type answer struct{ sent, received, read time.Time }
 	var answers []answer
