@@ -112,7 +112,7 @@ type attacker struct {
 // hooks are what an attack tells of its requests, set by attack for its duration, so that the
 // paths that end a request need not carry them.
 type hooks struct {
-	// own, when set, is given the generator's own share of each answer's latency.
+	// own, when set, is given the generator's own delay in each answered request.
 	own *ownDelay
 	// each is given every request's outcome (the Result and its Body are valid during the call
 	// only), when the engine became responsible for it (own.start), when its answer's last bytes

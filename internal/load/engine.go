@@ -371,8 +371,8 @@ type Result struct {
 	Wrk *WrkFigures `json:",omitempty"`
 	// SendLag is how late each request left against the open loop's schedule.
 	SendLag latency.Summary
-	// OwnDelay is the generator's own share of each answered request's latency (ownDelay):
-	// due (or started) until written, plus answer received by the kernel until read.
+	// OwnDelay is the generator's own delay in each answered request (ownDelay): due (or
+	// started) until written, plus answer received by the kernel until read.
 	OwnDelay latency.Summary
 	// ServiceMean is the mean time from each answered request written until the kernel received
 	// its answer: the target's (and the network's) share of an in-flight slot. Zero when not
