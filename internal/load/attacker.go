@@ -115,9 +115,9 @@ type hooks struct {
 	// own, when set, is given the generator's own delay in each answered request.
 	own *ownDelay
 	// each is given every request's outcome (the Result and its Body are valid during the call
-	// only), when the engine became responsible for it (own.start), when its answer's last bytes
-	// reached the kernel (zero without an answer, or without the kernel's receive time) and its
-	// kind (0 but in a mix).
+	// only), when the engine became responsible for it (own.start), when the kernel received its
+	// answer's last bytes (conn.arrival; zero without an answer or a receive time) and its kind
+	// (0 but in a mix).
 	each func(r *vegeta.Result, start, received time.Time, kind int)
 	// late, with keepLate, is given the answer of a request that had timed out.
 	late func(r *vegeta.Result)

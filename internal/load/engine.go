@@ -534,8 +534,10 @@ func newTally(cfg Config, du time.Duration, schedule schedule, began time.Time) 
 
 // add counts r, a request of kind (0 but in a mix) the engine was responsible for from start:
 // when it was due in open loop (its latency counts from there), when it was released in closed
-// loop. Its latency ends when its answer reached the kernel (received; when zero, when it was
-// read). It says whether r is a success.
+// loop. Its latency ends when its answer's last bytes reached the kernel (received, when known:
+// between its sending and its reading), else when it was read: a loop that reads late (it
+// sleeps between turns) adds nothing to it, that wait being the generator's own delay, measured
+// and bounded apart (ownDelay). It says whether r is a success.
 func (t *tally) add(r *vegeta.Result, start, received time.Time, kind int) bool {
 	if t.kinds != nil {
 		t.kinds[kind].add(r, start, received, 0)
@@ -544,7 +546,7 @@ func (t *tally) add(r *vegeta.Result, start, received time.Time, kind int) bool 
 	res.Requests++
 	answered := r.Timestamp.Add(r.Latency)
 	end := answered
-	if !received.IsZero() {
+	if received.After(r.Timestamp) && received.Before(answered) {
 		end = received
 	}
 	took := end.Sub(r.Timestamp)

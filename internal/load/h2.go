@@ -690,7 +690,7 @@ func (a *attacker) h2finish(c *conn, st *h2stream) {
 	start, kind := r.start, r.wire.kind
 	a.h2free(c, st)
 	a.end(slot)
-	a.each(&a.res, start, received(c.arrival, sent, done), kind)
+	a.each(&a.res, start, c.arrival, kind)
 	a.h2after(c)
 }
 

@@ -54,7 +54,7 @@ func (a *attacker) finish(c *conn) {
 			a.late(&a.res)
 		}
 	} else {
-		a.each(&a.res, start, received(c.arrival, sent, done), kind)
+		a.each(&a.res, start, c.arrival, kind)
 	}
 	if c.resp.close || a.fresh {
 		a.closeConn(c)
@@ -62,17 +62,6 @@ func (a *attacker) finish(c *conn) {
 	}
 	c.reused = true
 	a.handBack(c)
-}
-
-// received is when the answer to a request written at sent, read at read, reached the kernel:
-// the receive time of its last bytes (arrival) when the kernel gave it, else read. A latency
-// ends there, so a loop that reads late (it sleeps between turns) adds nothing to it: that wait
-// is the generator's own delay, measured and bounded apart (ownDelay).
-func received(arrival, sent, read time.Time) time.Time {
-	if arrival.After(sent) && arrival.Before(read) {
-		return arrival
-	}
-	return read
 }
 
 // broken ends c's request with err, after closing c. A request the server closed a reused

@@ -13,9 +13,9 @@ import (
 // (open loop) or released (closed loop) until it was written to the socket, plus the time from
 // when the kernel received the answer's last bytes until the generator had read them. The first
 // is part of the latency, which ends at that receipt; the rest of the latency is the network's
-// and the server's. The second holds the connection and the in-flight slot a while longer. The attacker records
-// into it from its one goroutine. A request responsible from the boundary on is the measured
-// phase's (measure), one before it the warm-up's.
+// and the server's. The second holds the connection and the in-flight slot a while longer. The
+// attacker records into it from its one goroutine. A request responsible from the boundary on
+// is the measured phase's (measure), one before it the warm-up's.
 type ownDelay struct {
 	began    time.Time
 	schedule schedule // open loop: when each request was due; nil in closed loop
