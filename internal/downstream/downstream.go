@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/delay"
 )
 
 // Delay is the contract's wait of GET /downstream.
@@ -28,20 +30,19 @@ type Server struct {
 }
 
 // Start listens on a free loopback port and serves until Close.
-func Start(delay time.Duration) (*Server, error) {
+func Start(wait time.Duration) (*Server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{delay: delay, url: "http://" + ln.Addr().String() + "/downstream"}
+	s := &Server{delay: wait, url: "http://" + ln.Addr().String() + "/downstream"}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /downstream", func(w http.ResponseWriter, r *http.Request) {
 		s.calls.Add(1)
-		t := time.NewTimer(s.delay)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
+		if err := delay.Wait(r.Context(), s.delay); err != nil {
+			if r.Context().Err() == nil {
+				http.Error(w, "downstream: "+err.Error(), http.StatusServiceUnavailable)
+			}
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

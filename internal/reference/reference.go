@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/delay"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 )
 
@@ -90,11 +91,10 @@ func Start(shape Shape) (*Server, error) {
 				return
 			}
 		}
-		t := time.NewTimer(shape.wait(time.Since(began)))
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
+		if err := delay.Wait(r.Context(), shape.wait(time.Since(began))); err != nil {
+			if r.Context().Err() == nil {
+				http.Error(w, "reference: "+err.Error(), http.StatusServiceUnavailable)
+			}
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
