@@ -34,6 +34,32 @@ func TestPinProcessRestrictsAffinity(t *testing.T) {
 	}
 }
 
+func TestPinServerGivesOnePPerCPU(t *testing.T) {
+	before, err := AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before) < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	procs := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { PinProcess(before); runtime.GOMAXPROCS(procs) })
+	want := before[len(before)-1:]
+	if err := PinServer(want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("allowed CPUs after pinning = %v, want %v", got, want)
+	}
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Errorf("GOMAXPROCS after pinning a server to one CPU = %d, want 1", got)
+	}
+}
+
 func TestBackgroundRunsAtIdlePriority(t *testing.T) {
 	policy := make(chan uint32)
 	go func() {

@@ -120,7 +120,7 @@ func (s *Server) Close() error { return s.srv.Close() }
 // calibrating run, is done with it or gone).
 func Serve(shape Shape, cpus []int, in io.Reader, out io.Writer) error {
 	if len(cpus) > 0 {
-		if err := hostinfo.PinProcess(cpus); err != nil {
+		if err := hostinfo.PinServer(cpus); err != nil {
 			return fmt.Errorf("pinning the reference server to CPUs %s: %w", cpuset.Format(cpus), err)
 		}
 	}
