@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/load"
@@ -67,8 +69,22 @@ func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearc
 		fmt.Fprintf(r.Log, "  the ramp met the SLO to its end, %d rps, after %s: steps search between %d and %d rps\n", b.High, took.Round(time.Second), b.Low, b.High)
 		return b, nil
 	}
-	fmt.Fprintf(r.Log, "  the ramp broke at %d rps after %s: steps search between %d and %d rps\n", b.High, took.Round(time.Second), b.Low, b.High)
+	fmt.Fprintf(r.Log, "  the ramp broke at %d rps after %s (%s): steps search between %d and %d rps\n", b.High, took.Round(time.Second), brokenBy(seconds, m.SLO), b.Low, b.High)
 	return b, nil
+}
+
+// brokenBy says how the failing seconds at the end of a broken ramp failed slo.
+func brokenBy(seconds []maxrate.Step, slo maxrate.SLO) string {
+	var failed []string
+	for i := len(seconds) - 1; i >= 0; i-- {
+		s := seconds[i]
+		if slo.Judge(&s); s.Failed == "" {
+			break
+		}
+		failed = append(failed, fmt.Sprintf("%d rps: %s", s.Rate, s.Failed))
+	}
+	slices.Reverse(failed)
+	return strings.Join(failed, "; ")
 }
 
 // climbing loads the target through stages, unmeasured, until its last seconds break slo, and

@@ -89,8 +89,9 @@ func TestARampBracketsTheSearch(t *testing.T) {
 	if b == (maxrate.Bracket{}) || b.High <= 160 || b.Low != int(maxrate.RampLow*float64(b.High)) {
 		t.Fatalf("bracket %v: want one from a ramp that broke above 160 rps", b)
 	}
-	if !strings.Contains(log.String(), fmt.Sprintf("the ramp broke at %d rps", b.High)) {
-		t.Errorf("the log does not say where the ramp broke:\n%s", log)
+	if !strings.Contains(log.String(), fmt.Sprintf("the ramp broke at %d rps after", b.High)) ||
+		!strings.Contains(log.String(), fmt.Sprintf("(%d rps: p99 ", b.High)) {
+		t.Errorf("the log does not say where the ramp broke, and how its first failing second failed:\n%s", log)
 	}
 	if len(o.Steps) == 0 || o.Steps[0].Rate <= b.Low || o.Steps[0].Rate > b.High {
 		t.Errorf("steps %v: want the first inside the bracket %v", stepRates(o.Steps), b)
