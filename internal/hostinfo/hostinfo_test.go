@@ -8,33 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestPinProcessRestrictsAffinity(t *testing.T) {
-	before, err := AllowedCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(before) < 2 {
-		t.Skip("needs 2 CPUs")
-	}
-	t.Cleanup(func() { PinProcess(before) })
-	want := before[:1]
-	if err := PinProcess(want); err != nil {
-		t.Fatal(err)
-	}
-	got, err := AllowedCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("allowed CPUs after pinning = %v, want %v", got, want)
-	}
-	// The loop's P and one for each background thread, beside the CPU's.
-	if got, want := runtime.GOMAXPROCS(0), 1+1+BackgroundSlots; got != want {
-		t.Errorf("GOMAXPROCS after pinning to one CPU = %d, want %d", got, want)
-	}
-}
-
-func TestPinServerGivesOnePPerCPU(t *testing.T) {
+// Pinning restricts every thread to the CPUs given, and sizes the Go scheduler for who runs: the
+// generator's loop gets a P and each background thread one, beside the CPU's; a server one a CPU.
+func TestPinningRestrictsAffinityAndSizesTheScheduler(t *testing.T) {
 	before, err := AllowedCPUs()
 	if err != nil {
 		t.Fatal(err)
@@ -44,19 +20,28 @@ func TestPinServerGivesOnePPerCPU(t *testing.T) {
 	}
 	procs := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { PinProcess(before); runtime.GOMAXPROCS(procs) })
-	want := before[len(before)-1:]
-	if err := PinServer(want); err != nil {
-		t.Fatal(err)
-	}
-	got, err := AllowedCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("allowed CPUs after pinning = %v, want %v", got, want)
-	}
-	if got := runtime.GOMAXPROCS(0); got != 1 {
-		t.Errorf("GOMAXPROCS after pinning a server to one CPU = %d, want 1", got)
+	for _, c := range []struct {
+		name  string
+		pin   func([]int) error
+		cpus  []int
+		procs int
+	}{
+		{"the generator", PinProcess, before[:1], 1 + 1 + BackgroundSlots},
+		{"a server", PinServer, before[len(before)-1:], 1},
+	} {
+		if err := c.pin(c.cpus); err != nil {
+			t.Fatal(err)
+		}
+		got, err := AllowedCPUs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, c.cpus) {
+			t.Errorf("%s: allowed CPUs after pinning = %v, want %v", c.name, got, c.cpus)
+		}
+		if got := runtime.GOMAXPROCS(0); got != c.procs {
+			t.Errorf("%s: GOMAXPROCS after pinning to one CPU = %d, want %d", c.name, got, c.procs)
+		}
 	}
 }
 
