@@ -624,6 +624,7 @@ func stageRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
 		sr.Scenario, sr.Stage, sr.Stages = stageScenario(row.Scenario, k), k+1, stages[k].String()
 		sr.RequestedRPS, sr.Duration = part.RequestedRate, part.Duration
 		fill(&sr, part) // its connections: its own in-flight bound, as far as the stages had climbed
+		blame(&sr)
 		if !row.Valid {
 			invalidate(&sr, row.Fault, "the cell: "+row.InvalidReason)
 		}

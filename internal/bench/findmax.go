@@ -407,10 +407,6 @@ func (s *searchRun) judge(row *results.Row, ph phase, rate int, last bool) (st m
 	return st, repeat
 }
 
-// generatorShortOfCPU is the share of its CPUs above which a generator sending late may be short
-// of CPU.
-const generatorShortOfCPU = 0.70
-
 // maxDeaths bounds the containers a search replaces after its target died under its load: each
 // death bounds the search from above, and a target that dies at every rate tried ends it.
 const maxDeaths = 3
@@ -501,7 +497,7 @@ func toStep(res load.Result, rate int, du time.Duration, slo maxrate.SLO, genera
 	// it was slow to take): at 2625 rps against an overloaded spring-mvc-virtual, send lag p99 was
 	// 22.9 ms with the generator at 48% of its CPU. Its own shortage shows at 80% and more
 	// (docs/generator.md), so lateness counts as the generator's above a margin under that.
-	generatorShort := generatorBusy >= generatorShortOfCPU
+	generatorShort := generatorBusy >= load.ShortOfCPU
 	switch {
 	case slotsBusy && generatorShort && res.Fault == fault.GeneratorBehind:
 		// The slots were full of the generator's making (load.judge: the target held few of

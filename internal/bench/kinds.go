@@ -28,9 +28,10 @@ func kindRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
 		kr.Scenario, kr.Request = kindScenario(row.Scenario, part.Kind), part.Kind
 		kr.RequestedRPS = part.RequestedRate
 		fill(&kr, part)
+		blame(&kr)
 		kr.Connections = row.Connections
 		kr.RPSPerCore, kr.RPSPerGiB, kr.CPUPerRequest = 0, 0, 0
-		if !row.Valid && (row.InvalidReason != res.InvalidReason || !res.InvalidByRequest()) {
+		if !row.Valid && (row.InvalidReason != res.InvalidReason+generatorCause(row) || !res.InvalidByRequest()) {
 			invalidate(&kr, row.Fault, "the cell: "+row.InvalidReason)
 		}
 		rows[i] = kr

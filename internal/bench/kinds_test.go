@@ -52,6 +52,17 @@ func TestKindRows(t *testing.T) {
 			t.Errorf("%s of a cell whose target died: valid %v (%s)", r.Request, r.Valid, r.InvalidReason)
 		}
 	}
+	// The cell invalid because the generator delayed one request: that request's row says so,
+	// with the cause its CPU gives, as the cell's does (blame); the other's stays valid.
+	res.Fault, res.InvalidReason = fault.GeneratorDelayed, "request page: generator delayed requests"
+	res.Kinds[1].Fault, res.Kinds[1].InvalidReason = fault.GeneratorDelayed, "generator delayed requests"
+	row.SetFault(res.Fault, res.InvalidReason)
+	row.GeneratorCPUPercent = 95
+	blame(&row)
+	rows := kindRows(row, c, res)
+	if in, page := rows[0], rows[1]; !in.Valid || page.Valid || !strings.HasSuffix(page.InvalidReason, "short of CPU (it used 95% of its CPUs): give it more CPU or lower the rate") {
+		t.Errorf("the generator late for page: ingest valid %v (%s), page valid %v (%s); want ingest valid, page invalid and blamed", in.Valid, in.InvalidReason, page.Valid, page.InvalidReason)
+	}
 	c.Load.Kinds = nil
 	if rows := kindRows(row, c, res); rows != nil {
 		t.Errorf("a cell of one request got %d request rows", len(rows))

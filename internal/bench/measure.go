@@ -11,7 +11,6 @@ import (
 
 	"github.com/iotbench/iotbench/internal/container"
 	"github.com/iotbench/iotbench/internal/cpuset"
-	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/resources"
@@ -127,24 +126,21 @@ func observe(row *results.Row, inst container.Instance, spec container.Spec, gen
 func (m *meter) record(row *results.Row, res load.Result) {
 	fill(row, res)
 	m.stop(row, res)
-	notShortOfCPU(row)
+	blame(row)
 }
 
-// notShortOfCPU corrects the cause a generator fault's reason gives, a shortage of CPU, when the
-// generator used less than generatorShortOfCPU of its CPUs over the phase: then it ran late in
-// bursts or was paused, by other work on its CPUs or by the hypervisor taking its vCPU (which
-// steal does not always show: on this project's 2-vCPU host a spinning thread on an idle CPU saw
-// gaps of up to 6 ms with steal unchanged), and more CPU would not have helped.
-func notShortOfCPU(row *results.Row) {
-	if row.Fault != fault.GeneratorBehind && row.Fault != fault.GeneratorDelayed || row.GeneratorCPUPercent <= 0 || row.GeneratorCPUPercent >= 100*generatorShortOfCPU {
-		return
+// blame adds to a generator fault's reason its cause, by the share of its CPUs the generator
+// used over the phase (load.GeneratorCause): the engine says what it did, not why.
+func blame(row *results.Row) {
+	row.InvalidReason += generatorCause(*row)
+}
+
+// generatorCause is what blame adds to row's reason: nothing unless row is a generator fault.
+func generatorCause(row results.Row) string {
+	if cause := load.GeneratorCause(row.Fault, row.GeneratorCPUPercent/100); cause != "" {
+		return ": " + cause
 	}
-	for _, cause := range load.GeneratorCauses {
-		if rest, ok := strings.CutSuffix(row.InvalidReason, cause); ok {
-			row.InvalidReason = rest + fmt.Sprintf("the load generator was held up, not short of CPU (it used %.0f%% of its CPUs): other work on its CPUs, or the host pausing it (run again on a quiet host)", row.GeneratorCPUPercent)
-			return
-		}
-	}
+	return ""
 }
 
 // warn adds to row's warnings what m could not observe; cause is what became of the target

@@ -435,6 +435,10 @@ func engineRow(m load.Model, e engineResult) row {
 	}
 	if !res.Valid {
 		r.valid = "no: " + res.InvalidReason
+		// Pinned to one CPU: the cores it used are the share.
+		if cause := load.GeneratorCause(res.Fault, r.clientCPU); cause != "" {
+			r.valid += ": " + cause
+		}
 	}
 	if m.Mode() == load.Open {
 		r.load = fmt.Sprintf("open %d", m.Rate)
