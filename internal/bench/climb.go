@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -76,14 +75,9 @@ func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearc
 // brokenBy says how the failing seconds at the end of a broken ramp failed slo.
 func brokenBy(seconds []maxrate.Step, slo maxrate.SLO) string {
 	var failed []string
-	for i := len(seconds) - 1; i >= 0; i-- {
-		s := seconds[i]
-		if slo.Judge(&s); s.Failed == "" {
-			break
-		}
+	for _, s := range maxrate.FailingEnd(seconds, slo) {
 		failed = append(failed, fmt.Sprintf("%d rps: %s", s.Rate, s.Failed))
 	}
-	slices.Reverse(failed)
 	return strings.Join(failed, "; ")
 }
 

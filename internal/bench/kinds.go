@@ -31,7 +31,7 @@ func kindRows(row results.Row, c plan.Cell, res load.Result) []results.Row {
 		blame(&kr)
 		kr.Connections = row.Connections
 		kr.RPSPerCore, kr.RPSPerGiB, kr.CPUPerRequest = 0, 0, 0
-		if !row.Valid && (row.InvalidReason != res.InvalidReason+generatorCause(row) || !res.InvalidByRequest()) {
+		if !row.Valid && (row.InvalidReason != blamed(row, res.InvalidReason) || !res.InvalidByRequest()) {
 			invalidate(&kr, row.Fault, "the cell: "+row.InvalidReason)
 		}
 		rows[i] = kr

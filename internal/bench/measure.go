@@ -130,17 +130,12 @@ func (m *meter) record(row *results.Row, res load.Result) {
 }
 
 // blame adds to a generator fault's reason its cause, by the share of its CPUs the generator
-// used over the phase (load.GeneratorCause): the engine says what it did, not why.
-func blame(row *results.Row) {
-	row.InvalidReason += generatorCause(*row)
-}
+// used over the phase (load.WithGeneratorCause): the engine says what it did, not why.
+func blame(row *results.Row) { row.InvalidReason = blamed(*row, row.InvalidReason) }
 
-// generatorCause is what blame adds to row's reason: nothing unless row is a generator fault.
-func generatorCause(row results.Row) string {
-	if cause := load.GeneratorCause(row.Fault, row.GeneratorCPUPercent/100); cause != "" {
-		return ": " + cause
-	}
-	return ""
+// blamed is reason, the engine's, as blame leaves it in row.
+func blamed(row results.Row, reason string) string {
+	return load.WithGeneratorCause(reason, row.Fault, row.GeneratorCPUPercent/100)
 }
 
 // warn adds to row's warnings what m could not observe; cause is what became of the target

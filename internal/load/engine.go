@@ -737,18 +737,18 @@ func (r Result) ownDelayOver() bool {
 // gaps of up to 6 ms with steal unchanged), and more CPU would not have helped.
 const ShortOfCPU = 0.70
 
-// GeneratorCause is why a generator sent late, a fault of kind k, by cpuShare, the share of its
-// CPUs it used over the phase (0: not measured); empty for another kind. The engine does not
-// measure its CPU: a generator fault's reason says what happened, and whoever measured the CPU
-// adds this.
-func GeneratorCause(k fault.Kind, cpuShare float64) string {
+// WithGeneratorCause is reason, a fault of kind k, followed by why the generator sent late when k
+// is a generator fault, by cpuShare, the share of its CPUs it used over the phase (0: not
+// measured); reason as it is for another kind. The engine does not measure its CPU: a generator
+// fault's reason says what happened, and whoever measured the CPU adds why.
+func WithGeneratorCause(reason string, k fault.Kind, cpuShare float64) string {
 	switch {
 	case k != fault.GeneratorBehind && k != fault.GeneratorDelayed:
-		return ""
+		return reason
 	case cpuShare <= 0:
-		return "the load generator was short of CPU, or held up by other work on its CPUs (its CPU was not measured)"
+		return reason + ": the load generator was short of CPU, or held up by other work on its CPUs (its CPU was not measured)"
 	case cpuShare >= ShortOfCPU:
-		return fmt.Sprintf("the load generator was short of CPU (it used %.0f%% of its CPUs): give it more CPU or lower the rate", 100*cpuShare)
+		return reason + fmt.Sprintf(": the load generator was short of CPU (it used %.0f%% of its CPUs): give it more CPU or lower the rate", 100*cpuShare)
 	}
-	return fmt.Sprintf("the load generator was held up, not short of CPU (it used %.0f%% of its CPUs): other work on its CPUs, or the host pausing it (run again on a quiet host)", 100*cpuShare)
+	return reason + fmt.Sprintf(": the load generator was held up, not short of CPU (it used %.0f%% of its CPUs): other work on its CPUs, or the host pausing it (run again on a quiet host)", 100*cpuShare)
 }

@@ -1,5 +1,7 @@
 package maxrate
 
+import "slices"
+
 // RampBreak is how many seconds in a row must fail the SLO for a ramp to have broken it: one
 // failing second is a pause or a burst, not the boundary.
 const RampBreak = 3
@@ -14,7 +16,7 @@ const RampLow = 0.65
 // RampBroken says the last RampBreak seconds of a ramp (each a Step at that second's rate,
 // judged or not) all fail slo: the ramp has found the boundary and need not load the target on.
 func RampBroken(seconds []Step, slo SLO) bool {
-	return trailing(seconds, slo, true) >= RampBreak
+	return len(FailingEnd(seconds, slo)) >= RampBreak
 }
 
 // RecoverySeconds is how many seconds in a row must meet the SLO for a load after a failing step
@@ -25,7 +27,7 @@ const RecoverySeconds = 2
 // Step at its rate) all meet slo: what a failing step left in the target has cleared, and it
 // serves that load as it did before.
 func Recovered(seconds []Step, slo SLO) bool {
-	return trailing(seconds, slo, false) >= RecoverySeconds
+	return len(tail(seconds, slo, false)) >= RecoverySeconds
 }
 
 // RampBracket is where a broken ramp (RampBroken) puts the boundary: High the rate of the first
@@ -40,7 +42,7 @@ func RampBracket(seconds []Step, slo SLO, whole bool) Bracket {
 	if len(seconds) == 0 {
 		return Bracket{}
 	}
-	n := trailing(seconds, slo, true)
+	n := len(FailingEnd(seconds, slo))
 	if n < RampBreak && !whole {
 		return Bracket{}
 	}
@@ -52,15 +54,20 @@ func RampBracket(seconds []Step, slo SLO, whole bool) Bracket {
 	return b
 }
 
-// trailing counts the seconds at the end of seconds that all fail slo (failing), or all meet it.
-func trailing(seconds []Step, slo SLO, failing bool) int {
-	n := 0
+// FailingEnd is the seconds at the end of seconds that all fail slo, judged (Failed says how), in
+// their order: those that broke a ramp (RampBroken).
+func FailingEnd(seconds []Step, slo SLO) []Step { return tail(seconds, slo, true) }
+
+// tail is the seconds at the end of seconds that all fail slo (failing), or all meet it, judged.
+func tail(seconds []Step, slo SLO, failing bool) []Step {
+	var judged []Step
 	for i := len(seconds) - 1; i >= 0; i-- {
 		s := seconds[i]
 		if slo.Judge(&s); (s.Failed != "") != failing {
 			break
 		}
-		n++
+		judged = append(judged, s)
 	}
-	return n
+	slices.Reverse(judged)
+	return judged
 }

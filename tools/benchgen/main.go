@@ -434,11 +434,8 @@ func engineRow(m load.Model, e engineResult) row {
 		r.allocated = float64(e.allocated) / float64(res.Requests)
 	}
 	if !res.Valid {
-		r.valid = "no: " + res.InvalidReason
 		// Pinned to one CPU: the cores it used are the share.
-		if cause := load.GeneratorCause(res.Fault, r.clientCPU); cause != "" {
-			r.valid += ": " + cause
-		}
+		r.valid = "no: " + load.WithGeneratorCause(res.InvalidReason, res.Fault, r.clientCPU)
 	}
 	if m.Mode() == load.Open {
 		r.load = fmt.Sprintf("open %d", m.Rate)
