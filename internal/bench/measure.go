@@ -230,30 +230,12 @@ func (m *meter) stop(row *results.Row, res load.Result) {
 	if m.host != nil && targetMeasured && dbMeasured && wall > 0 {
 		own := time.Duration((row.GeneratorCPUCores+row.CPUCores+row.DBCPUCores)*float64(wall)) - remoteCPU
 		if others, steal, err := m.host.Others(own); err == nil {
-			if m.disturbed = disturbance(wall, others, steal, m.hostCPUs); m.disturbed != "" {
+			if m.disturbed = resources.Disturbance(wall, others, steal, m.hostCPUs, "the generator's and the target's"); m.disturbed != "" {
 				row.Disturbed = true
 				m.problems = append(m.problems, m.disturbed)
 			}
 		}
 	}
-}
-
-// disturbance is the warning, one however many causes, for work on the generator's and the
-// target's CPUs that was neither's ("": none): others is the CPUs' busy time less the generator's
-// and the target's own, steal what the hypervisor took from them.
-func disturbance(wall, others, steal time.Duration, cpus []int) string {
-	var causes []string
-	cores := func(d time.Duration) float64 { return d.Seconds() / wall.Seconds() }
-	if c := cores(others); c > resources.Disturbed {
-		causes = append(causes, fmt.Sprintf("other processes used %.2f cores of CPUs %s, the generator's and the target's", c, cpuset.Format(cpus)))
-	}
-	if c := cores(steal); c > resources.Disturbed {
-		causes = append(causes, fmt.Sprintf("the hypervisor took %.2f cores of CPUs %s (steal)", c, cpuset.Format(cpus)))
-	}
-	if len(causes) == 0 {
-		return ""
-	}
-	return "disturbed: " + strings.Join(causes, ", and ") // not "; ", which parts a row's warnings
 }
 
 // stopSignals ends the reading of the target's signals and puts them, or why there are none,

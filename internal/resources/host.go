@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/cpuset"
 )
 
 // Where this machine's kernel shows cgroups and its CPU statistics.
@@ -85,6 +87,24 @@ func ReadHostCPU(cgroupRoot, procStat string, cpus []int) (HostCPU, error) {
 // the measurement's (other processes, a build, another VM through steal) makes its figures
 // suspect: a run whose neighbours were busy measured the neighbours too.
 const Disturbed = 0.05
+
+// Disturbance is the warning, one however many causes, for work on cpus over wall that was not
+// the measurement's ("": none): others is the CPUs' busy time less the measurement's own, steal
+// what the hypervisor took from them; whose names the CPUs ("the generator's and the target's").
+func Disturbance(wall, others, steal time.Duration, cpus []int, whose string) string {
+	var causes []string
+	cores := func(d time.Duration) float64 { return d.Seconds() / wall.Seconds() }
+	if c := cores(others); c > Disturbed {
+		causes = append(causes, fmt.Sprintf("other processes used %.2f cores of CPUs %s, %s", c, cpuset.Format(cpus), whose))
+	}
+	if c := cores(steal); c > Disturbed {
+		causes = append(causes, fmt.Sprintf("the hypervisor took %.2f cores of CPUs %s (steal)", c, cpuset.Format(cpus)))
+	}
+	if len(causes) == 0 {
+		return ""
+	}
+	return "disturbed: " + strings.Join(causes, ", and ") // not "; ", which parts a row's warnings
+}
 
 // HostWatch reads, over a measured phase, what some CPUs spent on work that was not the
 // measurement's own.

@@ -93,3 +93,24 @@ func TestHostWatchOthers(t *testing.T) {
 		}
 	}
 }
+
+func TestDisturbance(t *testing.T) {
+	cpus := []int{0, 1}
+	cases := []struct {
+		name          string
+		others, steal time.Duration // over 10 s
+		want          string
+	}{
+		{"quiet", 400 * time.Millisecond, 0, ""},
+		{"a build beside the benchmark", 3 * time.Second, 0, "disturbed: other processes used 0.30 cores of CPUs 0-1, the generator's and the target's"},
+		{"another VM", 0, 2 * time.Second, "disturbed: the hypervisor took 0.20 cores of CPUs 0-1 (steal)"},
+		{"both, in one warning", time.Second, time.Second,
+			"disturbed: other processes used 0.10 cores of CPUs 0-1, the generator's and the target's, and the hypervisor took 0.10 cores of CPUs 0-1 (steal)"},
+		{"own accounting above the kernel's", -time.Second, 0, ""},
+	}
+	for _, c := range cases {
+		if got := Disturbance(10*time.Second, c.others, c.steal, cpus, "the generator's and the target's"); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

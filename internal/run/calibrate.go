@@ -13,6 +13,7 @@ import (
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/reference"
+	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/units"
 )
@@ -55,6 +56,9 @@ type Calibration struct {
 	// RateRatio is the lower of the two references' achieved over requested rate.
 	RateRatio   float64
 	OwnDelayP99 time.Duration
+	// Disturbed says what other work took the watched CPUs while a reference was measured,
+	// as a disturbed cell's warning does; empty: none that was measured.
+	Disturbed string
 	// Missed says which limits the figures missed; empty: within every one.
 	Missed []string
 }
@@ -71,6 +75,9 @@ func (c Calibration) String() string {
 	where := ""
 	if c.Where != "" {
 		where = " (reference " + c.Where + ")"
+	}
+	if c.Disturbed != "" {
+		where += ", " + c.Disturbed
 	}
 	return fmt.Sprintf("p50 %+.3f ms, p99 %+.3f ms off the truth, %.2f%% of %d rps sent, own delay p99 %s%s: %s",
 		ms(c.P50Error), ms(c.P99Error), 100*c.RateRatio, c.Rate, units.Millis(c.OwnDelayP99), where, verdict)
@@ -97,32 +104,86 @@ func (c Calibration) stamp(row *results.Row) {
 
 // Calibrate measures the reference servers on loopback at rate for phases: in a helper process
 // pinned to targetCPUs, as a target is, started from exe (this binary's `iotbench reference`);
-// in this process when either is empty or the helper cannot start.
-func Calibrate(ctx context.Context, rate int, phases CalibrationPhases, exe string, targetCPUs []int) (Calibration, error) {
+// in this process when either is empty or the helper cannot start. Other work on watchedCPUs
+// (none: not watched) while it measures is named in its Disturbed.
+func Calibrate(ctx context.Context, rate int, phases CalibrationPhases, exe string, targetCPUs, watchedCPUs []int) (Calibration, error) {
 	place := inProcess
 	if exe != "" && len(targetCPUs) > 0 {
 		place = pinnedHelper(exe, targetCPUs)
 	}
-	return calibrateAt(ctx, rate, phases, place)
+	var watch *watched
+	if len(watchedCPUs) > 0 {
+		watch = &watched{machine: resources.ThisHost, cpus: watchedCPUs}
+	}
+	return calibrateAt(ctx, rate, phases, place, watch)
 }
 
-// placement starts a reference server somewhere; stop ends it.
+// placement starts a reference server somewhere; stop ends it and returns the CPU time its
+// process spent, when it had one of its own.
 type placement struct {
 	where string
-	start func(shape reference.Shape) (url string, stop func(), err error)
+	start func(shape reference.Shape) (url string, stop func() time.Duration, err error)
 }
 
-var inProcess = placement{where: "in this process", start: func(shape reference.Shape) (string, func(), error) {
+var inProcess = placement{where: "in this process", start: func(shape reference.Shape) (string, func() time.Duration, error) {
 	srv, err := reference.Start(shape)
 	if err != nil {
 		return "", nil, err
 	}
-	return srv.URL(), func() { srv.Close() }, nil
+	return srv.URL(), func() time.Duration { srv.Close(); return 0 }, nil
 }}
+
+// watched are the CPUs a calibration watches for work that is neither this process's nor the
+// reference helper's, and the machine that counts their time.
+type watched struct {
+	machine resources.Host
+	cpus    []int
+}
+
+// neighbours is one watch of other work, from its start.
+type neighbours struct {
+	w     *watched
+	host  resources.HostWatch
+	own   time.Duration
+	start time.Time
+}
+
+// begin starts a watch; nil when w is, or the counters cannot be read (nothing is judged then).
+func (w *watched) begin() *neighbours {
+	if w == nil {
+		return nil
+	}
+	host, err := w.machine.Watch(w.cpus)
+	if err != nil {
+		return nil
+	}
+	own, err := resources.OwnCPU()
+	if err != nil {
+		return nil
+	}
+	return &neighbours{w: w, host: host, own: own, start: time.Now()}
+}
+
+// disturbance is what other work took the CPUs since the watch began, as a cell's warning says
+// it ("": none, or not watched); helperCPU is the reference helper's own time.
+func (n *neighbours) disturbance(helperCPU time.Duration) string {
+	if n == nil {
+		return ""
+	}
+	own, err := resources.OwnCPU()
+	if err != nil {
+		return ""
+	}
+	others, steal, err := n.host.Others(own - n.own + helperCPU)
+	if err != nil {
+		return ""
+	}
+	return resources.Disturbance(time.Since(n.start), others, steal, n.w.cpus, "the generator's and the reference server's")
+}
 
 // pinnedHelper runs each reference server in `exe reference`, pinned to cpus.
 func pinnedHelper(exe string, cpus []int) placement {
-	return placement{where: "pinned to CPUs " + cpuset.Format(cpus) + ", the targets'", start: func(shape reference.Shape) (string, func(), error) {
+	return placement{where: "pinned to CPUs " + cpuset.Format(cpus) + ", the targets'", start: func(shape reference.Shape) (string, func() time.Duration, error) {
 		cmd := exec.Command(exe, referenceArgs(shape, cpus)...)
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
@@ -137,7 +198,11 @@ func pinnedHelper(exe string, cpus []int) placement {
 		if err := cmd.Start(); err != nil {
 			return "", nil, err
 		}
-		stop := func() { stdin.Close(); cmd.Wait() }
+		stop := func() time.Duration {
+			stdin.Close()
+			cmd.Wait()
+			return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}
 		line, err := bufio.NewReader(stdout).ReadString('\n')
 		if err != nil {
 			stop()
@@ -152,11 +217,13 @@ func referenceArgs(shape reference.Shape, cpus []int) []string {
 	return []string{"reference", "--delay", shape.Delay.String(), "--freeze", shape.Freeze.String(), "--period", shape.Period.String(), "--cpus", cpuset.Format(cpus)}
 }
 
-// calibrateAt measures the reference servers, placed by place, at rate for phases; a helper
-// that cannot start leaves the calibration to this process, and says so.
-func calibrateAt(ctx context.Context, rate int, phases CalibrationPhases, place placement) (Calibration, error) {
+// calibrateAt measures the reference servers, placed by place, at rate for phases, watching
+// watch (nil: none); a helper that cannot start leaves the calibration to this process, and
+// says so.
+func calibrateAt(ctx context.Context, rate int, phases CalibrationPhases, place placement, watch *watched) (Calibration, error) {
 	c := Calibration{Where: place.where, Rate: rate, RateRatio: 1}
 	for _, shape := range []reference.Shape{fixedDelay, freezing} {
+		others := watch.begin()
 		url, stop, err := place.start(shape)
 		if err != nil && place.where != inProcess.where {
 			c.Where = fmt.Sprintf("in this process: the helper %s failed: %v", place.where, err)
@@ -167,9 +234,12 @@ func calibrateAt(ctx context.Context, rate int, phases CalibrationPhases, place 
 			return c, fmt.Errorf("starting the reference server: %w", err)
 		}
 		res, err := measureReference(ctx, url, shape, rate, phases)
-		stop()
+		helperCPU := stop()
 		if err != nil {
 			return c, err
+		}
+		if d := others.disturbance(helperCPU); d != "" {
+			c.Disturbed = d
 		}
 		c.P50Error = larger(c.P50Error, res.Latency.P50-shape.Quantile(0.50))
 		c.P99Error = larger(c.P99Error, res.Latency.P99-shape.Quantile(0.99))
@@ -241,7 +311,9 @@ type calibrator struct {
 	log  io.Writer
 	rate int
 	cpus []int // the targets', where the reference runs; nil: in this process
-	run  func(ctx context.Context, rate int, targetCPUs []int) (Calibration, error)
+	// watched are the CPUs watched for other work (the generator's and the targets'); nil: none.
+	watched []int
+	run     func(ctx context.Context, rate int, targetCPUs, watchedCPUs []int) (Calibration, error)
 	// latest is the latest calibration measured; nil when none was.
 	latest *Calibration
 	// missed counts the calibrations that missed their limits.
@@ -253,7 +325,13 @@ type calibrator struct {
 // measure runs a calibration, when, and says what it found: loudly when it missed its limits.
 // It returns the calibration; nil when none could be measured.
 func (c *calibrator) measure(ctx context.Context, when string) *Calibration {
-	cal, err := c.run(ctx, c.rate, c.cpus)
+	cal, err := c.run(ctx, c.rate, c.cpus, c.watched)
+	// Measured again, as a disturbed cell is: a neighbour's burst is not the instrument's error.
+	// A miss without a disturbance stands.
+	for attempt := 1; err == nil && !cal.Within() && cal.Disturbed != "" && attempt < calibrationAttempts; attempt++ {
+		fmt.Fprintf(c.log, "calibration %s missed its limits (%s) while %s: measured again\n", when, strings.Join(cal.Missed, "; "), cal.Disturbed)
+		cal, err = c.run(ctx, c.rate, c.cpus, c.watched)
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			fmt.Fprintf(c.log, "calibration %s: not measured: %v\n", when, err)
@@ -276,6 +354,10 @@ func (c *calibrator) measure(ctx context.Context, when string) *Calibration {
 	fmt.Fprintf(c.log, "CALIBRATION %s MISSED ITS LIMITS: %s\n  the instrument measured a server of known latency wrongly on this machine now: %s\n", strings.ToUpper(when), cal, suspect(when))
 	return &cal
 }
+
+// calibrationAttempts bounds how often a calibration that missed its limits while disturbed is
+// measured, as a disturbed cell is.
+const calibrationAttempts = 3
 
 // SuspectSinceLast is what a calibration after the last cell that missed its limits puts in
 // doubt, and where that is kept: the log says it, and the run's end again.

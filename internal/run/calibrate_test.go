@@ -8,15 +8,19 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/reference"
+	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -27,11 +31,11 @@ func TestEveryRowCarriesTheCalibration(t *testing.T) {
 	e, connects := fakeEngine("b"), 0
 	fx := effects(e, &connects)
 	calls := 0
-	var placed [][]int
-	fx.Calibrate = func(ctx context.Context, rate int, cpus []int) (Calibration, error) {
+	var placed, watchedAt [][]int
+	fx.Calibrate = func(ctx context.Context, rate int, cpus, watched []int) (Calibration, error) {
 		calls++
-		placed = append(placed, cpus)
-		return knownCalibration(ctx, rate, cpus)
+		placed, watchedAt = append(placed, cpus), append(watchedAt, watched)
+		return knownCalibration(ctx, rate, cpus, watched)
 	}
 	rs := New(fx)
 	defer rs.Close()
@@ -58,10 +62,11 @@ func TestEveryRowCarriesTheCalibration(t *testing.T) {
 	if calls != 2 || out.CalibrationsMissed != 0 {
 		t.Errorf("%d calibrations, %d missed; want one before, one after, none missed", calls, out.CalibrationsMissed)
 	}
-	// Placed as the targets are: on their CPUs (the plan gives the last of the two).
-	for _, cpus := range placed {
-		if len(cpus) != 1 || cpus[0] != 1 {
-			t.Errorf("the reference was placed on CPUs %v, want the targets' [1]", cpus)
+	// Placed as the targets are: on their CPUs (the plan gives the last of the two); the
+	// generator's and the targets' watched for other work.
+	for i, cpus := range placed {
+		if !slices.Equal(cpus, []int{1}) || !slices.Equal(watchedAt[i], []int{0, 1}) {
+			t.Errorf("the reference was placed on CPUs %v, want the targets' [1]; CPUs %v watched, want [0 1]", cpus, watchedAt[i])
 		}
 	}
 	for _, line := range []string{
@@ -91,7 +96,7 @@ func TestAMissedCalibrationMarksTheRows(t *testing.T) {
 	dir := t.TempDir()
 	e, connects := fakeEngine(), 0
 	fx := effects(e, &connects)
-	fx.Calibrate = func(_ context.Context, rate int, _ []int) (Calibration, error) {
+	fx.Calibrate = func(_ context.Context, rate int, _, _ []int) (Calibration, error) {
 		c := Calibration{Rate: rate, P50Error: 300 * time.Microsecond, P99Error: 5100 * time.Microsecond, RateRatio: 0.97}
 		c.judge()
 		return c, nil
@@ -139,7 +144,7 @@ func TestAMissedLastCalibrationMarksTheRowsSinceTheOneBefore(t *testing.T) {
 			e, connects := fakeEngine(), 0
 			fx := effects(e, &connects)
 			calls := 0
-			fx.Calibrate = func(_ context.Context, rate int, _ []int) (Calibration, error) {
+			fx.Calibrate = func(_ context.Context, rate int, _, _ []int) (Calibration, error) {
 				calls++
 				cal := Calibration{Rate: rate, P50Error: 300 * time.Microsecond, P99Error: time.Millisecond, RateRatio: 1}
 				if calls == c.calls { // the one after the last cell
@@ -183,7 +188,7 @@ func TestAFailedCalibrationIsALine(t *testing.T) {
 	dir := t.TempDir()
 	e, connects := fakeEngine(), 0
 	fx := effects(e, &connects)
-	fx.Calibrate = func(context.Context, int, []int) (Calibration, error) { return Calibration{}, errors.New("no port") }
+	fx.Calibrate = func(context.Context, int, []int, []int) (Calibration, error) { return Calibration{}, errors.New("no port") }
 	rs := New(fx)
 	defer rs.Close()
 	var log strings.Builder
@@ -199,7 +204,7 @@ func TestAFailedCalibrationIsALine(t *testing.T) {
 // The real calibration measures both references at the rate asked and judges what it found
 // (its figures depend on this machine: only their shape is checked).
 func TestCalibrateMeasuresTheReferences(t *testing.T) {
-	c, err := Calibrate(context.Background(), 500, CalibrationPhases{Duration: 500 * time.Millisecond}, "", nil)
+	c, err := Calibrate(context.Background(), 500, CalibrationPhases{Duration: 500 * time.Millisecond}, "", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +311,7 @@ func TestPinnedHelperServesTheReference(t *testing.T) {
 		t.Error("the helper still serves after stop")
 	}
 
-	c, err := calibrateAt(context.Background(), 500, CalibrationPhases{Duration: 200 * time.Millisecond}, pinnedHelper(filepath.Join(t.TempDir(), "missing"), []int{0}))
+	c, err := calibrateAt(context.Background(), 500, CalibrationPhases{Duration: 200 * time.Millisecond}, pinnedHelper(filepath.Join(t.TempDir(), "missing"), []int{0}), nil)
 	if err != nil || !strings.HasPrefix(c.Where, "in this process: the helper pinned to CPUs 0, the targets' failed: ") {
 		t.Errorf("%v, measured %q", err, c.Where)
 	}
@@ -322,9 +327,9 @@ func TestLongMatrixIsCalibratedAgain(t *testing.T) {
 	e, connects := fakeEngine(), 0
 	fx := effects(e, &connects)
 	calls := 0
-	fx.Calibrate = func(ctx context.Context, rate int, cpus []int) (Calibration, error) {
+	fx.Calibrate = func(ctx context.Context, rate int, cpus, watched []int) (Calibration, error) {
 		calls++
-		c, err := knownCalibration(ctx, rate, cpus)
+		c, err := knownCalibration(ctx, rate, cpus, watched)
 		c.P99Error = time.Duration(calls) * time.Millisecond
 		if calls == 2 {
 			c.Missed = []string{"p99 off by 2 ms (a test)"}
@@ -355,5 +360,73 @@ func TestLongMatrixIsCalibratedAgain(t *testing.T) {
 	}
 	if calls != 3 || out.CalibrationsMissed != 1 || !strings.Contains(log.String(), "CALIBRATION AFTER CELL 2 MISSED ITS LIMITS") {
 		t.Errorf("%d calibrations, %d missed; want 3, 1 (after cell 2); log:\n%s", calls, out.CalibrationsMissed, log.String())
+	}
+}
+
+// A calibration that missed its limits while other work took its CPUs is measured again, as a
+// disturbed cell is, up to calibrationAttempts times; a miss without a disturbance stands, and
+// a disturbance without a miss changes nothing.
+func TestADisturbedMissIsMeasuredAgain(t *testing.T) {
+	const neighbour = "disturbed: other processes used 0.40 cores of CPUs 0-1, the generator's and the reference server's"
+	within := Calibration{Rate: 500, RateRatio: 1, P99Error: time.Millisecond}
+	missed := Calibration{Rate: 500, RateRatio: 1, P99Error: 13 * time.Millisecond}
+	disturbed := func(c Calibration) Calibration { c.Disturbed = neighbour; return c }
+	for _, c := range []struct {
+		name       string
+		attempts   []Calibration // what each attempt measures; the last repeats
+		calls      int
+		wantWithin bool
+	}{
+		{"missed while disturbed, then within", []Calibration{disturbed(missed), within}, 2, true},
+		{"missed while disturbed every time", []Calibration{disturbed(missed)}, calibrationAttempts, false},
+		{"missed, undisturbed", []Calibration{missed}, 1, false},
+		{"within, disturbed", []Calibration{disturbed(within)}, 1, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			var log strings.Builder
+			cal := &calibrator{log: &log, rate: 500, run: func(context.Context, int, []int, []int) (Calibration, error) {
+				got := c.attempts[min(calls, len(c.attempts)-1)]
+				calls++
+				got.judge()
+				return got, nil
+			}}
+			last := cal.measure(context.Background(), afterLast)
+			if calls != c.calls || last == nil || last.Within() != c.wantWithin || (cal.missed == 0) != c.wantWithin {
+				t.Fatalf("%d measurements, last %+v, %d missed; want %d, within %v\n%s", calls, last, cal.missed, c.calls, c.wantWithin, log.String())
+			}
+			if again := strings.Count(log.String(), "measured again"); again != c.calls-1 {
+				t.Errorf("%d lines say it was measured again, want %d:\n%s", again, c.calls-1, log.String())
+			}
+			if c.calls > 1 && !strings.Contains(log.String(), "calibration after the last cell missed its limits (p99 off by 13.000 ms (limit 5.00 ms)) while "+neighbour+": measured again") {
+				t.Errorf("log:\n%s", log.String())
+			}
+			if !c.wantWithin && last.Disturbed != "" && !strings.Contains(log.String(), "MISSED ITS LIMITS: p50 +0.000 ms, p99 +13.000 ms off the truth, 100.00% of 500 rps sent, own delay p99 0.00 ms, "+neighbour) {
+				t.Errorf("the miss kept does not name its disturbance:\n%s", log.String())
+			}
+		})
+	}
+}
+
+// The real calibration names the work of another process on the CPUs it watches.
+func TestTheCalibrationSeesANeighbour(t *testing.T) {
+	cpus, err := hostinfo.AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resources.ThisHost.Watch(cpus); err != nil {
+		t.Skipf("this machine's CPU time cannot be read: %v", err)
+	}
+	spin := exec.Command("sh", "-c", "while :; do :; done")
+	if err := spin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { spin.Process.Kill(); spin.Wait() })
+	c, err := calibrateAt(context.Background(), 500, CalibrationPhases{Duration: 500 * time.Millisecond}, inProcess, &watched{machine: resources.ThisHost, cpus: cpus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(c.Disturbed, "disturbed: other processes used ") || !strings.Contains(c.String(), c.Disturbed) {
+		t.Errorf("a shell spinning beside the calibration: disturbed %q, %s", c.Disturbed, c)
 	}
 }

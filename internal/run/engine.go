@@ -64,8 +64,8 @@ type Effects struct {
 	// Now is the clock that names a new results file.
 	Now func() time.Time
 	// Calibrate measures the reference servers at rate, placed on targetCPUs (nil: in this
-	// process; calibrate.go).
-	Calibrate func(ctx context.Context, rate int, targetCPUs []int) (Calibration, error)
+	// process), watching watchedCPUs for other work (nil: none; calibrate.go).
+	Calibrate func(ctx context.Context, rate int, targetCPUs, watchedCPUs []int) (Calibration, error)
 }
 
 // Docker are the effects of a real run: the Docker engine, this machine, this binary.
@@ -85,9 +85,9 @@ func Docker() Effects {
 			return bench.Meta{Version: hostinfo.Version, Commit: hostinfo.Commit(), HostCPU: hostinfo.CPUModel(), Kernel: hostinfo.Kernel()}
 		},
 		Now: time.Now,
-		Calibrate: func(ctx context.Context, rate int, targetCPUs []int) (Calibration, error) {
+		Calibrate: func(ctx context.Context, rate int, targetCPUs, watchedCPUs []int) (Calibration, error) {
 			exe, _ := os.Executable()
-			return Calibrate(ctx, rate, DefaultCalibration, exe, targetCPUs)
+			return Calibrate(ctx, rate, DefaultCalibration, exe, targetCPUs, watchedCPUs)
 		},
 	}
 }

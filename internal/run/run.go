@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/bench"
@@ -424,6 +425,7 @@ func (rs *Runs) calibrate(ctx context.Context, st *staged) {
 	// and a running service's are out of reach: the reference runs here.
 	if s.Scenario != nil && st.remote == "" {
 		cal.cpus = p.TargetCPUs
+		cal.watched = slices.Compact(slices.Sorted(slices.Values(slices.Concat(p.GeneratorCPUs, p.TargetCPUs))))
 	}
 	cal.measure(ctx, beforeFirst)
 	cells, remaining := 0, len(p.Cells)-cellRows(st.f.resumed)

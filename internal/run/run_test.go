@@ -86,7 +86,7 @@ func effects(e *containertest.Engine, connects *int) Effects {
 
 // knownCalibration stands for the calibration's measurement (calibrate_test.go measures it):
 // figures within every limit, the same at every call.
-func knownCalibration(_ context.Context, rate int, _ []int) (Calibration, error) {
+func knownCalibration(_ context.Context, rate int, _, _ []int) (Calibration, error) {
 	return Calibration{Rate: rate, P50Error: 120 * time.Microsecond, P99Error: -800 * time.Microsecond, RateRatio: 0.9991, OwnDelayP99: 90 * time.Microsecond}, nil
 }
 
