@@ -188,7 +188,9 @@ func TestAFailedCalibrationIsALine(t *testing.T) {
 	dir := t.TempDir()
 	e, connects := fakeEngine(), 0
 	fx := effects(e, &connects)
-	fx.Calibrate = func(context.Context, int, []int, []int) (Calibration, error) { return Calibration{}, errors.New("no port") }
+	fx.Calibrate = func(context.Context, int, []int, []int) (Calibration, error) {
+		return Calibration{}, errors.New("no port")
+	}
 	rs := New(fx)
 	defer rs.Close()
 	var log strings.Builder
