@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -77,9 +76,7 @@ func (m *meter) observeDatabase(db container.Database, cpus string) {
 	m.dbSrc = src
 	m.dbCPUs, _ = cpuset.Parse(cpus, cpuset.MaxCPUs)
 	if m.hostCPUs != nil {
-		m.hostCPUs = slices.Concat(m.hostCPUs, m.dbCPUs)
-		slices.Sort(m.hostCPUs)
-		m.hostCPUs = slices.Compact(m.hostCPUs)
+		m.hostCPUs = cpuset.Union(m.hostCPUs, m.dbCPUs)
 	}
 }
 
@@ -114,9 +111,7 @@ func observe(row *results.Row, inst container.Instance, spec container.Spec, gen
 	m := newMeter(inst, row)
 	m.generatorCPUs, m.machine = generatorCPUs, machine
 	if len(generatorCPUs) > 0 && len(cpus) > 0 {
-		m.hostCPUs = slices.Concat(generatorCPUs, cpus)
-		slices.Sort(m.hostCPUs)
-		m.hostCPUs = slices.Compact(m.hostCPUs)
+		m.hostCPUs = cpuset.Union(generatorCPUs, cpus)
 	}
 	return m
 }

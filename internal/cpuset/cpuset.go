@@ -41,6 +41,11 @@ func Parse(s string, limit int) ([]int, error) {
 	return slices.Compact(cpus), nil
 }
 
+// Union is the CPUs of sets together, sorted and distinct.
+func Union(sets ...[]int) []int {
+	return slices.Compact(slices.Sorted(slices.Values(slices.Concat(sets...))))
+}
+
 // Format writes CPU numbers as a list, folding runs: [0 1 2 5] → "0-2,5".
 func Format(cpus []int) string {
 	var b strings.Builder

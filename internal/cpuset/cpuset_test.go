@@ -31,3 +31,19 @@ func TestCPUSets(t *testing.T) {
 		}
 	}
 }
+
+func TestUnion(t *testing.T) {
+	for _, c := range []struct {
+		sets [][]int
+		want string
+	}{
+		{[][]int{{0}, {1}}, "0-1"},
+		{[][]int{{3, 1}, {1, 2}, {0}}, "0-3"},
+		{[][]int{{5}, nil}, "5"},
+		{nil, ""},
+	} {
+		if got := Format(Union(c.sets...)); got != c.want {
+			t.Errorf("Union(%v) = %q, want %q", c.sets, got, c.want)
+		}
+	}
+}

@@ -72,15 +72,15 @@ func (c Calibration) String() string {
 	if !c.Within() {
 		verdict = "MISSED: " + strings.Join(c.Missed, "; ")
 	}
-	where := ""
+	where, disturbed := "", ""
 	if c.Where != "" {
 		where = " (reference " + c.Where + ")"
 	}
 	if c.Disturbed != "" {
-		where += ", " + c.Disturbed
+		disturbed = ", " + c.Disturbed
 	}
-	return fmt.Sprintf("p50 %+.3f ms, p99 %+.3f ms off the truth, %.2f%% of %d rps sent, own delay p99 %s%s: %s",
-		ms(c.P50Error), ms(c.P99Error), 100*c.RateRatio, c.Rate, units.Millis(c.OwnDelayP99), where, verdict)
+	return fmt.Sprintf("p50 %+.3f ms, p99 %+.3f ms off the truth, %.2f%% of %d rps sent, own delay p99 %s%s%s: %s",
+		ms(c.P50Error), ms(c.P99Error), 100*c.RateRatio, c.Rate, units.Millis(c.OwnDelayP99), where, disturbed, verdict)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -111,11 +111,7 @@ func Calibrate(ctx context.Context, rate int, phases CalibrationPhases, exe stri
 	if exe != "" && len(targetCPUs) > 0 {
 		place = pinnedHelper(exe, targetCPUs)
 	}
-	var watch *watched
-	if len(watchedCPUs) > 0 {
-		watch = &watched{machine: resources.ThisHost, cpus: watchedCPUs}
-	}
-	return calibrateAt(ctx, rate, phases, place, watch)
+	return calibrateAt(ctx, rate, phases, place, watchedCPUs)
 }
 
 // placement starts a reference server somewhere; stop ends it and returns the CPU time its
@@ -133,27 +129,22 @@ var inProcess = placement{where: "in this process", start: func(shape reference.
 	return srv.URL(), func() time.Duration { srv.Close(); return 0 }, nil
 }}
 
-// watched are the CPUs a calibration watches for work that is neither this process's nor the
-// reference helper's, and the machine that counts their time.
-type watched struct {
-	machine resources.Host
-	cpus    []int
-}
-
-// neighbours is one watch of other work, from its start.
+// neighbours is one watch, from its start, of the work on some CPUs of this machine that is
+// neither this process's nor the reference helper's.
 type neighbours struct {
-	w     *watched
+	cpus  []int
 	host  resources.HostWatch
 	own   time.Duration
 	start time.Time
 }
 
-// begin starts a watch; nil when w is, or the counters cannot be read (nothing is judged then).
-func (w *watched) begin() *neighbours {
-	if w == nil {
+// watchNeighbours starts a watch of cpus; nil when there are none, or their counters cannot be
+// read (nothing is judged then).
+func watchNeighbours(cpus []int) *neighbours {
+	if len(cpus) == 0 {
 		return nil
 	}
-	host, err := w.machine.Watch(w.cpus)
+	host, err := resources.ThisHost.Watch(cpus)
 	if err != nil {
 		return nil
 	}
@@ -161,7 +152,7 @@ func (w *watched) begin() *neighbours {
 	if err != nil {
 		return nil
 	}
-	return &neighbours{w: w, host: host, own: own, start: time.Now()}
+	return &neighbours{cpus: cpus, host: host, own: own, start: time.Now()}
 }
 
 // disturbance is what other work took the CPUs since the watch began, as a cell's warning says
@@ -178,7 +169,7 @@ func (n *neighbours) disturbance(helperCPU time.Duration) string {
 	if err != nil {
 		return ""
 	}
-	return resources.Disturbance(time.Since(n.start), others, steal, n.w.cpus, "the generator's and the reference server's")
+	return resources.Disturbance(time.Since(n.start), others, steal, n.cpus, "the generator's and the reference server's")
 }
 
 // pinnedHelper runs each reference server in `exe reference`, pinned to cpus.
@@ -218,12 +209,12 @@ func referenceArgs(shape reference.Shape, cpus []int) []string {
 }
 
 // calibrateAt measures the reference servers, placed by place, at rate for phases, watching
-// watch (nil: none); a helper that cannot start leaves the calibration to this process, and
+// watchedCPUs (none: not watched); a helper that cannot start leaves the calibration to this process, and
 // says so.
-func calibrateAt(ctx context.Context, rate int, phases CalibrationPhases, place placement, watch *watched) (Calibration, error) {
+func calibrateAt(ctx context.Context, rate int, phases CalibrationPhases, place placement, watchedCPUs []int) (Calibration, error) {
 	c := Calibration{Where: place.where, Rate: rate, RateRatio: 1}
 	for _, shape := range []reference.Shape{fixedDelay, freezing} {
-		others := watch.begin()
+		others := watchNeighbours(watchedCPUs)
 		url, stop, err := place.start(shape)
 		if err != nil && place.where != inProcess.where {
 			c.Where = fmt.Sprintf("in this process: the helper %s failed: %v", place.where, err)

@@ -424,7 +424,7 @@ func TestTheCalibrationSeesANeighbour(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { spin.Process.Kill(); spin.Wait() })
-	c, err := calibrateAt(context.Background(), 500, CalibrationPhases{Duration: 500 * time.Millisecond}, inProcess, &watched{machine: resources.ThisHost, cpus: cpus})
+	c, err := calibrateAt(context.Background(), 500, CalibrationPhases{Duration: 500 * time.Millisecond}, inProcess, cpus)
 	if err != nil {
 		t.Fatal(err)
 	}

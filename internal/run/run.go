@@ -19,11 +19,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/iotbench/iotbench/internal/bench"
 	"github.com/iotbench/iotbench/internal/compare"
+	"github.com/iotbench/iotbench/internal/cpuset"
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/kube"
 	"github.com/iotbench/iotbench/internal/load"
@@ -425,7 +425,7 @@ func (rs *Runs) calibrate(ctx context.Context, st *staged) {
 	// and a running service's are out of reach: the reference runs here.
 	if s.Scenario != nil && st.remote == "" {
 		cal.cpus = p.TargetCPUs
-		cal.watched = slices.Compact(slices.Sorted(slices.Values(slices.Concat(p.GeneratorCPUs, p.TargetCPUs))))
+		cal.watched = cpuset.Union(p.GeneratorCPUs, p.TargetCPUs)
 	}
 	cal.measure(ctx, beforeFirst)
 	cells, remaining := 0, len(p.Cells)-cellRows(st.f.resumed)
