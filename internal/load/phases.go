@@ -154,6 +154,7 @@ func (r *runner) run(ctx context.Context, a *attacker) (Result, error) {
 		}
 		defer func() { a.pick = nil }()
 	}
+	a.reserveFDs(cfg.InFlightLimit())
 	// A new connection per request opens each with its request: its handshake is what is measured.
 	if cfg.Model.Mode() == Closed && !cfg.Request.NewConnection {
 		if err := a.predial(ctx, targeter, cfg.Model.Connections); err != nil {

@@ -18,6 +18,28 @@ const wakeID = -1
 // goroutines meanwhile; the garbage collector's stops wait 1 ms at most for this one.
 const rawUpTo = time.Millisecond
 
+// reserveFDs grows this process's table of file descriptors, before the clock starts, to hold n
+// more than the attack's own hold now. The kernel grows the table by doubling as descriptors are
+// opened, and in a process with threads each growth waits for an RCU grace period
+// (expand_fdtable: synchronize_rcu) inside the socket() that needed it: 11–15 ms on this VM,
+// during which the loop stood still, each time its connections passed a power of two (as a
+// target's latency rose, or a hiccup's backlog was dialled). The table never shrinks: placing
+// one descriptor at the highest number needed, and closing it, grows it once, here.
+func (a *attacker) reserveFDs(n int) {
+	var lim unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &lim) != nil || lim.Cur < 2 {
+		return
+	}
+	top := min(uint64(max(a.ep, a.wake)+n+fdSlack), lim.Cur-1)
+	if fd, err := unix.FcntlInt(uintptr(a.wake), unix.F_DUPFD_CLOEXEC, int(top)); err == nil {
+		unix.Close(fd)
+	}
+}
+
+// fdSlack is what reserveFDs adds for descriptors others open meanwhile (the timeline's files, a
+// connection closing as its successor opens).
+const fdSlack = 64
+
 // openEpoll creates the epoll set and the eventfd in it that ends an attack.
 func openEpoll() (ep, wake int, err error) {
 	ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC)
