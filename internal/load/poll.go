@@ -19,9 +19,9 @@ const wakeID = -1
 const rawUpTo = time.Millisecond
 
 // reserveFDs grows this process's table of file descriptors, before the clock starts, to hold n
-// more than the attack's own hold now. The kernel grows the table by doubling as descriptors are
+// descriptors past the attack's own. The kernel grows the table by doubling as descriptors are
 // opened, and in a process with threads each growth waits for an RCU grace period
-// (expand_fdtable: synchronize_rcu) inside the socket() that needed it: 11–15 ms on this VM,
+// (expand_fdtable: synchronize_rcu) inside the socket() that needed it: 5–27 ms on a VM,
 // during which the loop stood still, each time its connections passed a power of two (as a
 // target's latency rose, or a hiccup's backlog was dialled). The table never shrinks: placing
 // one descriptor at the highest number needed, and closing it, grows it once, here.
