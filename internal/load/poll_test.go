@@ -35,7 +35,7 @@ func fdTableSize(t *testing.T) int {
 }
 
 // Before the clock starts, the table of descriptors is grown to hold a load's connections, so
-// that opening them grows it no more: each growth waits for an RCU grace period (10–30 ms on a
+// that opening them grows it no more: each growth waits for an RCU grace period (5–27 ms on a
 // VM) in the socket() that needed it, while the loop stands still.
 func TestTheDescriptorTableIsGrownBeforeTheLoad(t *testing.T) {
 	var lim unix.Rlimit
