@@ -255,10 +255,12 @@ type Outcome struct {
 // fails; every rate bisection tries is voted on, and so is the final maximum before it is reported.
 //
 // With cfg.Bracket, the doubling is skipped: its Low is taken as passing and its High as failing,
-// each on the word of whatever found them until steps decide. High is voted on when the bisection
-// ends against it (passing, the search goes on above it by the bracket's width, then by twice,
-// four times it, …); Low is confirmed as any maximum is (failing, the bisection goes on below
-// it). So a wrong bracket costs steps, never the answer.
+// each on the word of whatever found them until steps decide. High is stepped first: failing, the
+// bisection runs between Low and High, and High is voted on when the bisection ends against it;
+// passing, it is voted on at once and the search goes on above it by the bracket's width, then
+// by twice, four times it, … Low is confirmed as any maximum is (failing, the bisection goes on
+// below it). So a wrong bracket costs steps, never the answer, and one wholly below the boundary
+// costs none between Low and High.
 func Find(ctx context.Context, cfg Config, slo SLO, probe Probe) (Result, error) {
 	if cfg.Start < 1 || cfg.Limit < cfg.Start {
 		return Result{}, fmt.Errorf("search needs 1 ≤ start (%d) ≤ limit (%d)", cfg.Start, cfg.Limit)
@@ -394,17 +396,29 @@ func (s *search) double(rate, good, stride int) (int, int, error) {
 // generator's limit (short) stopped the search, the last good rate so far.
 func (s *search) boundary() (int, error) {
 	good, bad := s.cfg.Bracket.Low, s.cfg.Bracket.High
+	// High first: spring-mvc-virtual's ramps broke at 2,750 rps and below (a hiccup, then the
+	// connections a rising latency dials, met all at once), where steps then met 4,437; bisecting
+	// below High first cost four steps, all passing.
+	highPassed := false
 	if s.cfg.Bracket == (Bracket{}) {
 		var err error
 		if good, bad, err = s.double(s.cfg.Start, 0, s.cfg.Start); err != nil || s.short {
 			return good, err
 		}
+	} else if !s.unsendable(bad) {
+		if err := s.step(bad); err != nil || s.short {
+			return good, err
+		}
+		highPassed = s.tally[bad][0] > 0
 	}
 	for {
 		var err error
-		if good, bad, err = s.bisect(good, bad); err != nil || s.short {
-			return good, err
+		if !highPassed {
+			if good, bad, err = s.bisect(good, bad); err != nil || s.short {
+				return good, err
+			}
 		}
+		highPassed = false
 		var above bool
 		if good, bad, above, err = s.aboveHigh(good, bad); err != nil || s.short {
 			return good, err

@@ -309,3 +309,33 @@ func TestARateMetOnceAndFailedOnceIsNoMaximumWhenTheGeneratorFallsShort(t *testi
 		t.Errorf("max %d, generator limit %d: want a maximum met by vote between 20000 and 25000 (steps %+v)", got.Max, got.GeneratorLimit, got.Steps)
 	}
 }
+
+// TestHighIsSteppedFirst gives the search brackets on either side of the boundary (900 rps): its
+// first step is High either way. Wholly below it, as spring-mvc-virtual's ramps were, no step
+// falls between Low and High; above it, the search bisects below High.
+func TestHighIsSteppedFirst(t *testing.T) {
+	res := Resolution{Percent: 20}
+	for _, c := range []struct {
+		b        Bracket
+		bisected bool
+	}{
+		{Bracket{390, 600}, false},
+		{Bracket{650, 1000}, true},
+	} {
+		q := &queue{capacity: 1000, service: 10 * time.Millisecond}
+		got, err := Find(context.Background(), Config{Start: 100, Resolution: res, Limit: 50000, Bracket: c.b}, slo100, q.probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.probes[0] != c.b.High {
+			t.Errorf("bracket %v: first step at %d rps (steps %v), want High", c.b, q.probes[0], q.probes)
+		}
+		inside := slices.ContainsFunc(q.probes, func(r int) bool { return r > c.b.Low && r < c.b.High })
+		if inside != c.bisected {
+			t.Errorf("bracket %v: steps %v: a step between Low and High: %v, want %v", c.b, q.probes, inside, c.bisected)
+		}
+		if got.Max < 900-res.At(900) || got.Max >= 900 {
+			t.Errorf("bracket %v: max %d (steps %v), want within %d below 900", c.b, got.Max, q.probes, res.At(900))
+		}
+	}
+}
