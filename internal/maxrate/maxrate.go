@@ -423,7 +423,7 @@ func (s *search) boundary() (int, error) {
 		if good, bad, above, err = s.aboveHigh(good, bad); err != nil || s.short {
 			return good, err
 		}
-		if above {
+		if above || bad-good > s.cfg.Resolution.At(good) { // or High passed first, then lost its vote: bisect
 			continue
 		}
 		if good == 0 {

@@ -312,18 +312,28 @@ func TestARateMetOnceAndFailedOnceIsNoMaximumWhenTheGeneratorFallsShort(t *testi
 
 // TestHighIsSteppedFirst gives the search brackets on either side of the boundary (900 rps): its
 // first step is High either way. Wholly below it, as spring-mvc-virtual's ramps were, no step
-// falls between Low and High; above it, the search bisects below High.
+// falls between Low and High; above it, the search bisects below High, also when High's first
+// step passed by luck and its vote then failed.
 func TestHighIsSteppedFirst(t *testing.T) {
 	res := Resolution{Percent: 20}
 	for _, c := range []struct {
 		b        Bracket
+		lucky    bool // High's first step passes
 		bisected bool
 	}{
-		{Bracket{390, 600}, false},
-		{Bracket{650, 1000}, true},
+		{Bracket{390, 600}, false, false},
+		{Bracket{650, 1000}, false, true},
+		{Bracket{650, 1000}, true, true},
 	} {
 		q := &queue{capacity: 1000, service: 10 * time.Millisecond}
-		got, err := Find(context.Background(), Config{Start: 100, Resolution: res, Limit: 50000, Bracket: c.b}, slo100, q.probe)
+		probe := func(ctx context.Context, rate int) (Step, error) {
+			if c.lucky && len(q.probes) == 0 {
+				q.probes = append(q.probes, rate)
+				return Step{P99: 50 * time.Millisecond}, nil
+			}
+			return q.probe(ctx, rate)
+		}
+		got, err := Find(context.Background(), Config{Start: 100, Resolution: res, Limit: 50000, Bracket: c.b}, slo100, probe)
 		if err != nil {
 			t.Fatal(err)
 		}
