@@ -2,7 +2,12 @@ package container
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"net"
+	"net/url"
+	"time"
 )
 
 // Running is the Lifecycle of a service that already listens on loopback (iotbench run --url):
@@ -16,12 +21,35 @@ var _ Lifecycle = Running{}
 
 func (Running) Build(context.Context, BuildSpec, io.Writer) (string, error) { return "", nil }
 
-func (r Running) Start(_ context.Context, s Spec) (Instance, error) {
+// Start only checks that something accepts a connection at the service's address: a run
+// against nothing stops there, saying so, instead of loading refusals.
+func (r Running) Start(ctx context.Context, s Spec) (Instance, error) {
 	if s.Service != "" {
 		r.BaseURL = s.Service
 	}
+	u, err := url.Parse(r.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("service %s: %w", r.BaseURL, err)
+	}
+	addr := u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), map[bool]string{true: "443", false: "80"}[u.Scheme == "https"])
+	}
+	conn, err := (&net.Dialer{Timeout: serviceDialTimeout}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) {
+			err = op.Err
+		}
+		return nil, fmt.Errorf("nothing accepts connections at %s (%v): start the service first, or give --url its address", addr, err)
+	}
+	conn.Close()
 	return runningInstance(r), nil
 }
+
+// serviceDialTimeout bounds the check of a service's address: on loopback, an answer is
+// immediate, and a silence this long is no service.
+const serviceDialTimeout = 5 * time.Second
 
 type runningInstance Running
 
