@@ -396,9 +396,10 @@ func (s *search) double(rate, good, stride int) (int, int, error) {
 // generator's limit (short) stopped the search, the last good rate so far.
 func (s *search) boundary() (int, error) {
 	good, bad := s.cfg.Bracket.Low, s.cfg.Bracket.High
-	// High first: spring-mvc-virtual's ramps broke at 2,750 rps and below (a hiccup, then the
-	// connections a rising latency dials, met all at once), where steps then met 4,437; bisecting
-	// below High first cost four steps, all passing.
+	// High first: in four of seven make runs, spring-mvc-virtual's ramp broke at 2,750–3,250
+	// rps, where steps then met 4,388–4,437 (in the ramp, its in-flight requests jumped from
+	// about 130 to 900–1,700 while it answered 1,900–3,200 a second); bisecting below High
+	// first cost four steps, all passing.
 	highPassed := false
 	if s.cfg.Bracket == (Bracket{}) {
 		var err error
