@@ -33,7 +33,11 @@ func (r Running) Start(ctx context.Context, s Spec) (Instance, error) {
 	}
 	addr := u.Host
 	if u.Port() == "" {
-		addr = net.JoinHostPort(u.Hostname(), map[bool]string{true: "443", false: "80"}[u.Scheme == "https"])
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		addr = net.JoinHostPort(u.Hostname(), port)
 	}
 	conn, err := (&net.Dialer{Timeout: serviceDialTimeout}).DialContext(ctx, "tcp", addr)
 	if err != nil {

@@ -396,7 +396,7 @@ func (s *search) double(rate, good, stride int) (int, int, error) {
 // generator's limit (short) stopped the search, the last good rate so far.
 func (s *search) boundary() (int, error) {
 	good, bad := s.cfg.Bracket.Low, s.cfg.Bracket.High
-	// High first: in four of seven make runs, spring-mvc-virtual's ramp broke at 2,750–3,250
+	// High first: in four of eight make runs, spring-mvc-virtual's ramp broke at 2,750–3,250
 	// rps, where steps then met 4,388–4,437 (in the ramp, its in-flight requests jumped from
 	// about 130 to 900–1,700 while it answered 1,900–3,200 a second); bisecting below High
 	// first cost four steps, all passing.
@@ -406,7 +406,7 @@ func (s *search) boundary() (int, error) {
 		if good, bad, err = s.double(s.cfg.Start, 0, s.cfg.Start); err != nil || s.short {
 			return good, err
 		}
-	} else if !s.unsendable(bad) {
+	} else {
 		if err := s.step(bad); err != nil || s.short {
 			return good, err
 		}
