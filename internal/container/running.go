@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/url"
 	"time"
+
+	"github.com/iotbench/iotbench/internal/protocol"
 )
 
 // Running is the Lifecycle of a service that already listens on loopback (iotbench run --url):
@@ -31,14 +33,7 @@ func (r Running) Start(ctx context.Context, s Spec) (Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("service %s: %w", r.BaseURL, err)
 	}
-	addr := u.Host
-	if u.Port() == "" {
-		port := "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-		addr = net.JoinHostPort(u.Hostname(), port)
-	}
+	addr := protocol.Addr(u)
 	conn, err := (&net.Dialer{Timeout: serviceDialTimeout}).DialContext(ctx, "tcp", addr)
 	if err != nil {
 		var op *net.OpError

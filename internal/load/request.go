@@ -3,12 +3,12 @@ package load
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 
+	"github.com/iotbench/iotbench/internal/protocol"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 	"golang.org/x/net/http/httpguts"
 )
@@ -86,16 +86,12 @@ func encodeRequest(t *vegeta.Target) (*wireRequest, error) {
 	b.WriteString("\r\n")
 	b.Write(t.Body)
 
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
 	_, key := t.Header["Idempotency-Key"]
 	_, xkey := t.Header["X-Idempotency-Key"]
 	w := &wireRequest{
 		target: *t,
 		bytes:  b.Bytes(),
-		addr:   net.JoinHostPort(u.Hostname(), port),
+		addr:   protocol.Addr(u),
 		head:   method == http.MethodHead,
 		// net/http's rule: methods that do nothing twice, or a request that says so.
 		replayable: method == http.MethodGet || method == http.MethodHead || method == http.MethodOptions || method == http.MethodTrace || key || xkey,

@@ -7,6 +7,8 @@ package protocol
 import (
 	"crypto/tls"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 )
 
@@ -63,6 +65,15 @@ func (p Protocol) Scheme() string {
 		return "https"
 	}
 	return "http"
+}
+
+// Addr is the host:port u's connections go to: its port, or its scheme's (80, 443).
+func Addr(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // HTTP2 says whether p is HTTP/2.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -94,5 +95,23 @@ func TestClientTLSRefusesBelow13(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "version") {
 		t.Errorf("refused for %v, want for its version", err)
+	}
+}
+
+func TestAddr(t *testing.T) {
+	for _, c := range []struct{ url, want string }{
+		{"http://127.0.0.1:8080/ingest", "127.0.0.1:8080"},
+		{"http://localhost/", "localhost:80"},
+		{"https://localhost/x", "localhost:443"},
+		{"http://[::1]/", "[::1]:80"},
+		{"https://[::1]:8443", "[::1]:8443"},
+	} {
+		u, err := url.Parse(c.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Addr(u); got != c.want {
+			t.Errorf("Addr(%s) = %s, want %s", c.url, got, c.want)
+		}
 	}
 }
