@@ -58,7 +58,7 @@ func TestAClimbEndsWhereTheTargetBreaks(t *testing.T) {
 }
 
 // A climb's last seconds are judged too, though it ends before they can be (each second is
-// judged once the next has closed): a 3-s climb on a target answering in 300 ms broke the SLO.
+// judged once it has closed): a 3-s climb on a target answering in 300 ms broke the SLO.
 func TestAClimbsLastSecondsAreJudged(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		time.Sleep(300 * time.Millisecond)

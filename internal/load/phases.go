@@ -244,28 +244,27 @@ func (r *runner) tick(now time.Time, hits uint64) (time.Time, time.Duration) {
 		if !r.cfg.WarmupAuto {
 			return now, r.cfg.Warmup - elapsed
 		}
-		// Each second once the next has closed too: its percentiles are taken by then. Judged
-		// once a second, not once a turn of the loop.
-		closed := r.warm.seconds.Closed()
-		if len(r.warmSeconds) >= closed-1 || !r.judge(closed) {
+		// Each second once its percentiles are taken; judged once a second, not once a turn
+		// of the loop.
+		taken := r.warm.seconds.Taken()
+		if len(r.warmSeconds) >= taken || !r.judge(taken) {
 			return now, min(r.cfg.Warmup-elapsed, time.Second/4)
 		}
 	}
 	return r.begin(hits), -1
 }
 
-// judge takes the warm-up's seconds up to the one before closed, and says whether they are
-// steady and the target, asked, says it has settled too.
-func (r *runner) judge(closed int) bool {
-	for len(r.warmSeconds) < closed-1 {
+// judge takes the warm-up's first taken seconds, and says whether they are steady and the
+// target, asked, says it has settled too.
+func (r *runner) judge(taken int) bool {
+	for len(r.warmSeconds) < taken {
 		r.warmSeconds = append(r.warmSeconds, r.warm.seconds.Second(len(r.warmSeconds)))
 	}
 	return SteadyWarmup(r.warmSeconds, r.cfg.Duration) && (r.cfg.Settled == nil || r.cfg.Settled())
 }
 
-// askEndEarly asks cfg.EndEarly about the measured phase's seconds, each once the next has
-// closed too (its percentiles are taken by then), at most every quarter of a second; it says when
-// to ask again, -1: never.
+// askEndEarly asks cfg.EndEarly about the measured phase's seconds, each once its percentiles
+// are taken, at most every quarter of a second; it says when to ask again, -1: never.
 func (r *runner) askEndEarly(now time.Time) time.Duration {
 	const every = time.Second / 4
 	if r.cfg.EndEarly == nil || r.endedEarly {
@@ -275,11 +274,11 @@ func (r *runner) askEndEarly(now time.Time) time.Duration {
 		return r.nextAsk.Sub(now)
 	}
 	r.nextAsk = now.Add(every)
-	closed := r.measure.seconds.Closed()
-	if len(r.measureSeconds) >= closed-1 {
+	taken := r.measure.seconds.Taken()
+	if len(r.measureSeconds) >= taken {
 		return every
 	}
-	for len(r.measureSeconds) < closed-1 {
+	for len(r.measureSeconds) < taken {
 		r.measureSeconds = append(r.measureSeconds, r.measure.seconds.Second(len(r.measureSeconds)))
 	}
 	if r.cfg.EndEarly(r.measureSeconds) {

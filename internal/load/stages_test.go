@@ -250,12 +250,12 @@ func TestEndEarlyEndsARampAtTheSecond(t *testing.T) {
 	}
 	last := asked[len(asked)-1]
 	for i, s := range last {
-		if s.Index != i || s.Successes == 0 {
-			t.Errorf("second %d asked as %+v: want every second in order, with its answers", i, s)
+		if s.Index != i || s.Successes == 0 || s.P99 == 0 {
+			t.Errorf("second %d asked as %+v: want every second in order, with its answers and percentiles", i, s)
 		}
 	}
 	if res.Duration < 3*time.Second || res.Duration > 5*time.Second || res.Duration%time.Second != 0 {
-		t.Errorf("phase of %v after EndEarly at 2 closed seconds, want 3 or 4 whole seconds", res.Duration)
+		t.Errorf("phase of %v after EndEarly at 2 seconds, want 3 or 4 whole seconds", res.Duration)
 	}
 	if all := StagesRequests(stages); float64(res.Requests) > 0.75*all || res.Scheduled > res.Requests+res.Requests/50 {
 		t.Errorf("%d requests of the ramp's %.0f, %d scheduled: want the ramp cut short, judged on its seconds", res.Requests, all, res.Scheduled)

@@ -50,7 +50,7 @@ func NewFindMax(slo string, step time.Duration, resolution, latencyAt string) (*
 
 // minRampDoubling bounds how fast the ramp that brackets a search climbs. It is judged by the
 // second and breaks after maxrate.RampBreak failing ones: doubling every 4 s, the rate rises 19% a
-// second, and the ramp ends 4–5 s after its first failing second, at 2–2.4 times that second's rate.
+// second, and the ramp ends 4 s after its first failing second began, at about twice its rate.
 const minRampDoubling = 4 * time.Second
 
 // findMax searches every target of p and returns their maxima with the steps' rows. The search

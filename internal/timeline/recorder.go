@@ -83,6 +83,7 @@ type Recorder struct {
 	InFlight func() (most int64, full bool)
 
 	closer *closer
+	taken  int // seconds from the first whose percentiles are known taken (Taken)
 }
 
 // NewRecorder starts a phase at began, expected to last about du (which sizes the first
@@ -192,6 +193,16 @@ func (r *Recorder) StartAt(began time.Time) { r.began = began }
 // Closed is how many seconds have closed.
 func (r *Recorder) Closed() int { return r.open }
 
+// Taken is how many seconds from the first have closed with their percentiles taken: those a
+// judge of the phase under way reads whole (Second), about a second sooner than waiting for the
+// next to close as well.
+func (r *Recorder) Taken() int {
+	for r.taken < r.open && (r.seconds[r.taken].Successes == 0 || r.closer.has(r.taken)) {
+		r.taken++
+	}
+	return r.taken
+}
+
 // Second is closed second i, with its percentiles when they have been taken.
 func (r *Recorder) Second(i int) Second {
 	s := r.seconds[i]
@@ -292,6 +303,14 @@ func (c *closer) fill(s *Second) {
 	if done, ok := c.closed[s.Index]; ok {
 		s.P50, s.P99, s.Max, s.Histogram = done.P50, done.P99, done.Max, done.Histogram
 	}
+}
+
+// has says second i's percentiles have been taken.
+func (c *closer) has(i int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.closed[i]
+	return ok
 }
 
 // stop waits for every second handed over to be done.

@@ -178,3 +178,35 @@ func BenchmarkClose(b *testing.B) {
 	}
 	c.stop()
 }
+
+// A second is taken (readable whole) once it has closed and its percentiles are taken: one
+// without successes at once, one with them when the closer has done it; never one still open.
+func TestTakenSecondsHaveTheirPercentiles(t *testing.T) {
+	began := time.Unix(1_700_000_000, 0)
+	at := func(ms int) time.Time { return began.Add(time.Duration(ms) * time.Millisecond) }
+	r := NewRecorder(began, 4*time.Second, time.Minute)
+	add := func(ms int, o Outcome) { r.Add(at(ms), at(ms), at(ms), o, 40*time.Millisecond) }
+	add(100, Success)
+	add(900, Success)
+	if r.Taken() != 0 {
+		t.Fatalf("taken %d while second 0 is open", r.Taken())
+	}
+	add(1200, Timeout) // second 1: an error only
+	add(2100, Success) // closes seconds 0 and 1
+	add(3100, Success) // closes second 2
+	if r.Closed() != 3 {
+		t.Fatalf("closed %d, want 3", r.Closed())
+	}
+	deadline := time.Now().Add(10 * time.Second) // the closer works on its own goroutine
+	for r.Taken() < 3 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if r.Taken() != 3 {
+		t.Fatalf("taken %d of 3 closed seconds", r.Taken())
+	}
+	for i := range r.Taken() {
+		if s := r.Second(i); s.Successes > 0 && s.P99 < 40*time.Millisecond {
+			t.Errorf("second %d taken without its percentiles: %+v", i, s)
+		}
+	}
+}
