@@ -27,9 +27,11 @@ type MaxSearch struct {
 	// higher rate for the first time grows its thread pools and heap and compiles new paths, a
 	// transient that is not its sustained behaviour (spring-mvc-platform's first 5 s at 2000 rps
 	// after 1000 had a p99 of 158–344 ms; the next steps at 2000 met 100 ms, and searches that
-	// met it went on to 3500). Every step has it, one at the rate the step before met too: the
-	// connections a higher rate needs open in it (at 12,000 rps, 600 opened in a step's first
-	// 50 ms were over 1% of a 4 s step's requests, enough to set its p99).
+	// met it went on to 3500), and the connections a higher rate needs open in it (at 12,000
+	// rps, 600 opened in a step's first 50 ms were over 1% of a 4 s step's requests, enough to
+	// set its p99). A step right after one that met the SLO at its rate has none when the search's
+	// loads share their connections (searchRun.use): the target has been at that rate for a
+	// whole step, and the two steps are one load but for the last answers' wait between them.
 	StepWarmup time.Duration
 	// Ramp, when set, is how often the ramp that brackets a search without a bracket doubles its
 	// rate (Runner.ramp); zero: the search doubles by steps from the first rate.
@@ -158,6 +160,9 @@ type searchRun struct {
 	// met is the last rate the target was seen to meet the SLO at (a step's, the bracket's, the
 	// warm-up's): a load recovers below it after a failing step (settle).
 	met int
+	// at is the rate of the last step when it met the SLO and nothing has loaded the target
+	// since: a step at that rate goes on from it without a warm-up of its own; 0 otherwise.
+	at int
 }
 
 // use makes in the search's container. Its warm-up, ramp and steps run on one set of connections
@@ -271,6 +276,10 @@ func (s *searchRun) step(ctx context.Context, rate int, last bool) (st maxrate.S
 	}
 	cfg := stepConfig(s.c.Load, rate, s.m.Step)
 	cfg.Warmup = s.m.StepWarmup
+	if rate == s.at && s.in.session != nil {
+		cfg.Warmup = 0 // the target has been at this rate for a whole step, on these connections
+	}
+	s.at = 0
 	c := s.c
 	c.Trial, c.Load = s.nextStep(), cfg
 	row := s.newRow(c)
@@ -394,7 +403,7 @@ func (s *searchRun) judge(row *results.Row, ph phase, rate int, last bool) (st m
 	}
 	s.overloaded = !row.Valid
 	if row.Valid {
-		s.met = rate
+		s.met, s.at = rate, rate
 	}
 	verdict := "meets the SLO"
 	if !row.Valid {

@@ -205,13 +205,15 @@ func (e *recoveries) record(row results.Row) error {
 // the most any one step may hold open (its in-flight bound) and a few for the checks, where
 // separate steps would open their own each (268 where 100 were allowed, seen with the session
 // removed). After a failing step, and only then, the target is
-// loaded at half the last rate it met before the next step.
+// loaded at half the last rate it met before the next step. The bracket's High, met, is voted on
+// at once: its second step goes on from the first.
 func TestASearchKeepsItsConnectionsAndRecoversBelowTheLastRateMet(t *testing.T) {
 	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}} // 160 rps at most
 	e := &recoveries{}
 	r := &Runner{Lifecycle: f, Log: e, Record: e.record}
 	m := MaxSearch{SLO: maxrate.SLO{P99: 80 * time.Millisecond, MaxErrors: 0.01}, StepWarmup: 100 * time.Millisecond,
-		Search: maxrate.Config{Start: 40, Resolution: maxrate.Resolution{RPS: 80}, Limit: 640}, Step: 300 * time.Millisecond}
+		Search: maxrate.Config{Start: 40, Resolution: maxrate.Resolution{RPS: 80}, Limit: 640, Bracket: maxrate.Bracket{Low: 80, High: 120}},
+		Step:   300 * time.Millisecond}
 	if _, err := r.FindMax(context.Background(), planFor("t"), m); err != nil {
 		t.Fatal(err)
 	}
@@ -247,6 +249,21 @@ func TestASearchKeepsItsConnectionsAndRecoversBelowTheLastRateMet(t *testing.T) 
 	for _, row := range e.rows {
 		bound = max(bound, row.Connections)
 		errs += row.Errors
+	}
+	// A step right after one that met the SLO at its rate goes on from it, without a warm-up of
+	// its own; every other step has one.
+	goneOn := 0
+	for i, row := range e.rows {
+		want := m.StepWarmup
+		if i > 0 && e.rows[i-1].Valid && e.rows[i-1].RequestedRPS == row.RequestedRPS {
+			want, goneOn = 0, goneOn+1
+		}
+		if row.Warmup != want {
+			t.Errorf("step %d (%d rps): warm-up %s, want %s", i+1, row.RequestedRPS, row.Warmup, want)
+		}
+	}
+	if goneOn == 0 || goneOn == len(e.rows) {
+		t.Errorf("%d of %d steps went on from the one before: the search must have both kinds to test", goneOn, len(e.rows))
 	}
 	if got, most := f.accepted.Load(), int64(bound+4)+errs; got > most {
 		t.Errorf("the target accepted %d connections over the search, more than the %d one set of connections may open", got, most)
@@ -320,9 +337,13 @@ func TestFindMaxSearchesOncePerTrial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, row := range rows {
-		if row.Warmup != m.StepWarmup || row.Duration != m.Step {
-			t.Errorf("step at %d rps: warm-up %v and %v measured, want %v then %v", row.RequestedRPS, row.Warmup, row.Duration, m.StepWarmup, m.Step)
+	for i, row := range rows {
+		warm := m.StepWarmup
+		if i > 0 && rows[i-1].Valid && rows[i-1].RequestedRPS == row.RequestedRPS && rows[i-1].Search == row.Search {
+			warm = 0 // goes on from the step before
+		}
+		if row.Warmup != warm || row.Duration != m.Step {
+			t.Errorf("step at %d rps: warm-up %v and %v measured, want %v then %v", row.RequestedRPS, row.Warmup, row.Duration, warm, m.Step)
 		}
 	}
 	if len(found) != 2 || found[0].Search == found[1].Search || f.started != 2 || f.removed != 2 {
