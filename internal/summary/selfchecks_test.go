@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/results"
 )
 
@@ -36,6 +37,25 @@ func TestSelfChecksAtAGlance(t *testing.T) {
 		if !strings.HasPrefix(checks[i].String(), want) {
 			t.Errorf("check %d: %q; want it to start %q", i, checks[i], want)
 		}
+	}
+
+	// A find-max step that failed the SLO on the target's account is not held against the
+	// generator's arrivals; one the generator could not send on time is.
+	rows = []results.Row{row(1), row(2), row(3), row(4)}
+	for i := range rows {
+		rows[i].Search = 1
+	}
+	rows[1].ArrivalAsIntended = false
+	rows[1].SetFault(fault.SLONotMet, "slo not met: p99 2.3s ≥ 100ms")
+	rows[3].ArrivalAsIntended = false
+	rows[3].SetFault(fault.SLONotMet, "slo not met: p99 150ms ≥ 100ms")
+	if got, want := SelfChecks(rows)[2].String(), "arrivals ✓ 2 of 2 open-loop cells sent as intended; 2 steps that failed the SLO not judged (the target's: sends bunch up behind a target past its limit)"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	rows[0].ArrivalAsIntended = false
+	rows[0].SetFault(fault.GeneratorLimited, "generator-limited: its own p99 delay 12ms above 10ms")
+	if got, want := SelfChecks(rows)[2].String(), "arrivals ✗ 1 of 2 open-loop cells sent as intended; not as intended: t trial 1; 2 steps that failed the SLO not judged"; !strings.HasPrefix(got, want) {
+		t.Errorf("got  %s\nwant %s…", got, want)
 	}
 
 	// A file older than the checks: nothing to show.
