@@ -354,8 +354,10 @@ func maximaOf(rows []results.Row) maxima {
 	return out
 }
 
-// perStep are the fingerprint fields a find-max search sets step by step.
-var perStep = []string{"requested_rps", "connections"}
+// perStep are the fingerprint fields a find-max search sets step by step: the rate, the in-flight
+// bound that follows from it, and the warm-up, none for a step that goes on from one met at its
+// rate (bench.MaxSearch.StepWarmup; the others' follows from the step's length, duration_s).
+var perStep = []string{"requested_rps", "connections", "warmup_s"}
 
 // compareSearches compares a find-max cell on its searches' maxima, with the test of any metric:
 // the Mann–Whitney test of the maxima, the noise threshold, the gates on "max".

@@ -301,15 +301,17 @@ func TestNoiseThreshold(t *testing.T) {
 }
 
 // searchSteps are the steps of find-max searches of target t, one search per maximum: each a
-// fresh container (its own start-up time), confirming its maximum twice and failing above it twice.
+// fresh container (its own start-up time), confirming its maximum twice (the second step going on
+// from the first, without a warm-up) and failing above it twice.
 func searchSteps(maxima ...int) []results.Row {
 	var rows []results.Row
 	for i, m := range maxima {
 		for _, s := range []struct {
-			rate  int
-			valid bool
-		}{{m / 2, true}, {m, true}, {m + m/10, false}, {m + m/10, false}, {m, true}} {
-			r := results.Row{Scenario: "io-heavy" + results.FindMaxSuffix, Target: "t", Trial: len(rows) + 1, Mode: "open",
+			rate   int
+			valid  bool
+			warmup time.Duration
+		}{{m / 2, true, time.Second}, {m, true, time.Second}, {m, true, 0}, {m + m/10, false, time.Second}, {m + m/10, false, time.Second}} {
+			r := results.Row{Scenario: "io-heavy" + results.FindMaxSuffix, Target: "t", Trial: len(rows) + 1, Mode: "open", Warmup: s.warmup,
 				RequestedRPS: s.rate, Connections: s.rate / 4, Valid: s.valid, Startup: time.Duration(900+i) * time.Millisecond, ThroughputRPS: float64(s.rate)}
 			if !s.valid {
 				r.InvalidReason = "slo not met: p99 300ms ≥ 100ms"
@@ -323,7 +325,7 @@ func searchSteps(maxima ...int) []results.Row {
 
 // TestFindMaxCellsCompareTheirMaxima: a find-max cell is compared on its searches' maxima: with
 // two searches a side, their range and no significance; with five, the Mann–Whitney test and the
-// gate on max, as any metric. The steps' own rates and connections are no mismatch.
+// gate on max, as any metric. The steps' own rates, connections and warm-ups are no mismatch.
 func TestFindMaxCellsCompareTheirMaxima(t *testing.T) {
 	gates, _ := ParseGates("max:-10%")
 	for _, c := range []struct {

@@ -386,7 +386,7 @@ func settingsText(sc summary.Scenario, esc func(string) string) string {
 	load := fmt.Sprintf("open loop at %d rps", s.RequestedRPS)
 	switch {
 	case sc.FindMax:
-		load = "find-max steps, open loop at rising rates"
+		load = findMaxLoad
 	case s.Mode == "closed":
 		load = fmt.Sprintf("closed loop, %d connections", s.Connections)
 	}

@@ -105,11 +105,15 @@ func writeScenario(w io.Writer, sc summary.Scenario) error {
 	return nil
 }
 
+// findMaxLoad is a find-max scenario's load model: every step's warm-up is the first row's but
+// for a step that goes on from one met at its rate (bench.MaxSearch.StepWarmup).
+const findMaxLoad = "find-max steps, open loop at rising rates (a step right after one met at its rate goes on from it, without a warm-up)"
+
 func loadModel(r results.Row) string {
 	text := fmt.Sprintf("open loop at %d rps (at most %d in flight)", r.RequestedRPS, r.Connections)
 	switch {
 	case r.Search > 0: // the first step's rate is no rate of the scenario's, as the HTML says
-		text = "find-max steps, open loop at rising rates"
+		text = findMaxLoad
 	case r.Mode == "closed":
 		text = fmt.Sprintf("closed loop, %d connections", r.Connections)
 	}
