@@ -190,9 +190,6 @@ func (r *Recorder) Last() Second {
 // make is made before the moment it starts.
 func (r *Recorder) StartAt(began time.Time) { r.began = began }
 
-// Closed is how many seconds have closed.
-func (r *Recorder) Closed() int { return r.open }
-
 // Taken is how many seconds from the first have closed with their percentiles taken: those a
 // judge of the phase under way reads whole (Second), about a second sooner than waiting for the
 // next to close as well.
