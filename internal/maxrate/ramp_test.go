@@ -23,7 +23,8 @@ func TestRampBrokenAndRecovered(t *testing.T) {
 		{"two failing: a pause", []Step{ok, bad, bad}, false, false},
 		{"three failing", []Step{ok, bad, bad, bad}, true, false},
 		{"three failing, then one passing", []Step{bad, bad, bad, ok}, false, false},
-		{"failing, then two passing", []Step{bad, bad, ok, ok}, false, true},
+		{"failing, then two passing", []Step{bad, bad, ok, ok}, false, false},
+		{"failing, then three passing", []Step{bad, ok, ok, ok}, false, true},
 		{"errors fail a second too", []Step{ok, {ErrorRatio: 0.01}, {ErrorRatio: 0.5}, bad}, true, false},
 		{"errors fail a fast second", []Step{ok, {P99: time.Millisecond, ErrorRatio: 0.5}}, false, false},
 	} {

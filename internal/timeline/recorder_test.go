@@ -194,7 +194,8 @@ func TestTakenSecondsHaveTheirPercentiles(t *testing.T) {
 	add(1200, Timeout) // second 1: an error only
 	add(2100, Success) // closes seconds 0 and 1
 	add(3100, Success) // closes second 2; second 3 is open
-	deadline := time.Now().Add(10 * time.Second) // the closer works on its own goroutine
+	// The closer works on its own goroutine.
+	deadline := time.Now().Add(10 * time.Second)
 	for r.Taken() < 3 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
