@@ -63,22 +63,21 @@ func SelfChecks(rows []results.Row) []Check {
 // holds the generator's connections and the sends bunch up behind them, so that step's arrivals
 // say nothing of the generator. The text counts them.
 func arrivalsCheck(rows []results.Row) Check {
-	var judged []results.Row
-	targets := 0
+	targetFailed := func(r results.Row) bool { return r.ArrivalJudged && r.Fault == fault.SLONotMet }
+	c := rowCheck("arrivals", rows, "open-loop cells sent as intended", "not as intended",
+		func(r results.Row) (bool, bool) { return r.ArrivalJudged && !targetFailed(r), r.ArrivalAsIntended })
+	n := 0
 	for _, r := range rows {
-		if r.ArrivalJudged && r.Fault == fault.SLONotMet {
-			targets++
-		} else {
-			judged = append(judged, r)
+		if targetFailed(r) {
+			n++
 		}
 	}
-	c := rowCheck("arrivals", judged, "open-loop cells sent as intended", "not as intended",
-		func(r results.Row) (bool, bool) { return r.ArrivalJudged, r.ArrivalAsIntended })
-	switch {
-	case targets == 1:
-		c.Text += "; 1 step that failed the SLO not judged (the target's: sends bunch up behind a target past its limit)"
-	case targets > 1:
-		c.Text += fmt.Sprintf("; %d steps that failed the SLO not judged (the target's: sends bunch up behind a target past its limit)", targets)
+	if n > 0 {
+		steps := "steps"
+		if n == 1 {
+			steps = "step"
+		}
+		c.Text += fmt.Sprintf("; %d %s that failed the SLO not judged (the target's: sends bunch up behind a target past its limit)", n, steps)
 	}
 	return c
 }
