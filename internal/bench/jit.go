@@ -58,15 +58,22 @@ func jitCompileMs(health []byte) (int64, bool) {
 }
 
 // watchJIT starts asking url (the target's health endpoint) for its compilation time; nil when
-// health, its answer at startup, does not give it.
+// health, its answer at startup, does not give it, or when url does not answer now. The first
+// reading is taken now, not from startup: a container serves many phases, and a phase measured
+// from its first request (no warm-up) would count all the compiling since startup as its own.
 func watchJIT(ctx context.Context, url string, health []byte) *jitWatch {
-	ms, ok := jitCompileMs(health)
-	if !ok {
+	if _, ok := jitCompileMs(health); !ok {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &jitWatch{url: url, client: &http.Client{Timeout: jitAsk, CheckRedirect: load.NoRedirects},
-		cancel: cancel, done: make(chan struct{}), samples: []jitSample{{time.Now(), ms}}}
+		cancel: cancel, done: make(chan struct{})}
+	ms, err := w.ask(ctx)
+	if err != nil {
+		cancel()
+		return nil
+	}
+	w.samples = []jitSample{{time.Now(), ms}}
 	go w.poll(ctx)
 	return w
 }

@@ -13,15 +13,15 @@ import (
 	"github.com/iotbench/iotbench/internal/results"
 )
 
-// compiling serves a health answer whose jitCompileMs grows at rate (ms a second of wall time)
-// until until, then stays.
-func compiling(rate float64, until time.Duration) (http.HandlerFunc, *atomic.Int64) {
+// compiling serves a health answer whose jitCompileMs grows from before at rate (ms a second of
+// wall time) until until, then stays.
+func compiling(before int64, rate float64, until time.Duration) (http.HandlerFunc, *atomic.Int64) {
 	began := time.Now()
 	asked := &atomic.Int64{}
 	return func(w http.ResponseWriter, r *http.Request) {
 		asked.Add(1)
 		busy := min(time.Since(began), until)
-		fmt.Fprintf(w, `{"id":1,"status":"UP","jitCompileMs":%d}`, int64(rate*busy.Seconds()))
+		fmt.Fprintf(w, `{"id":1,"status":"UP","jitCompileMs":%d}`, before+int64(rate*busy.Seconds()))
 	}, asked
 }
 
@@ -45,7 +45,7 @@ func TestJITCompileMs(t *testing.T) {
 func TestJITWatchSettlesOnceCompilationStops(t *testing.T) {
 	// A JIT compiling at a CPU's worth for 2 s, then not at all: settled once a whole jitSpan
 	// has passed with no growth, not before.
-	h, asked := compiling(1000, 2*time.Second)
+	h, asked := compiling(0, 1000, 2*time.Second)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	if w := watchJIT(context.Background(), srv.URL, []byte(`{"status":"UP"}`)); w != nil {
@@ -70,7 +70,11 @@ func TestJITWatchSettlesOnceCompilationStops(t *testing.T) {
 }
 
 func TestJITWatchHoldsNothingWhenItCannotAsk(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
+	if w := watchJIT(context.Background(), httptest.NewServer(http.NotFoundHandler()).URL, []byte(`{"jitCompileMs":10}`)); w != nil {
+		t.Error("a target whose health endpoint does not answer before the load is watched")
+	}
+	h, _ := compiling(0, 1000, time.Hour)
+	srv := httptest.NewServer(h)
 	w := watchJIT(context.Background(), srv.URL, []byte(`{"jitCompileMs":10}`))
 	defer w.stop()
 	srv.Close()
@@ -90,11 +94,14 @@ func TestCompilingDuringTheMeasuredPhaseIsAWarning(t *testing.T) {
 	// Through a 1-s phase with no warm-up: a JIT compiling 1,000 ms a second is a target still
 	// warming up, and its row says so: its figures stand, but carry no verdict; a settled one's odd
 	// recompilations, 100 ms a second, are not. Either way the row has the JIT's busy time.
+	// The busy time is the phase's own: a container measured before (its JIT 20 s busy since
+	// startup, as its startup health answer does not say) counts none of it.
 	for _, c := range []struct {
 		msPerS float64
 		warned bool
-	}{{1000, true}, {100, false}} {
-		h, _ := compiling(c.msPerS, time.Hour)
+		before int64 // ms compiled since startup before the phase
+	}{{1000, true, 0}, {100, false, 0}, {100, false, 20000}} {
+		h, _ := compiling(c.before, c.msPerS, time.Hour)
 		l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": h}},
 			src: &steadyUsage{}, health: `{"status":"UP","jitCompileMs":0}`}
 		var recorded []results.Row
@@ -103,7 +110,7 @@ func TestCompilingDuringTheMeasuredPhaseIsAWarning(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(recorded) != 1 {
-			t.Fatalf("%v ms/s: rows %+v, want one", c.msPerS, recorded)
+			t.Fatalf("%v ms/s after %d: rows %+v, want one", c.msPerS, c.before, recorded)
 		}
 		warned := strings.Contains(recorded[0].Warnings, "the JIT compiled for ") && strings.Contains(recorded[0].Warnings, "still warming up")
 		if warned != c.warned {
