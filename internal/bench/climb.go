@@ -10,6 +10,7 @@ import (
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/plan"
+	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/timeline"
 )
 
@@ -45,31 +46,49 @@ func (r *Runner) climb(ctx context.Context, in *instance, c plan.Cell, from, to 
 	return broke, err
 }
 
-// ramp brackets the boundary for a search that has none: a climb like an even search's, from the
-// first rate towards the limit, doubling every m.Ramp, until the SLO breaks
+// ramp brackets the boundary for a search that has none: a climb like an even search's, from
+// rate from towards the limit, doubling every m.Ramp, until the SLO breaks
 // (maxrate.RampBracket): a few seconds of rising load instead of a doubling's steps. Zero, said
 // in the log, when it did not bracket it (cut short unbroken); the search then doubles. A bracket's failing seconds
-// end the ramp: it leaves the target with work queued.
-func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearch) (maxrate.Bracket, error) {
-	from, to := m.Search.Start, m.Search.Limit
+// end the ramp: it leaves the target with work queued. warming says the target's JIT compiled
+// through most of the seconds that broke the ramp (results.JITBusyShare of them, the rule a
+// step still warming up is judged by): a JVM warming up for rates it had not met, whose break
+// says little of its boundary.
+func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearch, from int) (b maxrate.Bracket, warming bool, err error) {
+	to := m.Search.Limit
 	stages := climbStages(from, to, m.Ramp)
 	fmt.Fprintf(r.Log, "  ramping from %d rps towards %d, doubling every %s, unmeasured, until %d seconds in a row miss the SLO\n", from, to, m.Ramp, maxrate.RampBreak)
+	jit := in.watchJIT(ctx)
+	if jit != nil {
+		defer jit.stop()
+	}
+	began := time.Now()
 	seconds, took, err := r.climbing(ctx, in, c, stages, m.SLO)
 	if err != nil {
-		return maxrate.Bracket{}, err
+		return maxrate.Bracket{}, false, err
 	}
-	b := maxrate.RampBracket(seconds, m.SLO, took >= load.StagesDuration(stages))
+	b = maxrate.RampBracket(seconds, m.SLO, took >= load.StagesDuration(stages))
 	if b == (maxrate.Bracket{}) {
 		fmt.Fprintf(r.Log, "  the ramp bracketed nothing in %s (up to %d rps): steps double from %d rps\n", took.Round(time.Second), to, from)
-		return b, nil
+		return b, false, nil
 	}
 	last := seconds[len(seconds)-1]
 	if m.SLO.Judge(&last); last.Failed == "" {
 		fmt.Fprintf(r.Log, "  the ramp met the SLO to its end, %d rps, after %s: steps search between %d and %d rps\n", b.High, took.Round(time.Second), b.Low, b.High)
-		return b, nil
+		return b, false, nil
 	}
-	fmt.Fprintf(r.Log, "  the ramp broke at %d rps after %s (%s): steps search between %d and %d rps\n", b.High, took.Round(time.Second), brokenBy(seconds, m.SLO), b.Low, b.High)
-	return b, nil
+	failing := maxrate.FailingEnd(seconds, m.SLO)
+	fmt.Fprintf(r.Log, "  the ramp broke at %d rps after %s (%s): ", b.High, took.Round(time.Second), brokenBy(seconds, m.SLO))
+	if jit != nil {
+		first := len(seconds) - len(failing)
+		share, ok := jit.busySince(ctx, began.Add(time.Duration(first)*time.Second))
+		if warming = ok && share > results.JITBusyShare; warming {
+			fmt.Fprintf(r.Log, "the target's JIT compiled through %.0f%% of those seconds, warming up for rates it had not met\n", 100*share)
+			return b, true, nil
+		}
+	}
+	fmt.Fprintf(r.Log, "steps search between %d and %d rps\n", b.Low, b.High)
+	return b, false, nil
 }
 
 // brokenBy says how the failing seconds at the end of a broken ramp failed slo.

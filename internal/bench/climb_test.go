@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,5 +169,103 @@ func TestAnEvenSearchClimbsToItsBracketInOneDoubling(t *testing.T) {
 	}
 	if got := warmupRate(maxrate.Config{Start: 500}); got != 500 {
 		t.Errorf("an odd search warms up at %d rps, want its first rate 500", got)
+	}
+}
+
+// warmingJIT is a target of 8 slots × 50 ms (160 rps) whose JIT starts compiling the first time
+// more than 6 requests are in flight, and compiles for compile: meanwhile its requests take
+// 100 ms (80 rps), and the jitCompileMs of its health answer (any path but /x) grows a second a
+// second, as a JVM's did through the ramp that broke it.
+type warmingJIT struct {
+	compile  time.Duration
+	slots    chan struct{}
+	inFlight atomic.Int64
+	mu       sync.Mutex
+	began    time.Time // of the compiling; zero before
+}
+
+func newWarmingJIT(compile time.Duration) *warmingJIT {
+	return &warmingJIT{compile: compile, slots: make(chan struct{}, 8)}
+}
+
+// compiled is the JIT's compilation time so far, and whether it is compiling now.
+func (j *warmingJIT) compiled() (time.Duration, bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.began.IsZero() {
+		return 0, false
+	}
+	busy := time.Since(j.began)
+	return min(busy, j.compile), busy < j.compile
+}
+
+func (j *warmingJIT) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/x" {
+		busy, _ := j.compiled()
+		fmt.Fprintf(w, `{"status":"UP","jitCompileMs":%d}`, busy.Milliseconds())
+		return
+	}
+	if j.inFlight.Add(1) > 6 {
+		j.mu.Lock()
+		if j.began.IsZero() {
+			j.began = time.Now()
+		}
+		j.mu.Unlock()
+	}
+	defer j.inFlight.Add(-1)
+	j.slots <- struct{}{}
+	service := 50 * time.Millisecond
+	if _, compiling := j.compiled(); compiling {
+		service *= 2
+	}
+	time.Sleep(service)
+	<-j.slots
+	io.WriteString(w, `{"id":1}`)
+}
+
+// A ramp broken while the target's JIT compiled through its failing seconds is run again once the
+// target has recovered, from the recovery's rate, and its bracket is the second ramp's: the JIT
+// done, the target's 160 rps lie inside it, not above it. A JIT that compiles on breaks two
+// ramps and no more; the search goes on from the second's bracket.
+func TestARampBrokenWhileTheJITCompilesIsRunAgain(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		compile time.Duration
+		ramps   int
+	}{{"compiling for 5 s", 5 * time.Second, 2}, {"compiling on", time.Hour, 2}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			jit := newWarmingJIT(c.compile)
+			l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": jit.ServeHTTP}},
+				src: &steadyUsage{}, health: `{"status":"UP","jitCompileMs":0}`}
+			log := &strings.Builder{}
+			r := &Runner{Lifecycle: l, Log: log, Record: func(results.Row) error { return nil }}
+			m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01}, Ramp: 2 * time.Second,
+				Search: maxrate.Config{Start: 20, Resolution: maxrate.Resolution{RPS: 20}, Limit: 1280}, Step: 500 * time.Millisecond}
+			found, err := r.FindMax(context.Background(), planFor("t"), m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := found[0]
+			t.Logf("bracket %v: max %d, steps %v\n%s", o.Bracket, o.Max, stepRates(o.Steps), log)
+			if got := strings.Count(log.String(), "ramping from "); got != c.ramps {
+				t.Fatalf("%d ramps, want %d", got, c.ramps)
+			}
+			if !strings.Contains(log.String(), "the target's JIT compiled through ") {
+				t.Error("the log does not say the JIT compiled through the ramp's failing seconds")
+			}
+			recovered := strings.Index(log.String(), "half the last rate met")
+			second := strings.LastIndex(log.String(), "ramping from ")
+			if recovered < 0 || recovered > second {
+				t.Error("the second ramp did not wait for the target to recover")
+			}
+			stillCompiling := strings.Contains(log.String(), "its JIT still compiling after 2 ramps")
+			if forever := c.compile == time.Hour; stillCompiling != forever {
+				t.Errorf("the log says the JIT was still compiling after the last ramp: %v, want %v", stillCompiling, forever)
+			}
+			if c.compile < time.Hour && o.Bracket.High <= 160 {
+				t.Errorf("bracket %v: want the second ramp's, above the warm target's 160 rps", o.Bracket)
+			}
+		})
 	}
 }

@@ -150,6 +150,26 @@ func (w *jitWatch) compiledDuring(ctx context.Context, before int64) (time.Durat
 	return time.Duration(after-before) * time.Millisecond, true
 }
 
+// busySince is the share of the time since from that the JIT compiled, as the target says now,
+// counted from its last reading at or before from (the oldest it keeps when none is); false when
+// it does not answer.
+func (w *jitWatch) busySince(ctx context.Context, from time.Time) (float64, bool) {
+	w.mu.Lock()
+	since := w.samples[0]
+	for _, s := range w.samples[1:] {
+		if s.at.After(from) {
+			break
+		}
+		since = s
+	}
+	w.mu.Unlock()
+	busy, ok := w.compiledDuring(ctx, since.ms)
+	if !ok {
+		return 0, false
+	}
+	return busy.Seconds() / time.Since(since.at).Seconds(), true
+}
+
 // stop ends the asking.
 func (w *jitWatch) stop() {
 	w.cancel()
