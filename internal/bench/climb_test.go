@@ -251,7 +251,7 @@ func TestARampBrokenWhileTheJITCompilesIsRunAgain(t *testing.T) {
 			if got := strings.Count(log.String(), "ramping from "); got != c.ramps {
 				t.Fatalf("%d ramps, want %d", got, c.ramps)
 			}
-			if !strings.Contains(log.String(), "the target's JIT compiled through ") {
+			if !strings.Contains(log.String(), "the target's JIT compiled for ") {
 				t.Error("the log does not say the JIT compiled through the ramp's failing seconds")
 			}
 			recovered := strings.Index(log.String(), "half the last rate met")
