@@ -755,6 +755,16 @@ func firstLine(s string) string {
 	return line
 }
 
+// carriedLog is the whole text of an error that carries a target's last log lines after its first
+// line (a container's start: "…\nlast lines of its log:\n…"); empty for a one-line error, which
+// carries none.
+func carriedLog(err error) string {
+	if !strings.Contains(strings.TrimSpace(err.Error()), "\n") {
+		return ""
+	}
+	return err.Error()
+}
+
 // oneLine folds a multi-line message into one line, its first line and its last n, for a CSV
 // field that people read.
 func oneLine(s string, n int) string {

@@ -202,9 +202,7 @@ func (s *searchRun) recordNotLoaded(nl notLoaded) error {
 	c.Trial = s.nextStep()
 	row := s.newRow(c)
 	nl.record(&row)
-	if nl.log != "" {
-		s.r.keepLog(&row, nl.log)
-	}
+	s.r.keepLog(&row, nl.log)
 	return s.r.Record(row)
 }
 

@@ -106,7 +106,7 @@ func (r *Runner) start(ctx context.Context, p *plan.Plan, c plan.Cell, images bu
 			return nil, nil, ctx.Err()
 		}
 		fmt.Fprintf(r.Log, "  %v\n", err)
-		return nil, &notLoaded{fault.StartFailed, firstLine(err.Error()), err.Error()}, nil
+		return nil, &notLoaded{fault.StartFailed, firstLine(err.Error()), carriedLog(err)}, nil
 	}
 	in := &instance{r: r, p: p, c: c, ctr: ctr, db: db, oomKills: -1}
 	if f, err := in.fate(ctx); err == nil {
@@ -187,7 +187,7 @@ func (r *Runner) startDatabase(ctx context.Context, c plan.Cell, images built) (
 			return nil, nil, ctx.Err()
 		}
 		fmt.Fprintf(r.Log, "  %v\n", err)
-		return nil, &notLoaded{fault.StartFailed, firstLine(err.Error()), err.Error()}, nil
+		return nil, &notLoaded{fault.StartFailed, firstLine(err.Error()), carriedLog(err)}, nil
 	}
 	fmt.Fprintf(r.Log, "  database server ready in %s (CPUs %s)\n", time.Since(begin).Round(100*time.Millisecond), spec.CPUSet)
 	return db, nil, nil
@@ -363,8 +363,12 @@ func (in *instance) cause(ctx context.Context, from time.Time) (why string, stop
 }
 
 // keepLog writes a failed cell's target log to a file beside the results and names it in the row;
-// without a folder for them, its last lines are printed.
+// without a folder for them, its last lines are printed. An empty log (a service iotbench did not
+// start, an error that carries none) is neither written nor named.
 func (r *Runner) keepLog(row *results.Row, text string) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
 	if r.LogDir != "" {
 		name := fmt.Sprintf("%s.%s.%d.log", sanitize(row.Scenario), sanitize(row.Target), row.Trial)
 		if row.Variant != "" {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -348,5 +350,56 @@ func TestResumePairedRunWithAddedRounds(t *testing.T) {
 	}
 	if len(first) != 3 || len(second) != 3 || len(seen) != 6 {
 		t.Errorf("first %d rows, then %d; measured %v; want each side of rounds 1–3 once", len(first), len(second), seen)
+	}
+}
+
+// A failed cell names a kept log only when there is a log: a container's start error carries its
+// last lines, which are kept beside the results; a service iotbench did not start has none, so
+// nothing is written or named, whether nothing listened at its address or it answered badly.
+func TestOnlyALogIsKept(t *testing.T) {
+	refusing, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nothing := "http://" + refusing.Addr().String()
+	refusing.Close()
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) }))
+	defer failing.Close()
+	for _, c := range []struct {
+		name string
+		lc   container.Lifecycle
+		kept string // a line of the kept log; empty: none kept
+	}{
+		{"a container that exits as it starts", &fakeLifecycle{}, "boom"},
+		{"a service nothing listens at", container.Running{BaseURL: nothing}, ""},
+		{"a service answering 500", container.Running{BaseURL: failing.URL}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			logs := t.TempDir()
+			var rows []results.Row
+			var log strings.Builder
+			r := &Runner{Lifecycle: c.lc, Log: &log, LogDir: filepath.Join(logs, "run.logs"),
+				Record: func(row results.Row) error { rows = append(rows, row); return nil }}
+			if _, err := r.Run(context.Background(), planFor("t")); err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 1 || rows[0].Valid {
+				t.Fatalf("rows %+v, want one, invalid", rows)
+			}
+			row := rows[0]
+			named := strings.Contains(log.String(), "the target's last log lines")
+			if c.kept == "" {
+				if row.LogFile != "" || named {
+					t.Errorf("log_file %q, the log names one: %v; want none kept:\n%s", row.LogFile, named, log.String())
+				}
+				if entries, _ := os.ReadDir(filepath.Join(logs, "run.logs")); len(entries) > 0 {
+					t.Errorf("%d files written beside the results, want none", len(entries))
+				}
+				return
+			}
+			if got, err := os.ReadFile(filepath.Join(logs, row.LogFile)); row.LogFile == "" || !named || err != nil || !strings.Contains(string(got), c.kept) {
+				t.Errorf("log_file %q (named in the log: %v) holds %q, %v; want %q kept", row.LogFile, named, got, err, c.kept)
+			}
+		})
 	}
 }

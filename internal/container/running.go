@@ -54,7 +54,7 @@ type runningInstance Running
 
 func (i runningInstance) URL() string  { return i.BaseURL }
 func (runningInstance) Health() []byte { return nil }
-func (runningInstance) Logs(context.Context, int) string {
-	return "(a service iotbench did not start: no log)"
-}
-func (runningInstance) Remove(context.Context) error { return nil }
+
+// Logs is empty: iotbench reads no log of a service it did not start.
+func (runningInstance) Logs(context.Context, int) string { return "" }
+func (runningInstance) Remove(context.Context) error     { return nil }
