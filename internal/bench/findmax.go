@@ -274,11 +274,9 @@ func (s *searchRun) approach(ctx context.Context, from int) error {
 }
 
 // mostRamps bounds the ramps of a search whose target's JIT compiled through the seconds that broke
-// them. Warmed up at 500 rps until its JIT had settled, spring-mvc-virtual's JIT compiled again
-// through the ramp's first failing seconds (its compiler threads busy about a second a second
-// from about 2,500 rps), the ramp broke at 2,250–3,250 rps and steps then met 4,200–4,700; on a
-// second ramp, after a recovery, its JIT stayed quiet (under 0.2 s in 5 s) and the first
-// failing second came at 4,250 rps.
+// them (rampJITShare). Warmed up at 500 rps until its JIT had settled, spring-mvc-virtual's JIT
+// compiled again through its ramp's first failing seconds, at 2,750–3,750 rps, where steps then
+// met 4,052–4,521; its second ramps, after a recovery, broke at 4,912–6,699.
 const mostRamps = 2
 
 // probe is the search's maxrate.Probe: a step, run again while it fails disturbed.
