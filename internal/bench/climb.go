@@ -91,9 +91,9 @@ func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearc
 
 // rampJITShare is the share of a broken ramp's failing seconds over which a JIT that compiled
 // was warming up (ramp). spring-mvc-virtual's, settled at 500 rps (under 5% of the time, the
-// warm-up's rule), compiled for 44–68% of the seconds that broke its first ramp (13 searches),
-// and for 10–34% of those that broke a second one, overloaded as they were: the second ramp's
-// bracket is used either way (mostRamps).
+// warm-up's rule), compiled for 44–68% of the seconds that broke its first ramp (12 searches),
+// and for 10–34% of those that broke a second one (the 4 of 11 that printed it), overloaded as
+// they were: the second ramp's bracket is used either way (mostRamps).
 const rampJITShare = 0.25
 
 // brokenBy says how the failing seconds at the end of a broken ramp failed slo.
