@@ -76,7 +76,7 @@ func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearc
 		return b, false, nil
 	}
 	failing := maxrate.FailingEnd(seconds, m.SLO)
-	fmt.Fprintf(r.Log, "  the ramp broke at %d rps after %s (%s): ", b.High, took.Round(time.Second), brokenBy(seconds, m.SLO))
+	fmt.Fprintf(r.Log, "  the ramp broke at %d rps after %s (%s): ", b.High, took.Round(time.Second), brokenBy(failing))
 	if jit != nil {
 		first := len(seconds) - len(failing)
 		share, ok := jit.busySince(ctx, began.Add(time.Duration(first)*time.Second))
@@ -96,10 +96,11 @@ func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearc
 // they were: the second ramp's bracket is used either way (mostRamps).
 const rampJITShare = 0.25
 
-// brokenBy says how the failing seconds at the end of a broken ramp failed slo.
-func brokenBy(seconds []maxrate.Step, slo maxrate.SLO) string {
+// brokenBy says how the failing seconds at the end of a broken ramp (maxrate.FailingEnd, judged)
+// failed.
+func brokenBy(failing []maxrate.Step) string {
 	var failed []string
-	for _, s := range maxrate.FailingEnd(seconds, slo) {
+	for _, s := range failing {
 		failed = append(failed, fmt.Sprintf("%d rps: %s", s.Rate, s.Failed))
 	}
 	return strings.Join(failed, "; ")
