@@ -302,6 +302,15 @@ func (s *searchRun) step(ctx context.Context, rate int, last bool) (st maxrate.S
 		cfg.Warmup = 0 // the target has been at this rate for a whole step, on these connections
 	}
 	s.at = 0
+	due := float64(rate) * s.m.Step.Seconds()
+	cfg.EndEarly = func(closed []timeline.Second) bool {
+		var slow, failed int64
+		for _, sec := range closed {
+			slow += slowAtLeast(sec, s.m.SLO.P99)
+			failed += sec.Errors()
+		}
+		return s.m.SLO.Sealed(slow, failed, due)
+	}
 	c := s.c
 	c.Trial, c.Load = s.nextStep(), cfg
 	row := s.newRow(c)
@@ -327,6 +336,20 @@ func (s *searchRun) step(ctx context.Context, rate int, last bool) (st maxrate.S
 	}
 	st, repeat = s.judge(&row, ph, rate, last)
 	return st, repeat, s.r.Record(row)
+}
+
+// slowAtLeast is how many of a second's successes took bound or longer, at the least, by its
+// percentiles.
+func slowAtLeast(s timeline.Second, bound time.Duration) int64 {
+	switch {
+	case bound <= 0:
+		return 0
+	case s.P50 >= bound:
+		return s.Successes / 2
+	case s.P99 >= bound:
+		return s.Successes / 100
+	}
+	return 0
 }
 
 // mostRecovery bounds a recovery: a target that has not recovered by then is judged as it stands
@@ -405,7 +428,7 @@ func (s *searchRun) ended(ctx context.Context, row *results.Row, ph phase, rate 
 // judge turns a measured step into the search's verdict, sets row's fault by it and logs it;
 // repeat as for step.
 func (s *searchRun) judge(row *results.Row, ph phase, rate int, last bool) (st maxrate.Step, repeat bool) {
-	st, generatorLate := toStep(ph.res, rate, s.m.Step, s.m.SLO, row.GeneratorCPUPercent/100)
+	st, generatorLate := toStep(ph.res, rate, ph.res.Duration, s.m.SLO, row.GeneratorCPUPercent/100)
 	st.Rate = rate
 	s.m.SLO.Judge(&st)
 	// A rate sustained only while a figure climbs or falls is not sustained.
@@ -418,6 +441,8 @@ func (s *searchRun) judge(row *results.Row, ph phase, rate int, last bool) (st m
 		row.SetFault(fault.Repeated, "repeated: failed while disturbed (see warnings)")
 	case st.GeneratorLimited:
 		row.SetFault(fault.GeneratorLimited, "generator-limited: "+generatorLate)
+	case st.Failed != "" && ph.res.Duration < s.m.Step:
+		row.SetFault(fault.SLONotMet, fmt.Sprintf("slo not met: %s (decided after %s of %s: the rest could not have met it)", st.Failed, ph.res.Duration, s.m.Step))
 	case st.Failed != "":
 		row.SetFault(fault.SLONotMet, "slo not met: "+st.Failed)
 	default:

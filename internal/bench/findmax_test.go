@@ -167,6 +167,47 @@ func TestFindMaxRecordsEveryStep(t *testing.T) {
 	}
 }
 
+func TestAStepDecidedEarlyEndsThere(t *testing.T) {
+	// 8 slots × 50 ms: 160 rps at most. At 640 rps, half the answers of the step's first second
+	// take over 200 ms: 2% of the step's due requests are slow, so the step ends with that
+	// second's successor, its verdict what it would have been. 80 rps meets the SLO to the end.
+	f := &fakeLifecycle{handler: map[string]http.HandlerFunc{"t": limited(8, 50*time.Millisecond)}}
+	var rows []results.Row
+	log := &strings.Builder{}
+	r := &Runner{Lifecycle: f, Log: log, Record: func(row results.Row) error { rows = append(rows, row); return nil }}
+	step := 3 * time.Second
+	m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01},
+		Search: maxrate.Config{Start: 80, Resolution: maxrate.Resolution{RPS: 1000}, Limit: 640, Bracket: maxrate.Bracket{Low: 80, High: 640}},
+		Step:   step}
+	found, err := r.FindMax(context.Background(), planFor("t"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := found[0].Result; res.Max != 80 || res.FirstFailed != 640 {
+		t.Fatalf("max %d, first failed %d: want 80 met and 640 failed\n%s", res.Max, res.FirstFailed, log)
+	}
+	var early, whole int
+	for _, row := range rows {
+		t.Logf("%d rps: %d requests, %.1f achieved: %s", row.RequestedRPS, row.Requests, row.AchievedRPS, row.InvalidReason)
+		due := float64(row.RequestedRPS) * step.Seconds()
+		switch row.RequestedRPS {
+		case 640:
+			if !strings.Contains(row.InvalidReason, "decided after 2s of 3s") || float64(row.Requests) > 2.0/3*due {
+				t.Errorf("640 rps: %d requests of %.0f due, %q: want the step ended after 2 s, failed", row.Requests, due, row.InvalidReason)
+			}
+			early++
+		case 80:
+			if row.InvalidReason != "" || float64(row.Requests) < 0.9*due {
+				t.Errorf("80 rps: %d requests of %.0f due, %q: want the whole step, met", row.Requests, due, row.InvalidReason)
+			}
+			whole++
+		}
+	}
+	if early != 2 || whole != 2 {
+		t.Errorf("%d steps at 640 rps and %d at 80, want each rate's vote of 2", early, whole)
+	}
+}
+
 // recoveries notes, in the order they come, the steps a search records and the recoveries it logs.
 type recoveries struct {
 	mu     sync.Mutex

@@ -86,6 +86,17 @@ func (slo SLO) Judge(s *Step) {
 	s.Failed = strings.Join(why, ", ")
 }
 
+// Sealed says a step of due requests has failed slo whatever its remaining seconds bring, by
+// what it measured so far: at least slow of its successes took slo's p99 or longer, and errors
+// of its requests failed. Its p99 is taken over at most due successes and its error ratio over at
+// most due requests, so twice the share either bound allows, of due, fails it for good (twice,
+// so that no percentile's rounding decides): the step need not overload the target on.
+func (slo SLO) Sealed(slow, errors int64, due float64) bool {
+	const margin = 2
+	return slo.P99 > 0 && float64(slow) >= margin*0.01*due ||
+		slo.MaxErrors >= 0 && errors > 0 && float64(errors) >= margin*slo.MaxErrors*due
+}
+
 // Probe loads the target at rate for one step and reports what happened.
 type Probe func(ctx context.Context, rate int) (Step, error)
 

@@ -386,3 +386,45 @@ func TestADeathFailsItsRateWithoutAVote(t *testing.T) {
 		}
 	}
 }
+
+func TestASealedStepFailsWhateverItsRestBrings(t *testing.T) {
+	slo, err := ParseSLO("p99<100ms,errors<0.1%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const due = 40000 // 10,000 rps for 4 s
+	for _, tc := range []struct {
+		name         string
+		slow, errors int64
+		sealed       bool
+	}{
+		{"nothing failed yet", 0, 0, false},
+		{"1% slow: the rest could still bring p99 under", 400, 0, false},
+		{"2% of the step's due requests slow", 800, 0, true},
+		{"0.1% errors: the rest could still dilute them", 0, 40, false},
+		{"0.2% errors", 0, 80, true},
+		{"some of each, neither enough", 700, 70, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := slo.Sealed(tc.slow, tc.errors, due); got != tc.sealed {
+				t.Fatalf("Sealed(%d slow, %d errors, %d due) = %v, want %v", tc.slow, tc.errors, due, got, tc.sealed)
+			}
+			if !tc.sealed {
+				return
+			}
+			// The rest of the step at its best: every other due request answered, fast. Its p99
+			// by nearest rank over its successes still fails, as does its error ratio.
+			successes := due - tc.errors
+			st := Step{P99: time.Millisecond, ErrorRatio: float64(tc.errors) / due}
+			if rank := int64(math.Ceil(0.99 * float64(successes))); rank > successes-tc.slow {
+				st.P99 = slo.P99
+			}
+			if slo.Judge(&st); st.Failed == "" {
+				t.Fatalf("sealed, yet at its best the step meets the SLO: %+v", st)
+			}
+		})
+	}
+	if (SLO{P99: time.Second, MaxErrors: -1}).Sealed(0, 1000, due) {
+		t.Error("an SLO without an error bound is sealed by errors")
+	}
+}
