@@ -1,8 +1,8 @@
 // Package maxrate finds a target's maximum sustainable rate: the highest open-loop arrival rate at
 // which a whole step of load meets a service-level objective (SLO). It ramps the rate up by
 // doubling until a rate fails, then bisects between the last rate that met the SLO and the first
-// that did not, down to a given resolution; each verdict near the boundary is a vote of up to three
-// steps. A bracket (an earlier search's boundary, or a ramp's: RampBracket) may replace the
+// that did not, down to a given resolution; the maximum and the rate above it are each confirmed by
+// a vote of up to three steps. A bracket (an earlier search's boundary, or a ramp's: RampBracket) may replace the
 // doubling. The search is a pure function of a Probe, which runs one step, so it is tested against
 // a simulated target.
 package maxrate
@@ -261,9 +261,11 @@ type Outcome struct {
 
 // Find searches for the maximum sustainable rate. A single step is weak evidence either way: a
 // quiet moment lets a rate above the boundary pass, a collector pause or a neighbour's burst makes
-// one below it fail. So a rate is judged by a vote: it meets the SLO when two of its steps do before
-// two fail (at most three steps). The doubling runs one step per rate and calls a vote only when a step
-// fails; every rate bisection tries is voted on, and so is the final maximum before it is reported.
+// one below it fail. So the maximum is judged by votes: a rate meets the SLO when two of its steps
+// do before two fail (at most three steps), and the search ends on a rate that won its vote with
+// the rate above it, within the resolution, losing its own. The doubling and the bisection run one
+// step per rate and vote at once on a rate that passed; a rate that failed is voted on only when it
+// ends up just above the maximum (boundary).
 //
 // With cfg.Bracket, the doubling is skipped: its Low is taken as passing and its High as failing,
 // each on the word of whatever found them until steps decide. High is stepped first: failing, the
@@ -372,9 +374,9 @@ func (s *search) vote(rate int) (bool, error) {
 }
 
 // double runs one step a rate from rate up, each rate by stride above the last and the stride
-// doubling, until a rate fails its vote or cannot be sent (bad) or the limit passes (bad 0);
-// good is the last rate that passed, the one before rate when none does. From the start, the
-// stride is the rate: the rate doubles.
+// doubling, until a rate fails a step or cannot be sent (bad) or the limit passes (bad 0); good
+// is the last rate that passed, the one before rate when none does. From the start, the stride
+// is the rate: the rate doubles. A failing step is not voted on here (boundary says when it is).
 func (s *search) double(rate, good, stride int) (int, int, error) {
 	for ; ; rate, stride = min(rate+stride, s.cfg.Limit), 2*stride {
 		if s.unsendable(rate) {
@@ -383,17 +385,7 @@ func (s *search) double(rate, good, stride int) (int, int, error) {
 		if err := s.step(rate); err != nil || s.short {
 			return good, 0, err
 		}
-		if s.unsendable(rate) {
-			return good, rate, nil
-		}
-		ok := s.tally[rate][1] == 0
-		if !ok {
-			var err error
-			if ok, err = s.vote(rate); err != nil || s.short {
-				return good, 0, err
-			}
-		}
-		if !ok {
+		if s.unsendable(rate) || s.tally[rate][1] > 0 {
 			return good, rate, nil
 		}
 		good = rate
@@ -405,55 +397,84 @@ func (s *search) double(rate, good, stride int) (int, int, error) {
 
 // boundary is the maximum, confirmed by vote (0: none met the SLO), or, when an error or the
 // generator's limit (short) stopped the search, the last good rate so far.
+//
+// A rate that meets the SLO is voted on at once, its second step going on from the first (no
+// warm-up, no recovery); one that fails a step moves the search below it on that step alone,
+// and is voted on only when it ends up as the rate just above the maximum: a failing step costs
+// a recovery and a warm-up besides, and a vote on a rate far above the boundary decides
+// nothing. Both ends are confirmed before the search ends, so a step's bad luck costs steps,
+// never the answer: the maximum won its vote and the rate above it lost its own.
 func (s *search) boundary() (int, error) {
 	good, bad := s.cfg.Bracket.Low, s.cfg.Bracket.High
-	// High first: in four of eight make runs, spring-mvc-virtual's ramp broke at 2,750–3,250
-	// rps, where steps then met 4,388–4,437 (in the ramp, its in-flight requests jumped from
-	// about 130 to 900–1,700 while it answered 1,900–3,200 a second); bisecting below High
-	// first cost four steps, all passing.
-	highPassed := false
+	var err error
 	if s.cfg.Bracket == (Bracket{}) {
-		var err error
 		if good, bad, err = s.double(s.cfg.Start, 0, s.cfg.Start); err != nil || s.short {
 			return good, err
 		}
 	} else {
-		if err := s.step(bad); err != nil || s.short {
+		// High first: in four of eight make runs, spring-mvc-virtual's ramp broke at 2,750–3,250
+		// rps, where steps then met 4,388–4,437 (in the ramp, its in-flight requests jumped from
+		// about 130 to 900–1,700 while it answered 1,900–3,200 a second); bisecting below High
+		// first cost four steps, all passing.
+		ok, err := s.try(bad)
+		if err != nil || s.short {
 			return good, err
 		}
-		highPassed = s.tally[bad][0] > 0
-	}
-	for {
-		var err error
-		if !highPassed {
-			if good, bad, err = s.bisect(good, bad); err != nil || s.short {
+		if ok {
+			if good, bad, err = s.above(good, bad); err != nil || s.short {
 				return good, err
 			}
 		}
-		highPassed = false
-		var above bool
-		if good, bad, above, err = s.aboveHigh(good, bad); err != nil || s.short {
-			return good, err
-		}
-		if above || bad-good > s.cfg.Resolution.At(good) { // or High passed first, then lost its vote: bisect
-			continue
-		}
-		if good == 0 {
-			return 0, nil
-		}
-		ok, err := s.vote(good) // a rate the doubling passed once is confirmed here
-		if err != nil || s.short || ok {
-			return good, err
-		}
-		bad, good = good, notFailedBelow(s.tally, good)
 	}
+	for {
+		if good, bad, err = s.bisect(good, bad); err != nil || s.short {
+			return good, err
+		}
+		if good > 0 {
+			ok, err := s.vote(good) // a rate the doubling passed once, or a bracket's Low, is confirmed here
+			if err != nil || s.short {
+				return good, err
+			}
+			if !ok {
+				bad, good = good, notFailedBelow(s.tally, good)
+				continue
+			}
+		}
+		if bad == 0 || s.unsendable(bad) {
+			return good, nil
+		}
+		ok, err := s.vote(bad)
+		if err != nil || s.short {
+			return good, err
+		}
+		if !ok {
+			return good, nil
+		}
+		// The rate above the maximum won its vote after all: the boundary lies above it.
+		if good, bad, err = s.above(good, bad); err != nil || s.short {
+			return good, err
+		}
+	}
+}
+
+// try steps rate once when no step has tried it yet and says whether it met the SLO, voting on
+// it at once when it did; a rate tried before is voted on. A rate the generator could not send
+// fails.
+func (s *search) try(rate int) (bool, error) {
+	if t := s.tally[rate]; t[0]+t[1] > 0 || s.unsendable(rate) {
+		return s.vote(rate)
+	}
+	if err := s.step(rate); err != nil || s.short || s.unsendable(rate) || s.tally[rate][1] > 0 {
+		return false, err
+	}
+	return s.vote(rate)
 }
 
 // bisect narrows the last good rate (0: none yet) and the first bad one down to the resolution.
 func (s *search) bisect(good, bad int) (int, int, error) {
 	for bad > 0 && bad-good > s.cfg.Resolution.At(good) {
 		mid := good + (bad-good)/2
-		ok, err := s.vote(mid)
+		ok, err := s.try(mid)
 		if err != nil || s.short {
 			return good, bad, err
 		}
@@ -466,27 +487,26 @@ func (s *search) bisect(good, bad int) (int, int, error) {
 	return good, bad, nil
 }
 
-// aboveHigh votes on a bracket's High no step failed yet, as the boundary may lie above it;
-// passing (above), the search doubles on above it to a new bad rate.
-func (s *search) aboveHigh(good, bad int) (int, int, bool, error) {
-	if bad == 0 || s.tally[bad][1] >= 2 || s.unsendable(bad) {
-		return good, bad, false, nil
-	}
-	ok, err := s.vote(bad)
-	if err != nil || s.short || !ok {
-		return good, bad, false, err
-	}
-	// Above it by the bracket's width first, then by twice, four times that: a boundary that
-	// moved since an earlier search, or lies above a ramp's first failing second, moved a
-	// little more often than a lot. Doubling the rate from there, fastify, from 10000–12000,
-	// met 12000 and then failed 24000 with 43% errors; spring-mvc-virtual, from a ramp's
-	// 3421–3750, met 3750 and 4079, then failed 8158 with 61%.
+// above goes on above bad, a rate that won its vote (good, before it, is passed over): to the
+// lowest rate above it that failed a step, if any did, or by doubling from it. Above it by the
+// bracket's width first, then by twice, four times that: a boundary that moved since an earlier
+// search, or lies above a ramp's first failing second, moved a little more often than a lot.
+// Doubling the rate from there, fastify, from 10000–12000, met 12000 and then failed 24000 with
+// 43% errors; spring-mvc-virtual, from a ramp's 3421–3750, met 3750 and 4079, then failed 8158
+// with 61%.
+func (s *search) above(good, bad int) (int, int, error) {
 	width := max(1, bad-good)
-	good, bad = bad, 0
-	if good < s.cfg.Limit {
-		good, bad, err = s.double(min(good+width, s.cfg.Limit), good, 2*width)
+	good = bad
+	if next := failedAbove(s.tally, good); next > 0 {
+		return good, next, nil
 	}
-	return good, bad, true, err
+	if s.res.GeneratorLimited() && s.res.GeneratorLimit > good {
+		return good, s.res.GeneratorLimit, nil
+	}
+	if good >= s.cfg.Limit {
+		return good, 0, nil
+	}
+	return s.double(min(good+width, s.cfg.Limit), good, 2*width)
 }
 
 // stopped ends a search an error or the generator's limit stopped short, where good may not be
@@ -508,6 +528,18 @@ func (s *search) stopped(err error, good int) (Result, error) {
 // file counts a search's steps by the same rule.
 func Met(met, failed int, generatorLimited bool) bool {
 	return met >= 2 && failed < 2 || generatorLimited && met >= 1 && failed == 0
+}
+
+// failedAbove is the lowest rate above limit that failed a step and did not win its vote; 0 when
+// there is none.
+func failedAbove(tally map[int][2]int, limit int) int {
+	best := 0
+	for rate, t := range tally {
+		if rate > limit && (best == 0 || rate < best) && t[1] > 0 && t[0] < 2 {
+			best = rate
+		}
+	}
+	return best
 }
 
 // notFailedBelow is the highest rate below limit that was tried and not voted down; 0 when there is none.

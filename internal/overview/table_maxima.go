@@ -137,13 +137,13 @@ func maxNotes(rowsScenario string, at maxrate.LatencyAt, found []maxrate.Outcome
 		}
 		notes = append(notes, fmt.Sprintf("several searches a target, each in a fresh container: %s, max rps with the range of the searches [least–greatest] under %d searches, else with its 95%% interval", medians, stats.MinTrialsForCI))
 	}
-	notes = append(notes, "every step is a row of the CSV (scenario "+rowsScenario+"); a step meets the SLO over its whole length, so a longer --step finds a lower, steadier maximum")
+	notes = append(notes, "every step is a row of the CSV (scenario "+rowsScenario+"); a step meets the SLO over its whole length (one that failed beyond what its rest could bring back ends early), so a longer --step finds a lower, steadier maximum")
 	if slices.ContainsFunc(found, func(o maxrate.Outcome) bool { return o.Bracket != (maxrate.Bracket{}) }) {
 		ramp := fmt.Sprintf("a ramp's, unmeasured, from the first rate until %d seconds in a row miss the SLO (%.0f%%–100%% of the first of them's rate)", maxrate.RampBreak, 100*maxrate.RampLow)
 		if slices.ContainsFunc(found, func(o maxrate.Outcome) bool { return o.Search%2 == 0 }) {
 			ramp = "an odd search's from " + ramp + ", an even search's from the boundary the search before it found (its maximum and first failing rate)"
 		}
-		notes = append(notes, "a search's steps start from a bracket of the boundary, not by doubling from the first rate: "+ramp+"; every rate is voted on by steps")
+		notes = append(notes, "a search's steps start from a bracket of the boundary, not by doubling from the first rate: "+ramp+"; the maximum and the first failing rate are each confirmed by a vote of steps")
 	}
 	return notes
 }
