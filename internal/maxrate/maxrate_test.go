@@ -428,37 +428,3 @@ func TestASealedStepFailsWhateverItsRestBrings(t *testing.T) {
 		t.Error("an SLO without an error bound is sealed by errors")
 	}
 }
-
-func TestOnlyTheRateAboveTheMaximumIsVotedDown(t *testing.T) {
-	// A failing step costs the target a recovery and the next step a warm-up: rates far above the
-	// boundary are left at one failing step each; the maximum and the rate just above it are
-	// confirmed by vote. Capacity 1000 × 10 ms: the boundary lies just below 900.
-	for _, b := range []Bracket{{}, {Low: 600, High: 3000}, {Low: 300, High: 500}} {
-		q := &queue{capacity: 1000, service: 10 * time.Millisecond}
-		res, err := Find(context.Background(), Config{Start: 125, Resolution: Resolution{RPS: 10}, Limit: 100000, Bracket: b}, slo100, q.probe)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Max < 880 || res.Max >= 900 || res.FirstFailed < 900 || res.FirstFailed-res.Max > 10 {
-			t.Fatalf("bracket %v: max %d, first failed %d; want the boundary just below 900 (steps %v)", b, res.Max, res.FirstFailed, q.probes)
-		}
-		steps := map[int][2]int{}
-		for _, s := range res.Steps {
-			n := steps[s.Rate]
-			if s.Failed == "" {
-				n[0]++
-			} else {
-				n[1]++
-			}
-			steps[s.Rate] = n
-		}
-		if steps[res.Max][0] < 2 || steps[res.FirstFailed][1] < 2 {
-			t.Errorf("bracket %v: max %d stepped %v, first failed %d stepped %v: each wants its vote", b, res.Max, steps[res.Max], res.FirstFailed, steps[res.FirstFailed])
-		}
-		for rate, n := range steps {
-			if rate > res.FirstFailed && n != [2]int{0, 1} {
-				t.Errorf("bracket %v: %d rps, above the first failed %d, stepped %v (met, failed): want one failing step", b, rate, res.FirstFailed, n)
-			}
-		}
-	}
-}

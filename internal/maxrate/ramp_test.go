@@ -46,9 +46,12 @@ func rates(steps []Step) []int {
 }
 
 // TestAWrongBracketCostsStepsNotTheAnswer gives the search brackets wholly below and above the
-// boundary (900 rps): it must still find it, by doubling above High or bisecting below Low.
+// boundary (900 rps), and none: it must still find it, by doubling above High or bisecting below
+// Low. The maximum and the rate just above it are each confirmed by vote, and so is a bracket's
+// Low; a rate further above is left at the one failing step that sent the search below it, for
+// a failing step costs the target a recovery and the next step a warm-up.
 func TestAWrongBracketCostsStepsNotTheAnswer(t *testing.T) {
-	for _, b := range []Bracket{{100, 300}, {2000, 6000}, {400, 50000}} {
+	for _, b := range []Bracket{{100, 300}, {2000, 6000}, {400, 50000}, {600, 3000}, {}} {
 		q := &queue{capacity: 1000, service: 10 * time.Millisecond}
 		got, err := Find(context.Background(), Config{Start: 100, Resolution: Resolution{RPS: 10}, Limit: 50000, Bracket: b}, slo100, q.probe)
 		if err != nil {
@@ -57,14 +60,23 @@ func TestAWrongBracketCostsStepsNotTheAnswer(t *testing.T) {
 		if got.Max < 880 || got.Max >= 900 || got.FirstFailed < 900 || got.FirstFailed-got.Max > 10 {
 			t.Errorf("bracket %v: max %d, first failed %d; want just below 900 (steps %v)", b, got.Max, got.FirstFailed, q.probes)
 		}
-		passes := 0
+		steps := map[int][2]int{} // rate → steps met, failed
 		for _, s := range got.Steps {
-			if s.Rate == got.Max && s.Failed == "" {
-				passes++
+			n := steps[s.Rate]
+			if s.Failed == "" {
+				n[0]++
+			} else {
+				n[1]++
 			}
+			steps[s.Rate] = n
 		}
-		if passes < 2 {
-			t.Errorf("bracket %v: max %d passed %d step(s), want a vote of 2", b, got.Max, passes)
+		if steps[got.Max][0] < 2 || steps[got.FirstFailed][1] < 2 {
+			t.Errorf("bracket %v: max %d stepped %v, first failed %d stepped %v (met, failed): each wants its vote of 2", b, got.Max, steps[got.Max], got.FirstFailed, steps[got.FirstFailed])
+		}
+		for rate, n := range steps {
+			if rate > got.FirstFailed && rate != b.Low && n != [2]int{0, 1} {
+				t.Errorf("bracket %v: %d rps, above the first failed %d, stepped %v (met, failed): want one failing step", b, rate, got.FirstFailed, n)
+			}
 		}
 	}
 	for _, b := range []Bracket{{0, 100}, {300, 300}, {100, 60000}} {
