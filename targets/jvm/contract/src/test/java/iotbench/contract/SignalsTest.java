@@ -100,15 +100,15 @@ class SignalsTest {
 
     @Test
     void maxPauseRestartsAtEachRead() throws Exception {
-        signals.recordPause(7);
-        signals.recordPause(3);
+        // A pause no real collection of this JVM reaches, so that one on a busy build machine (a
+        // young pause of 7 ms or more, with image builds beside it) cannot pass for the recorded one.
+        long recorded = 1_000_000;
         get(); // takes whatever GC happened before
-        signals.recordPause(7);
+        signals.recordPause(recorded);
         signals.recordPause(3);
-        assertEquals(7, get().at("/gc/maxPauseMs").asLong());
-        // No GC between two reads a moment apart (nothing here allocates much): 0.
+        assertEquals(recorded, get().at("/gc/maxPauseMs").asLong());
         long next = get().at("/gc/maxPauseMs").asLong();
-        assertTrue(next < 7, "not restarted: " + next);
+        assertTrue(next < recorded, "not restarted: " + next);
     }
 
     @Test
@@ -116,9 +116,10 @@ class SignalsTest {
         get();
         long count = get().at("/gc/count").asLong();
         System.gc();
-        // The notification comes from the JVM's notification thread, shortly after the pause.
+        // The notification comes from the JVM's notification thread, shortly after the pause: up to 10 s
+        // on a machine busy with other builds, as long only when it never comes.
         JsonNode s = get();
-        for (int i = 0; i < 50 && s.at("/gc/count").asLong() == count; i++) {
+        for (int i = 0; i < 500 && s.at("/gc/count").asLong() == count; i++) {
             Thread.sleep(20);
             s = get();
         }
