@@ -339,11 +339,9 @@ func (s *searchRun) step(ctx context.Context, rate int, last bool) (st maxrate.S
 }
 
 // slowAtLeast is how many of a second's successes took bound or longer, at the least, by its
-// percentiles.
+// percentiles (maxrate.SLO.Sealed reads it only under a p99 bound).
 func slowAtLeast(s timeline.Second, bound time.Duration) int64 {
 	switch {
-	case bound <= 0:
-		return 0
 	case s.P50 >= bound:
 		return s.Successes / 2
 	case s.P99 >= bound:
