@@ -43,7 +43,8 @@ type CalibrationPhases struct {
 	Warmup, Duration time.Duration
 }
 
-// DefaultCalibration costs about 5 s a calibration: two references, 0.5 s warm-up and 2 s each.
+// DefaultCalibration costs about 5.5 s a calibration: a look at its CPUs, two references, 0.5 s
+// warm-up and 2 s each.
 var DefaultCalibration = CalibrationPhases{Warmup: 500 * time.Millisecond, Duration: 2 * time.Second}
 
 // Calibration is the instrument's error measuring the reference servers: measured minus true,
@@ -305,6 +306,8 @@ type calibrator struct {
 	// watched are the CPUs watched for other work (the generator's and the targets'); nil: none.
 	watched []int
 	run     func(ctx context.Context, rate int, targetCPUs, watchedCPUs []int) (Calibration, error)
+	// settle waits until the watched CPUs are quiet (settle); nil: it does not wait.
+	settle func(ctx context.Context) (waited time.Duration, disturbed string)
 	// latest is the latest calibration measured; nil when none was.
 	latest *Calibration
 	// missed counts the calibrations that missed their limits.
@@ -316,12 +319,16 @@ type calibrator struct {
 // measure runs a calibration, when, and says what it found: loudly when it missed its limits.
 // It returns the calibration; nil when none could be measured.
 func (c *calibrator) measure(ctx context.Context, when string) *Calibration {
-	cal, err := c.run(ctx, c.rate, c.cpus, c.watched)
+	run := func() (Calibration, error) {
+		c.waitQuiet(ctx, when)
+		return c.run(ctx, c.rate, c.cpus, c.watched)
+	}
+	cal, err := run()
 	// Measured again, as a disturbed cell is: a neighbour's burst is not the instrument's error.
 	// A miss without a disturbance stands.
 	for attempt := 1; err == nil && !cal.Within() && cal.Disturbed != "" && attempt < calibrationAttempts; attempt++ {
 		fmt.Fprintf(c.log, "calibration %s missed its limits (%s) while %s: measured again\n", when, strings.Join(cal.Missed, "; "), cal.Disturbed)
-		cal, err = c.run(ctx, c.rate, c.cpus, c.watched)
+		cal, err = run()
 	}
 	if err != nil {
 		if ctx.Err() == nil {
@@ -344,6 +351,61 @@ func (c *calibrator) measure(ctx context.Context, when string) *Calibration {
 	c.missed++
 	fmt.Fprintf(c.log, "CALIBRATION %s MISSED ITS LIMITS: %s\n  the instrument measured a server of known latency wrongly on this machine now: %s\n", strings.ToUpper(when), cal, suspect(when))
 	return &cal
+}
+
+// waitQuiet waits, before a calibration, for the watched CPUs to be quiet, and says so when that
+// took longer than one look or never came.
+func (c *calibrator) waitQuiet(ctx context.Context, when string) {
+	if c.settle == nil {
+		return
+	}
+	switch waited, disturbed := c.settle(ctx); {
+	case disturbed != "":
+		fmt.Fprintf(c.log, "calibration %s: its CPUs were not quiet within %s (%s): measured all the same\n", when, waited, disturbed)
+	case waited > quietLook:
+		fmt.Fprintf(c.log, "calibration %s: waited %s for other work on its CPUs to stop\n", when, waited)
+	}
+}
+
+// A calibration measures the instrument, not what the cell before it left behind (its target's
+// container being removed, the kernel's work on its sockets and memory): a burst too short for
+// the disturbance of its 2 s to name can still move its p99 by milliseconds. Its CPUs must first
+// be quiet, other work below resources.Disturbed, over one look of quietLook; it waits quietWait
+// at most, then measures all the same.
+const (
+	quietLook = 500 * time.Millisecond
+	quietWait = 10 * time.Second
+)
+
+// settle looks at the CPUs, a look at a time (look: "" when they were quiet over it, else
+// what disturbed them), until one is quiet or wait has passed; it returns the time looked and
+// the last look's disturbance when none was quiet.
+func settle(ctx context.Context, look func(context.Context) string, wait time.Duration) (time.Duration, string) {
+	var waited time.Duration
+	for {
+		d := look(ctx)
+		waited += quietLook
+		if d == "" || waited >= wait || ctx.Err() != nil {
+			return waited, d
+		}
+	}
+}
+
+// quietOn is a calibrator's settle for cpus: looks of quietLook at the work on them that is not
+// this process's, for wait at most.
+func quietOn(cpus []int, wait time.Duration) func(context.Context) (time.Duration, string) {
+	look := func(ctx context.Context) string {
+		others := watchNeighbours(cpus)
+		if others == nil {
+			return ""
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(quietLook):
+		}
+		return others.disturbance(0)
+	}
+	return func(ctx context.Context) (time.Duration, string) { return settle(ctx, look, wait) }
 }
 
 // calibrationAttempts bounds how often a calibration that missed its limits while disturbed is

@@ -432,3 +432,77 @@ func TestTheCalibrationSeesANeighbour(t *testing.T) {
 		t.Errorf("a shell spinning beside the calibration: disturbed %q, %s", c.Disturbed, c)
 	}
 }
+
+// A calibration starts once its CPUs are quiet over one look, and measures all the same when
+// they never were within the wait, saying which it was.
+func TestACalibrationWaitsForItsCPUsToBeQuiet(t *testing.T) {
+	const busy = "disturbed: other processes used 0.90 cores of CPUs 0-1, the generator's and the reference server's"
+	for _, c := range []struct {
+		name          string
+		looks         []string // what each look sees; the last repeats
+		wantLooks     int
+		wantDisturbed string
+		wantLine      string // in the log; "" none
+	}{
+		{"quiet at once", []string{""}, 1, "", ""},
+		{"quiet at the third look", []string{busy, busy, ""}, 3, "", "calibration after the last cell: waited 1.5s for other work on its CPUs to stop"},
+		{"never quiet", []string{busy}, int(quietWait / quietLook), busy, "calibration after the last cell: its CPUs were not quiet within 10s (" + busy + "): measured all the same"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			looks, measured := 0, 0
+			look := func(context.Context) string {
+				d := c.looks[min(looks, len(c.looks)-1)]
+				looks++
+				return d
+			}
+			var log strings.Builder
+			cal := &calibrator{log: &log, rate: 500,
+				settle: func(ctx context.Context) (time.Duration, string) {
+					waited, d := settle(ctx, look, quietWait)
+					if d != c.wantDisturbed {
+						t.Errorf("settle gave up on %q, want %q", d, c.wantDisturbed)
+					}
+					return waited, d
+				},
+				run: func(context.Context, int, []int, []int) (Calibration, error) {
+					if looks != c.wantLooks {
+						t.Errorf("measured after %d looks, want %d", looks, c.wantLooks)
+					}
+					measured++
+					return Calibration{Rate: 500, RateRatio: 1}, nil
+				}}
+			if last := cal.measure(context.Background(), afterLast); last == nil || !last.Within() || measured != 1 {
+				t.Fatalf("measured %d times: %+v", measured, last)
+			}
+			lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+			if c.wantLine == "" && len(lines) != 1 || c.wantLine != "" && (len(lines) != 2 || lines[0] != c.wantLine) {
+				t.Errorf("log:\n%s\nwant its first line %q", log.String(), c.wantLine)
+			}
+		})
+	}
+}
+
+// A look at the CPUs sees a process spinning on them, and stops when the run is cancelled.
+func TestALookSeesASpinningProcess(t *testing.T) {
+	cpus, err := hostinfo.AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resources.ThisHost.Watch(cpus); err != nil {
+		t.Skipf("this machine's CPU time cannot be read: %v", err)
+	}
+	spin := exec.Command("sh", "-c", "while :; do :; done")
+	if err := spin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { spin.Process.Kill(); spin.Wait() })
+	waited, d := quietOn(cpus, 2*quietLook)(context.Background())
+	if !strings.HasPrefix(d, "disturbed: other processes used ") || waited != 2*quietLook {
+		t.Errorf("a shell spinning: waited %s, %q; want two looks and its disturbance", waited, d)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if waited, _ := quietOn(cpus, quietWait)(ctx); waited != quietLook {
+		t.Errorf("cancelled, it looked for %s, want one look", waited)
+	}
+}

@@ -426,6 +426,7 @@ func (rs *Runs) calibrate(ctx context.Context, st *staged) {
 	if s.Scenario != nil && st.remote == "" {
 		cal.cpus = p.TargetCPUs
 		cal.watched = cpuset.Union(p.GeneratorCPUs, p.TargetCPUs)
+		cal.settle = quietOn(cal.watched, quietWait)
 	}
 	cal.measure(ctx, beforeFirst)
 	cells, remaining := 0, len(p.Cells)-cellRows(st.f.resumed)
