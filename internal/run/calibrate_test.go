@@ -412,18 +412,7 @@ func TestADisturbedMissIsMeasuredAgain(t *testing.T) {
 
 // The real calibration names the work of another process on the CPUs it watches.
 func TestTheCalibrationSeesANeighbour(t *testing.T) {
-	cpus, err := hostinfo.AllowedCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := resources.ThisHost.Watch(cpus); err != nil {
-		t.Skipf("this machine's CPU time cannot be read: %v", err)
-	}
-	spin := exec.Command("sh", "-c", "while :; do :; done")
-	if err := spin.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { spin.Process.Kill(); spin.Wait() })
+	cpus := spinBeside(t)
 	c, err := calibrateAt(context.Background(), 500, CalibrationPhases{Duration: 500 * time.Millisecond}, inProcess, cpus)
 	if err != nil {
 		t.Fatal(err)
@@ -482,8 +471,10 @@ func TestACalibrationWaitsForItsCPUsToBeQuiet(t *testing.T) {
 	}
 }
 
-// A look at the CPUs sees a process spinning on them, and stops when the run is cancelled.
-func TestALookSeesASpinningProcess(t *testing.T) {
+// spinBeside starts a shell spinning on this process's CPUs until the test ends, and returns
+// them; it skips the test where their CPU time cannot be read.
+func spinBeside(t *testing.T) []int {
+	t.Helper()
 	cpus, err := hostinfo.AllowedCPUs()
 	if err != nil {
 		t.Fatal(err)
@@ -496,6 +487,12 @@ func TestALookSeesASpinningProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { spin.Process.Kill(); spin.Wait() })
+	return cpus
+}
+
+// A look at the CPUs sees a process spinning on them, and stops when the run is cancelled.
+func TestALookSeesASpinningProcess(t *testing.T) {
+	cpus := spinBeside(t)
 	waited, d := quietOn(cpus, 2*quietLook)(context.Background())
 	if !strings.HasPrefix(d, "disturbed: other processes used ") || waited != 2*quietLook {
 		t.Errorf("a shell spinning: waited %s, %q; want two looks and its disturbance", waited, d)
