@@ -157,8 +157,9 @@ func watchNeighbours(cpus []int) *neighbours {
 }
 
 // disturbance is what other work took the CPUs since the watch began, as a cell's warning says
-// it ("": none, or not watched); helperCPU is the reference helper's own time.
-func (n *neighbours) disturbance(helperCPU time.Duration) string {
+// it ("": none, or not watched); helperCPU is the reference helper's own time, whose names the
+// CPUs.
+func (n *neighbours) disturbance(helperCPU time.Duration, whose string) string {
 	if n == nil {
 		return ""
 	}
@@ -170,7 +171,7 @@ func (n *neighbours) disturbance(helperCPU time.Duration) string {
 	if err != nil {
 		return ""
 	}
-	return resources.Disturbance(time.Since(n.start), others, steal, n.cpus, "the generator's and the reference server's")
+	return resources.Disturbance(time.Since(n.start), others, steal, n.cpus, whose)
 }
 
 // pinnedHelper runs each reference server in `exe reference`, pinned to cpus.
@@ -230,7 +231,7 @@ func calibrateAt(ctx context.Context, rate int, phases CalibrationPhases, place 
 		if err != nil {
 			return c, err
 		}
-		if d := others.disturbance(helperCPU); d != "" {
+		if d := others.disturbance(helperCPU, "the generator's and the reference server's"); d != "" {
 			c.Disturbed = d
 		}
 		c.P50Error = larger(c.P50Error, res.Latency.P50-shape.Quantile(0.50))
@@ -403,7 +404,7 @@ func quietOn(cpus []int, wait time.Duration) func(context.Context) (time.Duratio
 		case <-ctx.Done():
 		case <-time.After(quietLook):
 		}
-		return others.disturbance(0)
+		return others.disturbance(0, "the generator's and the targets'")
 	}
 	return func(ctx context.Context) (time.Duration, string) { return settle(ctx, look, wait) }
 }
