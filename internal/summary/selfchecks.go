@@ -73,13 +73,16 @@ func arrivalsCheck(rows []results.Row) Check {
 		}
 	}
 	if n > 0 {
-		steps := "steps"
-		if n == 1 {
-			steps = "step"
-		}
-		c.Text += fmt.Sprintf("; %d %s that failed the SLO not judged (the target's: sends bunch up behind a target past its limit)", n, steps)
+		c.Text += fmt.Sprintf("; %s that failed the SLO not judged (the target's: sends bunch up behind a target past its limit)", steps(n))
 	}
 	return c
+}
+
+func steps(n int) string {
+	if n == 1 {
+		return "1 step"
+	}
+	return fmt.Sprintf("%d steps", n)
 }
 
 // calibrationCheck is the worst calibration the rows carry.
@@ -120,14 +123,20 @@ func abs[T ~int64](x T) T {
 	return x
 }
 
-// rowCheck counts the rows a check judged and passed, naming up to three that failed.
+// rowCheck counts the rows a check judged and passed, naming up to three that failed. A find-max
+// step measured again because other work disturbed its CPUs (fault.Repeated) decides nothing:
+// its repeat is judged in its place, and the text counts it.
 func rowCheck(name string, rows []results.Row, passed, failed string, of func(results.Row) (judged, ok bool)) Check {
 	c := Check{Name: name, Text: "not judged"}
-	n, ok := 0, 0
+	n, ok, repeated := 0, 0, 0
 	var bad []string
 	for _, r := range rows {
 		judged, pass := of(r)
 		if !judged {
+			continue
+		}
+		if r.Fault == fault.Repeated {
+			repeated++
 			continue
 		}
 		n++
@@ -137,17 +146,23 @@ func rowCheck(name string, rows []results.Row, passed, failed string, of func(re
 			bad = append(bad, fmt.Sprintf("%s trial %d", nameOf(r), r.Trial))
 		}
 	}
-	if n == 0 {
-		return c
+	if n > 0 {
+		c.Judged, c.OK = true, ok == n
+		c.Text = fmt.Sprintf("%d of %d %s", ok, n, passed)
 	}
-	c.Judged, c.OK = true, ok == n
-	c.Text = fmt.Sprintf("%d of %d %s", ok, n, passed)
 	if len(bad) > 0 {
 		more := ""
 		if n-ok > len(bad) {
 			more = ", …"
 		}
 		c.Text += fmt.Sprintf("; %s: %s%s", failed, strings.Join(bad, ", "), more)
+	}
+	if repeated > 0 {
+		whose := "their repeats are"
+		if repeated == 1 {
+			whose = "its repeat is"
+		}
+		c.Text += fmt.Sprintf("; %s measured again after a disturbance not judged (%s)", steps(repeated), whose)
 	}
 	return c
 }

@@ -58,6 +58,30 @@ func TestSelfChecksAtAGlance(t *testing.T) {
 		t.Errorf("got  %s\nwant %s…", got, want)
 	}
 
+	// A step measured again because other work disturbed it decides nothing, in any check: its
+	// repeat is judged in its place.
+	rows = []results.Row{row(1), row(2), row(3)}
+	for i := range rows {
+		rows[i].Search = 1
+	}
+	rows[1].ArrivalAsIntended, rows[1].Steady = false, false
+	rows[1].SetFault(fault.Repeated, "repeated: failed while disturbed (see warnings)")
+	checks = SelfChecks(rows)
+	for i, want := range []string{
+		"steady ✓ 2 of 2 cells steady; 1 step measured again after a disturbance not judged (its repeat is)",
+		"arrivals ✓ 2 of 2 open-loop cells sent as intended; 1 step measured again after a disturbance not judged (its repeat is)",
+	} {
+		if got := checks[i+1].String(); got != want {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+	rows[2].ArrivalAsIntended = false
+	rows[2].SetFault(fault.Repeated, "repeated: failed while disturbed (see warnings)")
+	rows[0].ArrivalAsIntended = false
+	if got, want := SelfChecks(rows)[2].String(), "arrivals ✗ 0 of 1 open-loop cells sent as intended; not as intended: t trial 1; 2 steps measured again after a disturbance not judged (their repeats are)"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+
 	// A file older than the checks: nothing to show.
 	old := results.Row{Scenario: "s", Target: "t", Trial: 1, Valid: true, Requests: 1, Successes: 1}
 	if c := SelfChecks([]results.Row{old}); c != nil {
