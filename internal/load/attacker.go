@@ -225,12 +225,15 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 	// is found closed before any request is sent on it.
 	timeout := time.Duration(0)
 	var turn time.Time // when the last turn, its events handled, began its releases
+	// wake is when the next turn is wanted (timeout > 0): after a sleep, the wait left is read
+	// off the clock, for the sleep leaves out the turn's own work and may overrun.
+	var wake time.Time
 	for {
 		if a.turnEvery > 0 && timeout != 0 {
 			if rest := a.turnEvery - time.Since(turn); rest > 0 {
 				a.sleep(rest)
 				if timeout > 0 {
-					timeout = max(timeout-rest, 0)
+					timeout = max(time.Until(wake), 0)
 				}
 			}
 		}
@@ -308,6 +311,7 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 				timeout = t
 			}
 		}
+		wake = now.Add(timeout)
 	}
 }
 

@@ -351,7 +351,7 @@ func (a *attacker) flush(c *conn) {
 // (EAGAIN: the rest when epoll says it can take it), or the write fails.
 func (a *attacker) writeOut(c *conn) error {
 	for len(c.out) > 0 {
-		n, err := unix.Write(c.fd, c.out)
+		n, err := write(c.fd, c.out)
 		switch {
 		case err == unix.EINTR:
 			continue

@@ -18,6 +18,17 @@ const wakeID = -1
 // goroutines meanwhile; the garbage collector's stops wait 1 ms at most for this one.
 const rawUpTo = time.Millisecond
 
+// write writes b to the non-blocking socket fd. The loop's reads and writes are raw system calls
+// too: its sockets never block, and telling the scheduler of each call, twice a request, cost 8%
+// of the throughput of a closed loop at 64 connections against nginx on one core.
+func write(fd int, b []byte) (int, error) {
+	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
 // reserveFDs grows this process's table of file descriptors, before the clock starts, to hold n
 // descriptors past the attack's own. The kernel grows the table by doubling as descriptors are
 // opened, and in a process with threads each growth waits for an RCU grace period

@@ -46,12 +46,13 @@ func (a *attacker) read(c *conn) {
 	}
 }
 
-// recv reads from fd into a.rbuf with the kernel's receive time of what it read, when it says.
+// recv reads from fd into a.rbuf with the kernel's receive time of what it read, when it says;
+// a raw system call, as write's.
 func (a *attacker) recv(fd int) (int, time.Time, error) {
 	a.iov.SetLen(len(a.rbuf))
 	a.msg.SetControllen(len(a.oob))
 	a.msg.Flags = 0
-	n, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&a.msg)), 0)
+	n, _, e := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&a.msg)), 0)
 	if e != 0 {
 		return 0, time.Time{}, e
 	}

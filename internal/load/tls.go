@@ -380,7 +380,7 @@ func (a *attacker) recvTLS(c *conn, p []byte) (int, error) {
 	st.msg.Control = &a.oob[0]
 	st.msg.SetControllen(len(a.oob))
 	st.msg.Flags = 0
-	n, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&st.msg)), 0)
+	n, _, e := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(c.fd), uintptr(unsafe.Pointer(&st.msg)), 0)
 	st.iov.Base = nil // p is crypto/tls's buffer: not kept past the call
 	if e != 0 {
 		return 0, e
