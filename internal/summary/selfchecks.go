@@ -78,6 +78,7 @@ func arrivalsCheck(rows []results.Row) Check {
 	return c
 }
 
+// steps is n find-max steps in words: "1 step", "9 steps".
 func steps(n int) string {
 	if n == 1 {
 		return "1 step"
