@@ -107,6 +107,43 @@ type attacker struct {
 	// ends, for no slot may free (wrk's way keeps a request past its timeout on its slot) and
 	// only a free slot asks the pacer whether the load is over.
 	phaseEnd time.Time
+	// turnLate is how late the turn's first request was released (its due time to now); -1
+	// before it.
+	turnLate time.Duration
+	// holding: a turn behind held requests (behindAfter) that no turn since has unheld.
+	holding bool
+}
+
+// behindAfter is how late a turn of the open loop may begin releasing and still open
+// connections for the requests that find none idle. Later, the loop is behind its pace (a stall
+// of its core, or its CPU short): the requests it releases at once find every connection busy
+// only because they came at once, and an answer frees one sooner than a dial would. Opening one
+// for each made every request dearer from then on, on the core that was short already, and the
+// loop fell further behind, to every in-flight slot taken (docs/generator.md has the figures). A
+// turn on time dials for every request waiting, those held included: a slow target's answers
+// may be far off.
+const behindAfter = 200 * time.Microsecond
+
+// behind is whether this turn holds the requests it leaves waiting (behindAfter). A request
+// that takes a new connection whatever (fresh) is never held.
+func (a *attacker) behind() bool { return !a.fresh && a.turnLate > behindAfter }
+
+// dialForWaiting ends a turn's releases: unless the turn is behind, it queues, as of now, the
+// requests a turn behind held, and opens connections for those waiting.
+func (a *attacker) dialForWaiting(now time.Time) {
+	if a.behind() {
+		return
+	}
+	if a.holding {
+		for i := range a.waiting.len() {
+			t := a.waiting.at(i)
+			if r := &a.slots[t.slot]; r.gen == t.gen && r.queued.IsZero() {
+				r.queued = now
+			}
+		}
+		a.holding = false
+	}
+	a.dialMore(now)
 }
 
 // hooks are what an attack tells of its requests, set by attack for its duration, so that the
@@ -169,6 +206,10 @@ type request struct {
 	retried bool
 	expired bool // timed out, kept on its connection for its answer (keepLate)
 	wire    *wireRequest
+	// queued is when its wait for a connection began to be the target's (send): its release,
+	// or, held by a turn that was behind (behindAfter), the first turn on time after; zero
+	// while held.
+	queued time.Time
 	// free is when a connection became free for it (own.record, conn.freeSince): the one
 	// handed back to it while it waited, else the one idle the longest when it was released.
 	free time.Time
@@ -214,7 +255,7 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 
 	defer a.watch(ctx)()
 
-	a.hooks, a.maxConns = h, limit
+	a.hooks, a.maxConns, a.holding = h, limit, false
 	a.started, a.completed, a.peak, a.lingering, a.phaseEnd, a.full, a.secondPeak, a.secondFull = 0, 0, 0, 0, time.Time{}, false, [2]int64{}, [2]bool{}
 	defer func() { a.hooks = hooks{} }()
 
@@ -242,21 +283,9 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 			a.abort()
 			return err
 		}
-		for i := range n {
-			ev := a.events[i]
-			if ev.Fd == wakeID {
-				a.abort()
-				return ctx.Err()
-			}
-			if ev.Fd == handshakeID {
-				a.handshaken()
-				continue
-			}
-			c := a.conns[ev.Fd]
-			if c == nil || c.gen != ev.Pad {
-				continue // closed since, while handling this batch
-			}
-			a.handle(c, ev.Events)
+		if !a.handleEvents(n) {
+			a.abort()
+			return ctx.Err()
 		}
 
 		now := time.Now()
@@ -270,6 +299,7 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 			limit, nextLimit = h.limitAt(now.Sub(began)), now.Add(limitEvery)
 		}
 		// Release what is due.
+		a.turnLate = -1
 		next := time.Duration(-1)
 		full := a.started-a.completed >= int64(limit)
 		if full && !stopped && !a.phaseEnd.IsZero() {
@@ -295,6 +325,7 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 			}
 			hits++
 		}
+		a.dialForWaiting(now)
 		// Taken as the turn ends, when the releases have filled them: a turn woken by an answer
 		// finds a slot free, so one that looked as it began would rarely see them full.
 		if a.started-a.completed >= int64(limit) {
@@ -306,6 +337,9 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 			return nil
 		}
 		timeout = a.untilDeadline(now)
+		if a.holding && (next < 0 || next > longestTurn) {
+			next = longestTurn // the next turn soon: on time, it dials for those held
+		}
 		for _, t := range [...]time.Duration{next, tick} {
 			if t >= 0 && (timeout < 0 || t < timeout) {
 				timeout = t
@@ -364,9 +398,12 @@ func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, 
 	}
 	slot := a.takeSlot()
 	r := &a.slots[slot]
-	r.seq, r.taken, r.start, r.written, r.c, r.retried, r.expired, r.wire = seq, now, now, time.Time{}, nil, false, false, a.wire
+	r.seq, r.taken, r.queued, r.start, r.written, r.c, r.retried, r.expired, r.wire = seq, now, now, now, time.Time{}, nil, false, false, a.wire
 	if a.own != nil {
 		r.start = a.own.start(seq, now)
+	}
+	if a.turnLate < 0 {
+		a.turnLate = now.Sub(r.start)
 	}
 	a.deadlines.push(ticket{slot, r.gen, now.Add(a.timeout)})
 	a.started++
@@ -383,9 +420,30 @@ func (a *attacker) release(ctx context.Context, tr vegeta.Targeter, seq uint64, 
 		a.send(c, slot, free)
 		return nil
 	}
+	if a.behind() {
+		r.queued, a.holding = time.Time{}, true
+	}
 	a.waiting.push(ticket{slot: slot, gen: r.gen})
-	a.dialMore(now)
-	return nil
+	return nil // dialForWaiting, once the turn's releases are done
+}
+
+// handleEvents handles the first n events of the last wait; it returns false when one says the
+// attack's context ended.
+func (a *attacker) handleEvents(n int) bool {
+	for _, ev := range a.events[:n] {
+		switch ev.Fd {
+		case wakeID:
+			return false
+		case handshakeID:
+			a.handshaken()
+		default:
+			// A connection closed since, while handling this batch, is nil or of another gen.
+			if c := a.conns[ev.Fd]; c != nil && c.gen == ev.Pad {
+				a.handle(c, ev.Events)
+			}
+		}
+	}
+	return true
 }
 
 func (a *attacker) takeSlot() int32 {

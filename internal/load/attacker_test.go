@@ -558,3 +558,118 @@ func TestTheOpenLoopTurnsInBatches(t *testing.T) {
 		t.Errorf("%d turns in %v (want at most %d), %d of %d answered", turns, took.Round(time.Millisecond), most, answered, n)
 	}
 }
+
+// A stall of the loop (its core taken from it) makes the requests due meanwhile late, and their
+// lateness is the generator's own delay whatever they waited for after: released at once, they
+// find the connections busy with each other, and that wait must not hide the stall (it did: an
+// own-delay p99 of 3 ms beside a latency p99 of 19 ms that stalls alone made).
+func TestAStallOfTheLoopIsItsOwnDelay(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"id":1}`) }, time.Minute)
+	a := newTestAttacker(t, 5*time.Second)
+	const rate, n, stall = 2000, 1000, 40 * time.Millisecond // 80 of the 1,000 due in the stall
+	a.turnEvery = turnFor(rate)
+	began := time.Now()
+	p := newPacer(rate, Share{})
+	own := newOwnDelay(began, p, time.Minute)
+	stalled, answered := false, 0
+	err := a.attack(context.Background(), func(tg *vegeta.Target) error { *tg = vegeta.Target{Method: http.MethodGet, URL: srv.URL}; return nil },
+		upTo{p, n}, began, n, hooks{
+			own: own,
+			each: func(r *vegeta.Result, _, _ time.Time, _ int) {
+				if r.Error == "" {
+					answered++
+				}
+			},
+			tick: func(now time.Time, hits uint64) (time.Time, time.Duration) {
+				if !stalled && hits >= n/2 {
+					stalled = true
+					time.Sleep(stall)
+					return time.Now(), -1
+				}
+				return now, -1
+			},
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 60 of them (6%) were at least a quarter of the stall late; a busy machine adds to that.
+	if s := own.summary(); answered != n || s.Count != n || s.P99 < stall/4 {
+		t.Errorf("%d of %d answered, %d own delays, p99 %v; want every one, and the stall's lateness (%v and more for 6%%) in the p99", answered, n, s.Count, s.P99, stall/4)
+	}
+}
+
+// A turn that begins behind its pace holds the requests it finds no idle connection for: it opens
+// none for them (the connections are busy only because the requests came at once), and their
+// wait is the generator's. The first turn on time queues them and opens connections.
+func TestTurnBehindHoldsWhatItCannotServe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	target := vegeta.Target{Method: http.MethodGet, URL: "http://" + ln.Addr().String() + "/"}
+	tr := func(tg *vegeta.Target) error { *tg = target; return nil }
+	a := newTestAttacker(t, 5*time.Second)
+	a.maxConns = 10
+	now := time.Now()
+	for _, tc := range []struct {
+		late      time.Duration
+		wantDials int
+	}{
+		{late: 2 * behindAfter, wantDials: 0},
+		{late: behindAfter / 2, wantDials: 2}, // the one held and this turn's
+	} {
+		a.turnLate = tc.late
+		if err := a.release(context.Background(), tr, uint64(a.started), now); err != nil {
+			t.Fatal(err)
+		}
+		a.dialForWaiting(now)
+		if a.dialing != tc.wantDials {
+			t.Errorf("a turn %v late: %d connections being opened, want %d", tc.late, a.dialing, tc.wantDials)
+		}
+		now = now.Add(time.Millisecond)
+	}
+	held, onTime := a.slots[0], a.slots[1]
+	if want := held.taken.Add(time.Millisecond); !held.queued.Equal(want) || !onTime.queued.Equal(onTime.taken) {
+		t.Errorf("queued %v and %v after their release; want 1ms (held, queued by the next turn) and 0",
+			held.queued.Sub(held.taken), onTime.queued.Sub(onTime.taken))
+	}
+}
+
+// A request's own delay runs from its due time through its lateness until it was queued; from
+// there a wait for a connection is the target's. A request sent while held waited on the loop:
+// all of it is the generator's.
+func TestWaitForAConnectionAfterLateness(t *testing.T) {
+	a := newTestAttacker(t, 5*time.Second)
+	target := vegeta.Target{Method: http.MethodGet, URL: "http://127.0.0.1:1/"}
+	w, err := encodeRequest(&target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	due := time.Now()
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name               string
+		queued, free, want time.Time
+	}{
+		{"released on time, a connection free later", due, due.Add(3 * ms), due.Add(3 * ms)},
+		{"released 2ms late, a connection free 1ms later", due.Add(2 * ms), due.Add(3 * ms), due.Add(ms)},
+		{"released late, the one idle the longest free before it was due", due.Add(2 * ms), due.Add(-ms), due.Add(-ms)},
+		{"held", time.Time{}, due.Add(3 * ms), time.Time{}},
+	} {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &conn{fd: fds[0], state: idle}
+		a.conns = append(a.conns, c)
+		slot := a.takeSlot()
+		a.slots[slot] = request{start: due, taken: due.Add(2 * ms), queued: tc.queued, wire: w}
+		a.send(c, slot, tc.free)
+		if got := a.slots[slot].free; !got.Equal(tc.want) {
+			t.Errorf("%s: own delay runs from %v after due, want %v", tc.name, got.Sub(due), tc.want.Sub(due))
+		}
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+	}
+}

@@ -112,19 +112,9 @@ func (a *attacker) predial(ctx context.Context, tr vegeta.Targeter, n int) error
 			a.closeConns()
 			return err
 		}
-		for i := range k {
-			ev := a.events[i]
-			if ev.Fd == wakeID {
-				a.closeConns()
-				return ctx.Err()
-			}
-			if ev.Fd == handshakeID {
-				a.handshaken()
-				continue
-			}
-			if c := a.conns[ev.Fd]; c != nil && c.gen == ev.Pad {
-				a.handle(c, ev.Events)
-			}
+		if !a.handleEvents(k) {
+			a.closeConns()
+			return ctx.Err()
 		}
 		now := time.Now()
 		a.expire(now)
@@ -311,8 +301,9 @@ func (a *attacker) send(c *conn, slot int32, free time.Time) {
 	// A request that found no idle connection waited for one: for another request's answer on
 	// it, or for a new one to be opened (the target's accept; over TLS, the handshake). That
 	// wait is the target's or the connection's cost, not the generator's delay: its own share
-	// runs from when a connection was free, so the loop's time to take it and write is counted.
-	r.free = free
+	// runs from when a connection was free, so the loop's time to take it and write is counted
+	// (ownFrom).
+	r.free = r.ownFrom(free)
 	c.resp.reset(r.wire.head)
 	c.arrival, c.first = time.Time{}, time.Time{}
 	c.out = r.wire.bytes
@@ -322,6 +313,20 @@ func (a *attacker) send(c *conn, slot int32, free time.Time) {
 		}
 	}
 	a.flush(c)
+}
+
+// ownFrom is when r's own delay begins, a connection free for it from free: then, less r's
+// lateness until it was queued (the loop behind, before any connection could serve it); zero
+// (its due time) when it was sent held (behindAfter), for it waited on the loop's choice not to
+// open a connection.
+func (r *request) ownFrom(free time.Time) time.Time {
+	switch {
+	case r.queued.IsZero():
+		return time.Time{}
+	case free.After(r.queued) && r.queued.After(r.start):
+		return free.Add(-r.queued.Sub(r.start))
+	}
+	return free
 }
 
 // freeSince is when c became free for a request: its last answer's arrival in the kernel, or,

@@ -229,7 +229,7 @@ func (a *attacker) h2send(c *conn, slot int32) {
 	// only a new connection's opening (and handshake) is taken out of the generator's share.
 	r.free = time.Time{}
 	if !c.reused {
-		r.free = c.ready.Add(-c.helperWait)
+		r.free = r.ownFrom(c.ready.Add(-c.helperWait))
 	}
 	c.reused = true
 	st := &h.streams[h.free[len(h.free)-1]]

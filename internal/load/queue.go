@@ -30,6 +30,9 @@ func (q *queue[T]) pushFront(v T) {
 // peek is the first item; the queue must not be empty.
 func (q *queue[T]) peek() T { return q.items[q.head] }
 
+// at is the item i places from the first; i must be below len.
+func (q *queue[T]) at(i int) T { return q.items[(q.head+i)%len(q.items)] }
+
 func (q *queue[T]) pop() T {
 	v := q.items[q.head]
 	var zero T
