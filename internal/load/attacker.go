@@ -210,8 +210,9 @@ type request struct {
 	// or, held by a turn that was behind (behindAfter), the first turn on time after; zero
 	// while held.
 	queued time.Time
-	// free is when a connection became free for it (own.record, conn.freeSince): the one
-	// handed back to it while it waited, else the one idle the longest when it was released.
+	// free is what own.record takes as when a connection became free for it (ownFrom of
+	// conn.freeSince): of the one handed back to it while it waited, else of the one idle the
+	// longest when it was released; moved earlier by its lateness until queued, zero if held.
 	free time.Time
 }
 

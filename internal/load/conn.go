@@ -315,10 +315,10 @@ func (a *attacker) send(c *conn, slot int32, free time.Time) {
 	a.flush(c)
 }
 
-// ownFrom is when r's own delay begins, a connection free for it from free: then, less r's
-// lateness until it was queued (the loop behind, before any connection could serve it); zero
-// (its due time) when it was sent held (behindAfter), for it waited on the loop's choice not to
-// open a connection.
+// ownFrom is what own.record takes as when a connection became free for r, one being free
+// from free: free less r's lateness until it was queued (the loop behind, before any connection
+// could serve it, so that lateness stays the generator's); zero, so from its due time, when r
+// was sent held (behindAfter): it waited on the loop's choice not to open a connection.
 func (r *request) ownFrom(free time.Time) time.Time {
 	switch {
 	case r.queued.IsZero():
