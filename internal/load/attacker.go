@@ -100,8 +100,8 @@ type attacker struct {
 	// meanwhile.
 	secondPeak [2]int64
 	secondFull [2]bool
-	// turnEvery, when set, is the least time between the loop's turns: between two, the loop
-	// sleeps rather than waking for each answer or request due (open loop; turnFor).
+	// turnEvery, when set, is how long the loop sleeps between two turns rather than waking for
+	// each answer or request due (open loop; turnFor), unless events wait as a turn ends.
 	turnEvery time.Duration
 	// phaseEnd, when set, is the measured phase's end: past it, with every slot held, the attack
 	// ends, for no slot may free (wrk's way keeps a request past its timeout on its slot) and
@@ -271,15 +271,27 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 	// off the clock, for the sleep leaves out the turn's own work and may overrun.
 	var wake time.Time
 	for {
+		var n int
+		var err error
+		found := false // events polled before the turn's time was up
 		if a.turnEvery > 0 && timeout != 0 {
 			if rest := a.turnEvery - time.Since(turn); rest > 0 {
-				a.sleep(rest)
-				if timeout > 0 {
-					timeout = max(time.Until(wake), 0)
+				// A sleep costs a task switch whatever its length; events already waiting
+				// cost a poll. A busy loop thus turns on what it finds and sleeps only when
+				// it finds nothing.
+				n, err = a.wait(0)
+				found = err != nil || n > 0
+				if !found {
+					a.sleep(rest)
+					if timeout > 0 {
+						timeout = max(time.Until(wake), 0)
+					}
 				}
 			}
 		}
-		n, err := a.wait(timeout)
+		if !found {
+			n, err = a.wait(timeout)
+		}
 		if err != nil {
 			a.abort()
 			return err

@@ -530,9 +530,11 @@ func TestATurnGathersAFewRequests(t *testing.T) {
 	}
 }
 
-// In open loop the attack turns at most once per turnFor, however many answers and requests
-// due fall between two turns: at 20,000 rps, answers and dues alone would wake it 40,000 times
-// a second. Every request is still sent and answered.
+// In open loop the attack turns about once per turnFor, however many answers and requests due
+// fall between two turns: at 20,000 rps, answers and dues alone would wake it 40,000 times a
+// second. (A turn that ends with answers waiting polls them rather than sleeping: that makes
+// turns closer only when they are each short of the answers already in.) Every request is still
+// sent and answered.
 func TestTheOpenLoopTurnsInBatches(t *testing.T) {
 	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"id":1}`) }, time.Minute)
 	a := newTestAttacker(t, 5*time.Second)
