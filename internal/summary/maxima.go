@@ -211,6 +211,29 @@ func (t Target) distrustedMaxima() int {
 	return n
 }
 
+// stepsMeasuredAgain counts t's steps measured again because other work disturbed them
+// (fault.Repeated), of all its steps loaded.
+func (t Target) stepsMeasuredAgain() (n, of int) {
+	for _, s := range t.Searches {
+		for _, r := range s.Steps {
+			if r.Fault == fault.Repeated {
+				n++
+			}
+			if r.Loaded() {
+				of++
+			}
+		}
+	}
+	return n, of
+}
+
+// busyHost says n steps measured again of all loaded were a search on a busy host: a step
+// repeated now and then is a moment's disturbance, which its repeat leaves behind; a third of
+// them is a host busy throughout, where the repeats that were judged undisturbed may have been
+// disturbed below what a look can tell (a make run under steal of 0.1–0.75 cores found
+// spring-mvc-virtual's maximum at half its usual, 12 of its 21 steps measured again).
+func busyHost(n, of int) bool { return n >= 3 && 3*n >= of }
+
 // AtLeastMax says a search whose maximum is trusted stopped at the generator's limit or at its
 // own: the maximum is at least Max.
 func (t Target) AtLeastMax() bool {
@@ -362,6 +385,9 @@ func (sc Scenario) MaxNotes() []string {
 		if n := t.distrustedMaxima(); n > 0 && t.Max != nil {
 			notes = append(notes, fmt.Sprintf("%s: %d search(es) left out of its maximum and the ranking: %s", t.Name, n, results.DistrustCalibration))
 		}
+		if n, of := t.stepsMeasuredAgain(); busyHost(n, of) {
+			notes = append(notes, fmt.Sprintf("%s: %d of its %d steps were measured again because other work or the hypervisor took the CPUs: searched on a busy host, its maximum may be low; run again when it is quieter", t.Name, n, of))
+		}
 		if t.GeneratorLimitedMax() {
 			notes = append(notes, fmt.Sprintf("%s: the generator could not send more on time: its maximum is at least this", t.Name))
 		}
@@ -459,6 +485,15 @@ func (sc Scenario) Finding() string {
 		if n, of := t.clumpedMaxima(); n > 0 {
 			s += fmt.Sprintf("; %s's arrivals at its maximum were not as intended in %d of %d searches (sent in bursts, which only raise latency: its maximum may be higher)", t.Name, n, of)
 		}
+	}
+	var busy []string
+	for _, t := range sc.Targets {
+		if n, of := t.stepsMeasuredAgain(); busyHost(n, of) {
+			busy = append(busy, fmt.Sprintf("%s %d of %d", t.Name, n, of))
+		}
+	}
+	if len(busy) > 0 {
+		s += fmt.Sprintf("; searched on a busy host (steps measured again for a disturbance: %s): a maximum there may be low, run again when it is quieter", strings.Join(busy, ", "))
 	}
 	return s + "."
 }

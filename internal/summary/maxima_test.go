@@ -451,3 +451,48 @@ func TestTheLimitAtAMaximumIsTheFailingStepsAboveIt(t *testing.T) {
 		t.Errorf("notes:\n%s", notes)
 	}
 }
+
+// A search whose steps were often measured again because other work took the CPUs ran on a busy
+// host: the notes say so beside its maximum, with the count, and so does the finding; a step or
+// two measured again is a moment's disturbance and says nothing.
+func TestASearchOnABusyHostSaysSo(t *testing.T) {
+	for _, tc := range []struct {
+		repeats int
+		want    string // "" when no note is due
+	}{
+		{0, ""},
+		{2, ""},
+		{3, ""}, // 3 of 3+steps: under a third of the steps
+		{8, "fast: 8 of its %d steps were measured again because other work or the hypervisor took the CPUs: searched on a busy host, its maximum may be low; run again when it is quieter"},
+	} {
+		trial := new(int)
+		steps, res := searchRows(t, "fast", time.Second, 4100, nil, trial)
+		if tc.repeats == 3 && len(steps) < 7 {
+			t.Fatalf("%d steps: the case of 3 repeats wants more than 9 steps in all", len(steps))
+		}
+		var rows []results.Row
+		for i, r := range steps {
+			if i < tc.repeats { // measured again before the step that counted
+				again := r
+				again.Valid, again.InvalidReason = false, "repeated: failed while disturbed (see warnings)"
+				rows = append(rows, again)
+			}
+			rows = append(rows, r)
+		}
+		sc := FromRows(upgraded(rows)).Scenarios[0]
+		if tg := sc.Targets[0]; tg.Max == nil || tg.Max.Median != float64(res.Max) {
+			t.Errorf("%d repeats: max %+v, want the search's %d: repeats decide nothing", tc.repeats, tg.Max, res.Max)
+		}
+		busy := strings.Contains(sc.Finding(), "searched on a busy host (steps measured again for a disturbance: fast ")
+		if busy != (tc.want != "") {
+			t.Errorf("%d repeats of %d steps: finding %q: want the busy host named there: %v", tc.repeats, len(rows), sc.Finding(), tc.want != "")
+		}
+		notes := strings.Join(sc.MaxNotes(), "\n")
+		switch {
+		case tc.want == "" && strings.Contains(notes, "measured again"):
+			t.Errorf("%d repeats of %d steps: notes\n%s\nwant none of a busy host", tc.repeats, len(rows), notes)
+		case tc.want != "" && !strings.Contains(notes, fmt.Sprintf(tc.want, len(rows))):
+			t.Errorf("%d repeats of %d steps: notes\n%s\nwant %q", tc.repeats, len(rows), notes, fmt.Sprintf(tc.want, len(rows)))
+		}
+	}
+}
