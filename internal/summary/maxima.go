@@ -211,28 +211,29 @@ func (t Target) distrustedMaxima() int {
 	return n
 }
 
-// stepsMeasuredAgain counts t's steps measured again because other work disturbed them
-// (fault.Repeated), of all its steps loaded.
-func (t Target) stepsMeasuredAgain() (n, of int) {
+// busyHost says of how many of its loaded steps t had measured again because other work
+// disturbed them (fault.Repeated), when that was a third or more of them (and 3 at least): a
+// search on a busy host; zeros otherwise. A step repeated now and then is a moment's
+// disturbance, which its repeat leaves behind; a third is a host busy throughout, where the
+// steps judged undisturbed between repeats may have been disturbed below what a look can tell (a
+// make run under steal of 0.1–0.75 cores found spring-mvc-virtual's maximum at half its usual,
+// 12 of its 21 steps measured again).
+func (t Target) busyHost() (again, loaded int) {
 	for _, s := range t.Searches {
 		for _, r := range s.Steps {
 			if r.Fault == fault.Repeated {
-				n++
+				again++
 			}
 			if r.Loaded() {
-				of++
+				loaded++
 			}
 		}
 	}
-	return n, of
+	if again < 3 || 3*again < loaded {
+		return 0, 0
+	}
+	return again, loaded
 }
-
-// busyHost says n steps measured again of all loaded were a search on a busy host: a step
-// repeated now and then is a moment's disturbance, which its repeat leaves behind; a third of
-// them is a host busy throughout, where the repeats that were judged undisturbed may have been
-// disturbed below what a look can tell (a make run under steal of 0.1–0.75 cores found
-// spring-mvc-virtual's maximum at half its usual, 12 of its 21 steps measured again).
-func busyHost(n, of int) bool { return n >= 3 && 3*n >= of }
 
 // AtLeastMax says a search whose maximum is trusted stopped at the generator's limit or at its
 // own: the maximum is at least Max.
@@ -385,7 +386,7 @@ func (sc Scenario) MaxNotes() []string {
 		if n := t.distrustedMaxima(); n > 0 && t.Max != nil {
 			notes = append(notes, fmt.Sprintf("%s: %d search(es) left out of its maximum and the ranking: %s", t.Name, n, results.DistrustCalibration))
 		}
-		if n, of := t.stepsMeasuredAgain(); busyHost(n, of) {
+		if n, of := t.busyHost(); n > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %d of its %d steps were measured again because other work or the hypervisor took the CPUs: searched on a busy host, its maximum may be low; run again when it is quieter", t.Name, n, of))
 		}
 		if t.GeneratorLimitedMax() {
@@ -488,7 +489,7 @@ func (sc Scenario) Finding() string {
 	}
 	var busy []string
 	for _, t := range sc.Targets {
-		if n, of := t.stepsMeasuredAgain(); busyHost(n, of) {
+		if n, of := t.busyHost(); n > 0 {
 			busy = append(busy, fmt.Sprintf("%s %d of %d", t.Name, n, of))
 		}
 	}
