@@ -274,13 +274,16 @@ type cellLines struct{ ok, bad, p99, own, cores, mib plotter.XYs }
 // add puts a phase's seconds, the first at offset, on the lines; length is the phase's seconds.
 func (l *cellLines) add(tl *timelinePanels, offset, length float64, seconds []timeline.Second) {
 	for _, s := range seconds {
-		x := offset + float64(s.Index)
-		// The second after the phase holds only the answers still on their way when it ended:
-		// counted in the file, but a drop to nothing on a rate chart.
-		if float64(s.Index) < length {
-			l.ok = append(l.ok, plotter.XY{X: x, Y: float64(s.Successes)})
-			l.bad = append(l.bad, plotter.XY{X: x, Y: float64(s.Errors())})
+		// A second after the phase holds only the answers still on their way when it ended
+		// (often one or two): counted in the file and the cell's percentiles, but not a second
+		// of the phase. Drawn, it is a drop to nothing on the rate lines and, on the p99 line,
+		// one request's latency standing for a second's.
+		if float64(s.Index) >= length {
+			break
 		}
+		x := offset + float64(s.Index)
+		l.ok = append(l.ok, plotter.XY{X: x, Y: float64(s.Successes)})
+		l.bad = append(l.bad, plotter.XY{X: x, Y: float64(s.Errors())})
 		if s.P99 > 0 {
 			l.p99 = append(l.p99, plotter.XY{X: x, Y: ms(s.P99)})
 			tl.latMin = math.Min(tl.latMin, ms(s.P99))

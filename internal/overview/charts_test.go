@@ -1,6 +1,7 @@
 package overview
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/iotbench/iotbench/internal/timeline"
+	"gonum.org/v1/plot/plotter"
 )
 
 func TestMsTicksNeverLeaveAnAxisBare(t *testing.T) {
@@ -46,5 +48,32 @@ func TestATimelineWithoutAnAnswerIsDrawn(t *testing.T) {
 	c, err := timelineChart(sc, tg)
 	if err != nil || c == nil || !strings.Contains(string(c.SVG), "<svg") {
 		t.Fatalf("chart %v, %v: want an SVG", c, err)
+	}
+}
+
+// A phase's seconds are drawn up to its end: the second after it, holding the one answer still on
+// its way (a 3 s phase at 2,000 rps: the request due at 3.000 s), is neither a drop to one
+// answer on the rate lines nor a p99 of 0.1 ms on the latency line.
+func TestTheSecondAfterAPhaseIsNotDrawn(t *testing.T) {
+	var seconds []timeline.Second
+	for i := range 3 {
+		seconds = append(seconds, timeline.Second{Index: i, Successes: 2000, P99: 2 * time.Millisecond, OwnDelayP99: 100 * time.Microsecond, CPUCores: 0.5, MemoryBytes: 1 << 26})
+	}
+	seconds = append(seconds, timeline.Second{Index: 3, Successes: 1, P99: 100 * time.Microsecond, OwnDelayP99: 10 * time.Microsecond, CPUCores: 0.1, MemoryBytes: 1 << 26})
+	tl := timelinePanels{latMin: math.Inf(1)}
+	var l cellLines
+	l.add(&tl, -3, 3, seconds[:3]) // a warm-up of 3 s, drawn before 0
+	l.add(&tl, 0, 3, seconds)
+	for name, xys := range map[string]plotter.XYs{"successes": l.ok, "errors": l.bad, "p99": l.p99, "own delay": l.own, "cores": l.cores, "memory": l.mib} {
+		var xs []float64
+		for _, p := range xys {
+			xs = append(xs, p.X)
+		}
+		if want := []float64{-3, -2, -1, 0, 1, 2}; !slices.Equal(xs, want) {
+			t.Errorf("%s drawn at seconds %v, want %v", name, xs, want)
+		}
+	}
+	if tl.latMin != 0.1 {
+		t.Errorf("latency axis from %v ms, want 0.1 (the own delay of the phase's seconds)", tl.latMin)
 	}
 }
