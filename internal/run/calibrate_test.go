@@ -373,6 +373,7 @@ func TestADisturbedMissIsMeasuredAgain(t *testing.T) {
 	within := Calibration{Rate: 500, RateRatio: 1, P99Error: time.Millisecond}
 	missed := Calibration{Rate: 500, RateRatio: 1, P99Error: 13 * time.Millisecond}
 	disturbed := func(c Calibration) Calibration { c.Disturbed = neighbour; return c }
+	heldUp := Calibration{Rate: 500, RateRatio: 1, P99Error: 26 * time.Millisecond, OwnDelayP99: 27 * time.Millisecond}
 	for _, c := range []struct {
 		name       string
 		attempts   []Calibration // what each attempt measures; the last repeats
@@ -383,6 +384,8 @@ func TestADisturbedMissIsMeasuredAgain(t *testing.T) {
 		{"missed while disturbed every time", []Calibration{disturbed(missed)}, calibrationAttempts, false},
 		{"missed, undisturbed", []Calibration{missed}, 1, false},
 		{"within, disturbed", []Calibration{disturbed(within)}, 1, true},
+		{"the generator held up, then within", []Calibration{heldUp, within}, 2, true},
+		{"the generator held up every time", []Calibration{heldUp}, calibrationAttempts, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			calls := 0
@@ -400,7 +403,11 @@ func TestADisturbedMissIsMeasuredAgain(t *testing.T) {
 			if again := strings.Count(log.String(), "measured again"); again != c.calls-1 {
 				t.Errorf("%d lines say it was measured again, want %d:\n%s", again, c.calls-1, log.String())
 			}
-			if c.calls > 1 && !strings.Contains(log.String(), "calibration after the last cell missed its limits (p99 off by 13.000 ms (limit 5.00 ms)) while "+neighbour+": measured again") {
+			why := "p99 off by 13.000 ms (limit 5.00 ms)) while " + neighbour
+			if c.attempts[0].Disturbed == "" {
+				why = "p99 off by 26.000 ms (limit 5.00 ms); own delay p99 27.0 ms (limit 5.00 ms)) while the generator was held up (own delay p99 27.0 ms)"
+			}
+			if c.calls > 1 && !strings.Contains(log.String(), "calibration after the last cell missed its limits ("+why+": measured again") {
 				t.Errorf("log:\n%s", log.String())
 			}
 			if !c.wantWithin && last.Disturbed != "" && !strings.Contains(log.String(), "MISSED ITS LIMITS: p50 +0.000 ms, p99 +13.000 ms off the truth, 100.00% of 500 rps sent, own delay p99 0.00 ms, "+neighbour) {
