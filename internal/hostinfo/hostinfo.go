@@ -53,7 +53,9 @@ func Commit() string {
 	return rev[:min(12, len(rev))] + dirty
 }
 
-// CPUModel is the host's CPU model name and logical CPU count, e.g. "AMD EPYC 7B13 ×2".
+// CPUModel is the host's CPU model name and the logical CPUs this process may use, e.g. "AMD EPYC
+// 7B13 ×2": under `taskset -c 0` on that host, ×1. A row's fingerprint holds it, and a `run --url`
+// records no generator cpuset: the count is what tells its one CPU from two.
 func CPUModel() string {
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {
