@@ -271,14 +271,15 @@ type panelLine struct {
 // cellLines are one cell's lines, second by second.
 type cellLines struct{ ok, bad, p99, own, cores, mib plotter.XYs }
 
-// add puts a phase's seconds, the first at offset, on the lines; length is the phase's seconds.
+// add puts a phase's seconds, the first at offset, on the lines; length is how long the phase
+// lasted, in seconds (a warm-up until steady, a fraction more than whole ones).
 func (l *cellLines) add(tl *timelinePanels, offset, length float64, seconds []timeline.Second) {
 	for _, s := range seconds {
-		// A second after the phase holds only the answers still on their way when it ended
-		// (often one or two): counted in the file and the cell's percentiles, but not a second
-		// of the phase. Drawn, it is a drop to nothing on the rate lines and, on the p99 line,
-		// one request's latency standing for a second's.
-		if float64(s.Index) >= length {
+		// Only whole seconds of the phase. The one it ended in, and the one after it that holds
+		// only the answers still on their way (often one or two), are counted in the file and
+		// the cell's percentiles; drawn, each is a drop on the rate lines and, on the p99 line,
+		// a few requests' latency standing for a second's.
+		if float64(s.Index)+1 > length {
 			break
 		}
 		x := offset + float64(s.Index)
@@ -304,13 +305,16 @@ func (tl *timelinePanels) addCell(c summary.Cell, col color.Color, label string)
 	tl.any = true
 	warm := float64(len(c.Warmup))
 	if w := cmp.Or(c.Row.WarmupTaken, c.Row.Warmup); w > 0 { // taken: a warm-up until steady lasts what it lasts
-		warm = math.Ceil(w.Seconds())
+		warm = w.Seconds()
 	}
 	var l cellLines
-	measured := math.Ceil(c.Row.Duration.Seconds())
-	l.add(tl, -warm, warm, c.Warmup)
+	measured := float64(len(c.Measure))
+	if d := c.Row.Duration; d > 0 {
+		measured = d.Seconds()
+	}
+	l.add(tl, -math.Ceil(warm), warm, c.Warmup)
 	l.add(tl, 0, measured, c.Measure)
-	tl.xMin, tl.xMax = math.Min(tl.xMin, -warm), math.Max(tl.xMax, measured)
+	tl.xMin, tl.xMax = math.Min(tl.xMin, -math.Ceil(warm)), math.Max(tl.xMax, math.Ceil(measured))
 	// Solid: successes, the target's p99, CPU, memory; dashed: errors, the generator's own delay.
 	lines := []panelLine{{tl.rps, l.ok, false, label}, {tl.rps, l.bad, true, ""}, {tl.lat, l.p99, false, ""}, {tl.lat, l.own, true, ""}}
 	if len(l.mib) > 0 {

@@ -51,25 +51,29 @@ func TestATimelineWithoutAnAnswerIsDrawn(t *testing.T) {
 	}
 }
 
-// A phase's seconds are drawn up to its end: the second after it, holding the one answer still on
-// its way (a 3 s phase at 2,000 rps: the request due at 3.000 s), is neither a drop to one
-// answer on the rate lines nor a p99 of 0.1 ms on the latency line.
-func TestTheSecondAfterAPhaseIsNotDrawn(t *testing.T) {
-	var seconds []timeline.Second
-	for i := range 3 {
-		seconds = append(seconds, timeline.Second{Index: i, Successes: 2000, P99: 2 * time.Millisecond, OwnDelayP99: 100 * time.Microsecond, CPUCores: 0.5, MemoryBytes: 1 << 26})
+// A phase's whole seconds are drawn, and no others: the second after a 3 s phase at 2,000 rps,
+// holding the one answer still on its way (the request due at 3.000 s), is neither a drop to one
+// answer on the rate lines nor a p99 of 0.1 ms on the latency line; nor is the last, partial
+// second of a warm-up until steady that took 2.5 s.
+func TestOnlyAPhasesWholeSecondsAreDrawn(t *testing.T) {
+	full := timeline.Second{Successes: 2000, P99: 2 * time.Millisecond, OwnDelayP99: 100 * time.Microsecond, CPUCores: 0.5, MemoryBytes: 1 << 26}
+	part := timeline.Second{Successes: 1, P99: 100 * time.Microsecond, OwnDelayP99: 10 * time.Microsecond, CPUCores: 0.1, MemoryBytes: 1 << 26}
+	phase := func(seconds ...timeline.Second) []timeline.Second {
+		for i := range seconds {
+			seconds[i].Index = i
+		}
+		return seconds
 	}
-	seconds = append(seconds, timeline.Second{Index: 3, Successes: 1, P99: 100 * time.Microsecond, OwnDelayP99: 10 * time.Microsecond, CPUCores: 0.1, MemoryBytes: 1 << 26})
 	tl := timelinePanels{latMin: math.Inf(1)}
 	var l cellLines
-	l.add(&tl, -3, 3, seconds[:3]) // a warm-up of 3 s, drawn before 0
-	l.add(&tl, 0, 3, seconds)
+	l.add(&tl, -3, 2.5, phase(full, full, part, part)) // a warm-up until steady of 2.5 s, drawn from -3
+	l.add(&tl, 0, 3, phase(full, full, full, part))
 	for name, xys := range map[string]plotter.XYs{"successes": l.ok, "errors": l.bad, "p99": l.p99, "own delay": l.own, "cores": l.cores, "memory": l.mib} {
 		var xs []float64
 		for _, p := range xys {
 			xs = append(xs, p.X)
 		}
-		if want := []float64{-3, -2, -1, 0, 1, 2}; !slices.Equal(xs, want) {
+		if want := []float64{-3, -2, 0, 1, 2}; !slices.Equal(xs, want) {
 			t.Errorf("%s drawn at seconds %v, want %v", name, xs, want)
 		}
 	}
