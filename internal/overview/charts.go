@@ -271,8 +271,9 @@ type panelLine struct {
 // cellLines are one cell's lines, second by second.
 type cellLines struct{ ok, bad, p99, own, cores, mib plotter.XYs }
 
-// add puts a phase's seconds, the first at offset, on the lines; length is how long the phase
-// lasted, in seconds (a warm-up until steady, a fraction more than whole ones).
+// add puts a phase's seconds, the first at offset, on the lines; length is the phase's length in
+// seconds as its row gives it: a warm-up until steady's as taken (a fraction more than whole
+// ones), a measured phase's as set (a find-max step that ended early still reads its whole step).
 func (l *cellLines) add(tl *timelinePanels, offset, length float64, seconds []timeline.Second) {
 	for _, s := range seconds {
 		// Only whole seconds of the phase. The one it ended in, and the one after it that holds
