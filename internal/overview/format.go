@@ -302,7 +302,11 @@ func WriteMarkdown(w io.Writer, o *summary.Overview) error {
 	for _, n := range o.Notes {
 		fmt.Fprintf(&b, "- %s\n", mdText(n))
 	}
-	fmt.Fprintf(&b, "<sub>iotbench %s on %s, kernel %s, Docker %s; medians of valid trials ± their 95%% interval.</sub>\n", mdText(o.Host.Version), mdText(o.Host.CPU), mdText(o.Host.Kernel), mdText(o.Host.Docker))
+	cpu := o.Host.CPU
+	if strings.Contains(cpu, "×") { // the count is of the CPUs iotbench could use, not the host's
+		cpu += " (× the CPUs it could use)"
+	}
+	fmt.Fprintf(&b, "<sub>iotbench %s on %s, kernel %s, Docker %s; medians of valid trials ± their 95%% interval.</sub>\n", mdText(o.Host.Version), mdText(cpu), mdText(o.Host.Kernel), mdText(o.Host.Docker))
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -349,3 +349,23 @@ func TestDistrustedTrialsBesideTheMedians(t *testing.T) {
 		}
 	}
 }
+
+// The Markdown's footer says what the HTML's Host table says of the CPU count: it is of the CPUs
+// iotbench could use (×1 under taskset on a 2-CPU host), not the host's; a name without a count
+// (an in-process run's) gets no such words.
+func TestMarkdownFooterSaysWhoseCPUCount(t *testing.T) {
+	for _, tc := range []struct{ cpu, want string }{
+		{"Intel Xeon ×1", "on Intel Xeon ×1 (× the CPUs it could use), kernel"},
+		{"in-process", "on in-process, kernel"},
+	} {
+		o := fixtureOverview(t)
+		o.Host.CPU = tc.cpu
+		var md bytes.Buffer
+		if err := WriteMarkdown(&md, o); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(md.String(), tc.want) {
+			t.Errorf("CPU %q: footer lacks %q:\n%s", tc.cpu, tc.want, md.String()[strings.LastIndex(md.String(), "<sub>"):])
+		}
+	}
+}
