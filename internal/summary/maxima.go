@@ -212,18 +212,18 @@ func (t Target) distrustedMaxima() int {
 }
 
 // busyHost says how many of t's loaded steps were measured while other work or the hypervisor
-// took the CPUs (row.Disturbed: those measured again, and those kept because they met the SLO all
-// the same), and how many of those were measured again (fault.Repeated), when the disturbed were
-// a third or more of them (and 3 at least): a search on a busy host; zeros otherwise. A step
-// disturbed now and then is a moment's disturbance; a third is a host busy throughout, where the
-// steps judged undisturbed between them may have been disturbed below what a look can tell (a
-// make run under steal of 0.1–0.75 cores found spring-mvc-virtual's maximum at half its usual,
-// 12 of its 21 steps measured again; another, bun-native's with 6 of 19 measured again and 7 more
-// kept while disturbed).
+// took the CPUs (row.Disturbed: those measured again, which only a disturbance repeats, and those
+// kept because they met the SLO all the same), and how many of those were measured again
+// (fault.Repeated), when the disturbed were a third or more of them (and 3 at least): a search on
+// a busy host; zeros otherwise. A step disturbed now and then is a moment's disturbance; a third
+// is a host busy throughout, where the steps judged undisturbed between them may have been
+// disturbed below what a look can tell (a make run under steal of 0.1–0.75 cores found
+// spring-mvc-virtual's maximum at half its usual, 12 of its 21 steps measured again; another,
+// bun-native's with 6 of 19 measured again and 7 more kept while disturbed).
 func (t Target) busyHost() (disturbed, again, loaded int) {
 	for _, s := range t.Searches {
 		for _, r := range s.Steps {
-			if r.Disturbed || r.Fault == fault.Repeated {
+			if r.Disturbed {
 				disturbed++
 			}
 			if r.Fault == fault.Repeated {
