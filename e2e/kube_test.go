@@ -5,7 +5,10 @@ package e2e
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -233,4 +236,103 @@ func TestARunOnKubernetes(t *testing.T) {
 	if strings.TrimSpace(ns) != "" {
 		t.Errorf("the run's namespace is still there: %s", ns)
 	}
+}
+
+// The pause image scripts/kube-cluster.sh imports into both nodes (its PAUSE_IMAGE).
+const kubePauseImage = "localhost/iotbench-pause:3.10.1"
+
+// shimSocketDir is where every containerd on the host puts its shims' sockets, Docker's too.
+const shimSocketDir = "/run/containerd/s"
+
+func shimSockets(t *testing.T) map[string]bool {
+	t.Helper()
+	entries, err := os.ReadDir(shimSocketDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, e := range entries {
+		names[e.Name()] = true
+	}
+	return names
+}
+
+// TestTheClusterRemovesOnlyItsOwnShimSockets: a dead shim socket of another containerd's (as
+// Docker's shims leave when a run is killed) neither stops the cluster coming up nor goes with
+// its teardown; one of the cluster's own, whose shim was killed, goes, and leftovers agree.
+func TestTheClusterRemovesOnlyItsOwnShimSockets(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the cluster needs root")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	kubeCluster(t, ctx, "build")
+
+	if _, err := os.Stat(shimSocketDir); os.IsNotExist(err) {
+		if err := os.MkdirAll(shimSocketDir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(shimSocketDir) }) // runs last: after the teardown
+	}
+	sum := sha256.Sum256([]byte(t.Name() + time.Now().String()))
+	foreign := filepath.Join(shimSocketDir, hex.EncodeToString(sum[:]))
+	l, err := net.Listen("unix", foreign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	t.Cleanup(func() { os.Remove(foreign) })
+
+	before := shimSockets(t)
+	kubeCluster(t, ctx, "up")
+	downed := false
+	t.Cleanup(func() {
+		if !downed {
+			kubeCluster(t, context.Background(), "down")
+		}
+	})
+	// a pod needs its namespace's service account, which the controller manager makes just after up
+	kubeCluster(t, ctx, "kubectl", "wait", "--for=create", "serviceaccount/default", "--timeout=60s")
+	kubeCluster(t, ctx, "kubectl", "run", "paused", "--image", kubePauseImage, "--image-pull-policy", "Never")
+	kubeCluster(t, ctx, "kubectl", "wait", "--for=condition=Ready", "pod/paused", "--timeout=90s")
+	ours := map[string]bool{}
+	for name := range shimSockets(t) {
+		if !before[name] {
+			ours[name] = true
+		}
+	}
+	if len(ours) == 0 {
+		t.Fatalf("the pod runs, but no new socket in %s", shimSocketDir)
+	}
+	// Kill the pod's shim, as a killed run would: its socket stays, nobody listening.
+	shims, _ := exec.CommandContext(ctx, "pgrep", "-f", "containerd-shim.*-address /run/iotbench-kube/").Output()
+	pids := strings.Fields(string(shims))
+	if len(pids) == 0 {
+		t.Fatal("no shim of the cluster's found")
+	}
+	for _, p := range pids {
+		if err := exec.CommandContext(ctx, "kill", "-KILL", p).Run(); err != nil {
+			t.Fatalf("kill %s: %v", p, err)
+		}
+	}
+	time.Sleep(2 * time.Second) // the kubelet may start the sandbox again: its socket is ours too
+	for name := range shimSockets(t) {
+		if !before[name] {
+			ours[name] = true
+		}
+	}
+
+	kubeCluster(t, ctx, "down") // ends with leftovers: fails when it finds any
+	downed = true
+	after := shimSockets(t)
+	for name := range ours {
+		if after[name] {
+			t.Errorf("the cluster's shim socket %s is still there after down", name)
+		}
+	}
+	if !after[filepath.Base(foreign)] {
+		t.Errorf("down removed another containerd's dead shim socket %s", foreign)
+	}
+	t.Logf("the cluster's %d shim sockets, one of its shims killed: gone after down; another containerd's dead socket left", len(ours))
 }

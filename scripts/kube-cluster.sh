@@ -555,6 +555,24 @@ unmount_all() {
   done
 }
 
+# The shim sockets of our pods. containerd (1.6) puts every shim's socket in /run/containerd/s,
+# whoever's containerd it is (Docker's too), named by the sha256 of its containerd's address,
+# namespace and sandbox: so ours are known by name, from the sandboxes our containerds logged
+# starting (a killed shim's task directory goes, its socket stays) and those still there; and
+# recorded beside the cache, so that leftovers can check them once the state is gone.
+SHIM_SOCKETS=$CACHE/shim-sockets
+our_shim_sockets() {
+  local d n
+  { ls -d "$RUN"/containerd-*/io.containerd.runtime.v2.task/k8s.io/* 2>/dev/null || true
+    cat "$STATE"/logs/containerd-*.log 2>/dev/null | grep -o "$RUN/containerd-[a-z]*/io.containerd.runtime.v2.task/k8s.io/[0-9a-f]*" || true
+  } | sort -u | while read -r d; do
+    n=${d#"$RUN"/containerd-}; n=${n%%/*}
+    echo "/run/containerd/s/$(printf '%s' "$(containerd_sock "$n")/k8s.io/${d##*/}" | sha256sum | cut -c1-64)"
+  done
+  [ -f "$SHIM_SOCKETS" ] && cat "$SHIM_SOCKETS"
+  return 0
+}
+
 # Processes of ours without a pid file of ours: the containerd shims (and their containers).
 shim_pids() {
   local f
@@ -568,6 +586,7 @@ shim_pids() {
 teardown() {
   local n p
   [ -d "$STATE" ] || [ -d "$RUN" ] || [ -n "$(leftover_list 2>/dev/null)" ] || return 0
+  mkdir -p "$CACHE"; our_shim_sockets | sort -u > "$SHIM_SOCKETS.new"; mv "$SHIM_SOCKETS.new" "$SHIM_SOCKETS"
   # Graceful first, so that the kubelets stop the pods and CNI releases their networks.
   if [ -f "$KUBECONFIG_ADMIN" ] && alive kube-apiserver && alive kubelet-target; then
     stop_pids "$STATE/pids/kube-controller-manager.pid" "$STATE/pids/kube-scheduler.pid"
@@ -601,14 +620,9 @@ teardown() {
   if [ -f "$STATE/created-paths" ]; then
     while read -r p; do [ -n "$p" ] && rm -rf "$p"; done < "$STATE/created-paths"
   fi
-  # shim sockets left by killed shims: not in the baseline and nobody listening
-  if [ -f "$STATE/shim-sockets" ] && [ -d /run/containerd/s ]; then
-    for p in /run/containerd/s/*; do
-      [ -e "$p" ] || continue
-      grep -qxF "$p" "$STATE/shim-sockets" && continue
-      ss -xlH 2>/dev/null | awk '{print $5}' | grep -qxF "$p" || rm -f "$p"
-    done
-  fi
+  # the sockets of the shims killed above (a shim stopped gracefully removes its own)
+  while read -r p; do rm -f "$p"; [ ! -e "$p" ] || echo "$p"; done < "$SHIM_SOCKETS" > "$SHIM_SOCKETS.new"
+  mv "$SHIM_SOCKETS.new" "$SHIM_SOCKETS"
   rm -rf "$RUN" "$STATE"
 }
 
@@ -637,14 +651,8 @@ leftover_list() {
         absent\ *) p=${line#absent }; [ -e "$p" ] && echo "path $p (absent before)" ;;
       esac
     done < "$BASELINE"
-    if [ -d /run/containerd/s ]; then
-      # a socket someone listens on belongs to a live shim (Docker's too); a dead one's is left over
-      local listening; listening=$(ss -xlH 2>/dev/null | awk '{print $5}')
-      for p in /run/containerd/s/*; do
-        [ -e "$p" ] && ! grep -qxF "socket $p" "$BASELINE" && ! grep -qxF "$p" <<< "$listening" && echo "shim socket $p"
-      done
-    fi
   fi
+  for p in $(our_shim_sockets | sort -u); do [ -e "$p" ] && echo "shim socket $p"; done
   return 0
 }
 
@@ -660,12 +668,10 @@ cmd_down() { need_root; local t0=$SECONDS; teardown; log "down in $((SECONDS - t
 record_host() {
   local k p
   mkdir -p "$STATE/pids" "$STATE/logs" "$RUN"
-  : > "$STATE/sysctl.orig"; : > "$STATE/created-paths"; : > "$STATE/shim-sockets"
+  : > "$STATE/sysctl.orig"; : > "$STATE/created-paths"
   for k in $SYSCTLS; do v=$(sysctl -n "$k" 2>/dev/null) && echo "$k=$v" >> "$STATE/sysctl.orig"; done
   for p in $HOST_PATHS; do [ -e "$p" ] || echo "$p" >> "$STATE/created-paths"; done
-  if [ -d /run/containerd/s ]; then ls -d /run/containerd/s/* 2>/dev/null >> "$STATE/shim-sockets" || true; fi
-  { sed 's/^/sysctl /' "$STATE/sysctl.orig"; sed 's/^/absent /' "$STATE/created-paths"
-    sed 's/^/socket /' "$STATE/shim-sockets"; } > "$BASELINE"
+  { sed 's/^/sysctl /' "$STATE/sysctl.orig"; sed 's/^/absent /' "$STATE/created-paths"; } > "$BASELINE"
 }
 
 api_ready() { kubectl_ get --raw /readyz --request-timeout=2s; }
