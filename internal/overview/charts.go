@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/iotbench/iotbench/internal/timeline"
 	"gonum.org/v1/plot"
@@ -272,8 +273,8 @@ type panelLine struct {
 type cellLines struct{ ok, bad, p99, own, cores, mib plotter.XYs }
 
 // add puts a phase's seconds, the first at offset, on the lines; length is the phase's length in
-// seconds as its row gives it: a warm-up until steady's as taken (a fraction more than whole
-// ones), a measured phase's as set (a find-max step that ended early still reads its whole step).
+// seconds: a warm-up until steady's as taken (a fraction more than whole ones), a measured
+// phase's as measuredLength says.
 func (l *cellLines) add(tl *timelinePanels, offset, length float64, seconds []timeline.Second) {
 	for _, s := range seconds {
 		// Only whole seconds of the phase. The one it ended in, and the one after it that holds
@@ -301,6 +302,21 @@ func (l *cellLines) add(tl *timelinePanels, offset, length float64, seconds []ti
 	}
 }
 
+// measuredLength is how many seconds a measured phase lasted: as set, or fewer when a find-max
+// step ended early. Such a row keeps its whole step (the settings it was run with), but its
+// requests over its achieved rate are how long it ran, a whole number of seconds; the seconds
+// after hold only the answers still on their way.
+func measuredLength(row results.Row, seconds []timeline.Second) float64 {
+	length := float64(len(seconds))
+	if row.Duration > 0 {
+		length = row.Duration.Seconds()
+	}
+	if row.Requests > 0 && row.AchievedRPS > 0 {
+		length = math.Min(length, math.Round(float64(row.Requests)/row.AchievedRPS))
+	}
+	return length
+}
+
 // addCell draws cell c's warm-up and measured phase in col, its label on the answers' line.
 func (tl *timelinePanels) addCell(c summary.Cell, col color.Color, label string) error {
 	tl.any = true
@@ -309,10 +325,7 @@ func (tl *timelinePanels) addCell(c summary.Cell, col color.Color, label string)
 		warm = w.Seconds()
 	}
 	var l cellLines
-	measured := float64(len(c.Measure))
-	if d := c.Row.Duration; d > 0 {
-		measured = d.Seconds()
-	}
+	measured := measuredLength(c.Row, c.Measure)
 	l.add(tl, -math.Ceil(warm), warm, c.Warmup)
 	l.add(tl, 0, measured, c.Measure)
 	tl.xMin, tl.xMax = math.Min(tl.xMin, -math.Ceil(warm)), math.Max(tl.xMax, math.Ceil(measured))

@@ -81,3 +81,37 @@ func TestOnlyAPhasesWholeSecondsAreDrawn(t *testing.T) {
 		t.Errorf("latency axis from %v ms, want 0.1 (the own delay of the phase's seconds)", tl.latMin)
 	}
 }
+
+// A measured phase is drawn for as long as it lasted: a find-max step that ended after 2 of its
+// 4 s, at 4,568 rps, is drawn without its drain second (holding the request due at 2.000 s and
+// the answers on their way) and the seconds it never ran. The figures are of a make run's
+// spring-mvc-virtual search.
+func TestAMeasuredPhaseIsDrawnForAsLongAsItLasted(t *testing.T) {
+	seconds := func(due ...int64) []timeline.Second {
+		var s []timeline.Second
+		for i, d := range due {
+			s = append(s, timeline.Second{Index: i, Due: d, Successes: d})
+		}
+		return s
+	}
+	step := func(rate int, requests int64, achieved float64) results.Row {
+		return results.Row{Mode: "open", RequestedRPS: rate, Duration: 4 * time.Second, Requests: requests, AchievedRPS: achieved}
+	}
+	for _, tc := range []struct {
+		name    string
+		row     results.Row
+		seconds []timeline.Second
+		want    float64
+	}{
+		{"a whole step and its drain second", step(3368, 13472, 3368), seconds(3367, 3368, 3368, 3368, 1), 4},
+		{"a step ended after 2 s", step(4568, 6936, 3468), seconds(4567, 4568, 1), 2},
+		{"a step ended after 3 s, fewer sent than due", step(3768, 9129, 3043), seconds(3767, 3768, 3768, 1), 3},
+		{"closed loop", results.Row{Mode: "closed", Connections: 8, Duration: 4 * time.Second, Requests: 800, AchievedRPS: 200}, seconds(0, 0, 0, 0, 0), 4},
+		{"nothing sent: as set", step(100, 0, 0), seconds(100, 100, 100, 100), 4},
+		{"a row without its duration: the seconds recorded", results.Row{Mode: "open", RequestedRPS: 100}, seconds(100, 100, 100), 3},
+	} {
+		if got := measuredLength(tc.row, tc.seconds); got != tc.want {
+			t.Errorf("%s: drawn %v s, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -304,7 +304,7 @@ func WriteMarkdown(w io.Writer, o *summary.Overview) error {
 	}
 	cpu := o.Host.CPU
 	if strings.Contains(cpu, "×") { // the count is of the CPUs iotbench could use, not the host's
-		cpu += " (× the CPUs it could use)"
+		cpu += " (× the CPUs iotbench could use)"
 	}
 	fmt.Fprintf(&b, "<sub>iotbench %s on %s, kernel %s, Docker %s; medians of valid trials ± their 95%% interval.</sub>\n", mdText(o.Host.Version), mdText(cpu), mdText(o.Host.Kernel), mdText(o.Host.Docker))
 	_, err := io.WriteString(w, b.String())

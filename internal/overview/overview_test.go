@@ -355,7 +355,7 @@ func TestDistrustedTrialsBesideTheMedians(t *testing.T) {
 // (an in-process run's) gets no such words.
 func TestMarkdownFooterSaysWhoseCPUCount(t *testing.T) {
 	for _, tc := range []struct{ cpu, want string }{
-		{"Intel Xeon ×1", "on Intel Xeon ×1 (× the CPUs it could use), kernel"},
+		{"Intel Xeon ×1", "on Intel Xeon ×1 (× the CPUs iotbench could use), kernel"},
 		{"in-process", "on in-process, kernel"},
 	} {
 		o := fixtureOverview(t)
