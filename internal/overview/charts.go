@@ -74,6 +74,9 @@ func newPlot(title, x, y string) *plot.Plot {
 		a.Tick.Label.Font.Size = vg.Points(8)
 	}
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	// a browser draws the SVG's text in its own font, taller than the one gonum measured: without
+	// the space between them, entries touch
+	p.Legend.Padding = vg.Points(2)
 	p.Legend.Top = true
 	g := plotter.NewGrid()
 	g.Vertical.Color = color.Gray{Y: 225}
@@ -249,7 +252,10 @@ func timelineChart(sc summary.Scenario, t summary.Target) (*chart, error) {
 	if !tl.any {
 		return nil, nil
 	}
-	svg, err := render(tl.rows(), vg.Points(620), vg.Points(150))
+	// A panel as tall as its legend needs (a search's steps are many cells), with room for its
+	// title and axis: the legend is drawn inside it.
+	legend := tl.rps.Legend.Rectangle(draw.Canvas{})
+	svg, err := render(tl.rows(), vg.Points(620), max(vg.Points(150), legend.Size().Y+vg.Points(50)))
 	return &chart{Title: t.Name + " timeline", SVG: svg}, err
 }
 

@@ -2,7 +2,9 @@ package overview
 
 import (
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +114,42 @@ func TestAMeasuredPhaseIsDrawnForAsLongAsItLasted(t *testing.T) {
 	} {
 		if got := measuredLength(tc.row, tc.seconds); got != tc.want {
 			t.Errorf("%s: drawn %v s, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A timeline's legend, drawn inside its answers panel, fits there however many cells it names (a
+// search's steps are many), its entries at least their font's size (8 pt) apart, as a browser
+// draws them without touching, beside the panel's title and axis; two trials keep the usual height.
+func TestATimelinesLegendFitsItsPanel(t *testing.T) {
+	height := func(cells int) float64 {
+		t.Helper()
+		tg := summary.Target{Name: "spring-mvc-virtual"}
+		for i := range cells {
+			row := results.Row{Scenario: "io.find-max", Target: tg.Name, Trial: i + 1, Mode: "open", RequestedRPS: 2000 + 100*i, Duration: 4 * time.Second}
+			var seconds []timeline.Second
+			for s := range 4 {
+				seconds = append(seconds, timeline.Second{Index: s, Due: 2000, Successes: 2000, P99: 60 * time.Millisecond, CPUCores: 0.8, MemoryBytes: 1 << 29})
+			}
+			tg.Cells = append(tg.Cells, summary.Cell{Row: row, Verdict: "valid", Measure: seconds})
+		}
+		c, err := timelineChart(summary.Scenario{Name: "io", FindMax: true}, tg)
+		if err != nil || c == nil {
+			t.Fatalf("%d cells: chart %v, %v", cells, c, err)
+		}
+		m := regexp.MustCompile(`height="([0-9.]+)pt"`).FindStringSubmatch(string(c.SVG))
+		if m == nil {
+			t.Fatalf("%d cells: no height in %.80q", cells, c.SVG)
+		}
+		pt, _ := strconv.ParseFloat(m[1], 64)
+		return pt / 4 // answers, latency, CPU, memory
+	}
+	if h := height(2); h != 150 {
+		t.Errorf("2 cells: panels %v pt tall, want the usual 150", h)
+	}
+	for _, n := range []int{15, 40} {
+		if h, need := height(n), float64(n)*8+40; h < need {
+			t.Errorf("%d cells: panels %v pt tall, under the %v pt their legend and title need", n, h, need)
 		}
 	}
 }
