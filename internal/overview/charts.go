@@ -15,6 +15,7 @@ import (
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/iotbench/iotbench/internal/timeline"
+	"github.com/iotbench/iotbench/internal/units"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -210,7 +211,7 @@ func spectrumChart(sc summary.Scenario) (*chart, error) {
 		l.Color = colorOf(i)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (%d %s, %d requests)", t.Name, t.Pooled.Trials, pooledOf, t.Pooled.Count), l)
+		p.Legend.Add(fmt.Sprintf("%s (%d %s, %s requests)", t.Name, t.Pooled.Trials, pooledOf, units.Count(float64(t.Pooled.Count))), l)
 		n++
 	}
 	if n == 0 {
@@ -240,7 +241,7 @@ func timelineChart(sc summary.Scenario, t summary.Target) (*chart, error) {
 		}
 		label := fmt.Sprintf("trial %d", c.Row.Trial)
 		if sc.FindMax {
-			label = fmt.Sprintf("trial %d, %d rps", c.Row.Trial, c.Row.RequestedRPS)
+			label = fmt.Sprintf("trial %d, %s rps", c.Row.Trial, units.Count(float64(c.Row.RequestedRPS)))
 		}
 		if c.Verdict != "valid" {
 			label += " (" + c.Verdict + ")"
