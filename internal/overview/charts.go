@@ -159,6 +159,15 @@ func (msTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
+// barTick labels a bar chart's value axis: thousands with their separators, as the tables write
+// them (25,000 rps per core, not 2.5e+04), smaller values to 4 digits (0.4 cores).
+func barTick(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return units.Count(v)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
 // spectrumTicks label a 1/(1−p) axis with percentiles, as HdrHistogram's plotter does.
 type spectrumTicks struct{}
 
@@ -526,7 +535,7 @@ func resourcesChart(sc summary.Scenario) (*chart, error) {
 			ts := plot.DefaultTicks{}.Ticks(lo, hi)
 			for i := range ts {
 				if ts[i].Label != "" {
-					ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 4, 64)
+					ts[i].Label = barTick(ts[i].Value)
 				}
 			}
 			return ts

@@ -153,3 +153,18 @@ func TestATimelinesLegendFitsItsPanel(t *testing.T) {
 		}
 	}
 }
+
+// A bar chart's axis reads as the tables do: 25,000 rps per core, never 2.5e+04.
+func TestBarTicksWriteThousandsAsTheTablesDo(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{
+		{0, "0"}, {0.4, "0.4"}, {0.125, "0.125"}, {300, "300"}, {999.5, "999.5"},
+		{1000, "1,000"}, {25000, "25,000"}, {400000, "400,000"}, {2e6, "2,000,000"},
+	} {
+		if got := barTick(tc.v); got != tc.want {
+			t.Errorf("barTick(%v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
