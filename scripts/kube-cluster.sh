@@ -557,15 +557,14 @@ unmount_all() {
 
 # The shim sockets of our pods. containerd (1.6) puts every shim's socket in /run/containerd/s,
 # whoever's containerd it is (Docker's too), named by the sha256 of its containerd's address,
-# namespace and sandbox: so ours are known by name, from the sandboxes our containerds logged
-# starting (a killed shim's task directory goes, its socket stays) and those still there; and
-# recorded beside the cache, so that leftovers can check them once the state is gone.
+# namespace and sandbox: so ours are known by name, from every sandbox our containerds logged
+# starting (a killed shim's task directory goes, its socket stays); and recorded beside the
+# cache, so that leftovers can check them once the state is gone.
 SHIM_SOCKETS=$CACHE/shim-sockets
 our_shim_sockets() {
   local d n
-  { ls -d "$RUN"/containerd-*/io.containerd.runtime.v2.task/k8s.io/* 2>/dev/null || true
-    cat "$STATE"/logs/containerd-*.log 2>/dev/null | grep -o "$RUN/containerd-[a-z]*/io.containerd.runtime.v2.task/k8s.io/[0-9a-f]*" || true
-  } | sort -u | while read -r d; do
+  { cat "$STATE"/logs/containerd-*.log 2>/dev/null |
+    grep -o "$RUN/containerd-[a-z]*/io.containerd.runtime.v2.task/k8s.io/[0-9a-f]*" || true; } | sort -u | while read -r d; do
     n=${d#"$RUN"/containerd-}; n=${n%%/*}
     echo "/run/containerd/s/$(printf '%s' "$(containerd_sock "$n")/k8s.io/${d##*/}" | sha256sum | cut -c1-64)"
   done
