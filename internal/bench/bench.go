@@ -44,6 +44,9 @@ type Runner struct {
 	// Detail, when set, is called with each measured phase's timeline and latency histogram,
 	// before its row is recorded (detail.go).
 	Detail func(results.Row, Detail) error
+	// Unmeasured, when set, is called with the seconds of a load no row measures, as the warm-up
+	// of a cell of its own: a search's ramp (rampKey).
+	Unmeasured func(timeline.Cell) error
 	// Profiled, when set, is called with each profile a search takes at its maximum
 	// (MaxSearch.Profile).
 	Profiled func(profile.Record) error

@@ -36,7 +36,7 @@ func (r *Runner) climb(ctx context.Context, in *instance, c plan.Cell, from, to 
 	}
 	stages := climbStages(from, to, m.Step)
 	fmt.Fprintf(r.Log, "  climbing from %d to %d rps in %s, unmeasured\n", from, to, load.StagesDuration(stages))
-	seconds, took, err := r.climbing(ctx, in, c, stages, m.SLO)
+	seconds, took, err := r.climbing(ctx, in, c, stages, m.SLO, timeline.Key{})
 	broke := maxrate.RampBroken(seconds, m.SLO)
 	if broke {
 		fmt.Fprintf(r.Log, "  the climb ended after %s (at %d rps), its last %d seconds over the SLO: the target holds less than the boundary's met rate now\n",
@@ -52,7 +52,7 @@ func (r *Runner) climb(ctx context.Context, in *instance, c plan.Cell, from, to 
 // end the ramp: it leaves the target with work queued. warming says the target's JIT compiled
 // for rampJITShare or more of the seconds that broke the ramp: a JVM warming up for rates it had
 // not met, whose break says little of its boundary.
-func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearch, from int) (b maxrate.Bracket, warming bool, err error) {
+func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearch, from int, key timeline.Key) (b maxrate.Bracket, warming bool, err error) {
 	to := m.Search.Limit
 	stages := climbStages(from, to, m.Ramp)
 	fmt.Fprintf(r.Log, "  ramping from %d rps towards %d, doubling every %s, unmeasured, until %d seconds in a row miss the SLO\n", from, to, m.Ramp, maxrate.RampBreak)
@@ -61,7 +61,7 @@ func (r *Runner) ramp(ctx context.Context, in *instance, c plan.Cell, m MaxSearc
 		defer jit.stop()
 	}
 	began := time.Now()
-	seconds, took, err := r.climbing(ctx, in, c, stages, m.SLO)
+	seconds, took, err := r.climbing(ctx, in, c, stages, m.SLO, key)
 	if err != nil {
 		return maxrate.Bracket{}, false, err
 	}
@@ -108,8 +108,9 @@ func brokenBy(failing []maxrate.Step) string {
 
 // climbing loads the target through stages, unmeasured, until its last seconds break slo, and
 // returns how long it took and its seconds as the search judges them: all of them, the last ones
-// too, which the climb ran before they could be judged.
-func (r *Runner) climbing(ctx context.Context, in *instance, c plan.Cell, stages []load.Stage, slo maxrate.SLO) (seconds []maxrate.Step, took time.Duration, err error) {
+// too, which the climb ran before they could be judged. A key names the cell its seconds are
+// kept as (Runner.Unmeasured); zero: not kept.
+func (r *Runner) climbing(ctx context.Context, in *instance, c plan.Cell, stages []load.Stage, slo maxrate.SLO, key timeline.Key) (seconds []maxrate.Step, took time.Duration, err error) {
 	if len(stages) == 0 {
 		return nil, 0, nil
 	}
@@ -124,6 +125,11 @@ func (r *Runner) climbing(ctx context.Context, in *instance, c plan.Cell, stages
 	res, err := in.unmeasured(ctx, in.config(cfg))
 	if err != nil {
 		return nil, 0, err
+	}
+	if r.Unmeasured != nil && key != (timeline.Key{}) {
+		if err := r.Unmeasured(timeline.Cell{Key: key, Warmup: res.Timeline}); err != nil {
+			fmt.Fprintf(r.Log, "  the seconds of %s not kept: %v\n", key, err)
+		}
 	}
 	// The seconds of the climb, not those after it while its last requests were answered.
 	whole := min(len(res.Timeline), int(res.Duration/time.Second))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/timeline"
 )
 
 // A climb towards an earlier search's boundary runs its whole length on a target that holds it,
@@ -239,7 +240,10 @@ func TestARampBrokenWhileTheJITCompilesIsRunAgain(t *testing.T) {
 			l := &observedLifecycle{fakeLifecycle: fakeLifecycle{handler: map[string]http.HandlerFunc{"t": jit.ServeHTTP}},
 				src: &steadyUsage{}, health: `{"status":"UP","jitCompileMs":0}`}
 			log := &strings.Builder{}
-			r := &Runner{Lifecycle: l, Log: log, Record: func(results.Row) error { return nil }}
+			var rows []results.Row
+			var kept []timeline.Cell
+			r := &Runner{Lifecycle: l, Log: log, Record: func(row results.Row) error { rows = append(rows, row); return nil },
+				Unmeasured: func(c timeline.Cell) error { kept = append(kept, c); return nil }}
 			m := MaxSearch{SLO: maxrate.SLO{P99: 200 * time.Millisecond, MaxErrors: 0.01}, Ramp: 2 * time.Second,
 				Search: maxrate.Config{Start: 20, Resolution: maxrate.Resolution{RPS: 20}, Limit: 1280}, Step: 500 * time.Millisecond}
 			found, err := r.FindMax(context.Background(), planFor("t"), m)
@@ -266,6 +270,37 @@ func TestARampBrokenWhileTheJITCompilesIsRunAgain(t *testing.T) {
 			if c.compile < time.Hour && o.Bracket.High <= 160 {
 				t.Errorf("bracket %v: want the second ramp's, above the warm target's 160 rps", o.Bracket)
 			}
+			checkKeptRamps(t, kept, rows[0].Scenario, c.ramps, 1280)
 		})
+	}
+}
+
+// checkKeptRamps checks the cells a search's ramps were kept as (Runner.Unmeasured): one a ramp,
+// in order, keyed by its scenario's ramp, the search and the rate it rose towards, its seconds
+// the unmeasured ones, rising from its first second and ending in the seconds that broke it.
+func checkKeptRamps(t *testing.T, kept []timeline.Cell, scenario string, ramps, towards int) {
+	t.Helper()
+	if len(kept) != ramps {
+		t.Fatalf("%d ramps kept, want %d", len(kept), ramps)
+	}
+	for i, c := range kept {
+		want := timeline.Key{Scenario: fmt.Sprintf("%s.ramp-%d", scenario, i+1), Target: "t", Trial: 1, RequestedRPS: towards}
+		if c.Key != want {
+			t.Errorf("ramp %d kept as %+v, want %+v", i+1, c.Key, want)
+		}
+		if len(c.Measure) > 0 || len(c.Warmup) < maxrate.RampBreak {
+			t.Errorf("ramp %d kept %d measured and %d unmeasured seconds, want none measured and %d or more unmeasured", i+1, len(c.Measure), len(c.Warmup), maxrate.RampBreak)
+			continue
+		}
+		// After the ramp's last second come those in which its last requests were answered.
+		first, most := c.Warmup[0], int64(0)
+		var over bool
+		for _, s := range c.Warmup {
+			over, most = over || s.P99 > 200*time.Millisecond, max(most, s.Due)
+		}
+		if first.Index != 0 || first.Due >= most || !over {
+			t.Errorf("ramp %d's seconds: from second %d, due %d, up to %d due in a second, some over the SLO %v: want from second 0, rising, some over",
+				i+1, first.Index, first.Due, most, over)
+		}
 	}
 }

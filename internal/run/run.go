@@ -376,7 +376,7 @@ func (rs *Runs) readyToMeasure(st *staged) error {
 		return err
 	}
 	st.closers = append(st.closers, detail.close)
-	st.r.Detail = detail.keep
+	st.r.Detail, st.r.Unmeasured = detail.keep, detail.tw.Write
 	profiles := timeline.Dir(st.f.path)
 	st.r.Profiled = func(r profile.Record) error {
 		if err := profile.Write(profiles, &r); err != nil {
