@@ -538,8 +538,8 @@ func toStep(res load.Result, rate int, du time.Duration, slo maxrate.SLO, genera
 	}
 	due := float64(rate) * du.Seconds()
 	slotsBusy := res.SlotsFull()
-	if slotsBusy && due > 0 {
-		s.ErrorRatio = max(s.ErrorRatio, 1-float64(res.Successes)/due)
+	if unanswered := 1 - float64(res.Successes)/due; slotsBusy && due > 0 && unanswered > s.ErrorRatio {
+		s.ErrorRatio, s.Unanswered = unanswered, true
 	}
 	bound := slo.P99
 	if bound == 0 {

@@ -35,52 +35,55 @@ func TestToStep(t *testing.T) {
 		generatorBusy float64
 		wantErrors    float64
 		wantGenerator bool
+		// wantUnanswered: the errors are the requests due and never answered, slots full.
+		wantUnanswered bool
 	}{
-		{"all served", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5 }, 0.9, 0, false},
-		{"errors", func(r *load.Result) { r.Requests, r.Successes, r.Errors, r.PeakInFlight = 1000, 990, 10, 5 }, 0.9, 0.01, false},
-		{"slots full: unsent requests are unserved users", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 40 }, 0.9, 0.4, false},
+		{"all served", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5 }, 0.9, 0, false, false},
+		{"errors", func(r *load.Result) { r.Requests, r.Successes, r.Errors, r.PeakInFlight = 1000, 990, 10, 5 }, 0.9, 0.01, false, false},
+		{"slots full: unsent requests are unserved users", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 40 }, 0.9, 0.4, false, true},
+		{"slots full, every request sent and answered: the errors' share", func(r *load.Result) { r.Requests, r.Successes, r.Errors, r.PeakInFlight = 1000, 400, 600, 40 }, 0.9, 0.6, false, false},
 		{"slots full of the generator's making, short of CPU: its limit", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight, r.Latency.P99 = 600, 600, 40, 2*time.Second
 			r.Fault, r.InvalidReason = fault.GeneratorBehind, "generator sent 60 rps of 100 requested (60.0%): all 40 in-flight slots were busy"
-		}, 0.97, 0.4, true},
+		}, 0.97, 0.4, true, true},
 		{"slots full of the generator's making, CPU to spare: not its limit", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight, r.Latency.P99 = 600, 600, 40, 2*time.Second
 			r.Fault, r.InvalidReason = fault.GeneratorBehind, "generator sent 60 rps of 100 requested (60.0%): all 40 in-flight slots were busy"
-		}, 0.5, 0.4, false},
-		{"generator short with slots free", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 5 }, 0.9, 0, true},
-		{"short with CPU to spare: held up by the target", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 5 }, 0.5, 0, false},
+		}, 0.5, 0.4, false, true},
+		{"generator short with slots free", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 5 }, 0.9, 0, true, false},
+		{"short with CPU to spare: held up by the target", func(r *load.Result) { r.Requests, r.Successes, r.PeakInFlight = 600, 600, 5 }, 0.5, 0, false, false},
 		{"generator's own delay over 10% of the SLO's bound", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
 			r.OwnDelay.P99 = 12 * time.Millisecond
-		}, 0.9, 0, true},
+		}, 0.9, 0, true, false},
 		{"late with CPU to spare: held up by the target", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
 			r.Latency.P99, r.OwnDelay.P99, r.OwnDelay.Max = 152*time.Millisecond, 23*time.Millisecond, 59*time.Millisecond
-		}, 0.48, 0, false},
+		}, 0.48, 0, false, false},
 		{"generator late behind a target far over the bound", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
 			r.Latency.P99, r.OwnDelay.P99, r.OwnDelay.Max = 300*time.Millisecond, 12*time.Millisecond, 20*time.Millisecond
-		}, 0.9, 0, false},
+		}, 0.9, 0, false, false},
 		{"generator late and short behind a target returning errors", func(r *load.Result) {
 			r.Requests, r.Successes, r.Errors, r.PeakInFlight = 600, 590, 10, 5
 			r.OwnDelay.P99 = 12 * time.Millisecond
-		}, 0.9, 10.0 / 600, false},
+		}, 0.9, 10.0 / 600, false, false},
 		{"generator late by as much as the target is over", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
 			r.Latency.P99, r.OwnDelay.P99, r.OwnDelay.Max = 110*time.Millisecond, 12*time.Millisecond, 20*time.Millisecond
-		}, 0.9, 0, true},
+		}, 0.9, 0, true, false},
 		{"own delay within 10% of the bound", func(r *load.Result) {
 			r.Requests, r.Successes, r.PeakInFlight = 1000, 1000, 5
 			r.OwnDelay.P99 = 8 * time.Millisecond
-		}, 0.9, 0, false},
+		}, 0.9, 0, false, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := base
 			c.mod(&r)
 			s, _ := toStep(r, 100, 10*time.Second, slo, c.generatorBusy)
-			if d := s.ErrorRatio - c.wantErrors; d > 1e-9 || d < -1e-9 || s.GeneratorLimited != c.wantGenerator {
-				t.Errorf("errors %.4f generator-limited %v, want %.4f %v", s.ErrorRatio, s.GeneratorLimited, c.wantErrors, c.wantGenerator)
+			if d := s.ErrorRatio - c.wantErrors; d > 1e-9 || d < -1e-9 || s.GeneratorLimited != c.wantGenerator || s.Unanswered != c.wantUnanswered {
+				t.Errorf("errors %.4f generator-limited %v unanswered %v, want %.4f %v %v", s.ErrorRatio, s.GeneratorLimited, s.Unanswered, c.wantErrors, c.wantGenerator, c.wantUnanswered)
 			}
 		})
 	}

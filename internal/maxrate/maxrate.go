@@ -64,6 +64,9 @@ type Step struct {
 	P50, P99   time.Duration
 	Throughput float64 // successes per second
 	ErrorRatio float64
+	// Unanswered says ErrorRatio is the share of the requests due that were never answered (every
+	// in-flight slot taken, they waited), more than the errors' share of those sent.
+	Unanswered bool
 	// GeneratorLimited says the generator could not send this rate on time: the step says nothing
 	// about the target, and no higher rate can be measured on this machine.
 	GeneratorLimited bool
@@ -81,7 +84,11 @@ func (slo SLO) Judge(s *Step) {
 		why = append(why, fmt.Sprintf("p99 %s ≥ %s", s.P99.Round(100*time.Microsecond), slo.P99))
 	}
 	if slo.MaxErrors >= 0 && s.ErrorRatio >= slo.MaxErrors {
-		why = append(why, fmt.Sprintf("errors %.3f%% ≥ %.3f%%", 100*s.ErrorRatio, 100*slo.MaxErrors))
+		e := fmt.Sprintf("errors %.3f%% ≥ %.3f%%", 100*s.ErrorRatio, 100*slo.MaxErrors)
+		if s.Unanswered {
+			e += " (requests due and never answered: every in-flight slot was taken)"
+		}
+		why = append(why, e)
 	}
 	s.Failed = strings.Join(why, ", ")
 }

@@ -428,3 +428,23 @@ func TestASealedStepFailsWhateverItsRestBrings(t *testing.T) {
 		t.Error("an SLO without an error bound is sealed by errors")
 	}
 }
+
+// A step failed by requests that never got an answer, not by answers that were errors, says so:
+// its row counts no error, and the SLO's share would read as a contradiction of it.
+func TestAFailureByUnansweredRequestsSaysSo(t *testing.T) {
+	slo := SLO{P99: 100 * time.Millisecond, MaxErrors: 0.001}
+	for _, tc := range []struct {
+		step Step
+		want string
+	}{
+		{Step{P99: 50 * time.Millisecond, ErrorRatio: 0.269, Unanswered: true},
+			"errors 26.900% ≥ 0.100% (requests due and never answered: every in-flight slot was taken)"},
+		{Step{P99: 50 * time.Millisecond, ErrorRatio: 0.269}, "errors 26.900% ≥ 0.100%"},
+		{Step{P99: 979 * time.Millisecond, ErrorRatio: 0.02, Unanswered: true},
+			"p99 979ms ≥ 100ms, errors 2.000% ≥ 0.100% (requests due and never answered: every in-flight slot was taken)"},
+	} {
+		if slo.Judge(&tc.step); tc.step.Failed != tc.want {
+			t.Errorf("failed %q, want %q", tc.step.Failed, tc.want)
+		}
+	}
+}

@@ -482,6 +482,36 @@ func findMaxChart(sc summary.Scenario) (*chart, error) {
 	return &chart{Title: "find-max latency", SVG: svg}, err
 }
 
+// barPanel is a panel of the resources chart: a bar a target, named below it, from 0 up to a
+// little above the tallest, so that no bar runs into the panel's top as if cut off.
+func barPanel(title string, names []string, vals plotter.Values) (*plot.Plot, error) {
+	p := newPlot(title, "", "")
+	b, err := plotter.NewBarChart(vals, vg.Points(14))
+	if err != nil {
+		return nil, err
+	}
+	b.Color = colorOf(1)
+	b.LineStyle.Width = 0
+	p.Add(b)
+	p.NominalX(names...)
+	p.X.Tick.Label.Rotation = -0.6
+	p.X.Tick.Label.XAlign = draw.XLeft
+	p.Y.Min, p.Y.Max = 0, barHeadroom*p.Y.Max
+	p.Y.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
+		ts := plot.DefaultTicks{}.Ticks(lo, hi)
+		for i := range ts {
+			if ts[i].Label != "" {
+				ts[i].Label = barTick(ts[i].Value)
+			}
+		}
+		return ts
+	})
+	return p, nil
+}
+
+// barHeadroom is how far a bar panel's axis reaches past its tallest bar.
+const barHeadroom = 1.1
+
 // resourcesChart: each target's median CPU and peak memory, and throughput per core and per GiB.
 func resourcesChart(sc summary.Scenario) (*chart, error) {
 	type metric struct {
@@ -519,27 +549,10 @@ func resourcesChart(sc summary.Scenario) (*chart, error) {
 			longest = max(longest, utf8.RuneCountInString(n))
 		}
 		counts = append(counts, len(names))
-		p := newPlot(m.title, "", "")
-		b, err := plotter.NewBarChart(vals, vg.Points(14))
+		p, err := barPanel(m.title, names, vals)
 		if err != nil {
 			return nil, err
 		}
-		b.Color = colorOf(1)
-		b.LineStyle.Width = 0
-		p.Add(b)
-		p.NominalX(names...)
-		p.X.Tick.Label.Rotation = -0.6
-		p.X.Tick.Label.XAlign = draw.XLeft
-		p.Y.Min = 0
-		p.Y.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
-			ts := plot.DefaultTicks{}.Ticks(lo, hi)
-			for i := range ts {
-				if ts[i].Label != "" {
-					ts[i].Label = barTick(ts[i].Value)
-				}
-			}
-			return ts
-		})
 		row = append(row, p)
 	}
 	if len(row) == 0 {

@@ -168,3 +168,18 @@ func TestBarTicksWriteThousandsAsTheTablesDo(t *testing.T) {
 		}
 	}
 }
+
+// A bar panel's axis reaches past its tallest bar, which would otherwise touch the panel's top
+// as if cut off there; it starts at 0.
+func TestABarPanelLeavesRoomAboveItsTallestBar(t *testing.T) {
+	for _, vals := range []plotter.Values{{0.98}, {0.5, 0.98}, {25000, 400000, 1200}, {3}} {
+		p, err := barPanel("CPU (cores)", make([]string, len(vals)), vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tallest := slices.Max(vals)
+		if p.Y.Min != 0 || p.Y.Max < 1.05*tallest {
+			t.Errorf("bars %v: axis from %v to %v, want from 0 to 5%% or more above the tallest, %v", vals, p.Y.Min, p.Y.Max, tallest)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/safetext"
 	"github.com/iotbench/iotbench/internal/summary"
+	"github.com/iotbench/iotbench/internal/units"
 )
 
 //go:embed report.html.tmpl
@@ -33,6 +34,9 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		return "failed"
 	},
 	"mib": func(b int64) string { return fmt.Sprintf("%.0f", float64(b)/(1<<20)) },
+	// Counts with thousands separators, as the other tables write them.
+	"count": units.Count,
+	"rate":  func(rps int) string { return units.Count(float64(rps)) },
 }).Parse(pageTemplate))
 
 type htmlScenario struct {

@@ -369,3 +369,33 @@ func TestMarkdownFooterSaysWhoseCPUCount(t *testing.T) {
 		}
 	}
 }
+
+// The table of every cell writes rates and throughput as the other tables do, thousands apart.
+func TestTheCellsTableWritesThousandsAsTheOtherTablesDo(t *testing.T) {
+	rows := []results.Row{
+		{Scenario: "s", Target: "t", Trial: 1, Valid: true, RequestedRPS: 30000, ThroughputRPS: 28568.04, SuccessRatio: 1},
+		{Scenario: "s", Target: "t", Trial: 2, Valid: true, RequestedRPS: 500, ThroughputRPS: 499.5, SuccessRatio: 1},
+	}
+	o, err := summary.Build([]summary.Source{{Path: "run.csv", Rows: rows}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, o, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	start := strings.Index(html, `<table class="cells">`)
+	if start < 0 {
+		t.Fatal("no table of every cell")
+	}
+	table := html[start : start+strings.Index(html[start:], "</table>")]
+	for _, want := range []string{"<td>30,000</td>", "<td>28,568</td>", "<td>500</td>", "<td>500</td>"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table of every cell lacks %s:\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "28568") || strings.Contains(table, "30000") {
+		t.Errorf("the table of every cell writes a count without its separators:\n%s", table)
+	}
+}
