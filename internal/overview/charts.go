@@ -159,6 +159,17 @@ func (msTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
+// countTicks mark an axis of counts as gonum would, labelled by barTick.
+var countTicks = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = barTick(ts[i].Value)
+		}
+	}
+	return ts
+})
+
 // barTick labels a bar chart's value axis: thousands with their separators, as the tables write
 // them (25,000 rps per core, not 2.5e+04), smaller values to 4 digits (0.4 cores).
 func barTick(v float64) string {
@@ -421,9 +432,10 @@ func addLine(p *plot.Plot, xys plotter.XYs, col color.Color, dashed bool, legend
 
 // findMaxChart: latency p99 against the offered rate, every step of every search.
 func findMaxChart(sc summary.Scenario) (*chart, error) {
-	p := newPlot("Find-max: p99 latency against the offered rate (○ valid step, × invalid)", "offered rate (requests / s)", "p99 (ms, log)")
+	p := newPlot("Find-max: p99 latency against the offered rate (○ valid step, × invalid; - - a ramp, second by second)", "offered rate (requests / s)", "p99 (ms, log)")
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = msTicks{}
+	p.X.Tick.Marker = countTicks
 	n := 0
 	for i, t := range sc.Targets {
 		trials := map[int]plotter.XYs{}
@@ -433,7 +445,9 @@ func findMaxChart(sc summary.Scenario) (*chart, error) {
 				continue
 			}
 			xy := plotter.XY{X: float64(c.Row.RequestedRPS), Y: ms(c.Row.LatencyP99)}
-			trials[c.Row.Trial] = append(trials[c.Row.Trial], xy)
+			// A search's steps are a line: each step is a trial of its own.
+			line := cmp.Or(c.Row.Search, c.Row.Trial)
+			trials[line] = append(trials[line], xy)
 			if c.Row.Valid {
 				valid = append(valid, xy)
 			} else {
@@ -456,6 +470,11 @@ func findMaxChart(sc summary.Scenario) (*chart, error) {
 				return nil, err
 			}
 			n++
+		}
+		for _, r := range t.Ramps {
+			if err := addLine(p, rampPoints(r.Warmup), colorOf(i), true, ""); err != nil {
+				return nil, err
+			}
 		}
 		for _, pts := range []struct {
 			xys   plotter.XYs
@@ -482,6 +501,22 @@ func findMaxChart(sc summary.Scenario) (*chart, error) {
 	return &chart{Title: "find-max latency", SVG: svg}, err
 }
 
+// rampPoints are a ramp's seconds as points of the find-max chart: the rate due in each, and its
+// p99. Only the ramp's own seconds, while what was due rose: after them come those in which its
+// last requests were answered, with little or nothing due.
+func rampPoints(seconds []timeline.Second) plotter.XYs {
+	var xys plotter.XYs
+	for i, s := range seconds {
+		if i > 0 && s.Due < seconds[i-1].Due {
+			break
+		}
+		if s.Successes > 0 && s.P99 > 0 {
+			xys = append(xys, plotter.XY{X: float64(s.Due), Y: ms(s.P99)})
+		}
+	}
+	return xys
+}
+
 // barPanel is a panel of the resources chart: a bar a target, named below it, from 0 up to a
 // little above the tallest, so that no bar runs into the panel's top as if cut off.
 func barPanel(title string, names []string, vals plotter.Values) (*plot.Plot, error) {
@@ -497,15 +532,7 @@ func barPanel(title string, names []string, vals plotter.Values) (*plot.Plot, er
 	p.X.Tick.Label.Rotation = -0.6
 	p.X.Tick.Label.XAlign = draw.XLeft
 	p.Y.Min, p.Y.Max = 0, barHeadroom*p.Y.Max
-	p.Y.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
-		ts := plot.DefaultTicks{}.Ticks(lo, hi)
-		for i := range ts {
-			if ts[i].Label != "" {
-				ts[i].Label = barTick(ts[i].Value)
-			}
-		}
-		return ts
-	})
+	p.Y.Tick.Marker = countTicks
 	return p, nil
 }
 

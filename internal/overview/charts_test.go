@@ -183,3 +183,20 @@ func TestABarPanelLeavesRoomAboveItsTallestBar(t *testing.T) {
 		}
 	}
 }
+
+// A ramp is drawn from its own seconds, while what was due rose (those after it only answer its
+// last requests), at the rate due in each: seconds without an answer have no p99 to draw.
+func TestARampIsDrawnFromItsOwnSeconds(t *testing.T) {
+	sec := func(due, ok int64, p99 time.Duration) timeline.Second {
+		return timeline.Second{Due: due, Successes: ok, P99: p99}
+	}
+	seconds := []timeline.Second{
+		sec(500, 480, 51*time.Millisecond), sec(600, 0, 0), sec(700, 690, 52*time.Millisecond),
+		sec(900, 700, 300*time.Millisecond), sec(1, 1500, 900*time.Millisecond), sec(0, 200, time.Second),
+	}
+	got := rampPoints(seconds)
+	want := plotter.XYs{{X: 500, Y: 51}, {X: 700, Y: 52}, {X: 900, Y: 300}}
+	if !slices.Equal(got, want) {
+		t.Errorf("points %v, want %v", got, want)
+	}
+}

@@ -3,6 +3,7 @@ package summary
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/iotbench/iotbench/internal/fault"
 	"github.com/iotbench/iotbench/internal/maxrate"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/timeline"
 )
 
 // searchRows runs maxrate.Find against a simulated target whose capacity is capacity (a step
@@ -503,5 +505,39 @@ func TestASearchOnABusyHostSaysSo(t *testing.T) {
 		case tc.want != "" && !strings.Contains(notes, fmt.Sprintf(tc.want, len(rows))):
 			t.Errorf("%s %d steps: notes\n%s\nwant %q", name, len(rows), notes, fmt.Sprintf(tc.want, len(rows)))
 		}
+	}
+}
+
+// A target's ramps are those of its own searches, found in its rows' source by their keys (the
+// step's scenario's ".ramp-<n>", the target, the search's number), by search and in order: not
+// another target's, nor another search's, nor a step's.
+func TestATargetsRampsAreItsSearchesOwn(t *testing.T) {
+	sc := "io" + results.FindMaxSuffix
+	step := func(target string, search, trial, rate int) results.Row {
+		return results.Row{Scenario: sc, Target: target, Search: search, Trial: trial, Mode: "open", RequestedRPS: rate, Valid: true,
+			LatencyP99: 20 * time.Millisecond, ThroughputRPS: float64(rate), SLO: "p99<100ms"}
+	}
+	rows := []results.Row{step("t", 1, 1, 1000), step("t", 1, 2, 1000), step("u", 1, 1, 500), step("t", 2, 3, 900)}
+	ramp := func(n int, target string, search int, due int64) timeline.Cell {
+		return timeline.Cell{Key: timeline.Key{Scenario: fmt.Sprintf("%s.ramp-%d", sc, n), Target: target, Trial: search, RequestedRPS: 100000},
+			Warmup: []timeline.Second{{Due: due}}}
+	}
+	tls := map[timeline.Key]timeline.Cell{}
+	for _, c := range []timeline.Cell{ramp(2, "t", 1, 12), ramp(1, "t", 1, 11), ramp(1, "u", 1, 31), ramp(1, "t", 2, 21), ramp(1, "t", 3, 99),
+		{Key: KeyOf(rows[0]), Measure: []timeline.Second{{Due: 1000}}}} {
+		tls[c.Key] = c
+	}
+	o, err := Build([]Source{{Path: "run.csv", Rows: rows, Timelines: tls}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]int64{}
+	for _, tg := range o.Scenarios[0].Targets {
+		for _, r := range tg.Ramps {
+			got[tg.Name] = append(got[tg.Name], r.Warmup[0].Due)
+		}
+	}
+	if want := map[string][]int64{"t": {11, 12, 21}, "u": {31}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ramps (by their first second's due) %v, want %v", got, want)
 	}
 }

@@ -116,6 +116,9 @@ type Target struct {
 	// AtLeast is, for a target no search found a maximum of, the highest rate one of its steps
 	// met the SLO at.
 	AtLeast int
+	// Ramps are the seconds of its searches' ramps (unmeasured: each a cell's warm-up), by
+	// search, each search's in order; docs/timeline.md.
+	Ramps []timeline.Cell
 }
 
 // Estimate is a median with its 95% interval (Lo, Hi infinite with too few trials). With Range,
@@ -334,6 +337,7 @@ func Build(sources []Source) (*Overview, error) {
 			pooled := t.validCells()
 			if sc.FindMax {
 				t.Searches = searches[n]
+				t.Ramps = rampsOf(t.Cells, sources)
 				pooled = t.atMax()
 			}
 			var hists []*hdrhistogram.Histogram
@@ -484,4 +488,33 @@ func FromRows(rows []results.Row) *Overview {
 		panic(err)
 	}
 	return o
+}
+
+// rampsOf finds, in the timelines of cells' sources, the ramps of the searches cells are steps
+// of: keyed by their scenario's ".ramp-<n>", their target, and the search's number for a trial.
+func rampsOf(cells []Cell, sources []Source) []timeline.Cell {
+	type search struct {
+		src    int
+		prefix string
+		target string
+		number int
+	}
+	seen := map[search]bool{}
+	var out []timeline.Cell
+	for _, c := range cells {
+		s := search{c.src, c.Row.Scenario + ".ramp-", KeyOf(c.Row).Target, c.Row.Search}
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		var ramps []timeline.Cell
+		for k, tl := range sources[s.src].Timelines {
+			if strings.HasPrefix(k.Scenario, s.prefix) && k.Target == s.target && k.Trial == s.number {
+				ramps = append(ramps, tl)
+			}
+		}
+		slices.SortFunc(ramps, func(a, b timeline.Cell) int { return strings.Compare(a.Scenario, b.Scenario) })
+		out = append(out, ramps...)
+	}
+	return out
 }
