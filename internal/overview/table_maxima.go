@@ -77,7 +77,7 @@ func maxLine(target string, searches []maxrate.Outcome, resolution maxrate.Resol
 			each = append(each, "0")
 		default:
 			maxima = append(maxima, float64(o.Max))
-			each = append(each, atLeast(o.Bounded())+fmt.Sprint(o.Max))
+			each = append(each, atLeast(o.Bounded())+units.Count(float64(o.Max)))
 		}
 		for _, st := range o.Steps {
 			if st.Died != "" {
@@ -109,7 +109,7 @@ func maxLine(target string, searches []maxrate.Outcome, resolution maxrate.Resol
 		}
 	}
 	if len(firsts) > 0 {
-		firstCell = fmt.Sprintf("%.0f", stats.Summarize(firsts).Median)
+		firstCell = units.Count(stats.Summarize(firsts).Median)
 	}
 	cells := []any{target, maxCell, firstCell}
 	if several {

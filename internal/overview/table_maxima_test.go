@@ -34,16 +34,16 @@ func TestWriteMax(t *testing.T) {
 	for _, want := range []string{
 		"meeting p99<100ms,errors<0.1% for a whole 10s step (resolution 5%)",
 		"│ first failing │ p50 / p99 at 50%  │ p50 / p99 at 75%  │ p50 / p99 at 90%  │",
-		"│ spring  │                800 │                 800 │           825 │ 52.0 ms / 61.0 ms │ 53.0 ms / 70.0 ms │ 55.0 ms / 88.0 ms │",
+		"│ spring  │                 800 │                 800 │           825 │ 52.0 ms / 61.0 ms │ 53.0 ms / 70.0 ms │ 55.0 ms / 88.0 ms │",
 		"broken: no result: verify-failed",
-		"│ starved │              ≥ 400 │               ≥ 400 │",
-		"│ jvm     │   3812 2968 3468 — │ 3,468 [2,968–3,812] │          3498 │ 51.0 ms / 61.0 ms │",
+		"│ starved │               ≥ 400 │               ≥ 400 │",
+		"│ jvm     │ 3,812 2,968 3,468 — │ 3,468 [2,968–3,812] │         3,498 │ 51.0 ms / 61.0 ms │",
 		"jvm search 4: no result: start failed: port busy",
 		"max rps, first failing and the latencies are medians over them",
 		"starved: the generator could not send 800 rps on time",
 		"scenario io-heavy.find-max",
 		"jvm: its searches found 2968 to 3812 rps, further apart than the resolution",
-		"│ mortal  │                300 │                 300 │           320 │",
+		"│ mortal  │                 300 │                 300 │           320 │",
 		"mortal: the target died at 320 rps (target OOM-killed at its 512 MiB limit): the rate failed, and the search went on below it in a new container",
 	} {
 		if !strings.Contains(b.String(), want) {
@@ -69,7 +69,7 @@ func TestWriteMaxWithoutLatencyAt(t *testing.T) {
 	}
 	for _, want := range []string{
 		"│ target │ max of each search │ max rps             │ first failing │\n├",
-		"│ fast   │              12000 │              12,000 │         13000 │",
+		"│ fast   │             12,000 │              12,000 │        13,000 │",
 		"max rps and first failing are medians over them,",
 	} {
 		if !strings.Contains(b.String(), want) {
@@ -97,7 +97,7 @@ func TestWriteMaxOneSearchATarget(t *testing.T) {
 	}
 	for _, want := range []string{
 		"│ target  │ max rps   │ first failing │\n├",
-		"│ fast    │    12,000 │         13000 │",
+		"│ fast    │    12,000 │        13,000 │",
 		"│ starved │  ≥ 20,000 │             — │",
 		"│ capped  │ ≥ 100,000 │             — │",
 		"capped: met the SLO at 100000 rps, the most a search asks: its maximum is at least that, and was not measured",
