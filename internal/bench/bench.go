@@ -45,7 +45,7 @@ type Runner struct {
 	// before its row is recorded (detail.go).
 	Detail func(results.Row, Detail) error
 	// Unmeasured, when set, is called with the seconds of a load no row measures, as the warm-up
-	// of a cell of its own: a search's ramp (rampKey).
+	// of a cell of its own: a search's ramp (timeline.RampKey).
 	Unmeasured func(timeline.Cell) error
 	// Profiled, when set, is called with each profile a search takes at its maximum
 	// (MaxSearch.Profile).

@@ -252,7 +252,7 @@ func (s *searchRun) approach(ctx context.Context, from int) error {
 		from := s.m.Search.Start
 		for ramps := 1; ; ramps++ {
 			var warming bool
-			s.m.Search.Bracket, warming, err = s.r.ramp(ctx, s.in, s.c, s.m, from, rampKey(s.c, s.number, ramps, s.m.Search.Limit))
+			s.m.Search.Bracket, warming, err = s.r.ramp(ctx, s.in, s.c, s.m, from, timeline.RampKey(s.c.Scenario, s.c.Target, s.number, ramps, s.m.Search.Limit))
 			s.overloaded = s.m.Search.Bracket != (maxrate.Bracket{})
 			if err != nil || !warming {
 				return err
@@ -271,13 +271,6 @@ func (s *searchRun) approach(ctx context.Context, from int) error {
 		}
 	}
 	return err
-}
-
-// rampKey names the timeline cell that keeps the seconds of the nth ramp of a target's search
-// (docs/timeline.md): its scenario's, with ".ramp-<n>", the search's number for a trial, the
-// rate the ramp rises towards for a requested rate.
-func rampKey(c plan.Cell, search, n, towards int) timeline.Key {
-	return timeline.Key{Scenario: fmt.Sprintf("%s.ramp-%d", c.Scenario, n), Target: c.Target, Trial: search, RequestedRPS: towards}
 }
 
 // mostRamps bounds the ramps of a search whose target's JIT compiled through the seconds that broke
@@ -538,8 +531,10 @@ func toStep(res load.Result, rate int, du time.Duration, slo maxrate.SLO, genera
 	}
 	due := float64(rate) * du.Seconds()
 	slotsBusy := res.SlotsFull()
-	if unanswered := 1 - float64(res.Successes)/due; slotsBusy && due > 0 && unanswered > s.ErrorRatio {
-		s.ErrorRatio, s.Unanswered = unanswered, true
+	if slotsBusy && due > 0 {
+		if unanswered := 1 - float64(res.Successes)/due; unanswered > s.ErrorRatio {
+			s.ErrorRatio, s.Unanswered = unanswered, true
+		}
 	}
 	bound := slo.P99
 	if bound == 0 {

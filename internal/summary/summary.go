@@ -491,25 +491,25 @@ func FromRows(rows []results.Row) *Overview {
 }
 
 // rampsOf finds, in the timelines of cells' sources, the ramps of the searches cells are steps
-// of: keyed by their scenario's ".ramp-<n>", their target, and the search's number for a trial.
+// of (timeline.RampKey), by search, each search's in order.
 func rampsOf(cells []Cell, sources []Source) []timeline.Cell {
 	type search struct {
-		src    int
-		prefix string
-		target string
-		number int
+		src      int
+		scenario string
+		target   string
+		number   int
 	}
 	seen := map[search]bool{}
 	var out []timeline.Cell
 	for _, c := range cells {
-		s := search{c.src, c.Row.Scenario + ".ramp-", KeyOf(c.Row).Target, c.Row.Search}
+		s := search{c.src, c.Row.Scenario, KeyOf(c.Row).Target, c.Row.Search}
 		if seen[s] {
 			continue
 		}
 		seen[s] = true
 		var ramps []timeline.Cell
 		for k, tl := range sources[s.src].Timelines {
-			if strings.HasPrefix(k.Scenario, s.prefix) && k.Target == s.target && k.Trial == s.number {
+			if k.RampOf(s.scenario, s.target, s.number) {
 				ramps = append(ramps, tl)
 			}
 		}

@@ -40,6 +40,20 @@ func SideTarget(target, variant string) string {
 	return target + " (" + variant + ")"
 }
 
+// RampKey names the cell that keeps the seconds of the nth ramp of a --find-max search
+// (docs/timeline.md): its scenario's with ".ramp-<n>", the search's number for a trial, the rate
+// the ramp rose towards for a requested rate.
+func RampKey(scenario, target string, search, n, towards int) Key {
+	return Key{Scenario: fmt.Sprintf("%s%s%d", scenario, rampInfix, n), Target: target, Trial: search, RequestedRPS: towards}
+}
+
+// RampOf says k names a ramp (RampKey) of search number search of target in scenario.
+func (k Key) RampOf(scenario, target string, search int) bool {
+	return strings.HasPrefix(k.Scenario, scenario+rampInfix) && k.Target == target && k.Trial == search
+}
+
+const rampInfix = ".ramp-"
+
 func (k Key) String() string {
 	s := fmt.Sprintf("%s · %s · trial %d", k.Scenario, k.Target, k.Trial)
 	if strings.Contains(k.Scenario, ".find-max") {
