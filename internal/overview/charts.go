@@ -497,8 +497,24 @@ func findMaxChart(sc summary.Scenario) (*chart, error) {
 		return nil, nil
 	}
 	p.Legend.Left = true
-	svg, err := render([][]*plot.Plot{{p}}, vg.Points(620), vg.Points(300))
+	w, h := vg.Points(620), vg.Points(300)
+	legendRoom(p, w, h)
+	svg, err := render([][]*plot.Plot{{p}}, w, h)
 	return &chart{Title: "find-max latency", SVG: svg}, err
+}
+
+// legendRoom lifts the top of p's log Y axis so that its legend, drawn at the top inside the data
+// area of a w × h chart, lies above every line: a ramp's p99 climbs to seconds at rates far below
+// another target's, where the legend is.
+func legendRoom(p *plot.Plot, w, h vg.Length) {
+	legend := p.Legend.Rectangle(draw.Canvas{}).Size().Y + 2*p.Legend.Padding
+	area := p.DataCanvas(draw.New(vgsvg.New(w, h))).Size().Y
+	if p.Y.Min <= 0 || p.Y.Max <= p.Y.Min || area <= 2*legend {
+		return
+	}
+	// The data keep the lower 1 − f of the axis, in log units.
+	f := float64(legend / area)
+	p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, f/(1-f))
 }
 
 // rampPoints are a ramp's seconds as points of the find-max chart: the rate due in each, and its

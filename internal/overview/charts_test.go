@@ -1,6 +1,7 @@
 package overview
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -13,7 +14,11 @@ import (
 	"github.com/iotbench/iotbench/internal/results"
 	"github.com/iotbench/iotbench/internal/summary"
 	"github.com/iotbench/iotbench/internal/timeline"
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 func TestMsTicksNeverLeaveAnAxisBare(t *testing.T) {
@@ -198,5 +203,30 @@ func TestARampIsDrawnFromItsOwnSeconds(t *testing.T) {
 	want := plotter.XYs{{X: 500, Y: 51}, {X: 700, Y: 52}, {X: 900, Y: 300}}
 	if !slices.Equal(got, want) {
 		t.Errorf("points %v, want %v", got, want)
+	}
+}
+
+// The find-max chart's legend sits at the top left, inside the data area, where a ramp's p99
+// climbs to seconds at a rate far below another target's: the axis reaches far enough above the
+// highest p99 that no line runs under the legend, however many targets it names.
+func TestTheFindMaxLegendLiesAboveEveryLine(t *testing.T) {
+	for _, targets := range []int{1, 3, 6} {
+		p := newPlot("find-max", "rate", "p99 (ms, log)")
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = msTicks{}
+		for i := range targets {
+			ramp := plotter.XYs{{X: 500, Y: 50}, {X: 3000, Y: 4000}, {X: 40000, Y: 90}}
+			if err := addLine(p, ramp, colorOf(i), false, fmt.Sprintf("target %d", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Legend.Left = true
+		w, h := vg.Points(620), vg.Points(300)
+		legendRoom(p, w, h)
+		dc := p.DataCanvas(draw.New(vgsvg.New(w, h)))
+		room := dc.Max.Y - dc.Y(p.Y.Norm(4000))
+		if legend := p.Legend.Rectangle(draw.Canvas{}).Size().Y; room < legend {
+			t.Errorf("%d targets: %.1f pt above the highest p99, under the legend's %.1f pt", targets, room, legend)
+		}
 	}
 }
