@@ -34,14 +34,17 @@ func (o *RunOptions) checkOutputFlags() error {
 }
 
 // writeOutcome prints what the run answers, as --format asks, and writes --html; then, last,
-// that the calibration after the last cell missed its limits, when it did: its rows say so among
-// others, the run's end says it alone.
+// that the calibration after the last cell missed its limits, or decided nothing, when so: its
+// rows say a miss among others, the run's end says either alone.
 func (o *RunOptions) writeOutcome(out *run.Outcome) error {
 	if err := o.writeAnswer(out); err != nil {
 		return err
 	}
 	if cal := out.LastCalibrationMissed; cal != "" {
 		fmt.Fprintf(o.Streams.ErrOut, "CALIBRATION AFTER THE LAST CELL MISSED ITS LIMITS: %s: %s: run again on a quieter machine\n", cal, run.SuspectSinceLast)
+	}
+	if why := out.LastCalibrationUndecided; why != "" {
+		fmt.Fprintf(o.Streams.ErrOut, "the calibration after the last cell decided nothing: %s: the rows keep the calibration before it\n", why)
 	}
 	return nil
 }

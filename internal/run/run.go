@@ -189,6 +189,9 @@ type Outcome struct {
 	// LastCalibrationMissed is the calibration after the last cell when it missed its limits
 	// (the rows since the one before it carry it too), for the run's end to say it.
 	LastCalibrationMissed string
+	// LastCalibrationUndecided says why the calibration after the last cell decided nothing
+	// (Calibration.Undecided), for the run's end to say it; empty when it decided.
+	LastCalibrationUndecided string
 }
 
 // Err is the outcome's exit status as an error: nil when every cell is valid (a find-max run:
@@ -447,7 +450,11 @@ func (rs *Runs) calibrate(ctx context.Context, st *staged) {
 		}
 		done = true
 		if ctx.Err() == nil {
-			if last := cal.measure(ctx, afterLast); last != nil && !last.Within() {
+			switch last := cal.measure(ctx, afterLast); {
+			case last == nil || last.Within():
+			case last.Undecided != "":
+				st.out.LastCalibrationUndecided = last.Undecided
+			default:
 				st.out.LastCalibrationMissed = last.String()
 				if err := cal.restamp(st.f.w, st.out.Rows, *last); err != nil {
 					fmt.Fprintf(s.Log, "warning: the rows since the calibration before it could not be marked: %v\n", err)
