@@ -128,7 +128,6 @@ func TestAMissedCalibrationMarksTheRows(t *testing.T) {
 // The calibration after the last cell, when it alone misses its limits, marks the rows measured
 // since the calibration before it, in the file and in the outcome, and no others.
 func TestAMissedLastCalibrationMarksTheRowsSinceTheOneBefore(t *testing.T) {
-	defer func(n int) { calibrateEvery = n }(calibrateEvery)
 	// matrix's 4 cells.
 	for _, c := range []struct {
 		name         string
@@ -139,31 +138,13 @@ func TestAMissedLastCalibrationMarksTheRowsSinceTheOneBefore(t *testing.T) {
 		{"calibrated after the third cell too", 3, 3, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			calibrateEvery = c.every
-			dir := t.TempDir()
-			e, connects := fakeEngine(), 0
-			fx := effects(e, &connects)
-			calls := 0
-			fx.Calibrate = func(_ context.Context, rate int, _, _ []int) (Calibration, error) {
-				calls++
-				cal := Calibration{Rate: rate, P50Error: 300 * time.Microsecond, P99Error: time.Millisecond, RateRatio: 1}
-				if calls == c.calls { // the one after the last cell
+			out, file, calls, _ := calibratedRun(t, c.every, func(call int, cal *Calibration) {
+				if call == c.calls { // the one after the last cell
 					cal.P99Error = 5100 * time.Microsecond
 				}
-				cal.judge()
-				return cal, nil
-			}
-			rs := New(fx)
-			defer rs.Close()
-			path := filepath.Join(dir, "r.csv")
-			var log strings.Builder
-			out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, File: path, Log: &log})
-			if err != nil || calls != c.calls {
-				t.Fatalf("%v; %d calibrations, want %d", err, calls, c.calls)
-			}
-			file, _, err := results.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
+			})
+			if calls != c.calls {
+				t.Fatalf("%d calibrations, want %d", calls, c.calls)
 			}
 			for _, rows := range []struct {
 				where string
@@ -439,7 +420,6 @@ func TestADisturbedMissIsMeasuredAgain(t *testing.T) {
 // calibration before it: none is marked, nothing counts as missed, and the run's end is told
 // when it was the one after the last cell.
 func TestACalibrationTheHostDisturbedAfterCellsMarksNoRow(t *testing.T) {
-	defer func(n int) { calibrateEvery = n }(calibrateEvery)
 	const steal = "disturbed: the hypervisor took 0.83 cores of CPUs 0-1 (steal)"
 	// matrix's 4 cells; calls counts every attempt.
 	for _, c := range []struct {
@@ -454,31 +434,13 @@ func TestACalibrationTheHostDisturbedAfterCellsMarksNoRow(t *testing.T) {
 		{"after the third cell", 3, func(call int) bool { return call > 1 && call <= 1+calibrationAttempts }, 2 + calibrationAttempts, "calibration after cell 3: not decided", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			calibrateEvery = c.every
-			dir := t.TempDir()
-			e, connects := fakeEngine(), 0
-			fx := effects(e, &connects)
-			calls := 0
-			fx.Calibrate = func(_ context.Context, rate int, _, _ []int) (Calibration, error) {
-				calls++
-				cal := Calibration{Rate: rate, P50Error: 300 * time.Microsecond, P99Error: time.Millisecond, RateRatio: 1}
-				if c.disturbed(calls) {
+			out, file, calls, log := calibratedRun(t, c.every, func(call int, cal *Calibration) {
+				if c.disturbed(call) {
 					cal.P99Error, cal.Disturbed = 31*time.Millisecond, steal
 				}
-				cal.judge()
-				return cal, nil
-			}
-			rs := New(fx)
-			defer rs.Close()
-			path := filepath.Join(dir, "r.csv")
-			var log strings.Builder
-			out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, File: path, Log: &log})
-			if err != nil || calls != c.calls {
-				t.Fatalf("%v; %d calibrations, want %d", err, calls, c.calls)
-			}
-			file, _, err := results.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
+			})
+			if calls != c.calls {
+				t.Fatalf("%d calibrations, want %d", calls, c.calls)
 			}
 			for _, rows := range [][]results.Row{file, out.Rows} {
 				for i, row := range rows {
@@ -487,8 +449,8 @@ func TestACalibrationTheHostDisturbedAfterCellsMarksNoRow(t *testing.T) {
 					}
 				}
 			}
-			if out.CalibrationsMissed != 0 || out.LastCalibrationMissed != "" || !strings.Contains(log.String(), c.logged) {
-				t.Errorf("%d missed, last missed %q; want none, and %q in the log:\n%s", out.CalibrationsMissed, out.LastCalibrationMissed, c.logged, log.String())
+			if out.CalibrationsMissed != 0 || out.LastCalibrationMissed != "" || !strings.Contains(log, c.logged) {
+				t.Errorf("%d missed, last missed %q; want none, and %q in the log:\n%s", out.CalibrationsMissed, out.LastCalibrationMissed, c.logged, log)
 			}
 			if told := strings.Contains(out.LastCalibrationUndecided, "every attempt missed its limits while "+steal); told != c.last {
 				t.Errorf("the run's end told %q; want told %v", out.LastCalibrationUndecided, c.last)
@@ -589,4 +551,37 @@ func TestALookSeesASpinningProcess(t *testing.T) {
 	if waited, _ := quietOn(cpus, quietWait)(ctx); waited != quietLook {
 		t.Errorf("cancelled, it looked for %s, want one look", waited)
 	}
+}
+
+// calibratedRun runs matrix's 4 cells, calibrated before the first, after every every-th and
+// after the last, each calibration (each attempt: call, from 1) within its limits but as set
+// changes it; it returns the outcome, the file's rows, the calibrations run and the log.
+func calibratedRun(t *testing.T, every int, set func(call int, cal *Calibration)) (*Outcome, []results.Row, int, string) {
+	t.Helper()
+	defer func(n int) { calibrateEvery = n }(calibrateEvery)
+	calibrateEvery = every
+	dir := t.TempDir()
+	e, connects := fakeEngine(), 0
+	fx := effects(e, &connects)
+	calls := 0
+	fx.Calibrate = func(_ context.Context, rate int, _, _ []int) (Calibration, error) {
+		calls++
+		cal := Calibration{Rate: rate, P50Error: 300 * time.Microsecond, P99Error: time.Millisecond, RateRatio: 1}
+		set(calls, &cal)
+		cal.judge()
+		return cal, nil
+	}
+	rs := New(fx)
+	defer rs.Close()
+	path := filepath.Join(dir, "r.csv")
+	var log strings.Builder
+	out, err := rs.Execute(context.Background(), Setup{Scenario: &Scenario{File: matrix(t, dir)}, File: path, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, _, err := results.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, file, calls, log.String()
 }
