@@ -360,10 +360,10 @@ func (c *calibrator) measure(ctx context.Context, when string) *Calibration {
 	// (disturbance, own delay, arrivals) already judged; the hypervisor's steal here took
 	// 0.80–0.84 cores through all three attempts of the calibration after a 45-minute run, and
 	// 0.82–0.90 through those before the next run's first cell, 2 minutes later: the first put
-	// every row of that run in doubt. A miss that every
-	// attempt met with other work on the CPUs measured the host, not the instrument: it decides
-	// nothing, and the rows keep the calibration before it. Before the first cell nothing has
-	// checked the instrument yet: a miss there stands, whatever took its CPUs.
+	// every row of that run in doubt. A miss that every attempt met with other work on the CPUs
+	// measured the host, not the instrument: it decides nothing, and the rows keep the
+	// calibration before it. Before the first cell nothing has checked the instrument yet: a miss
+	// there stands, whatever took its CPUs.
 	if when != beforeFirst && !cal.Within() && cal.Disturbed != "" {
 		cal.Undecided = fmt.Sprintf("every attempt missed its limits while %s", cal.Disturbed)
 		fmt.Fprintf(c.log, "calibration %s: not decided: %s (%s): the rows keep the calibration before it\n", when, cal.Undecided, strings.Join(cal.Missed, "; "))
