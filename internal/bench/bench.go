@@ -92,8 +92,11 @@ type Runner struct {
 	// (chronicAfter).
 	disturbedInARow int
 
-	// downstream is the service targets call instead of themselves (downstreamFor), while a plan runs.
-	downstream *downstream.Server
+	// Downstream starts the service targets call instead of themselves, and says where it runs;
+	// nil: in this process (downstream.Start).
+	Downstream func() (downstream.Service, string, error)
+	// downstream is that service (downstreamFor), while a plan runs.
+	downstream downstream.Service
 	// certs are the run's certificates, made for the first cell over TLS (serve).
 	certs *runCerts
 }
@@ -121,14 +124,22 @@ func (r *Runner) downstreamFor(c plan.Cell) (string, error) {
 		return "", nil
 	}
 	if r.downstream == nil {
-		s, err := downstream.Start(downstream.Delay)
+		s, where, err := r.startDownstream()
 		if err != nil {
 			return "", fmt.Errorf("starting the downstream service: %w", err)
 		}
 		r.downstream = s
-		fmt.Fprintf(r.Log, "  downstream service at %s (%s a call), given to the targets as DOWNSTREAM_URL\n", s.URL(), downstream.Delay)
+		fmt.Fprintf(r.Log, "  downstream service at %s (%s a call, %s), given to the targets as DOWNSTREAM_URL\n", s.URL(), downstream.Delay, where)
 	}
 	return r.downstream.URL(), nil
+}
+
+func (r *Runner) startDownstream() (downstream.Service, string, error) {
+	if r.Downstream != nil {
+		return r.Downstream()
+	}
+	s, err := downstream.Start(downstream.Delay)
+	return s, "in this process", err
 }
 
 // stopDownstream closes the downstream service, if it was started.

@@ -16,6 +16,7 @@ import (
 	"github.com/iotbench/iotbench/internal/plan"
 	"github.com/iotbench/iotbench/internal/resources"
 	"github.com/iotbench/iotbench/internal/results"
+	"github.com/iotbench/iotbench/internal/units"
 	"github.com/iotbench/iotbench/internal/verify"
 )
 
@@ -261,6 +262,8 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 	}
 	row.StartedAt = time.Now().Add(cfg.Warmup)
 	res, err := in.load(ctx, cfg)
+	calls.end()
+	m.helperCPU = calls.cpu()
 	if jit != nil {
 		jit.stop()
 	}
@@ -297,6 +300,7 @@ func (in *instance) measure(ctx context.Context, row *results.Row, cfg load.Conf
 		if err := calls.check(calling(cfg, res)); err != nil {
 			invalidate(row, fault.Downstream, "downstream: "+err.Error())
 		}
+		warn(row, calls.lateness(load.LagAllowed(res.Latency.P99, res.ExpectedLatency)))
 		row.DBRowsStored = rows.inDatabase()
 	}
 	ph.cause, ph.stopped = in.cause(ctx, measuredFrom)
@@ -436,14 +440,18 @@ func verifyCell(ctx context.Context, baseURL string, cfg load.Config, db contain
 	return rows.check(ctx, verify.Tries, 0)
 }
 
-// downstreamCalls counts the calls the downstream service gets over a measured phase; nil when the
-// cell's work makes none or no service runs.
+// downstreamCalls tallies the downstream service over a measured phase; nil when the cell's work
+// makes no calls or no service runs.
 type downstreamCalls struct {
-	s      *downstream.Server
-	before int64
+	s      downstream.Service
+	before downstream.Tally
+	// phase is what the service did over the phase (its calls and CPU since start, its
+	// overruns), once ended; err why it could not be told.
+	phase downstream.Tally
+	err   error
 }
 
-func countCalls(calls bool, s *downstream.Server) *downstreamCalls {
+func countCalls(calls bool, s downstream.Service) *downstreamCalls {
 	if !calls || s == nil {
 		return nil
 	}
@@ -452,21 +460,55 @@ func countCalls(calls bool, s *downstream.Server) *downstreamCalls {
 
 func (d *downstreamCalls) start() {
 	if d != nil {
-		d.before = d.s.Calls()
+		d.before, d.err = d.s.Tally()
 	}
+}
+
+// end takes the tally as the phase ends.
+func (d *downstreamCalls) end() {
+	if d == nil || d.err != nil {
+		return
+	}
+	now, err := d.s.Tally()
+	if err != nil {
+		d.err = err
+		return
+	}
+	d.phase = downstream.Tally{Calls: now.Calls - d.before.Calls, CPU: now.CPU - d.before.CPU, Late: now.Late}
+}
+
+// cpu is the CPU time the service's own process spent over the phase (zero in this process).
+func (d *downstreamCalls) cpu() time.Duration {
+	if d == nil {
+		return 0
+	}
+	return d.phase.CPU
 }
 
 // check holds the calls against the successes: each success answered "downstream":true, so it
 // made a call during the phase. More calls are not held against it (requests of the warm-up still
 // in flight, failed requests).
 func (d *downstreamCalls) check(successes int64) error {
-	if d == nil {
+	switch {
+	case d == nil:
 		return nil
-	}
-	if got := d.s.Calls() - d.before; got < successes {
-		return fmt.Errorf("%d calls for %d successes: answers claim calls the target did not make", got, successes)
+	case d.err != nil:
+		return fmt.Errorf("its calls could not be counted: %w", d.err)
+	case d.phase.Calls < successes:
+		return fmt.Errorf("%d calls for %d successes: answers claim calls the target did not make", d.phase.Calls, successes)
 	}
 	return nil
+}
+
+// lateness is the warning for a service whose waits overran, at p99, by more than allowed (the
+// bar a generator's own delay is held to: its overrun is in the target's latency as well); empty
+// when within it.
+func (d *downstreamCalls) lateness(allowed time.Duration) string {
+	if d == nil || d.phase.Late.Count == 0 || d.phase.Late.P99 <= allowed {
+		return ""
+	}
+	return fmt.Sprintf("the downstream service answered late: its %s wait overran by %s at p99 (over %d calls; %s allowed), which the target's latency holds",
+		units.Millis(downstream.Delay), units.Millis(d.phase.Late.P99), d.phase.Late.Count, units.Millis(allowed))
 }
 
 // machine is where the generator's and the targets' CPUs are watched for others' work: the

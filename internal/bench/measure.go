@@ -39,6 +39,9 @@ type meter struct {
 	hostCPUs []int
 	machine  resources.Host       // where hostCPUs are read
 	host     *resources.HostWatch // nil when hostCPUs cannot be read
+	// helperCPU is the CPU time the measurement's helper processes (the downstream service)
+	// spent over the phase: its own work on those CPUs, not others'.
+	helperCPU time.Duration
 	// disturbed says why other work on the CPUs makes the phase suspect; empty when nothing did.
 	disturbed string
 	// perSecond is the target's usage second by second over the phase, for its timeline.
@@ -220,10 +223,10 @@ func (m *meter) stop(row *results.Row, res load.Result) {
 			dbMeasured = true
 		}
 	}
-	// Others' work is the CPUs' time less the generator's, the target's and its database
-	// server's: without those, it cannot be told.
+	// Others' work is the CPUs' time less the generator's, the target's, its database server's
+	// and the helpers': without those, it cannot be told.
 	if m.host != nil && targetMeasured && dbMeasured && wall > 0 {
-		own := time.Duration((row.GeneratorCPUCores+row.CPUCores+row.DBCPUCores)*float64(wall)) - remoteCPU
+		own := time.Duration((row.GeneratorCPUCores+row.CPUCores+row.DBCPUCores)*float64(wall)) - remoteCPU + m.helperCPU
 		if others, steal, err := m.host.Others(own); err == nil {
 			if m.disturbed = resources.Disturbance(wall, others, steal, m.hostCPUs, "the generator's and the target's"); m.disturbed != "" {
 				row.Disturbed = true

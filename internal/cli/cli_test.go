@@ -81,6 +81,7 @@ func TestExitCodes(t *testing.T) {
 		{"scenario flag with --url", []string{"run", "--url", healthy.URL, "--rate", "1", "--targets", "x"}, ExitUsage, "--targets belongs to scenario runs", 0},
 		{"unknown flag", []string{"run", "--rat", "5"}, ExitUsage, "unknown flag", 0},
 		{"a reference server on no CPU list", []string{"reference", "--cpus", "x"}, ExitUsage, "--cpus x: ", 0},
+		{"a downstream service on no CPU list", []string{"downstream", "--cpus", "0-"}, ExitUsage, "--cpus 0-: ", 0},
 		{"an argument to run", []string{"run", "--url", healthy.URL, "--rate", "1", "5"}, ExitUsage, `takes no arguments; got "5"`, 0},
 		{"--max-trials beyond reason", []string{"run", "--url", healthy.URL, "--baseline-url", healthy.URL, "--rate", "1", "--until", "p50:±3%", "--max-trials", "100000"}, ExitUsage, "--max-trials 100000", 0},
 		{"--aa without a baseline", []string{"run", "--url", healthy.URL, "--rate", "1", "--aa", "2"}, ExitUsage, "--aa belongs to a paired run", 0},

@@ -21,12 +21,9 @@ func NewCmdReference(in io.Reader, s Streams) *cobra.Command {
 		Hidden: true,
 		Args:   noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var cpus []int
-			if cpuList != "" {
-				var err error
-				if cpus, err = cpuset.Parse(cpuList, cpuset.MaxCPUs); err != nil {
-					return flagErr("cpus", cpuList, err)
-				}
+			cpus, err := pinnedTo(cpuList)
+			if err != nil {
+				return err
 			}
 			return reference.Serve(shape, cpus, in, s.Out)
 		},
@@ -38,4 +35,16 @@ func NewCmdReference(in io.Reader, s Streams) *cobra.Command {
 	f.IntVar(&shape.Workers, "workers", 0, "serve at most this many requests at once, the others queued: a target at its capacity, workers ÷ delay a second (0: no limit)")
 	f.StringVar(&cpuList, "cpus", "", "the CPUs it is pinned to (empty: not pinned)")
 	return cmd
+}
+
+// pinnedTo reads a helper's --cpus: the CPUs it is pinned to, none when empty.
+func pinnedTo(list string) ([]int, error) {
+	if list == "" {
+		return nil, nil
+	}
+	cpus, err := cpuset.Parse(list, cpuset.MaxCPUs)
+	if err != nil {
+		return nil, flagErr("cpus", list, err)
+	}
+	return cpus, nil
 }

@@ -104,7 +104,7 @@ Exit status:
 	completeNames(run)
 	completeNames(verify)
 	root.AddCommand(run, verify, NewCmdList(s), NewCmdCompare(s, nil), NewCmdClean(s, nil), NewCmdReport(s, nil), NewCmdVersion(s),
-		NewCmdReproduce(s, nil), NewCmdClaims(s, nil), NewCmdShard(os.Stdin, s), NewCmdReference(os.Stdin, s), NewCmdK8s(s, nil))
+		NewCmdReproduce(s, nil), NewCmdClaims(s, nil), NewCmdShard(os.Stdin, s), NewCmdReference(os.Stdin, s), NewCmdDownstream(os.Stdin, s), NewCmdK8s(s, nil))
 	root.AddCommand(NewCmdHistory(s, nil))
 	root.Version = strings.TrimSpace(versionLine())
 	root.SetVersionTemplate("{{.Version}}\n")

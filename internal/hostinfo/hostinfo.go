@@ -122,13 +122,25 @@ func PinServer(cpus []int) error {
 	return nil
 }
 
+// Yield gives every thread of this process the lowest priority (nice 19; threads made later
+// inherit it), for a server beside the load generator on its CPUs: the kernel runs the
+// generator's loop first whenever it wakes, and the server in the time the loop leaves.
+func Yield() error {
+	return eachThread(func(tid int) error { return unix.Setpriority(unix.PRIO_PROCESS, tid, 19) })
+}
+
 // pin restricts every thread of this process to cpus.
 func pin(cpus []int) error {
 	var set unix.CPUSet
 	for _, c := range cpus {
 		set.Set(c)
 	}
-	// Affinity is per thread: set it on every existing one; new threads inherit it.
+	return eachThread(func(tid int) error { return unix.SchedSetaffinity(tid, &set) })
+}
+
+// eachThread applies set to every existing thread of this process: affinity and priority are
+// per thread, and new threads inherit them from the one that makes them.
+func eachThread(set func(tid int) error) error {
 	tasks, err := filepath.Glob("/proc/self/task/*")
 	if err != nil {
 		return err
@@ -138,7 +150,7 @@ func pin(cpus []int) error {
 		if err != nil {
 			continue
 		}
-		if err := unix.SchedSetaffinity(tid, &set); err != nil {
+		if err := set(tid); err != nil {
 			return err
 		}
 	}

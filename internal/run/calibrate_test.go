@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/downstream"
 	"github.com/iotbench/iotbench/internal/hostinfo"
 	"github.com/iotbench/iotbench/internal/load"
 	"github.com/iotbench/iotbench/internal/plan"
@@ -235,11 +236,18 @@ func planOfRates(rates []int) *plan.Plan {
 	return p
 }
 
-// helperEnv makes this test binary the reference helper (TestMain), as `iotbench reference` is
-// in a run.
+// helperEnv makes this test binary a run's helper (TestMain), as `iotbench reference` and
+// `iotbench downstream` are in a run.
 const helperEnv = "IOTBENCH_TEST_REFERENCE_HELPER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" && len(os.Args) > 1 && os.Args[1] == "downstream" {
+		if err := downstream.Serve(nil, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(helperEnv) == "1" {
 		fs := flag.NewFlagSet("reference", flag.ExitOnError)
 		var shape reference.Shape
@@ -584,4 +592,38 @@ func calibratedRun(t *testing.T, every int, set func(call int, cal *Calibration)
 		t.Fatal(err)
 	}
 	return out, file, calls, log.String()
+}
+
+// A run's downstream service is a helper process of this binary, on the generator's CPUs; one
+// that cannot start leaves the service to this process, and the run says so.
+func TestTheDownstreamServiceRunsInAHelper(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Setenv(helperEnv, "1")
+	for _, c := range []struct {
+		exe   func() (string, error)
+		where string
+	}{
+		{func() (string, error) { return exe, nil }, "a helper process on CPUs 0, the generator's, at the lowest priority"},
+		{func() (string, error) { return "", errors.New("no binary") }, "in this process: a helper process on CPUs 0, the generator's, at the lowest priority failed: no binary"},
+	} {
+		rs := &Runs{Effects: Effects{Executable: c.exe}}
+		s, where, err := rs.downstreamHelper([]int{0})()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, helper := s.(*downstream.Helper)
+		resp, err := http.Get(s.URL())
+		if err == nil {
+			resp.Body.Close()
+		}
+		if err != nil || where != c.where || helper != (c.where[0] == 'a') {
+			t.Errorf("where %q, a helper %v, call: %v; want %q", where, helper, err, c.where)
+		}
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/iotbench/iotbench/internal/bench"
 	"github.com/iotbench/iotbench/internal/compare"
 	"github.com/iotbench/iotbench/internal/cpuset"
+	"github.com/iotbench/iotbench/internal/downstream"
 	"github.com/iotbench/iotbench/internal/exitcode"
 	"github.com/iotbench/iotbench/internal/kube"
 	"github.com/iotbench/iotbench/internal/load"
@@ -341,6 +342,7 @@ func (rs *Runs) prepareRun(ctx context.Context, s Setup, status bench.Status) (s
 		if err := rs.Effects.Pin(generatorCPUs); err != nil {
 			return nil, err
 		}
+		st.r.Downstream = rs.downstreamHelper(generatorCPUs)
 		closeHosts, err := rs.useGenerators(ctx, s, st.r, p)
 		if err != nil {
 			return nil, err
@@ -366,6 +368,25 @@ func (rs *Runs) prepareRun(ctx context.Context, s Setup, status bench.Status) (s
 	st.r.LogDir = strings.TrimSuffix(st.f.path, filepath.Ext(st.f.path)) + ".logs"
 	st.out = &Outcome{Plan: p, Path: st.f.path, Rows: st.f.resumed, FindMax: s.FindMax, Gate: s.Gate}
 	return st, nil
+}
+
+// downstreamHelper starts the downstream service in a helper process of this binary, pinned to
+// the generator's CPUs at the lowest priority: its work, heavier than the generator's a call,
+// then waits for the load loop rather than delay it, and its CPU time is not the generator's.
+// One that cannot start leaves the service to this process, which says so.
+func (rs *Runs) downstreamHelper(cpus []int) func() (downstream.Service, string, error) {
+	return func() (downstream.Service, string, error) {
+		where := "a helper process on CPUs " + cpuset.Format(cpus) + ", the generator's, at the lowest priority"
+		exe, err := rs.Effects.Executable()
+		var h *downstream.Helper
+		if err == nil {
+			if h, err = downstream.StartHelper(exe, cpus); err == nil {
+				return h, where, nil
+			}
+		}
+		s, serr := downstream.Start(downstream.Delay)
+		return s, fmt.Sprintf("in this process: %s failed: %v", where, err), serr
+	}
 }
 
 // readyToMeasure is what only a run that measures needs: the generator's GC held off, the
