@@ -57,8 +57,10 @@ scenarios:
 }
 
 // freePort is a port free on loopback whose signals port (plan.SignalsPortOffset above it) exists
-// and is free too: a target given it serves both. The kernel's ephemeral ports reach 60999, whose
-// signals port would be past 65535 (CI drew one once: the run refused its scenario file).
+// and is free too: a target given it serves both. Both lie below the kernel's ephemeral range: a
+// port from that range, free when the scenario is written, can be the local end of one of the
+// run's own outbound connections by the time the target starts (CI drew 45636 once, and the
+// target could not bind it); the range's top, 60999, would also put a signals port past 65535.
 func freePort(t *testing.T) int {
 	t.Helper()
 	free := func(port int) bool {
@@ -69,13 +71,34 @@ func freePort(t *testing.T) int {
 		l.Close()
 		return true
 	}
+	below := ephemeralLow(t) - plan.SignalsPortOffset
+	if below <= 2048 {
+		t.Fatalf("the ephemeral ports start at %d: no room below them for a port and its signals port %d above", below+plan.SignalsPortOffset, plan.SignalsPortOffset)
+	}
 	for range 1000 {
-		port := 1024 + rand.IntN(65535-plan.SignalsPortOffset-1024)
+		port := 1024 + rand.IntN(below-1024)
 		if free(port) && free(port+plan.SignalsPortOffset) {
 			return port
 		}
 	}
 	t.Fatal("no free port with a free signals port on loopback")
+	return 0
+}
+
+// ephemeralLow is the first port the kernel hands out to outbound connections.
+func ephemeralLow(t *testing.T) int {
+	t.Helper()
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		t.Fatalf("the kernel's ephemeral port range: %v", err)
+	}
+	f := strings.Fields(string(data))
+	if len(f) == 2 {
+		if low, err := strconv.Atoi(f[0]); err == nil {
+			return low
+		}
+	}
+	t.Fatalf("the kernel's ephemeral port range %q: want two numbers", data)
 	return 0
 }
 
