@@ -101,13 +101,16 @@ func (s *Server) URL() string { return s.url }
 // Calls is how many calls it has received so far.
 func (s *Server) Calls() int64 { return s.calls.Load() }
 
-// Tally is its calls, and its overruns since the last tally; its CPU is this process's.
-func (s *Server) Tally() (Tally, error) {
+// Tally is its calls, and its overruns since the last tally; its CPU is this process's. It
+// cannot fail: the error is the Service's, whose helper can.
+func (s *Server) Tally() (Tally, error) { return s.tally(), nil }
+
+func (s *Server) tally() Tally {
 	s.mu.Lock()
 	late := s.late.Summary()
 	s.late = latency.NewRecorder(lateCeiling)
 	s.mu.Unlock()
-	return Tally{Calls: s.Calls(), Late: late}, nil
+	return Tally{Calls: s.Calls(), Late: late}
 }
 
 // Close stops serving, cutting calls in progress.

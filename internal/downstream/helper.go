@@ -38,7 +38,7 @@ func Serve(cpus []int, in io.Reader, out io.Writer) error {
 	}
 	asked := bufio.NewScanner(in)
 	for asked.Scan() {
-		t, _ := s.Tally()
+		t := s.tally()
 		if t.CPU, err = resources.OwnCPU(); err != nil {
 			return err
 		}

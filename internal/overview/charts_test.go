@@ -2,6 +2,7 @@ package overview
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"regexp"
 	"slices"
@@ -228,5 +229,28 @@ func TestTheFindMaxLegendLiesAboveEveryLine(t *testing.T) {
 		if legend := p.Legend.Rectangle(draw.Canvas{}).Size().Y; room < legend {
 			t.Errorf("%d targets: %.1f pt above the highest p99, under the legend's %.1f pt", targets, room, legend)
 		}
+	}
+}
+
+// TestSeriesColoursAreToldApart: every two series among as many as the palette holds differ by a
+// redmean distance (a cheap approximation of perceived difference) of at least 90; gonum's
+// default palette, which drew two targets in alike reds, has a pair at 75.
+func TestSeriesColoursAreToldApart(t *testing.T) {
+	distance := func(a, b color.Color) float64 {
+		ar, ag, ab, _ := a.RGBA()
+		br, bg, bb, _ := b.RGBA()
+		r := float64(ar+br) / 2 / 257
+		dr, dg, db := float64(ar)/257-float64(br)/257, float64(ag)/257-float64(bg)/257, float64(ab)/257-float64(bb)/257
+		return math.Sqrt((2+r/256)*dr*dr + 4*dg*dg + (2+(255-r)/256)*db*db)
+	}
+	for i := range len(palette) {
+		for j := range i {
+			if d := distance(colorOf(i), colorOf(j)); d < 90 {
+				t.Errorf("series %d and %d: colours %v and %v differ by %.0f, want 90 or more", j, i, colorOf(j), colorOf(i), d)
+			}
+		}
+	}
+	if colorOf(len(palette)) != colorOf(0) {
+		t.Errorf("past the palette, series %d is %v, want it to start over at %v", len(palette), colorOf(len(palette)), colorOf(0))
 	}
 }

@@ -36,7 +36,7 @@ func TrendChart(t Trend) (template.HTML, error) {
 		if err != nil {
 			return "", err
 		}
-		l.Color, s.Color = colorOf(2), colorOf(2) // blue: red marks what is wrong
+		l.Color, s.Color = colorOf(0), colorOf(0) // blue: red marks what is wrong
 		s.Shape, s.Radius = draw.CircleGlyph{}, vg.Points(1.8)
 		p.Add(l, s)
 	}
