@@ -59,8 +59,9 @@ scenarios:
 // freePort is a port free on loopback whose signals port (plan.SignalsPortOffset above it) exists
 // and is free too: a target given it serves both. Both lie below the kernel's ephemeral range: a
 // port from that range, free when the scenario is written, can be the local end of one of the
-// run's own outbound connections by the time the target starts (CI drew 45636 once, and the
-// target could not bind it); the range's top, 60999, would also put a signals port past 65535.
+// run's own outbound connections by the time the target starts (CI drew the signals port 45636
+// once, and the target could not bind it); the range's top, 60999, would also put a signals port
+// past 65535.
 func freePort(t *testing.T) int {
 	t.Helper()
 	free := func(port int) bool {
