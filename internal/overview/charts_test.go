@@ -237,10 +237,9 @@ func TestTheFindMaxLegendLiesAboveEveryLine(t *testing.T) {
 // default palette, which drew two targets in alike reds, has a pair at 75.
 func TestSeriesColoursAreToldApart(t *testing.T) {
 	distance := func(a, b color.Color) float64 {
-		ar, ag, ab, _ := a.RGBA()
-		br, bg, bb, _ := b.RGBA()
-		r := float64(ar+br) / 2 / 257
-		dr, dg, db := float64(ar)/257-float64(br)/257, float64(ag)/257-float64(bg)/257, float64(ab)/257-float64(bb)/257
+		x, y := color.RGBAModel.Convert(a).(color.RGBA), color.RGBAModel.Convert(b).(color.RGBA)
+		r := (float64(x.R) + float64(y.R)) / 2
+		dr, dg, db := float64(x.R)-float64(y.R), float64(x.G)-float64(y.G), float64(x.B)-float64(y.B)
 		return math.Sqrt((2+r/256)*dr*dr + 4*dg*dg + (2+(255-r)/256)*db*db)
 	}
 	for i := range len(palette) {
