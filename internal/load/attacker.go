@@ -267,15 +267,22 @@ func (a *attacker) attack(ctx context.Context, tr vegeta.Targeter, p vegeta.Pace
 	// is found closed before any request is sent on it.
 	timeout := time.Duration(0)
 	var turn time.Time // when the last turn, its events handled, began its releases
-	// wake is when the next turn is wanted (timeout > 0): after a sleep, the wait left is read
-	// off the clock, for the sleep leaves out the turn's own work and may overrun.
+	// wake is when the next turn is wanted (timeout > 0). Each wait is what is left until then,
+	// read off the clock: the turn's own work since it set wake (its writes, its dials) counts
+	// against it, and so does a sleep. Waiting the whole timeout released the next request late
+	// by that work and armed a timer, on a VM a costly one, for a wait already over: at 100,000
+	// rps against nginx, 8% of the generator's core.
 	var wake time.Time
 	for {
 		var n int
 		var err error
 		found := false // events polled before the turn's time was up
+		at := time.Now()
+		if timeout > 0 {
+			timeout = max(wake.Sub(at), 0)
+		}
 		if a.turnEvery > 0 && timeout != 0 {
-			if rest := a.turnEvery - time.Since(turn); rest > 0 {
+			if rest := a.turnEvery - at.Sub(turn); rest > 0 {
 				// A sleep costs a task switch whatever its length; events already waiting
 				// cost a poll. A busy loop thus turns on what it finds and sleeps only when
 				// it finds nothing.

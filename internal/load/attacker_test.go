@@ -561,6 +561,55 @@ func TestTheOpenLoopTurnsInBatches(t *testing.T) {
 	}
 }
 
+// slowAhead takes d of the loop's time the first time it says the next request is not yet due,
+// as a turn's own work (its writes, its dials) may after the turn read the clock.
+type slowAhead struct {
+	upTo
+	d    time.Duration
+	done *bool
+}
+
+func (s slowAhead) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+	wait, end := s.upTo.Pace(elapsed, hits)
+	if wait > 0 && !*s.done {
+		*s.done = true
+		time.Sleep(s.d)
+	}
+	return wait, end
+}
+
+// The wait for the next request due leaves out what the turn spent since it read the clock: a
+// wait of the whole time the pacer named released the request late by the turn's work (here
+// 300 ms of a 400 ms wait, with nothing in flight to wake the loop sooner).
+func TestTheWaitForTheNextRequestLeavesOutTheTurnsWork(t *testing.T) {
+	srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"id":1}`) }, time.Minute)
+	a := newTestAttacker(t, 5*time.Second)
+	const rate, work = 2, 300 * time.Millisecond // the one request due 500 ms in
+	a.turnEvery = turnFor(rate)
+	done := false
+	var latency time.Duration
+	answered := 0
+	began, p := time.Now(), newPacer(rate, Share{})
+	err := a.attack(context.Background(), func(tg *vegeta.Target) error { *tg = vegeta.Target{Method: http.MethodGet, URL: srv.URL}; return nil },
+		slowAhead{upTo{p, 1}, work, &done}, began, 1, hooks{
+			own: newOwnDelay(began, p, time.Minute), // the latency from the due time
+			each: func(r *vegeta.Result, start, received time.Time, _ int) {
+				if r.Error == "" {
+					answered++
+					latency = received.Sub(start)
+				}
+			},
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// On time, its latency is a dial and an answer on loopback; released late, the turn's
+	// 300 ms and more. Half of that is left to a busy machine.
+	if !done || answered != 1 || latency >= work/2 {
+		t.Errorf("turn's work done %v, %d of 1 answered, latency %v from its due time; want under %v", done, answered, latency, work/2)
+	}
+}
+
 // A stall of the loop (its core taken from it) makes the requests due meanwhile late, and their
 // lateness is the generator's own delay whatever they waited for after: released at once, they
 // find the connections busy with each other, and that wait must not hide the stall (it did: an
