@@ -566,13 +566,13 @@ func TestTheOpenLoopTurnsInBatches(t *testing.T) {
 type slowAhead struct {
 	upTo
 	d    time.Duration
-	done *bool
+	done bool
 }
 
-func (s slowAhead) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
+func (s *slowAhead) Pace(elapsed time.Duration, hits uint64) (time.Duration, bool) {
 	wait, end := s.upTo.Pace(elapsed, hits)
-	if wait > 0 && !*s.done {
-		*s.done = true
+	if wait > 0 && !s.done {
+		s.done = true
 		time.Sleep(s.d)
 	}
 	return wait, end
@@ -586,12 +586,12 @@ func TestTheWaitForTheNextRequestLeavesOutTheTurnsWork(t *testing.T) {
 	a := newTestAttacker(t, 5*time.Second)
 	const rate, work = 2, 300 * time.Millisecond // the one request due 500 ms in
 	a.turnEvery = turnFor(rate)
-	done := false
 	var latency time.Duration
 	answered := 0
 	began, p := time.Now(), newPacer(rate, Share{})
+	slow := &slowAhead{upTo: upTo{p, 1}, d: work}
 	err := a.attack(context.Background(), func(tg *vegeta.Target) error { *tg = vegeta.Target{Method: http.MethodGet, URL: srv.URL}; return nil },
-		slowAhead{upTo{p, 1}, work, &done}, began, 1, hooks{
+		slow, began, 1, hooks{
 			own: newOwnDelay(began, p, time.Minute), // the latency from the due time
 			each: func(r *vegeta.Result, start, received time.Time, _ int) {
 				if r.Error == "" {
@@ -605,8 +605,8 @@ func TestTheWaitForTheNextRequestLeavesOutTheTurnsWork(t *testing.T) {
 	}
 	// On time, its latency is a dial and an answer on loopback; released late, the turn's
 	// 300 ms and more. Half of that is left to a busy machine.
-	if !done || answered != 1 || latency >= work/2 {
-		t.Errorf("turn's work done %v, %d of 1 answered, latency %v from its due time; want under %v", done, answered, latency, work/2)
+	if !slow.done || answered != 1 || latency >= work/2 {
+		t.Errorf("turn's work done %v, %d of 1 answered, latency %v from its due time; want under %v", slow.done, answered, latency, work/2)
 	}
 }
 
